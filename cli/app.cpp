@@ -1,0 +1,151 @@
+#include "app.h"
+
+#include "npucc/error.h"
+#include "npucc/version.h"
+#include "util/strings.h"
+
+#include <iostream>
+
+namespace npucc::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
+      {"inspect", "show what is inside an ONNX model", setup_inspect},
+  };
+  return table;
+}
+
+namespace {
+
+void print_error(const std::string& message, const std::string& hint) {
+  std::cerr << "npucc: error: " << message;
+  if (!hint.empty()) {
+    std::cerr << " (" << hint << ")";
+  }
+  std::cerr << "\n";
+}
+
+// The long options valid at `app`: its own and its parents'.
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* level = &app; level != nullptr; level = level->get_parent()) {
+    for (const auto* option : level->get_options()) {
+      for (const auto& name : option->get_lnames()) {
+        names.push_back("--" + name);
+      }
+    }
+  }
+  return names;
+}
+
+// CLI11 reports a mistyped option as an "extra" argument; name the nearest real one.
+std::string suggest_for_extras(const CLI::App& app, const std::vector<std::string>& extras) {
+  for (const auto& extra : extras) {
+    if (!util::starts_with(extra, "--")) {
+      continue;
+    }
+    std::string word = extra.substr(0, extra.find('='));
+    std::string match = util::closest_match(word, option_names(app));
+    if (!match.empty()) {
+      return "did you mean " + match + "?";
+    }
+  }
+  return "see --help";
+}
+
+const CLI::App* deepest_parsed(const CLI::App& app) {
+  for (const auto* sub : app.get_subcommands()) {
+    return deepest_parsed(*sub);
+  }
+  return &app;
+}
+
+} // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"npucc: offline compiler and compile-cache manager for ONNX neural-network graphs"};
+  app.name("npucc");
+  app.set_version_flag("--version", std::string("npucc ") + k_version);
+  app.require_subcommand(1);
+  app.fallthrough();
+  GlobalOptions global;
+  app.add_flag("-v,--verbose", global.verbose, "print what each step does");
+  app.add_flag("-q,--quiet", global.quiet, "print nothing but errors and requested output");
+  app.add_option("--color", global.color, "colour output: never, auto or always")
+      ->check(CLI::IsMember({"never", "auto", "always"}))
+      ->capture_default_str();
+
+  std::function<int()> handler;
+  std::vector<std::string> names;
+  for (const auto& command : commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    names.emplace_back(command.name);
+    auto setup = command.setup;
+    auto made = std::make_shared<std::function<int()>>();
+    *made = setup(*sub, global);
+    sub->callback([made, &handler] { handler = *made; });
+  }
+
+  // A mistyped subcommand gets a suggestion, not CLI11's generic complaint.
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.empty() || word[0] == '-') {
+      if (word == "--color") {
+        ++i;
+      }
+      continue;
+    }
+    bool known = false;
+    for (const auto& name : names) {
+      known = known || name == word;
+    }
+    if (!known) {
+      std::string match = util::closest_match(word, names);
+      print_error("unknown command \"" + word + "\"",
+                  match.empty() ? "commands: " + util::join(names, ", ")
+                                : "did you mean \"" + match + "\"?");
+      return static_cast<int>(ExitStatus::usage);
+    }
+    break;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    const CLI::App* where = deepest_parsed(app);
+    print_error(util::first_line(e.what()), suggest_for_extras(*where, where->remaining()));
+    return static_cast<int>(ExitStatus::usage);
+  } catch (const CLI::ParseError& e) {
+    print_error(util::first_line(e.what()), "see npucc " +
+                                                std::string(deepest_parsed(app) == &app
+                                                                ? ""
+                                                                : deepest_parsed(app)->get_name() + " ") +
+                                                "--help");
+    return static_cast<int>(ExitStatus::usage);
+  } catch (const Error& e) {
+    print_error(e.what(), e.hint());
+    return static_cast<int>(e.status());
+  }
+
+  try {
+    return handler ? handler() : 0;
+  } catch (const Error& e) {
+    print_error(e.what(), e.hint());
+    return static_cast<int>(e.status());
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory", "the model may be too large for this machine");
+    return static_cast<int>(ExitStatus::error);
+  } catch (const std::exception& e) {
+    print_error(std::string("internal error: ") + util::first_line(e.what()), "please report this");
+    return static_cast<int>(ExitStatus::error);
+  }
+}
+
+} // namespace npucc::cli

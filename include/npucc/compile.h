@@ -1,0 +1,71 @@
+#pragma once
+
+#include "npucc/memory_plan.h"
+#include "npucc/model.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace npucc {
+
+// `--input-shape "x:1,3,224,224;y:1,10"`, as in Ascend's ATC. A dim of -1 stays dynamic.
+struct InputShape {
+  std::string name;
+  std::vector<int64_t> dims;
+};
+std::vector<InputShape> parse_input_shapes(const std::string& text);
+
+enum class ExternalData {
+  automatic, // only when the graph would not fit one protobuf (2 GiB)
+  always,
+};
+
+struct CompileOptions {
+  std::filesystem::path model_path;
+  std::filesystem::path output_dir;
+  std::vector<InputShape> input_shapes;
+  ExternalData external_data = ExternalData::automatic;
+  // Empty: the default pipeline.
+  std::vector<std::string> passes;
+  ReadLimits limits;
+};
+
+struct PassSummary {
+  std::string name;
+  std::string unit;
+  int64_t changed = 0;
+};
+
+struct WrittenFile {
+  std::string file; // name inside the output folder
+  std::string sha256;
+  uint64_t bytes = 0;
+};
+
+struct CompiledGraph {
+  std::string role;      // "high" (original precision), "low" (mixed precision)
+  std::string precision; // "float32", "mixed_float16", ...
+  WrittenFile graph;
+  std::vector<WrittenFile> external_data;
+};
+
+struct CompileResult {
+  std::filesystem::path manifest_path;
+  std::vector<CompiledGraph> graphs;
+  std::vector<PassSummary> passes;
+  MemoryPlan memory_plan;
+  std::string model_sha256;
+};
+
+// Receives progress and --verbose lines; the library itself never prints.
+using LogSink = std::function<void(const std::string&)>;
+
+// Reads, validates (ONNX checker, strict typed shape inference), optimises and writes
+// the compiled graph(s) and manifest.json into options.output_dir. On error nothing is
+// left in the output folder. Throws npucc::Error.
+CompileResult compile(const CompileOptions& options, const LogSink& log = {});
+
+} // namespace npucc

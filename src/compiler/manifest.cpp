@@ -1,0 +1,93 @@
+#include "compiler/manifest.h"
+
+#include "npucc/version.h"
+
+namespace npucc::compiler {
+
+using nlohmann::json;
+
+namespace {
+
+json file_json(const WrittenFile& file) {
+  return {{"file", file.file}, {"sha256", file.sha256}, {"bytes", file.bytes}};
+}
+
+json options_json(const CompileOptions& options) {
+  json shapes = json::object();
+  for (const auto& shape : options.input_shapes) {
+    shapes[shape.name] = shape.dims;
+  }
+  return {
+      {"input_shapes", shapes},
+      {"external_data", options.external_data == ExternalData::always ? "always" : "auto"},
+      {"passes", options.passes},
+  };
+}
+
+} // namespace
+
+json memory_plan_json(const MemoryPlan& plan, bool with_tensors) {
+  json out = {{"available", plan.available}};
+  if (!plan.available) {
+    out["reason"] = plan.reason;
+    return out;
+  }
+  out["arena_bytes"] = plan.arena_bytes;
+  out["lower_bound_bytes"] = plan.lower_bound_bytes;
+  out["unshared_bytes"] = plan.unshared_bytes;
+  out["alignment"] = plan.alignment;
+  out["tensor_count"] = plan.tensors.size();
+  if (with_tensors) {
+    json tensors = json::array();
+    for (const auto& tensor : plan.tensors) {
+      tensors.push_back({{"name", tensor.name},
+                         {"bytes", tensor.bytes},
+                         {"offset", tensor.offset},
+                         {"first", tensor.first},
+                         {"last", tensor.last}});
+    }
+    out["tensors"] = std::move(tensors);
+  }
+  return out;
+}
+
+json build_manifest(const CompileOptions& options, const Model& model, const CompileResult& result) {
+  json opsets = json::object();
+  for (const auto& opset : model.proto.opset_import()) {
+    opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] = opset.version();
+  }
+  json graphs = json::array();
+  for (const auto& graph : result.graphs) {
+    json external = json::array();
+    for (const auto& file : graph.external_data) {
+      external.push_back(file_json(file));
+    }
+    json entry = file_json(graph.graph);
+    entry["role"] = graph.role;
+    entry["precision"] = graph.precision;
+    entry["external_data"] = std::move(external);
+    graphs.push_back(std::move(entry));
+  }
+  json passes = json::array();
+  for (const auto& pass : result.passes) {
+    passes.push_back({{"name", pass.name}, {"changed", pass.changed}, {"unit", pass.unit}});
+  }
+  return {
+      {"format", "npucc-manifest"},
+      {"format_version", k_manifest_format_version},
+      {"compiler", {{"name", "npucc"}, {"version", k_version}}},
+      {"model",
+       {{"file", model.path.filename().string()},
+        {"name", model.proto.graph().name()},
+        {"sha256", result.model_sha256},
+        {"bytes", model.file_bytes},
+        {"ir_version", model.proto.ir_version()},
+        {"opsets", opsets}}},
+      {"options", options_json(options)},
+      {"graphs", std::move(graphs)},
+      {"passes", std::move(passes)},
+      {"memory_plan", memory_plan_json(result.memory_plan, true)},
+  };
+}
+
+} // namespace npucc::compiler

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "npucc/compile.h"
+
+#include <nlohmann/json.hpp>
+
+namespace npucc::compiler {
+
+// manifest.json, format version 1 (documented in npucc-compile(1)):
+// {
+//   "format": "npucc-manifest", "format_version": 1,
+//   "compiler": {"name": "npucc", "version": "0.1.0"},
+//   "model": {"file", "name", "sha256", "bytes", "ir_version", "opsets": {domain: version}},
+//   "options": {effective options that shape the output},
+//   "graphs": [{"role": "high", "precision", "file", "sha256", "bytes",
+//               "external_data": [{"file", "sha256", "bytes"}]}],
+//   "passes": [{"name", "changed", "unit"}],
+//   "memory_plan": {"available", "reason"?, "arena_bytes", "lower_bound_bytes",
+//                   "unshared_bytes", "alignment", "tensors"}
+// }
+constexpr int k_manifest_format_version = 1;
+
+nlohmann::json memory_plan_json(const MemoryPlan& plan, bool with_tensors);
+
+nlohmann::json build_manifest(const CompileOptions& options, const Model& model,
+                              const CompileResult& result);
+
+} // namespace npucc::compiler

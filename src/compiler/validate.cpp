@@ -1,0 +1,122 @@
+#include "compiler/validate.h"
+
+#include "model/graph_walk.h"
+#include "npucc/error.h"
+#include "util/strings.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+namespace npucc::compiler {
+
+void apply_input_shapes(onnx::ModelProto& model, const std::vector<InputShape>& shapes) {
+  auto& graph = *model.mutable_graph();
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : graph.initializer()) {
+    initializers.insert(init.name());
+  }
+  std::vector<std::string> names;
+  for (const auto& input : graph.input()) {
+    if (initializers.count(input.name()) == 0) {
+      names.push_back(input.name());
+    }
+  }
+  for (const auto& shape : shapes) {
+    onnx::ValueInfoProto* target = nullptr;
+    for (auto& input : *graph.mutable_input()) {
+      if (input.name() == shape.name && initializers.count(input.name()) == 0) {
+        target = &input;
+      }
+    }
+    if (target == nullptr) {
+      std::string suggestion = util::closest_match(shape.name, names);
+      throw usage_error("--input-shape: the model has no input \"" + shape.name + "\"" +
+                            (suggestion.empty() ? "" : "; did you mean \"" + suggestion + "\"?"),
+                        "its inputs are: " + util::join(names, ", "));
+    }
+    if (!target->type().has_tensor_type()) {
+      throw usage_error("--input-shape: input \"" + shape.name + "\" is not a tensor");
+    }
+    auto* tensor_shape = target->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (target->type().tensor_type().has_shape() && tensor_shape->dim_size() != 0 &&
+        tensor_shape->dim_size() != static_cast<int>(shape.dims.size())) {
+      throw usage_error("--input-shape: input \"" + shape.name + "\" has rank " +
+                        std::to_string(tensor_shape->dim_size()) + ", not " +
+                        std::to_string(shape.dims.size()));
+    }
+    if (tensor_shape->dim_size() == 0) {
+      for (size_t i = 0; i < shape.dims.size(); ++i) {
+        tensor_shape->add_dim();
+      }
+    }
+    for (size_t i = 0; i < shape.dims.size(); ++i) {
+      auto* dim = tensor_shape->mutable_dim(static_cast<int>(i));
+      int64_t wanted = shape.dims[i];
+      if (wanted < 0) {
+        continue;
+      }
+      if (dim->has_dim_value() && dim->dim_value() != wanted) {
+        throw usage_error("--input-shape: dimension " + std::to_string(i) + " of input \"" +
+                          shape.name + "\" is fixed at " + std::to_string(dim->dim_value()) +
+                          " in the model, not " + std::to_string(wanted));
+      }
+      dim->set_dim_value(wanted);
+    }
+  }
+}
+
+void check_model(const onnx::ModelProto& model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw Error("ONNX checker: " + util::first_line(e.what()));
+  }
+}
+
+namespace {
+
+void run_inference(onnx::ModelProto& model, bool data_propagation) {
+  onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, data_propagation);
+  onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+}
+
+void clear_value_info(onnx::ModelProto& model) {
+  model::for_each_graph(*model.mutable_graph(),
+                        [](onnx::GraphProto& graph, int) { graph.clear_value_info(); });
+}
+
+} // namespace
+
+void infer_shapes_strict(onnx::ModelProto& model) {
+  // Data propagation gives static shapes through Shape/Reshape chains; stale
+  // value_info written by exporters is a frequent cause of spurious conflicts, so a
+  // failing attempt is retried on a copy without it before the model is refused.
+  std::string first_error;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    onnx::ModelProto candidate = model;
+    if (attempt >= 1) {
+      clear_value_info(candidate);
+    }
+    try {
+      run_inference(candidate, /*data_propagation=*/attempt != 2);
+      model = std::move(candidate);
+      return;
+    } catch (const std::exception& e) {
+      if (first_error.empty()) {
+        first_error = util::first_line(e.what());
+      }
+    }
+  }
+  throw Error("shape inference: " + first_error);
+}
+
+void infer_shapes_lenient(onnx::ModelProto& model) {
+  try {
+    onnx::ShapeInferenceOptions options(false, 0, true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    // Best effort only.
+  }
+}
+
+} // namespace npucc::compiler

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "npucc/compile.h"
+
+#include <onnx/onnx_pb.h>
+
+namespace npucc::compiler {
+
+// Fixes graph input dims from --input-shape. Unknown names, a wrong rank, or a dim that
+// contradicts a fixed one are errors naming the input.
+void apply_input_shapes(onnx::ModelProto& model, const std::vector<InputShape>& shapes);
+
+// ONNX's checker; throws npucc::Error with its first line.
+void check_model(const onnx::ModelProto& model);
+
+// ONNX's shape inference in strict mode with types checked, folding the inferred
+// types into value_info. Throws npucc::Error with the first failing node.
+void infer_shapes_strict(onnx::ModelProto& model);
+
+// The same, but never throws: best-effort types for `inspect` on models that fail.
+void infer_shapes_lenient(onnx::ModelProto& model);
+
+} // namespace npucc::compiler

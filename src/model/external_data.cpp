@@ -1,0 +1,115 @@
+#include "model/external_data.h"
+
+#include "model/graph_walk.h"
+#include "model/tensor_info.h"
+#include "npucc/error.h"
+#include "util/file_io.h"
+#include "util/strings.h"
+
+#include <map>
+
+namespace npucc::model {
+
+namespace fs = std::filesystem;
+
+fs::path resolve_external_location(const std::string& location, const fs::path& folder,
+                                   const std::string& model_file, const std::string& tensor_name) {
+  const std::string what = model_file + ": tensor \"" + tensor_name + "\": external data location \"" +
+                           location + "\"";
+  const std::string hint = "external data files must sit in the model's folder or below it";
+  if (location.empty()) {
+    throw Error(what + " is empty");
+  }
+  if (location.find('\0') != std::string::npos) {
+    throw Error(what + " contains a NUL byte");
+  }
+  fs::path relative(location);
+  if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory()) {
+    throw Error(what + " is an absolute path", hint);
+  }
+  for (const auto& part : relative) {
+    if (part == "..") {
+      throw Error(what + " leaves the model's folder (\"..\")", hint);
+    }
+  }
+  std::error_code ec;
+  fs::path base = fs::canonical(folder.empty() ? fs::path(".") : folder, ec);
+  if (ec) {
+    throw Error(what + ": cannot resolve the model's folder: " + ec.message());
+  }
+  fs::path resolved = fs::canonical(base / relative, ec);
+  if (ec) {
+    throw Error(what + ": file not found next to the model", "copy the data file beside the model");
+  }
+  // A symlink inside the folder may still point outside it.
+  auto [base_end, unused] = std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
+  (void)unused;
+  if (base_end != base.end()) {
+    throw Error(what + " resolves to " + resolved.string() + ", outside the model's folder", hint);
+  }
+  if (!fs::is_regular_file(resolved, ec)) {
+    throw Error(what + " is not a regular file");
+  }
+  return resolved;
+}
+
+std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::path& model_path,
+                                             const ReadLimits& limits) {
+  const std::string model_file = model_path.string();
+  const fs::path folder = model_path.parent_path();
+  std::map<std::string, ExternalFile> files;
+  for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+      return;
+    }
+    std::string location;
+    int64_t offset = 0;
+    int64_t length = -1;
+    for (const auto& entry : tensor.external_data()) {
+      int64_t number = 0;
+      if (entry.key() == "location") {
+        location = entry.value();
+      } else if (entry.key() == "offset" || entry.key() == "length") {
+        if (!util::parse_int64(entry.value(), number) || number < 0) {
+          throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data " +
+                      entry.key() + " \"" + entry.value() + "\" is not a non-negative integer");
+        }
+        (entry.key() == "offset" ? offset : length) = number;
+      }
+    }
+    fs::path path = resolve_external_location(location, folder, model_file, tensor.name());
+    auto expected = data_bytes(tensor);
+    uint64_t file_size = fs::file_size(path);
+    uint64_t bytes = length >= 0 ? static_cast<uint64_t>(length)
+                                 : (static_cast<uint64_t>(offset) <= file_size ? file_size - offset : 0);
+    if (expected && element_size(tensor.data_type()) != 0 && *expected != bytes) {
+      throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data length " +
+                  std::to_string(bytes) + " does not match its dims (" + std::to_string(*expected) +
+                  " bytes)");
+    }
+    if (bytes > limits.max_tensor_bytes) {
+      throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data length " +
+                  std::to_string(bytes) + " is over the per-tensor limit");
+    }
+    if (static_cast<uint64_t>(offset) > file_size || bytes > file_size - offset) {
+      throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data range " +
+                      std::to_string(offset) + "+" + std::to_string(bytes) + " runs past the end of " +
+                      location + " (" + std::to_string(file_size) + " bytes)",
+                  "the data file is truncated or belongs to another model");
+    }
+    tensor.set_raw_data(util::read_file_range(path, offset, bytes));
+    tensor.clear_external_data();
+    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    auto& file = files[path.string()];
+    file.location = location;
+    file.path = path;
+    file.bytes_used += bytes;
+  });
+  std::vector<ExternalFile> result;
+  for (auto& [name, file] : files) {
+    result.push_back(std::move(file));
+  }
+  return result;
+}
+
+} // namespace npucc::model

@@ -1,0 +1,25 @@
+#pragma once
+
+#include "npucc/model.h"
+
+#include <filesystem>
+#include <vector>
+
+namespace npucc::model {
+
+// Resolves every tensor stored as external data (ONNX's location/offset/length keys)
+// and loads its bytes into raw_data. A location must be relative and stay inside the
+// model's folder: absolute paths, ".." components and symlinks that lead outside are
+// refused, as are ranges past the end of the file. Returns the files used.
+std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto,
+                                             const std::filesystem::path& model_path,
+                                             const ReadLimits& limits);
+
+// Checks a location string and resolves it inside `folder`; throws npucc::Error
+// naming `model_file` and the tensor when it escapes or does not exist.
+std::filesystem::path resolve_external_location(const std::string& location,
+                                                const std::filesystem::path& folder,
+                                                const std::string& model_file,
+                                                const std::string& tensor_name);
+
+} // namespace npucc::model

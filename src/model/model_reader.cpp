@@ -1,0 +1,159 @@
+#include "npucc/model.h"
+
+#include "model/external_data.h"
+#include "model/graph_walk.h"
+#include "model/tensor_info.h"
+#include "npucc/error.h"
+#include "util/file_io.h"
+#include "util/sha256.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <limits>
+
+namespace npucc {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Subgraphs nest through messages; protobuf's recursion limit bounds the depth a
+// hostile model can reach (If inside If inside ...), well above real models.
+constexpr int k_protobuf_recursion_limit = 200;
+
+void check_versions(const onnx::ModelProto& proto, const std::string& file) {
+  if (proto.ir_version() <= 0) {
+    throw Error(file + ": model has no ir_version; not an ONNX model, or a damaged one");
+  }
+  if (proto.ir_version() > k_max_ir_version) {
+    throw Error(file + ": IR version " + std::to_string(proto.ir_version()) +
+                    " is newer than npucc supports (ONNX 1.12: IR version <= " +
+                    std::to_string(k_max_ir_version) + ")",
+                "re-export the model with ir_version <= 8 and opset <= 17");
+  }
+  for (const auto& opset : proto.opset_import()) {
+    const std::string& domain = opset.domain();
+    int64_t limit = -1;
+    if (domain.empty() || domain == "ai.onnx") {
+      limit = k_max_default_opset;
+    } else if (domain == "ai.onnx.ml") {
+      limit = k_max_ml_opset;
+    } else if (domain == "ai.onnx.training" || domain == "ai.onnx.preview.training") {
+      limit = k_max_training_opset;
+    }
+    if (opset.version() <= 0 && limit > 0) {
+      throw Error(file + ": opset import for domain \"" + domain + "\" has invalid version " +
+                  std::to_string(opset.version()));
+    }
+    if (limit > 0 && opset.version() > limit) {
+      throw Error(file + ": opset " + std::to_string(opset.version()) + " of domain \"" +
+                      (domain.empty() ? "ai.onnx" : domain) +
+                      "\" is newer than npucc supports (ONNX 1.12: at most " +
+                      std::to_string(limit) + ")",
+                  "re-export the model with opset <= " + std::to_string(limit));
+    }
+  }
+  if (proto.ir_version() >= 3 && proto.opset_import_size() == 0) {
+    throw Error(file + ": model imports no opset", "add an opset_import for the default domain");
+  }
+}
+
+// Every stored tensor must hold exactly what its dims declare, and fit the limit;
+// this refuses "a tensor of 2^40 elements with 4 bytes of data" before anyone
+// allocates for it.
+void check_tensor_sizes(onnx::GraphProto& graph, const std::string& file,
+                        const ReadLimits& limits) {
+  model::for_each_tensor(graph, [&](onnx::TensorProto& tensor) {
+    const std::string what = file + ": tensor \"" + tensor.name() + "\"";
+    if (!onnx::TensorProto_DataType_IsValid(tensor.data_type()) ||
+        tensor.data_type() == onnx::TensorProto::UNDEFINED) {
+      throw Error(what + " has invalid data type " + std::to_string(tensor.data_type()));
+    }
+    auto count = model::element_count(tensor);
+    if (!count) {
+      throw Error(what + " has a negative dimension or an element count that overflows");
+    }
+    uint64_t element = model::element_size(tensor.data_type());
+    if (element == 0) {
+      return; // strings: variable size, checked by the ONNX checker
+    }
+    auto bytes = model::data_bytes(tensor);
+    if (!bytes || *bytes > limits.max_tensor_bytes) {
+      throw Error(what + " declares " + std::to_string(*count) +
+                      " elements, more than the limit of " +
+                      std::to_string(limits.max_tensor_bytes) + " bytes per tensor",
+                  "the model is damaged or hostile; check the tensor's dims");
+    }
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+      return; // checked when the external data is resolved
+    }
+    uint64_t stored = model::stored_bytes(tensor);
+    // Typed fields pack some types wider (float16 in int32_data), so compare elements.
+    uint64_t stored_elements = tensor.has_raw_data() ? stored / element : 0;
+    if (!tensor.has_raw_data()) {
+      switch (tensor.data_type()) {
+      case onnx::TensorProto::FLOAT: stored_elements = tensor.float_data_size(); break;
+      case onnx::TensorProto::COMPLEX64: stored_elements = tensor.float_data_size() / 2; break;
+      case onnx::TensorProto::DOUBLE: stored_elements = tensor.double_data_size(); break;
+      case onnx::TensorProto::COMPLEX128: stored_elements = tensor.double_data_size() / 2; break;
+      case onnx::TensorProto::INT64: stored_elements = tensor.int64_data_size(); break;
+      case onnx::TensorProto::UINT32:
+      case onnx::TensorProto::UINT64: stored_elements = tensor.uint64_data_size(); break;
+      default: stored_elements = tensor.int32_data_size(); break;
+      }
+    }
+    if (tensor.has_raw_data() && stored != *bytes) {
+      throw Error(what + " declares " + std::to_string(*bytes) + " bytes of data but holds " +
+                  std::to_string(stored));
+    }
+    if (!tensor.has_raw_data() && stored_elements != *count) {
+      throw Error(what + " declares " + std::to_string(*count) + " elements but holds " +
+                  std::to_string(stored_elements));
+    }
+  });
+}
+
+} // namespace
+
+Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimits& limits) {
+  const std::string file = path.string();
+  if (bytes.empty()) {
+    throw Error(file + ": file is empty; expected an ONNX model (protobuf)");
+  }
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    throw Error(file + ": " + std::to_string(bytes.size()) +
+                    " bytes is more than one protobuf message can hold (2 GiB)",
+                "store the weights as external data (onnx.save(..., save_as_external_data=True))");
+  }
+  Model model;
+  model.path = path;
+  model.file_bytes = bytes.size();
+  model.sha256 = util::sha256_hex(bytes);
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  stream.SetRecursionLimit(k_protobuf_recursion_limit);
+  if (!model.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    throw Error(file + ": not a valid ONNX protobuf (truncated, corrupt, nested too deeply, "
+                       "or not an ONNX file)");
+  }
+  if (!model.proto.has_graph()) {
+    throw Error(file + ": not an ONNX model: it has no graph");
+  }
+  check_versions(model.proto, file);
+  check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
+  model.external_files = model::load_external_data(model.proto, path, limits);
+  return model;
+}
+
+Model read_model(const fs::path& path, const ReadLimits& limits) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    throw Error(path.string() + ": no such file", "check the model path");
+  }
+  if (!fs::is_regular_file(status)) {
+    throw Error(path.string() + ": not a regular file; expected an .onnx model");
+  }
+  return parse_model(util::read_file(path), path, limits);
+}
+
+} // namespace npucc

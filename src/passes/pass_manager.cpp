@@ -1,0 +1,83 @@
+#include "passes/pass_manager.h"
+
+#include "model/graph_walk.h"
+
+namespace npucc::passes {
+
+namespace {
+
+constexpr int k_max_rounds = 8;
+
+void add_types(const onnx::GraphProto& graph, std::unordered_map<std::string, int32_t>& types) {
+  auto add_value = [&](const onnx::ValueInfoProto& value) {
+    if (value.type().has_tensor_type() && value.type().tensor_type().elem_type() != 0) {
+      types[value.name()] = value.type().tensor_type().elem_type();
+    }
+  };
+  for (const auto& value : graph.input()) {
+    add_value(value);
+  }
+  for (const auto& value : graph.output()) {
+    add_value(value);
+  }
+  for (const auto& value : graph.value_info()) {
+    add_value(value);
+  }
+  for (const auto& tensor : graph.initializer()) {
+    types[tensor.name()] = tensor.data_type();
+  }
+}
+
+int64_t run_on_graph_tree(Pass& pass, onnx::GraphProto& graph, GraphContext context) {
+  add_types(graph, context.elem_types);
+  int64_t changed = pass.run_on_graph(graph, context);
+  // The pass may have rewritten the graph: collect what bodies can see afterwards.
+  GraphContext inner = context;
+  inner.depth = context.depth + 1;
+  for (const auto& name : model::defined_names(graph)) {
+    inner.outer_names.insert(name);
+  }
+  for (auto& node : *graph.mutable_node()) {
+    for (auto* body : model::subgraphs_of(node)) {
+      changed += run_on_graph_tree(pass, *body, inner);
+    }
+  }
+  return changed;
+}
+
+} // namespace
+
+int64_t PassManager::run_pass(Pass& pass, onnx::ModelProto& model) {
+  if (pass.is_model_pass()) {
+    return pass.run_on_model(model);
+  }
+  GraphContext context;
+  context.model = &model;
+  return run_on_graph_tree(pass, *model.mutable_graph(), context);
+}
+
+std::vector<PassReport> PassManager::run(onnx::ModelProto& model, FixedPoint fixed_point,
+                                         const std::function<void(const std::string&)>& log) {
+  std::vector<PassReport> reports;
+  for (const auto& pass : m_passes) {
+    reports.push_back({pass->name(), pass->unit(), 0});
+  }
+  for (int round = 1; round <= k_max_rounds; ++round) {
+    int64_t round_changes = 0;
+    for (size_t i = 0; i < m_passes.size(); ++i) {
+      int64_t changed = run_pass(*m_passes[i], model);
+      reports[i].changed += changed;
+      round_changes += changed;
+      if (log && changed > 0) {
+        log("pass " + reports[i].name + " (round " + std::to_string(round) + "): " +
+            std::to_string(changed) + " " + reports[i].unit);
+      }
+    }
+    if (fixed_point == FixedPoint::no || round_changes == 0) {
+      break;
+    }
+  }
+  return reports;
+}
+
+} // namespace npucc::passes

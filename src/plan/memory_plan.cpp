@@ -1,0 +1,148 @@
+#include "npucc/memory_plan.h"
+
+#include "model/graph_walk.h"
+#include "model/tensor_info.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace npucc {
+
+namespace {
+
+uint64_t align_up(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// Static byte size of a value, or 0 with `why` set when it has none.
+uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
+  if (value == nullptr || !value->type().has_tensor_type()) {
+    why = "has no inferred tensor type";
+    return 0;
+  }
+  const auto& tensor = value->type().tensor_type();
+  uint64_t element = model::element_size(tensor.elem_type());
+  if (element == 0) {
+    why = "has element type " + model::dtype_name(tensor.elem_type()) + " with no fixed size";
+    return 0;
+  }
+  if (!tensor.has_shape()) {
+    why = "has an unknown rank";
+    return 0;
+  }
+  uint64_t bytes = element;
+  for (const auto& dim : tensor.shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0) {
+      why = "has a dynamic dimension" +
+            (dim.has_dim_param() ? " \"" + dim.dim_param() + "\"" : std::string());
+      return 0;
+    }
+    auto next = model::checked_mul(bytes, static_cast<uint64_t>(dim.dim_value()));
+    if (!next) {
+      why = "has a size that overflows";
+      return 0;
+    }
+    bytes = *next;
+  }
+  return bytes;
+}
+
+} // namespace
+
+MemoryPlan plan_memory(const onnx::GraphProto& graph) {
+  MemoryPlan plan;
+  std::unordered_map<std::string, const onnx::ValueInfoProto*> infos;
+  for (const auto& value : graph.value_info()) {
+    infos[value.name()] = &value;
+  }
+  for (const auto& value : graph.output()) {
+    infos[value.name()] = &value;
+  }
+  const int n = graph.node_size();
+  std::unordered_map<std::string, size_t> index_of;
+  for (int i = 0; i < n; ++i) {
+    for (const auto& name : graph.node(i).output()) {
+      if (name.empty()) {
+        continue;
+      }
+      std::string why;
+      auto it = infos.find(name);
+      uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
+      if (bytes == 0 && !why.empty()) {
+        plan.reason = "tensor \"" + name + "\" " + why + "; fix dynamic dims with --input-shape";
+        return plan;
+      }
+      index_of[name] = plan.tensors.size();
+      plan.tensors.push_back({name, bytes, 0, i, i});
+    }
+  }
+  auto touch = [&](const std::string& name, int step) {
+    auto it = index_of.find(name);
+    if (it != index_of.end()) {
+      plan.tensors[it->second].last = std::max(plan.tensors[it->second].last, step);
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    for (const auto& name : graph.node(i).input()) {
+      touch(name, i);
+    }
+    for (const auto& name : model::implicit_inputs(graph.node(i))) {
+      touch(name, i);
+    }
+  }
+  for (const auto& output : graph.output()) {
+    touch(output.name(), n);
+  }
+
+  // Greedy by size, ties broken by earlier birth so the result is deterministic.
+  std::vector<size_t> order(plan.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto& ta = plan.tensors[a];
+    const auto& tb = plan.tensors[b];
+    return ta.bytes != tb.bytes ? ta.bytes > tb.bytes : ta.first < tb.first;
+  });
+  std::vector<size_t> placed;
+  for (size_t index : order) {
+    auto& tensor = plan.tensors[index];
+    uint64_t size = align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment);
+    std::vector<std::pair<uint64_t, uint64_t>> busy; // [offset, end) of overlapping lifetimes
+    for (size_t other_index : placed) {
+      const auto& other = plan.tensors[other_index];
+      if (other.first <= tensor.last && tensor.first <= other.last) {
+        busy.emplace_back(other.offset, other.offset + align_up(std::max<uint64_t>(other.bytes, 1), plan.alignment));
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + size <= begin) {
+        break;
+      }
+      offset = std::max(offset, end);
+    }
+    tensor.offset = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
+    plan.unshared_bytes += size;
+    placed.push_back(index);
+  }
+  // Lower bound: the most bytes alive at one step.
+  std::map<int, int64_t> delta;
+  for (const auto& tensor : plan.tensors) {
+    int64_t size = static_cast<int64_t>(align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment));
+    delta[tensor.first] += size;
+    delta[tensor.last + 1] -= size;
+  }
+  int64_t live = 0;
+  for (const auto& [step, change] : delta) {
+    live += change;
+    plan.lower_bound_bytes = std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
+  }
+  plan.available = true;
+  return plan;
+}
+
+} // namespace npucc

@@ -1,0 +1,154 @@
+#include "util/file_io.h"
+
+#include "npucc/error.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace npucc::util {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+class Descriptor {
+public:
+  explicit Descriptor(int fd) : m_fd(fd) {}
+  ~Descriptor() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  Descriptor(Descriptor&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  Descriptor& operator=(Descriptor&&) = delete;
+  int get() const { return m_fd; }
+
+private:
+  int m_fd;
+};
+
+Descriptor open_for_reading(const fs::path& path) {
+  Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    throw Error(path.string() + ": cannot open: " + errno_text());
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    throw Error(path.string() + ": not a regular file");
+  }
+  return fd;
+}
+
+void read_exactly(int fd, char* out, uint64_t length, uint64_t offset, const fs::path& path) {
+  uint64_t done = 0;
+  while (done < length) {
+    ssize_t n = ::pread(fd, out + done, static_cast<size_t>(std::min<uint64_t>(length - done, 1u << 30)),
+                        static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw Error(path.string() + ": read failed: " + errno_text());
+    }
+    if (n == 0) {
+      throw Error(path.string() + ": file is shorter than expected (truncated?)");
+    }
+    done += static_cast<uint64_t>(n);
+  }
+}
+
+} // namespace
+
+std::string read_file(const fs::path& path) {
+  Descriptor fd = open_for_reading(path);
+  struct stat info {};
+  ::fstat(fd.get(), &info);
+  std::string data(static_cast<size_t>(info.st_size), '\0');
+  read_exactly(fd.get(), data.data(), data.size(), 0, path);
+  return data;
+}
+
+std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t length) {
+  Descriptor fd = open_for_reading(path);
+  struct stat info {};
+  ::fstat(fd.get(), &info);
+  uint64_t size = static_cast<uint64_t>(info.st_size);
+  if (offset > size || length > size - offset) {
+    throw Error(path.string() + ": wants bytes " + std::to_string(offset) + ".." +
+                std::to_string(offset + length) + " but the file has " + std::to_string(size));
+  }
+  std::string data(static_cast<size_t>(length), '\0');
+  read_exactly(fd.get(), data.data(), length, offset, path);
+  return data;
+}
+
+void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd, data + done, std::min<size_t>(size - done, 1u << 30));
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      throw Error(path_for_errors.string() + ": write failed: " + errno_text(),
+                  errno == ENOSPC ? "free some disk space and try again" : "");
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+fs::path temporary_sibling(const fs::path& path) {
+  static thread_local std::mt19937_64 random(std::random_device{}() ^ static_cast<uint64_t>(::getpid()));
+  char suffix[40];
+  std::snprintf(suffix, sizeof suffix, ".tmp.%d.%08llx", static_cast<int>(::getpid()),
+                static_cast<unsigned long long>(random() & 0xffffffffULL));
+  return fs::path(path.string() + suffix);
+}
+
+AtomicFile::AtomicFile(fs::path target) : m_target(std::move(target)) {
+  m_tmp_path = temporary_sibling(m_target);
+  m_fd = ::open(m_tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (m_fd < 0) {
+    throw Error(m_target.string() + ": cannot create: " + errno_text());
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+  if (!m_committed) {
+    ::unlink(m_tmp_path.c_str());
+  }
+}
+
+void AtomicFile::write(const char* data, size_t size) { write_all(m_fd, data, size, m_target); }
+
+void AtomicFile::commit() {
+  if (::fsync(m_fd) != 0) {
+    throw Error(m_target.string() + ": fsync failed: " + errno_text());
+  }
+  int fd = m_fd;
+  m_fd = -1;
+  if (::close(fd) != 0) {
+    throw Error(m_target.string() + ": close failed: " + errno_text());
+  }
+  if (::rename(m_tmp_path.c_str(), m_target.c_str()) != 0) {
+    throw Error(m_target.string() + ": rename failed: " + errno_text());
+  }
+  m_committed = true;
+}
+
+void write_file_atomic(const fs::path& path, const std::string& data) {
+  AtomicFile file(path);
+  file.write(data);
+  file.commit();
+}
+
+} // namespace npucc::util

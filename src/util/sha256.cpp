@@ -1,0 +1,77 @@
+#include "util/sha256.h"
+
+#include "npucc/error.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+#include <vector>
+
+namespace npucc::util {
+
+struct Sha256::State {
+  EVP_MD_CTX* ctx = nullptr;
+};
+
+Sha256::Sha256() : m_state(std::make_unique<State>()) {
+  m_state->ctx = EVP_MD_CTX_new();
+  if (m_state->ctx == nullptr || EVP_DigestInit_ex(m_state->ctx, EVP_sha256(), nullptr) != 1) {
+    throw Error("OpenSSL: cannot initialise SHA-256");
+  }
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(m_state->ctx); }
+
+void Sha256::update(const void* data, size_t size) {
+  EVP_DigestUpdate(m_state->ctx, data, size);
+}
+
+std::string Sha256::hex_digest() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(m_state->ctx, digest, &length);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(length * 2);
+  for (unsigned int i = 0; i < length; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 hash;
+  hash.update(data);
+  return hash.hex_digest();
+}
+
+std::string sha256_file_hex(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+  }
+  Sha256 hash;
+  std::vector<char> buffer(1 << 20);
+  while (true) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      int saved = errno;
+      ::close(fd);
+      throw Error(path.string() + ": read failed: " + std::strerror(saved));
+    }
+    if (n == 0) {
+      break;
+    }
+    hash.update(buffer.data(), static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return hash.hex_digest();
+}
+
+} // namespace npucc::util

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace npucc::util {
+
+std::vector<std::string> split(std::string_view text, char separator);
+std::string_view trim(std::string_view text);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
+
+// Parses a whole decimal integer; false on anything else (sign allowed).
+bool parse_int64(std::string_view text, int64_t& value);
+
+// Levenshtein distance, for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word`, or "" when none is close enough to suggest.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// "1.5 MiB", "312 B".
+std::string format_bytes(uint64_t bytes);
+// First line of a possibly multi-line message, whitespace-trimmed.
+std::string first_line(std::string_view text);
+
+} // namespace npucc::util

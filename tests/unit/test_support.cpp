@@ -1,0 +1,46 @@
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+#include <onnx/defs/parser.h>
+
+#include <atomic>
+#include <unistd.h>
+
+namespace npucc::test {
+
+namespace {
+fs::path g_root;
+std::atomic<int> g_counter{0};
+} // namespace
+
+TempRoot::TempRoot() {
+  std::string pattern = (fs::temp_directory_path() / "npucc-test-XXXXXX").string();
+  char* made = ::mkdtemp(pattern.data());
+  m_path = made ? fs::path(made) : fs::temp_directory_path();
+  g_root = m_path;
+}
+
+TempRoot::~TempRoot() {
+  if (!m_keep) {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
+}
+
+fs::path temp_dir(const std::string& label) {
+  fs::path dir = g_root / (label + "-" + std::to_string(g_counter++));
+  fs::create_directories(dir);
+  return dir;
+}
+
+onnx::ModelProto parse_text_model(const std::string& text) {
+  onnx::ModelProto model;
+  auto status = onnx::OnnxParser::Parse(model, text.c_str());
+  INFO(status.ErrorMessage());
+  REQUIRE(status.IsOK());
+  return model;
+}
+
+fs::path testdata(const std::string& relative) { return fs::path(NPUCC_TESTDATA_DIR) / relative; }
+
+} // namespace npucc::test

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+namespace npucc::test {
+
+namespace fs = std::filesystem;
+
+// The folder of this test run; removed at exit unless keep() is called.
+class TempRoot {
+public:
+  TempRoot();
+  ~TempRoot();
+  void keep() { m_keep = true; }
+  const fs::path& path() const { return m_path; }
+
+private:
+  fs::path m_path;
+  bool m_keep = false;
+};
+
+// A fresh empty folder under the run's temporary root, named after `label`.
+fs::path temp_dir(const std::string& label);
+
+// Parses a model written in ONNX's text format (onnx::OnnxParser); fails the test
+// on a syntax error.
+onnx::ModelProto parse_text_model(const std::string& text);
+
+fs::path testdata(const std::string& relative);
+
+} // namespace npucc::test
