@@ -60,6 +60,11 @@ struct CompileResult {
   std::string model_sha256;
 };
 
+// Every option that changes what a compile emits, in a canonical, stable text form
+// (JSON with sorted keys). Part of the cache key and of the manifest: any new option
+// that changes the output must be added here (file options by content, not path).
+std::string canonical_options(const CompileOptions& options);
+
 // Receives progress and --verbose lines; the library itself never prints.
 using LogSink = std::function<void(const std::string&)>;
 

@@ -12,18 +12,6 @@ json file_json(const WrittenFile& file) {
   return {{"file", file.file}, {"sha256", file.sha256}, {"bytes", file.bytes}};
 }
 
-json options_json(const CompileOptions& options) {
-  json shapes = json::object();
-  for (const auto& shape : options.input_shapes) {
-    shapes[shape.name] = shape.dims;
-  }
-  return {
-      {"input_shapes", shapes},
-      {"external_data", options.external_data == ExternalData::always ? "always" : "auto"},
-      {"passes", options.passes},
-  };
-}
-
 } // namespace
 
 json memory_plan_json(const MemoryPlan& plan, bool with_tensors) {
@@ -83,7 +71,7 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
         {"bytes", model.file_bytes},
         {"ir_version", model.proto.ir_version()},
         {"opsets", opsets}}},
-      {"options", options_json(options)},
+      {"options", json::parse(canonical_options(options))},
       {"graphs", std::move(graphs)},
       {"passes", std::move(passes)},
       {"memory_plan", memory_plan_json(result.memory_plan, true)},
