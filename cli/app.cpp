@@ -119,8 +119,14 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
-    const CLI::App* where = deepest_parsed(app);
-    print_error(util::first_line(e.what()), suggest_for_extras(*where, where->remaining()));
+    // CLI11 names the extras after the colon: "... not expected: --verbos".
+    std::string message = util::first_line(e.what());
+    std::vector<std::string> extras;
+    size_t colon = message.rfind(": ");
+    if (colon != std::string::npos) {
+      extras = util::split(message.substr(colon + 2), ' ');
+    }
+    print_error(message, suggest_for_extras(*deepest_parsed(app), extras));
     return static_cast<int>(ExitStatus::usage);
   } catch (const CLI::ParseError& e) {
     print_error(util::first_line(e.what()), "see npucc " +

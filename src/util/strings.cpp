@@ -80,6 +80,21 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
+  // A unique candidate that starts with the word ("topo" -> "topological_sort").
+  if (word.size() >= 3) {
+    for (const auto& candidate : candidates) {
+      if (starts_with(candidate, word)) {
+        if (!best.empty()) {
+          best.clear();
+          break;
+        }
+        best = candidate;
+      }
+    }
+    if (!best.empty()) {
+      return best;
+    }
+  }
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
   for (const auto& candidate : candidates) {
     size_t distance = edit_distance(word, candidate);

@@ -1,0 +1,35 @@
+#include "util/strings.h"
+
+#include <doctest/doctest.h>
+
+using namespace npucc::util;
+
+TEST_SUITE("npucc::util::strings") {
+  TEST_CASE("split keeps empty fields") {
+    CHECK(split("a|b|", '|') == std::vector<std::string>{"a", "b", ""});
+    CHECK(split("", '|') == std::vector<std::string>{""});
+  }
+
+  TEST_CASE("parse_int64 takes whole numbers only") {
+    int64_t value = 0;
+    CHECK(parse_int64("42", value));
+    CHECK(value == 42);
+    CHECK(parse_int64("-1", value));
+    CHECK_FALSE(parse_int64("4x", value));
+    CHECK_FALSE(parse_int64("", value));
+    CHECK_FALSE(parse_int64("99999999999999999999", value));
+  }
+
+  TEST_CASE("closest_match suggests near names and unique prefixes") {
+    std::vector<std::string> names = {"compile", "inspect", "cache", "schedule"};
+    CHECK(closest_match("compil", names) == "compile");
+    CHECK(closest_match("insepct", names) == "inspect");
+    CHECK(closest_match("sched", names) == "schedule");
+    CHECK(closest_match("zzzzzzzz", names).empty());
+  }
+
+  TEST_CASE("format_bytes") {
+    CHECK(format_bytes(512) == "512 B");
+    CHECK(format_bytes(1536) == "1.5 KiB");
+  }
+}
