@@ -27,9 +27,10 @@ Opsets opsets_of(const onnx::ModelProto* model) {
 }
 
 bool has_schema(const onnx::NodeProto& node, const Opsets& opsets) {
-  auto it = opsets.find(canonical_domain(node.domain()));
+  const std::string domain = canonical_domain(node.domain());
+  auto it = opsets.find(domain);
   return it != opsets.end() &&
-         onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, node.domain()) != nullptr;
+         onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) != nullptr;
 }
 
 // A node that must stay even when nothing reads it: its op, or an op in one of its

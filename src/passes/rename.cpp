@@ -34,6 +34,14 @@ int64_t rename_in(onnx::GraphProto& graph,
     }
     for (auto* body : model::subgraphs_of(node)) {
       auto defined = model::defined_names(*body);
+      bool shadows = false;
+      for (const auto& entry : renames) {
+        shadows = shadows || defined.count(entry.first) != 0;
+      }
+      if (!shadows) {
+        renamed += rename_in(*body, renames);
+        continue;
+      }
       auto visible = renames;
       for (auto it = visible.begin(); it != visible.end();) {
         it = defined.count(it->first) != 0 ? visible.erase(it) : std::next(it);
