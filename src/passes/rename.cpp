@@ -134,19 +134,8 @@ bool bypass_node(onnx::GraphProto& graph, int index, const NestedNames& nested) 
   }
   producer->set_output(producer_output, output);
   rename_reads(graph, {{input, output}});
-  bool output_has_info = false;
-  for (const auto& info : graph.value_info()) {
-    output_has_info = output_has_info || info.name() == output;
-  }
-  if (output_has_info) {
-    drop_value_info(graph, {input});
-  } else {
-    for (auto& info : *graph.mutable_value_info()) {
-      if (info.name() == input) {
-        info.set_name(output);
-      }
-    }
-  }
+  // The graph output entry describes the value under its kept name.
+  drop_value_info(graph, {input});
   detach(*graph.mutable_node(index));
   return true;
 }

@@ -1,4 +1,7 @@
+#include "compiler/validate.h"
+#include "npucc/compile.h"
 #include "npucc/error.h"
+#include "npucc/model.h"
 #include "passes/registry.h"
 #include "test_passes_support.h"
 
@@ -10,6 +13,20 @@ using npucc::passes::PassManager;
 using npucc::test::check_valid;
 using npucc::test::count_ops;
 using Names = std::vector<std::string>;
+
+namespace {
+
+int64_t changed_by(const npucc::CompileResult& result, const std::string& pass) {
+  for (const auto& summary : result.passes) {
+    if (summary.name == pass) {
+      return summary.changed;
+    }
+  }
+  FAIL("no report for pass " << pass);
+  return -1;
+}
+
+} // namespace
 
 TEST_SUITE("npucc::passes::registry") {
   TEST_CASE("the default pipeline sorts first and drops opsets last") {
@@ -61,6 +78,41 @@ TEST_SUITE("npucc::passes::registry") {
     for (const auto& report : again.run(model)) {
       INFO(report.name);
       CHECK(report.changed == 0);
+    }
+  }
+
+  TEST_CASE("compiling the real models runs the passes and writes valid graphs") {
+    struct Expected {
+      const char* model;
+      int64_t lifted;
+      int64_t merged;
+      int64_t opsets_removed;
+    };
+    const Expected cases[] = {
+        {"ppocrv4_det", 342, 101, 0},
+        {"ppocr_cls", 250, 34, 0},
+        {"silero_vad_legacy", 0, 114, 8},
+        {"oww_hello_deepa", 4, 2, 0},
+    };
+    for (const auto& expected : cases) {
+      INFO(expected.model);
+      npucc::CompileOptions options;
+      options.model_path = npucc::test::testdata(std::string("models/") + expected.model + ".onnx");
+      options.output_dir = npucc::test::temp_dir(expected.model);
+      auto result = npucc::compile(options);
+      CHECK(changed_by(result, "lift_constants") == expected.lifted);
+      CHECK(changed_by(result, "deduplicate_initializers") == expected.merged);
+      CHECK(changed_by(result, "remove_unused_opsets") == expected.opsets_removed);
+
+      auto written = npucc::read_model(options.output_dir / "high.onnx").proto;
+      CHECK(count_ops(written.graph(), "Constant") == 0);
+      check_valid(written);
+      CHECK_NOTHROW(npucc::compiler::infer_shapes_strict(written));
+      PassManager again(create_passes(default_pipeline()));
+      for (const auto& report : again.run(written)) {
+        INFO(report.name);
+        CHECK(report.changed == 0);
+      }
     }
   }
 }
