@@ -30,8 +30,7 @@ const std::vector<Entry>& entries() {
       // Weights held in Constant nodes become initializers, which the passes below
       // (deduplication, dead code) then see.
       {"lift_constants", [] { return std::make_unique<LiftConstants>(); }},
-      // Casts before identities: a no-op cast is an identity, and a folded chain
-      // leaves its first cast for dead-code elimination.
+      // Before dead code: a folded chain leaves its first Cast unread.
       {"fold_cast_chains", [] { return std::make_unique<FoldCastChains>(); }},
       {"eliminate_identity", [] { return std::make_unique<EliminateIdentity>(); }},
       {"eliminate_dead_code", [] { return std::make_unique<EliminateDeadCode>(); }},

@@ -25,8 +25,12 @@ TEST_SUITE("npucc::passes::DeduplicateInitializers") {
         m = Add(x, shaped)
       }
     )");
+    auto* info = model.mutable_graph()->add_value_info();
+    *info = model.graph().input(0);
+    info->set_name("b");
     DeduplicateInitializers pass;
     CHECK(run(pass, model) == 2);
+    CHECK_FALSE(npucc::test::has_value_info(model.graph(), "b"));
     const auto& graph = model.graph();
     CHECK(graph.initializer_size() == 4);
     CHECK(has_initializer(graph, "a"));

@@ -146,4 +146,27 @@ TEST_SUITE("npucc::passes::EliminateDeadCode") {
     CHECK(model.graph().input_size() == 2);
     check_valid(model);
   }
+
+  TEST_CASE("cleans Loop bodies and keeps every body output") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (int64 n, bool cond, float[2] x) => (float[2] out, float[N,2] scanned) {
+        offset = Neg(x)
+        out, scanned = Loop(n, cond, x) <body = g (int64 i, bool c, float[2] v) => (bool c2, float[2] v2, float[2] each) {
+          c2 = Identity(c)
+          v2 = Add(v, offset)
+          each = Abs(v)
+          wasted = Exp(v2)
+        }>
+      }
+    )");
+    EliminateDeadCode pass;
+    CHECK(run(pass, model) == 1);
+    REQUIRE(model.graph().node_size() == 2);
+    const auto& loop_body = model.graph().node(1).attribute(0).g();
+    CHECK(loop_body.node_size() == 3);
+    CHECK(count_ops(loop_body, "Exp") == 0);
+    check_valid(model);
+    CHECK(run(pass, model) == 0);
+  }
 }
