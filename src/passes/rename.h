@@ -1,9 +1,11 @@
 #pragma once
 
+#include <cstdint>
 #include <onnx/onnx_pb.h>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace npucc::passes {
 

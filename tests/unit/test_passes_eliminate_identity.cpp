@@ -1,6 +1,8 @@
 #include "passes/eliminate_identity.h"
 #include "test_passes_support.h"
 
+#include <chrono>
+
 using npucc::passes::EliminateIdentity;
 using npucc::test::check_valid;
 using npucc::test::count_ops;
@@ -199,6 +201,50 @@ TEST_SUITE("npucc::passes::EliminateIdentity") {
     CHECK(then_branch.node(0).output(0) == "t");
     CHECK(then_branch.output(0).name() == "t");
     CHECK(count_ops(body(model.graph().node(0), 1), "Identity") == 1);
+    check_valid(model);
+    CHECK(run(pass, model) == 0);
+  }
+
+  TEST_CASE("removes thousands of chained Identities in one run, quickly") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[2] x) => (float[2] y) {
+        y = Identity(x)
+      }
+    )");
+    // x -> Neg -> Identity -> Identity -> Neg -> ... -> y; y = Identity(last Neg).
+    auto* graph = model.mutable_graph();
+    graph->clear_node();
+    constexpr int k_links = 5000;
+    std::string previous = "x";
+    for (int i = 0; i < k_links; ++i) {
+      auto* neg = graph->add_node();
+      neg->set_op_type("Neg");
+      neg->add_input(previous);
+      neg->add_output("n" + std::to_string(i));
+      auto* first = graph->add_node();
+      first->set_op_type("Identity");
+      first->add_input(neg->output(0));
+      first->add_output("a" + std::to_string(i));
+      auto* second = graph->add_node();
+      second->set_op_type("Identity");
+      second->add_input(first->output(0));
+      second->add_output("b" + std::to_string(i));
+      previous = second->output(0);
+    }
+    auto* last = graph->add_node();
+    last->set_op_type("Identity");
+    last->add_input(previous);
+    last->add_output("y");
+    EliminateIdentity pass;
+    auto start = std::chrono::steady_clock::now();
+    CHECK(run(pass, model) == 2 * k_links + 1);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 5.0);
+    REQUIRE(graph->node_size() == k_links);
+    CHECK(inputs_of(graph->node(1)) == Names{"n0"});
+    CHECK(graph->node(k_links - 1).output(0) == "y");
     check_valid(model);
     CHECK(run(pass, model) == 0);
   }
