@@ -1,6 +1,12 @@
 #include "passes/registry.h"
 
 #include "npucc/error.h"
+#include "passes/deduplicate_initializers.h"
+#include "passes/eliminate_dead_code.h"
+#include "passes/eliminate_identity.h"
+#include "passes/fold_cast_chains.h"
+#include "passes/lift_constants.h"
+#include "passes/remove_unused_opsets.h"
 #include "passes/topological_sort.h"
 #include "util/strings.h"
 
@@ -21,6 +27,17 @@ struct Entry {
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> list = {
       {"topological_sort", [] { return std::make_unique<TopologicalSort>(); }},
+      // Weights held in Constant nodes become initializers, which the passes below
+      // (deduplication, dead code) then see.
+      {"lift_constants", [] { return std::make_unique<LiftConstants>(); }},
+      // Before dead code: a folded chain leaves its first Cast unread.
+      {"fold_cast_chains", [] { return std::make_unique<FoldCastChains>(); }},
+      {"eliminate_identity", [] { return std::make_unique<EliminateIdentity>(); }},
+      {"eliminate_dead_code", [] { return std::make_unique<EliminateDeadCode>(); }},
+      // After dead code, so that only initializers still read are compared.
+      {"deduplicate_initializers", [] { return std::make_unique<DeduplicateInitializers>(); }},
+      // Last: it needs to see which domains the surviving nodes use.
+      {"remove_unused_opsets", [] { return std::make_unique<RemoveUnusedOpsets>(); }},
   };
   return list;
 }

@@ -1,0 +1,125 @@
+#include "passes/deduplicate_initializers.h"
+
+#include "passes/rename.h"
+
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
+namespace npucc::passes {
+
+namespace {
+
+template <typename Field> std::string_view bytes_of(const Field& field) {
+  return {reinterpret_cast<const char*>(field.data()),
+          static_cast<size_t>(field.size()) * sizeof(*field.data())};
+}
+
+size_t combine(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
+size_t hash_tensor(const onnx::TensorProto& tensor) {
+  std::hash<std::string_view> hash;
+  size_t seed = std::hash<int32_t>()(tensor.data_type());
+  for (int64_t dim : tensor.dims()) {
+    seed = combine(seed, std::hash<int64_t>()(dim));
+  }
+  seed = combine(seed, hash(tensor.raw_data()));
+  seed = combine(seed, hash(bytes_of(tensor.float_data())));
+  seed = combine(seed, hash(bytes_of(tensor.int32_data())));
+  seed = combine(seed, hash(bytes_of(tensor.int64_data())));
+  seed = combine(seed, hash(bytes_of(tensor.double_data())));
+  seed = combine(seed, hash(bytes_of(tensor.uint64_data())));
+  for (const auto& text : tensor.string_data()) {
+    seed = combine(seed, hash(text));
+  }
+  return seed;
+}
+
+// Bitwise equality of what is stored (so -0.0 and 0.0, or two NaN payloads, differ).
+bool same_tensor(const onnx::TensorProto& a, const onnx::TensorProto& b) {
+  if (a.data_type() != b.data_type() || bytes_of(a.dims()) != bytes_of(b.dims()) ||
+      a.raw_data() != b.raw_data() || bytes_of(a.float_data()) != bytes_of(b.float_data()) ||
+      bytes_of(a.int32_data()) != bytes_of(b.int32_data()) ||
+      bytes_of(a.int64_data()) != bytes_of(b.int64_data()) ||
+      bytes_of(a.double_data()) != bytes_of(b.double_data()) ||
+      bytes_of(a.uint64_data()) != bytes_of(b.uint64_data()) ||
+      a.string_data_size() != b.string_data_size()) {
+    return false;
+  }
+  for (int i = 0; i < a.string_data_size(); ++i) {
+    if (a.string_data(i) != b.string_data(i)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Tensors whose bytes live elsewhere or in pieces are not compared.
+bool comparable(const onnx::TensorProto& tensor) {
+  return tensor.data_location() != onnx::TensorProto::EXTERNAL && !tensor.has_segment() &&
+         tensor.external_data_size() == 0;
+}
+
+} // namespace
+
+int64_t DeduplicateInitializers::run_on_graph(onnx::GraphProto& graph,
+                                              const GraphContext& /*context*/) {
+  std::unordered_set<std::string> interface;
+  for (const auto& value : graph.input()) {
+    interface.insert(value.name());
+  }
+  for (const auto& value : graph.output()) {
+    interface.insert(value.name());
+  }
+  const NestedNames nested = nested_names(graph);
+  std::unordered_map<size_t, std::vector<int>> kept_by_hash;
+  std::unordered_map<std::string, std::string> renames;
+  std::vector<bool> merged(static_cast<size_t>(graph.initializer_size()), false);
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    const auto& tensor = graph.initializer(i);
+    if (interface.count(tensor.name()) != 0 || !comparable(tensor)) {
+      continue;
+    }
+    auto& candidates = kept_by_hash[hash_tensor(tensor)];
+    bool done = false;
+    for (int k : candidates) {
+      const auto& kept = graph.initializer(k);
+      if (same_tensor(tensor, kept) && can_redirect(nested, tensor.name(), kept.name())) {
+        renames.emplace(tensor.name(), kept.name());
+        merged[static_cast<size_t>(i)] = true;
+        done = true;
+        break;
+      }
+    }
+    if (!done) {
+      candidates.push_back(i);
+    }
+  }
+  if (renames.empty()) {
+    return 0;
+  }
+  rename_reads(graph, renames);
+  auto* tensors = graph.mutable_initializer();
+  int kept = 0;
+  for (int i = 0; i < tensors->size(); ++i) {
+    if (!merged[static_cast<size_t>(i)]) {
+      if (kept != i) {
+        tensors->SwapElements(kept, i);
+      }
+      ++kept;
+    }
+  }
+  while (tensors->size() > kept) {
+    tensors->RemoveLast();
+  }
+  std::unordered_set<std::string> gone;
+  for (const auto& entry : renames) {
+    gone.insert(entry.first);
+  }
+  drop_value_info(graph, gone);
+  return static_cast<int64_t>(renames.size());
+}
+
+} // namespace npucc::passes

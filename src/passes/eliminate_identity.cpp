@@ -1,0 +1,78 @@
+#include "passes/eliminate_identity.h"
+
+#include "passes/rename.h"
+
+#include <unordered_map>
+
+namespace npucc::passes {
+
+namespace {
+
+bool is_identity(const onnx::NodeProto& node) {
+  return node.op_type() == "Identity" && (node.domain().empty() || node.domain() == "ai.onnx") &&
+         node.input_size() == 1 && node.output_size() == 1 && !node.input(0).empty() &&
+         !node.output(0).empty();
+}
+
+} // namespace
+
+int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphContext& /*context*/) {
+  const NestedNames nested = nested_names(graph);
+  std::unordered_set<std::string> outputs;
+  for (const auto& value : graph.output()) {
+    outputs.insert(value.name());
+  }
+  std::vector<bool> removed(static_cast<size_t>(graph.node_size()), false);
+  int64_t count = 0;
+
+  // Identities whose output is internal: all their readers are redirected in one
+  // walk over the graph (exporters can leave thousands of them), chains included.
+  std::unordered_map<std::string, std::string> renames;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!is_identity(node) || outputs.count(node.output(0)) != 0) {
+      continue;
+    }
+    if (can_redirect(nested, node.output(0), node.input(0))) {
+      renames.emplace(node.output(0), node.input(0));
+      removed[static_cast<size_t>(i)] = true;
+      ++count;
+    }
+  }
+  // y2 = Identity(y1), y1 = Identity(x): y2's readers read x. Every link passed
+  // can_redirect, so its last target is safe for all of them.
+  std::unordered_set<std::string> gone;
+  for (auto& entry : renames) {
+    std::string target = entry.second;
+    size_t steps = 0; // a cycle cannot pass topological sorting; never loop on one
+    for (auto it = renames.find(target); it != renames.end() && steps < renames.size();
+         it = renames.find(target), ++steps) {
+      target = it->second;
+    }
+    entry.second = target;
+    gone.insert(entry.first);
+  }
+  rename_reads(graph, renames);
+  drop_value_info(graph, gone);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (removed[static_cast<size_t>(i)]) {
+      // Removed below; until then it must not look like a producer.
+      graph.mutable_node(i)->clear_output();
+    }
+  }
+
+  // Identities that are graph outputs, one at a time: each may rename its producer.
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!removed[static_cast<size_t>(i)] && is_identity(graph.node(i)) &&
+        bypass_node(graph, i, nested)) {
+      removed[static_cast<size_t>(i)] = true;
+      ++count;
+    }
+  }
+  if (count > 0) {
+    remove_nodes(graph, removed);
+  }
+  return count;
+}
+
+} // namespace npucc::passes

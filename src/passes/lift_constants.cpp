@@ -1,0 +1,85 @@
+#include "passes/lift_constants.h"
+
+#include "passes/rename.h"
+
+namespace npucc::passes {
+
+namespace {
+
+constexpr int64_t k_min_ir_version = 4;
+
+bool is_constant(const onnx::NodeProto& node) {
+  return node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx") &&
+         node.output_size() == 1 && !node.output(0).empty() && node.attribute_size() == 1 &&
+         node.attribute(0).ref_attr_name().empty();
+}
+
+// The value of a Constant's attribute as a tensor; false for kinds left alone.
+bool take_value(onnx::AttributeProto& attribute, onnx::TensorProto& tensor) {
+  const std::string& kind = attribute.name();
+  if (kind == "value") {
+    if (!attribute.has_t()) {
+      return false;
+    }
+    tensor.Swap(attribute.mutable_t());
+  } else if (kind == "value_float") {
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    tensor.add_float_data(attribute.f());
+  } else if (kind == "value_floats") {
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    tensor.add_dims(attribute.floats_size());
+    *tensor.mutable_float_data() = attribute.floats();
+  } else if (kind == "value_int") {
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    tensor.add_int64_data(attribute.i());
+  } else if (kind == "value_ints") {
+    tensor.set_data_type(onnx::TensorProto::INT64);
+    tensor.add_dims(attribute.ints_size());
+    *tensor.mutable_int64_data() = attribute.ints();
+  } else if (kind == "value_string") {
+    tensor.set_data_type(onnx::TensorProto::STRING);
+    tensor.add_string_data(attribute.s());
+  } else if (kind == "value_strings") {
+    tensor.set_data_type(onnx::TensorProto::STRING);
+    tensor.add_dims(attribute.strings_size());
+    *tensor.mutable_string_data() = attribute.strings();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int64_t LiftConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
+  if (context.model == nullptr || context.model->ir_version() < k_min_ir_version) {
+    return 0;
+  }
+  std::unordered_set<std::string> outputs;
+  for (const auto& value : graph.output()) {
+    outputs.insert(value.name());
+  }
+  std::vector<bool> lifted(static_cast<size_t>(graph.node_size()), false);
+  int64_t count = 0;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    auto& node = *graph.mutable_node(i);
+    // Runtimes differ on initializers that are also graph outputs: keep the node.
+    if (!is_constant(node) || outputs.count(node.output(0)) != 0) {
+      continue;
+    }
+    onnx::TensorProto tensor;
+    if (!take_value(*node.mutable_attribute(0), tensor)) {
+      continue;
+    }
+    tensor.set_name(node.output(0));
+    graph.add_initializer()->Swap(&tensor);
+    lifted[static_cast<size_t>(i)] = true;
+    ++count;
+  }
+  if (count > 0) {
+    remove_nodes(graph, lifted);
+  }
+  return count;
+}
+
+} // namespace npucc::passes

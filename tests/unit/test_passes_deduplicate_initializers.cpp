@@ -1,0 +1,157 @@
+#include "passes/deduplicate_initializers.h"
+#include "test_passes_support.h"
+
+#include <chrono>
+#include <cstring>
+
+using npucc::passes::DeduplicateInitializers;
+using npucc::test::check_valid;
+using npucc::test::has_initializer;
+using npucc::test::inputs_of;
+using npucc::test::run;
+using Names = std::vector<std::string>;
+
+TEST_SUITE("npucc::passes::DeduplicateInitializers") {
+  TEST_CASE("merges identical tensors into the first and renames their readers") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[2] x, int32[2] i) => (float[2] y, float[2] z, int32[2] j, float[1,2] m)
+        <float[2] a = {1, 2}, float[2] b = {1, 2}, float[2] c = {1, 2},
+         float[2] other = {2, 1}, float[1,2] shaped = {1, 2}, int32[2] ints = {1, 2}> {
+        s = Add(x, a)
+        y = Mul(s, b)
+        z = Sub(c, other)
+        j = Add(i, ints)
+        m = Add(x, shaped)
+      }
+    )");
+    auto* info = model.mutable_graph()->add_value_info();
+    *info = model.graph().input(0);
+    info->set_name("b");
+    DeduplicateInitializers pass;
+    CHECK(run(pass, model) == 2);
+    CHECK_FALSE(npucc::test::has_value_info(model.graph(), "b"));
+    const auto& graph = model.graph();
+    CHECK(graph.initializer_size() == 4);
+    CHECK(has_initializer(graph, "a"));
+    CHECK_FALSE(has_initializer(graph, "b"));
+    CHECK_FALSE(has_initializer(graph, "c"));
+    // Same values but another type or shape: not the same tensor.
+    CHECK(has_initializer(graph, "shaped"));
+    CHECK(has_initializer(graph, "ints"));
+    CHECK(inputs_of(graph.node(1)) == Names{"s", "a"});
+    CHECK(inputs_of(graph.node(2)) == Names{"a", "other"});
+    check_valid(model);
+    CHECK(run(pass, model) == 0);
+  }
+
+  TEST_CASE("compares bytes, not values") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[1] x) => (float[1] y) <float[1] pos = {0.0}, float[1] neg = {-0.0}> {
+        s = Add(x, pos)
+        y = Add(s, neg)
+      }
+    )");
+    DeduplicateInitializers pass;
+    CHECK(run(pass, model) == 0);
+
+    SUBCASE("raw data") {
+      auto* graph = model.mutable_graph();
+      for (int i = 0; i < 2; ++i) {
+        auto* tensor = graph->mutable_initializer(i);
+        tensor->clear_float_data();
+        tensor->set_raw_data(std::string("\0\0\x80\x3f", 4));
+      }
+      CHECK(run(pass, model) == 1);
+      CHECK(graph->initializer_size() == 1);
+      check_valid(model);
+    }
+  }
+
+  TEST_CASE("leaves initializers that are graph inputs or outputs alone") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[2] x, float[2] overridable) => (float[2] y, float[2] out)
+        <float[2] a = {1, 2}, float[2] overridable = {1, 2}, float[2] out = {1, 2}> {
+        s = Add(x, a)
+        y = Mul(s, overridable)
+      }
+    )");
+    DeduplicateInitializers pass;
+    CHECK(run(pass, model) == 0);
+    CHECK(model.graph().initializer_size() == 3);
+    check_valid(model);
+  }
+
+  TEST_CASE("renames reads of a duplicate inside If bodies") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (bool cond, float[2] x) => (float[2] y) <float[2] a = {3, 4}, float[2] b = {3, 4}> {
+        s = Add(x, a)
+        y = If(cond) <
+          then_branch = g1 () => (float[2] t) { t = Mul(s, b) },
+          else_branch = g2 () => (float[2] e) { e = Sub(s, b) }>
+      }
+    )");
+    DeduplicateInitializers pass;
+    CHECK(run(pass, model) == 1);
+    const auto& if_node = model.graph().node(1);
+    CHECK(inputs_of(if_node.attribute(0).g().node(0)) == Names{"s", "a"});
+    CHECK(inputs_of(if_node.attribute(1).g().node(0)) == Names{"s", "a"});
+    check_valid(model);
+    CHECK(run(pass, model) == 0);
+  }
+
+  TEST_CASE("does not merge into a name a body defines for itself") {
+    // Inside the Loop body "a" is the body's own input: a read of b there cannot
+    // become a read of a.
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (int64 n, bool cond, float[2] x) => (float[2] out)
+        <float[2] a = {3, 4}, float[2] b = {3, 4}> {
+        s = Add(x, a)
+        out = Loop(n, cond, s) <body = g (int64 i, bool c, float[2] a) => (bool c2, float[2] r) {
+          c2 = Not(c)
+          r = Add(a, b)
+        }>
+      }
+    )");
+    DeduplicateInitializers pass;
+    CHECK(run(pass, model) == 0);
+  }
+
+  TEST_CASE("is fast on many large initializers") {
+    onnx::ModelProto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[4096] x) => (float[4096] y) {
+        y = Identity(x)
+      }
+    )");
+    auto* graph = model.mutable_graph();
+    constexpr int k_tensors = 2000;
+    for (int i = 0; i < k_tensors; ++i) {
+      auto* tensor = graph->add_initializer();
+      tensor->set_name("w" + std::to_string(i));
+      tensor->set_data_type(onnx::TensorProto::FLOAT);
+      tensor->add_dims(4096);
+      std::string bytes(4096 * 4, '\0');
+      // Pairs of equal tensors: 1000 distinct contents, differing only at the end.
+      int value = i / 2;
+      std::memcpy(&bytes[bytes.size() - sizeof(value)], &value, sizeof(value));
+      tensor->set_raw_data(bytes);
+      auto* node = graph->add_node();
+      node->set_op_type("Add");
+      node->add_input("x");
+      node->add_input(tensor->name());
+      node->add_output("o" + std::to_string(i));
+    }
+    DeduplicateInitializers pass;
+    auto start = std::chrono::steady_clock::now();
+    CHECK(run(pass, model) == k_tensors / 2);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds < 5.0);
+    CHECK(graph->node(3).input(1) == "w2");
+  }
+}
