@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# ONNX Runtime as the oracle for the real models (testdata/models) and the torch-exported ones
+# (testdata/models/torch): each is compiled by npucc, and on the same seeded random inputs the
+# compiled high.onnx must give the original's outputs (max relative difference <= 1e-5, the
+# denominator floored at 1e-3 of the output's largest magnitude so float32 rounding near zero
+# does not count; max abs difference printed too). Every high.onnx must also pass ONNX's own
+# full checker. Dynamic-dim models are compiled a second time with --input-shape fixing them.
+set -euo pipefail
+
+: "${NPUCC:?set NPUCC to the npucc binary}"
+: "${TESTDATA:?set TESTDATA to the testdata folder}"
+: "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
+oracle="$SOURCE_DIR/tests/oracle"
+if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
+  echo "FAIL: onnxruntime-node is not installed: run scripts/install-deps (npm install in tests/oracle)"
+  exit 1
+fi
+models="$TESTDATA/models"
+work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-ort.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# name | model | npucc --input-shape for the fixed-shape variant ("" = no variant) |
+# input shapes for ORT | fixed input values | input value ranges
+cases=(
+  "ppocrv4_det|ppocrv4_det.onnx|x:1,3,320,320|{\"x\":[1,3,320,320]}|{}|{\"x\":[0,1]}"
+  "ppocr_cls|ppocr_cls.onnx|x:1,3,48,192|{\"x\":[1,3,48,192]}|{}|{\"x\":[0,1]}"
+  "oww_hello_deepa|oww_hello_deepa.onnx||{\"onnx::Flatten_0\":[1,25,96]}|{}|{}"
+  "silero_vad_legacy|silero_vad_legacy.onnx|input:1,512;h:2,1,64;c:2,1,64|{\"input\":[1,512],\"h\":[2,1,64],\"c\":[2,1,64]}|{\"sr\":16000}|{}"
+  "torch_resnet_small|torch/resnet_small.onnx|image:2,3,64,64|{\"image\":[2,3,64,64]}|{}|{}"
+  "torch_transformer_encoder|torch/transformer_encoder.onnx|tokens:2,16|{\"tokens\":[2,16]}|{}|{\"tokens\":[0,99]}"
+  "torch_lstm_tagger|torch/lstm_tagger.onnx|features:2,10,20;h0:2,2,24;c0:2,2,24|{\"features\":[2,10,20],\"h0\":[2,2,24],\"c0\":[2,2,24]}|{}|{}"
+)
+
+status=0
+entries=()
+for entry in "${cases[@]}"; do
+  IFS='|' read -r name model fixed shapes values ranges <<< "$entry"
+  if [ ! -f "$models/$model" ]; then
+    echo "FAIL $name: $models/$model is missing"
+    status=1
+    continue
+  fi
+  variants=("$name|")
+  [ -n "$fixed" ] && variants+=("$name.fixed|$fixed")
+  for variant in "${variants[@]}"; do
+    IFS='|' read -r label shape_option <<< "$variant"
+    args=(compile "$models/$model" -o "$work/$label")
+    [ -n "$shape_option" ] && args+=(--input-shape "$shape_option")
+    if ! "$NPUCC" "${args[@]}" > "$work/$label.log" 2>&1; then
+      echo "FAIL $label: npucc ${args[*]}"
+      cat "$work/$label.log"
+      status=1
+      continue
+    fi
+    entries+=("{\"name\":\"$label\",\"original\":\"$models/$model\",\"compiled\":\"$work/$label/high.onnx\",\"shapes\":$shapes,\"values\":$values,\"ranges\":$ranges,\"seed\":7}")
+  done
+done
+(IFS=','; echo "[${entries[*]}]") > "$work/cases.json"
+
+echo "== ONNX Runtime: original vs npucc high.onnx"
+node "$oracle/compare.js" --cases "$work/cases.json" --strict --threads 2 \
+  --max-rel 1e-5 --abs-floor 1e-6 --scale-floor 1e-3 || status=1
+
+echo "== ONNX checker (full) on every high.onnx"
+find "$work" -name high.onnx | sort > "$work/high.txt"
+/usr/bin/python3 "$SOURCE_DIR/tests/tools/onnx_checker.py" --list "$work/high.txt" || status=1
+
+if [ "$status" = 0 ]; then
+  echo "PASS: ${#entries[@]} compiled graphs equal their originals under ONNX Runtime"
+fi
+exit "$status"
