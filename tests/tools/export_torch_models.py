@@ -110,10 +110,11 @@ def randomise_batch_norm(model):
 
 def export(model, args, path, input_names, output_names, dynamic_axes):
     model.eval()
-    with torch.no_grad():
-        torch.onnx.export(model, args, path, opset_version=k_opset, input_names=input_names,
-                          output_names=output_names, dynamic_axes=dynamic_axes,
-                          do_constant_folding=True)
+    # Not under torch.no_grad(): without autograd, nn.TransformerEncoderLayer takes its fused
+    # fast path (aten::_transformer_encoder_layer_fwd), which has no ONNX export.
+    torch.onnx.export(model, args, path, opset_version=k_opset, input_names=input_names,
+                      output_names=output_names, dynamic_axes=dynamic_axes,
+                      do_constant_folding=True)
     print(f"wrote {path} ({os.path.getsize(path)} bytes)")
 
 
