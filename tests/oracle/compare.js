@@ -291,7 +291,10 @@ function first_line(e) {
 }
 
 function fmt(x) {
-  return Number.isFinite(x) ? x.toPrecision(3) : String(x);
+  if (!Number.isFinite(x) || x === 0) {
+    return String(x);
+  }
+  return Math.abs(x) < 1e-3 || Math.abs(x) >= 1e4 ? x.toExponential(2) : x.toPrecision(3);
 }
 
 async function main() {
@@ -318,7 +321,7 @@ async function main() {
     if (!o.quiet) {
       for (const m of r.outputs ?? []) {
         process.stdout.write(`  ${m.name} [${m.actual_dims}] ${m.actual_type}: max_abs=${fmt(m.max_abs)} ` +
-                             `max_rel=${fmt(m.max_rel)} cosine=${fmt(m.cosine)} ` +
+                             `max_rel=${fmt(m.max_rel)} cosine=${m.cosine.toFixed(7)} ` +
                              `new_nonfinite=${m.new_nonfinite}\n`);
       }
     }
