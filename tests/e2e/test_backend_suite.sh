@@ -26,37 +26,42 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/out" "$work/status"
 
 find "$data"/{node,pytorch-converted,pytorch-operator,simple} -mindepth 2 -maxdepth 2 \
-  -name model.onnx 2>/dev/null | sort > "$work/models.txt"
+  -name model.onnx 2>/dev/null | sort | grep -E -e "${NPUCC_BACKEND_FILTER:-.}" > "$work/models.txt" || true
 total=$(wc -l < "$work/models.txt")
 echo "backend suite: $total models under $data"
 
-# One compile per model, two at a time. Each writes "<exit status>" to status/<id> and keeps
-# stderr in status/<id>.err; <id> is "<group>__<test>".
+# One compile per model, two at a time. Each prints one status line
+# "<exit status> <stderr lines> <stderr starts with npucc: error:> <id> <model>" (short single
+# writes, so parallel lines do not interleave) and keeps stderr in status/<id>.err;
+# <id> is "<group>__<test>".
 compile_one() {
   local model=$1 work=$2
-  local test_dir group id
-  test_dir=$(dirname "$model")
-  group=$(basename "$(dirname "$test_dir")")
-  id="${group}__$(basename "$test_dir")"
+  local test_dir=${model%/model.onnx}
+  local group=${test_dir%/*}
+  local id="${group##*/}__${test_dir##*/}"
+  local err="$work/status/$id.err"
   local rc=0
-  "$NPUCC" compile "$model" -o "$work/out/$id" > /dev/null 2> "$work/status/$id.err" || rc=$?
-  echo "$rc" > "$work/status/$id"
+  "$NPUCC" compile "$model" -o "$work/out/$id" > /dev/null 2> "$err" || rc=$?
+  local lines=0 clean=0
+  if [ -s "$err" ]; then
+    lines=$(wc -l < "$err")
+    [[ "$(head -c 14 "$err")" == "npucc: error: " ]] && clean=1
+  fi
+  echo "$rc $lines $clean $id $model"
 }
 export -f compile_one
 export NPUCC
 start=$SECONDS
-xargs -a "$work/models.txt" -P "$jobs" -I{} bash -c 'compile_one "$1" "$2"' _ {} "$work"
+xargs -a "$work/models.txt" -P "$jobs" -I{} bash -c 'compile_one "$1" "$2"' _ {} "$work" \
+  > "$work/status.txt"
 echo "compiled the suite in $((SECONDS - start)) s with $jobs jobs"
 
 compiled=0
 refused=0
 bad=0
 : > "$work/compiled.txt"
-: > "$work/reasons.txt"
-while read -r model; do
-  test_dir=$(dirname "$model")
-  id="$(basename "$(dirname "$test_dir")")__$(basename "$test_dir")"
-  rc=$(cat "$work/status/$id")
+: > "$work/refused.txt"
+while read -r rc lines clean id model; do
   err="$work/status/$id.err"
   if [ "$rc" = 0 ]; then
     if [ -f "$work/out/$id/high.onnx" ]; then
@@ -66,26 +71,25 @@ while read -r model; do
       bad=$((bad + 1))
       echo "BAD $id: exit 0 but no high.onnx"
     fi
-  elif [ "$rc" = 1 ] && [ "$(wc -l < "$err")" = 1 ] && grep -q '^npucc: error: ' "$err"; then
+  elif [ "$rc" = 1 ] && [ "$lines" = 1 ] && [ "$clean" = 1 ]; then
     refused=$((refused + 1))
-    # Reason without the file name, quoted names and numbers, so alike refusals group.
-    sed -e "s|^npucc: error: [^ ]*model.onnx: ||" -e 's/"[^"]*"/"…"/g' \
-        -e "s/'[^']*'/'…'/g" -e 's/[0-9]\+/N/g' "$err" | cut -c1-110 >> "$work/reasons.txt"
-    echo "$id $(sed -e 's|^npucc: error: [^ ]*model.onnx: ||' "$err")" >> "$work/refused.txt"
+    echo "$id $(cat "$err")" >> "$work/refused.txt"
   else
     bad=$((bad + 1))
     if [ "$rc" -ge 128 ]; then
       echo "CRASH $id: killed by signal $((rc - 128)): $(head -c 300 "$err" | tr '\n' ' ')"
     else
-      echo "BAD $id: exit $rc with $(wc -l < "$err") stderr line(s): $(head -c 300 "$err" | tr '\n' ' ')"
+      echo "BAD $id: exit $rc with $lines stderr line(s): $(head -c 300 "$err" | tr '\n' ' ')"
     fi
   fi
-done < "$work/models.txt"
+done < <(sort -k4 "$work/status.txt")
 
 echo "compiled $compiled, refused $refused, crashed or badly refused $bad (of $total)"
 if [ "$refused" -gt 0 ]; then
   echo "top refusal reasons:"
-  sort "$work/reasons.txt" | uniq -c | sort -rn | head -12
+  # Without the file name, quoted names and numbers, so alike refusals group.
+  sed -e 's|^[^ ]* npucc: error: [^ ]*model.onnx: ||' -e 's/"[^"]*"/"…"/g' -e "s/'[^']*'/'…'/g" \
+      -e 's/[0-9]\+/N/g' "$work/refused.txt" | cut -c1-110 | sort | uniq -c | sort -rn | head -12
   if [ -n "${NPUCC_TEST_VERBOSE:-}" ]; then
     cat "$work/refused.txt"
   fi
