@@ -65,6 +65,32 @@ echo "== ONNX checker (full) on every high.onnx"
 find "$work" -name high.onnx | sort > "$work/high.txt"
 /usr/bin/python3 "$SOURCE_DIR/tests/tools/onnx_checker.py" --list "$work/high.txt" || status=1
 
+# The oracle must be able to fail: a graph with one weight scaled by 1.0001 must exceed the
+# 1e-5 threshold, and a graph using an undefined value must fail the checker.
+echo "== oracle self-check"
+/usr/bin/python3 - "$work/torch_resnet_small/high.onnx" "$work/perturbed.onnx" "$work/invalid.onnx" <<'EOF'
+import sys
+import onnx
+from onnx import numpy_helper
+model = onnx.load(sys.argv[1])
+weight = next(t for t in model.graph.initializer if t.data_type == onnx.TensorProto.FLOAT)
+weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight) * 1.0001, weight.name))
+onnx.save(model, sys.argv[2])
+model.graph.node[-1].input[0] = "no_such_value"
+onnx.save(model, sys.argv[3])
+EOF
+if node "$oracle/compare.js" --quiet --shape image:2,3,64,64 --max-rel 1e-5 \
+    "$models/torch/resnet_small.onnx" "$work/perturbed.onnx" > "$work/self.txt"; then
+  echo "FAIL: compare.js did not notice a weight scaled by 1.0001"
+  status=1
+fi
+grep '^FAIL' "$work/self.txt" | sed 's/^/  caught as expected: /' || true
+if /usr/bin/python3 "$SOURCE_DIR/tests/tools/onnx_checker.py" "$work/invalid.onnx" > "$work/self.txt"; then
+  echo "FAIL: onnx_checker.py accepted a graph that reads an undefined value"
+  status=1
+fi
+grep '^FAIL' "$work/self.txt" | sed 's/^/  caught as expected: /' || true
+
 if [ "$status" = 0 ]; then
   echo "PASS: ${#entries[@]} compiled graphs equal their originals under ONNX Runtime"
 fi

@@ -22,7 +22,7 @@ const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
 const { compare, violations } = require('./metrics');
-const { random_feeds } = require('./inputs');
+const { random_feeds, cast_for } = require('./inputs');
 const { read_tensor_proto } = require('./tensor_proto');
 
 const k_usage = `usage: compare.js [options] (ORIGINAL COMPILED)... | --cases FILE
@@ -263,7 +263,8 @@ async function run_case(o, c) {
     if (lost.length) {
       throw new Error(`the compiled model lost outputs: ${lost.join(', ')}`);
     }
-    const used = Object.fromEntries(compiled.inputNames.map((n) => [n, feeds[n]]));
+    const types = Object.fromEntries(compiled.inputMetadata.map((m) => [m.name, m.type]));
+    const used = Object.fromEntries(compiled.inputNames.map((n) => [n, cast_for(feeds[n], types[n])]));
     actual = await compiled.run(used);
   } catch (e) {
     return { status: 'fail', reason: first_line(e) };

@@ -92,4 +92,59 @@ function random_feeds(session, overrides, seed, strict = new Set()) {
   return feeds;
 }
 
-module.exports = { random_feeds, rng };
+// float32 -> IEEE half bits, round to nearest even (what a float16 graph input expects).
+const k_f32 = new Float32Array(1);
+const k_u32 = new Uint32Array(k_f32.buffer);
+function float_to_half(value) {
+  k_f32[0] = value;
+  const x = k_u32[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exponent = (x >>> 23) & 0xff;
+  let mantissa = x & 0x7fffff;
+  if (exponent === 0xff) {
+    return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  }
+  let e = exponent - 127 + 15;
+  if (e >= 0x1f) {
+    return sign | 0x7c00;
+  }
+  if (e <= 0) {
+    if (e < -10) {
+      return sign;
+    }
+    mantissa |= 0x800000;
+    const shift = 14 - e;
+    let half = mantissa >>> shift;
+    const rest = mantissa & ((1 << shift) - 1);
+    const midway = 1 << (shift - 1);
+    if (rest > midway || (rest === midway && (half & 1))) {
+      half += 1;
+    }
+    return sign | half;
+  }
+  let half = (e << 10) | (mantissa >>> 13);
+  const rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (half & 1))) {
+    half += 1; // may carry into the exponent, which is still right (up to infinity)
+  }
+  return sign | half;
+}
+
+// Gives `tensor` the element type a compiled graph declares for that input, so a low-precision
+// graph whose boundary was changed to float16/float64 can be fed the same values.
+function cast_for(tensor, type) {
+  if (!type || tensor.type === type) {
+    return tensor;
+  }
+  const floats = new Set(['float32', 'float64']);
+  if (floats.has(tensor.type) && type === 'float16') {
+    return new ort.Tensor('float16', Uint16Array.from(tensor.data, float_to_half), tensor.dims);
+  }
+  if (floats.has(tensor.type) && floats.has(type)) {
+    const Array_ = type === 'float32' ? Float32Array : Float64Array;
+    return new ort.Tensor(type, Array_.from(tensor.data), tensor.dims);
+  }
+  throw new Error(`cannot feed a ${tensor.type} value to a ${type} input`);
+}
+
+module.exports = { random_feeds, rng, cast_for, float_to_half };
