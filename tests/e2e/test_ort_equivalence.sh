@@ -4,7 +4,8 @@
 # compiled high.onnx must give the original's outputs (max relative difference <= 1e-5, the
 # denominator floored at 1e-3 of the output's largest magnitude so float32 rounding near zero
 # does not count; max abs difference printed too). Every high.onnx must also pass ONNX's own
-# full checker. Dynamic-dim models are compiled a second time with --input-shape fixing them.
+# full checker. Each model is also compiled with --external-data, and dynamic-dim models with
+# --input-shape fixing their dims.
 set -euo pipefail
 
 : "${NPUCC:?set NPUCC to the npucc binary}"
@@ -40,12 +41,15 @@ for entry in "${cases[@]}"; do
     status=1
     continue
   fi
-  variants=("$name|")
-  [ -n "$fixed" ] && variants+=("$name.fixed|$fixed")
+  # plain, fixed input shapes, and weights in an external data file (which ORT must find)
+  variants=("$name||")
+  [ -n "$fixed" ] && variants+=("$name.fixed|$fixed|")
+  variants+=("$name.external||--external-data")
   for variant in "${variants[@]}"; do
-    IFS='|' read -r label shape_option <<< "$variant"
+    IFS='|' read -r label shape_option extra <<< "$variant"
     args=(compile "$models/$model" -o "$work/$label")
     [ -n "$shape_option" ] && args+=(--input-shape "$shape_option")
+    [ -n "$extra" ] && args+=("$extra")
     if ! "$NPUCC" "${args[@]}" > "$work/$label.log" 2>&1; then
       echo "FAIL $label: npucc ${args[*]}"
       cat "$work/$label.log"
