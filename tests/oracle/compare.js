@@ -263,7 +263,17 @@ async function run_case(o, c) {
     if (lost.length) {
       throw new Error(`the compiled model lost outputs: ${lost.join(', ')}`);
     }
+    // Both graphs must keep the original's interface so a caller can swap one for the other.
+    const dropped = Object.keys(feeds).filter((n) => !compiled.inputNames.includes(n));
+    if (dropped.length) {
+      throw new Error(`the compiled model lost inputs: ${dropped.join(', ')}`);
+    }
     const types = Object.fromEntries(compiled.inputMetadata.map((m) => [m.name, m.type]));
+    const retyped = compiled.inputNames.filter((n) => types[n] !== feeds[n].type);
+    if (retyped.length && thresholds.check_type !== false) {
+      throw new Error(`the compiled model changed input types: ${retyped.map((n) =>
+        `${n} ${feeds[n].type} -> ${types[n]}`).join(', ')} (--no-type-check allows it)`);
+    }
     const used = Object.fromEntries(compiled.inputNames.map((n) => [n, cast_for(feeds[n], types[n])]));
     actual = await compiled.run(used);
   } catch (e) {

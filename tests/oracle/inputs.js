@@ -3,6 +3,7 @@
 // with per-input overrides (fixed shape for dynamic dims, a constant fill value, a value range).
 
 const ort = require('onnxruntime-node');
+const { half_to_float } = require('./metrics');
 
 // mulberry32: small, fast, and identical on every machine, so a seed names one input set.
 function rng(seed) {
@@ -51,7 +52,8 @@ function make_input(meta, spec, seed) {
     return new ort.Tensor('string', new Array(count).fill(String(spec.value ?? 'a')), dims);
   }
   if (type === 'float16') {
-    throw new Error(`input ${meta.name} is float16: random float16 inputs are not supported`);
+    // Same values a float32 input of that name would get, rounded to half.
+    return cast_for(make_input({ ...meta, type: 'float32' }, spec, seed), 'float16');
   }
   const Array_ = k_array[type];
   if (!Array_) {
@@ -131,7 +133,7 @@ function float_to_half(value) {
 }
 
 // Gives `tensor` the element type a compiled graph declares for that input, so a low-precision
-// graph whose boundary was changed to float16/float64 can be fed the same values.
+// graph whose boundary was changed (float16 <-> float32/float64) can be fed the same values.
 function cast_for(tensor, type) {
   if (!type || tensor.type === type) {
     return tensor;
@@ -139,6 +141,10 @@ function cast_for(tensor, type) {
   const floats = new Set(['float32', 'float64']);
   if (floats.has(tensor.type) && type === 'float16') {
     return new ort.Tensor('float16', Uint16Array.from(tensor.data, float_to_half), tensor.dims);
+  }
+  if (tensor.type === 'float16' && floats.has(type)) {
+    const Array_ = type === 'float32' ? Float32Array : Float64Array;
+    return new ort.Tensor(type, Array_.from(tensor.data, half_to_float), tensor.dims);
   }
   if (floats.has(tensor.type) && floats.has(type)) {
     const Array_ = type === 'float32' ? Float32Array : Float64Array;

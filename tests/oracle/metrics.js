@@ -153,4 +153,4 @@ function violations(m, t) {
   return out;
 }
 
-module.exports = { compare, violations };
+module.exports = { compare, violations, half_to_float };
