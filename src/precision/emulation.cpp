@@ -36,10 +36,10 @@ struct Emulator {
     return name;
   }
 
-  static onnx::NodeProto cast(const std::string& input, const std::string& output, int32_t to) {
+  onnx::NodeProto cast(const std::string& input, const std::string& output, int32_t to) {
     onnx::NodeProto node;
     node.set_op_type("Cast");
-    node.set_name(output);
+    node.set_name(unique(output + "_emu_cast"));
     node.add_input(input);
     node.add_output(output);
     auto* attribute = node.add_attribute();

@@ -64,7 +64,13 @@ void count_nodes(Scope& scope, detail::Context& context) {
     const auto& node = scope.graph->node(i);
     const auto& state = scope.nodes[static_cast<size_t>(i)];
     std::string precision = "n/a";
-    if (state.low) {
+    if (node.op_type() == "Constant" && node.domain().empty()) {
+      // Not compute: its value's type, as decided for the constant.
+      const detail::Tensor* value = scope.find(node.output(0));
+      precision = value != nullptr && value->final_type != 0
+                      ? model::dtype_name(value->final_type)
+                      : "n/a";
+    } else if (state.low) {
       precision = model::dtype_name(context.low);
     } else if (state.has_float) {
       precision = "float32";
@@ -92,9 +98,9 @@ RewriteReport rewrite_mixed_precision(onnx::ModelProto& model, const RewriteOpti
   check_keep_nodes(options.keep_nodes, node_names);
 
   auto root = detail::build_and_paint(*model.mutable_graph(), context);
+  detail::decide_constants(*root, context);
   // Before any Cast is added: the report describes the model's own nodes.
   count_nodes(*root, context);
-  detail::decide_constants(*root, context);
   detail::convert_constants(*root, context);
   detail::insert_casts(*root, context);
   return report;
