@@ -4,7 +4,7 @@
 // a master weight, not a graph input or output, and no value would overflow to inf.
 
 #include "model/tensor_info.h"
-#include "precision/float_convert_shim.h"
+#include "precision/float_convert.h"
 #include "precision/rewrite_state.h"
 #include "precision/schema_check.h"
 
@@ -109,12 +109,14 @@ std::vector<float> float_values(const TensorProto& tensor) {
 
 void convert(TensorProto& tensor, int32_t low) {
   std::vector<float> values = float_values(tensor);
-  std::string raw(values.size() * sizeof(uint16_t), '\0');
-  for (size_t i = 0; i < values.size(); ++i) {
-    uint16_t bits = low == TensorProto::FLOAT16 ? shim::float_to_half(values[i])
-                                                : shim::float_to_bfloat16(values[i]);
-    std::memcpy(&raw[i * sizeof(uint16_t)], &bits, sizeof bits);
+  std::vector<uint16_t> bits(values.size());
+  if (low == TensorProto::FLOAT16) {
+    npucc::precision::float_to_half(values.data(), bits.data(), values.size());
+  } else {
+    npucc::precision::float_to_bfloat16(values.data(), bits.data(), values.size());
   }
+  std::string raw(values.size() * sizeof(uint16_t), '\0');
+  std::memcpy(raw.data(), bits.data(), raw.size());
   tensor.clear_float_data();
   tensor.set_data_type(low);
   tensor.set_raw_data(std::move(raw));

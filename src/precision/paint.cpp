@@ -7,10 +7,11 @@
 // read are known; their interface (inputs, outputs) keeps its types.
 
 #include "model/graph_walk.h"
-#include "precision/float_convert_shim.h"
+#include "precision/float_convert.h"
 #include "precision/rewrite_state.h"
 #include "precision/schema_check.h"
 
+#include <cstring>
 #include <deque>
 
 namespace npucc::precision::detail {
@@ -53,8 +54,8 @@ uint64_t count_overflows(const TensorProto& tensor, int32_t low) {
   } else {
     values.assign(tensor.float_data().begin(), tensor.float_data().end());
   }
-  return low == TensorProto::FLOAT16 ? shim::count_half_overflows(values.data(), values.size())
-                                     : shim::count_bfloat16_overflows(values.data(), values.size());
+  return low == TensorProto::FLOAT16 ? npucc::precision::count_half_overflows(values.data(), values.size())
+                                     : npucc::precision::count_bfloat16_overflows(values.data(), values.size());
 }
 
 void add_tensor(Scope& scope, Context& context, Tensor tensor) {

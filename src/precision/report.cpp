@@ -63,6 +63,9 @@ std::vector<std::string> format_precision_summary(const json& report) {
   int64_t low_nodes = 0;
   std::vector<std::string> matrix;
   for (const auto& [op, by_precision] : report.at("nodes").items()) {
+    if (op == "Constant") {
+      continue; // values, not compute: counted under constants
+    }
     int64_t op_low = by_precision.value(low, int64_t{0});
     int64_t op_float = op_low + by_precision.value("float32", int64_t{0});
     float_nodes += op_float;
