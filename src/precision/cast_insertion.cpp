@@ -17,10 +17,14 @@ using onnx::TensorProto;
 
 std::string short_type(int32_t elem_type) {
   switch (elem_type) {
-  case TensorProto::FLOAT16: return "fp16";
-  case TensorProto::BFLOAT16: return "bf16";
-  case TensorProto::FLOAT: return "fp32";
-  default: return model::dtype_name(elem_type);
+  case TensorProto::FLOAT16:
+    return "fp16";
+  case TensorProto::BFLOAT16:
+    return "bf16";
+  case TensorProto::FLOAT:
+    return "fp32";
+  default:
+    return model::dtype_name(elem_type);
   }
 }
 
@@ -148,6 +152,8 @@ void rewrite(Scope& scope, Context& context) {
 
 } // namespace
 
-void insert_casts(Scope& root, Context& context) { rewrite(root, context); }
+void insert_casts(Scope& root, Context& context) {
+  rewrite(root, context);
+}
 
 } // namespace npucc::precision::detail

@@ -10,7 +10,9 @@ namespace npucc::precision {
 
 namespace {
 
-bool mixed(const ModePlan& plan) { return plan.rewrite && plan.policy == Policy::mixed; }
+bool mixed(const ModePlan& plan) {
+  return plan.rewrite && plan.policy == Policy::mixed;
+}
 
 // Options that only mean something for a lowered graph are refused without one, rather
 // than silently ignored.

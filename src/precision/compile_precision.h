@@ -4,7 +4,6 @@
 
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
-
 #include <string>
 #include <vector>
 

@@ -18,7 +18,8 @@ using onnx::TensorProto;
 
 int32_t wanted_type(Scope& scope, Context& context, const onnx::NodeProto& node,
                     const NodeState& state, int index, const Tensor& tensor) {
-  if (state.low && tensor.orig == TensorProto::FLOAT && !state.pinned_in[static_cast<size_t>(index)]) {
+  if (state.low && tensor.orig == TensorProto::FLOAT &&
+      !state.pinned_in[static_cast<size_t>(index)]) {
     return context.low;
   }
   // A Cast takes its input in any type its schema allows: no need to widen first.
@@ -147,6 +148,8 @@ void decide_constants(Scope& root, Context& context) {
   decide(root, context);
 }
 
-void convert_constants(Scope& root, Context& context) { convert_in(root, context); }
+void convert_constants(Scope& root, Context& context) {
+  convert_in(root, context);
+}
 
 } // namespace npucc::precision::detail

@@ -14,13 +14,15 @@ namespace {
 
 using onnx::TensorProto;
 
-bool is_low(int32_t type) { return type == TensorProto::FLOAT16 || type == TensorProto::BFLOAT16; }
+bool is_low(int32_t type) {
+  return type == TensorProto::FLOAT16 || type == TensorProto::BFLOAT16;
+}
 
 // Ops whose output type is set by an attribute: their low output is truly low in the
 // emulation too, so it only needs the way back to float32.
 const std::set<std::string> k_typed_by_attribute = {
-    "Cast",          "Constant",         "ConstantOfShape",   "EyeLike",
-    "RandomNormal",  "RandomUniform",    "RandomNormalLike",  "RandomUniformLike",
+    "Cast",         "Constant",      "ConstantOfShape",  "EyeLike",
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
 };
 
 struct Emulator {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <onnx/onnx_pb.h>
 
 namespace npucc::precision {

@@ -46,7 +46,8 @@ void collect_names(const onnx::GraphProto& root, std::unordered_set<std::string>
   });
 }
 
-void check_keep_nodes(const std::set<std::string>& keep, const std::vector<std::string>& node_names) {
+void check_keep_nodes(const std::set<std::string>& keep,
+                      const std::vector<std::string>& node_names) {
   std::unordered_set<std::string> known(node_names.begin(), node_names.end());
   for (const auto& name : keep) {
     if (known.count(name) == 0) {
@@ -67,9 +68,8 @@ void count_nodes(Scope& scope, detail::Context& context) {
     if (node.op_type() == "Constant" && node.domain().empty()) {
       // Not compute: its value's type, as decided for the constant.
       const detail::Tensor* value = scope.find(node.output(0));
-      precision = value != nullptr && value->final_type != 0
-                      ? model::dtype_name(value->final_type)
-                      : "n/a";
+      precision =
+          value != nullptr && value->final_type != 0 ? model::dtype_name(value->final_type) : "n/a";
     } else if (state.low) {
       precision = model::dtype_name(context.low);
     } else if (state.has_float) {

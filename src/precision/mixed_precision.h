@@ -5,11 +5,10 @@
 
 #include <cstdint>
 #include <map>
+#include <onnx/onnx_pb.h>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace npucc::precision {
 

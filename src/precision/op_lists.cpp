@@ -28,7 +28,9 @@ const std::set<std::string> k_allow_float16 = {
 };
 // bfloat16: TF Mkl allow has no RNN op, AC CPU has mkldnn_rnn_layer; they are listed and
 // the schema check keeps them float32 below opset 22 (where ONNX RNNs gain bfloat16).
-const std::set<std::string>& allow_bfloat16() { return k_allow_float16; }
+const std::set<std::string>& allow_bfloat16() {
+  return k_allow_float16;
+}
 
 // TF infer: Add/AddV2/BiasAdd = Add, AddN = Sum, Sub, Mul, RealDiv = Div, AvgPool =
 // AveragePool/GlobalAveragePool, FusedBatchNormV2/V3 (with U=float: statistics stay float32,
@@ -40,10 +42,28 @@ const std::set<std::string>& allow_bfloat16() { return k_allow_float16; }
 // Moved to deny against TF, following AC fp32: Log (AC log), Reciprocal (AC reciprocal),
 // Softplus (AC softplus), Softmax / LogSoftmax (AC softmax/log_softmax fp32_set_opt_dtype).
 const std::set<std::string> k_infer_common = {
-    "Add",      "Sum",         "Sub",  "Mul",       "Div",   "AveragePool", "GlobalAveragePool",
-    "BatchNormalization",      "Elu",  "LeakyRelu", "Selu",  "Sigmoid",     "Softsign",
-    "Sqrt",     "Tanh",        "HardSigmoid",       "HardSwish", "PRelu",   "Celu",
-    "ThresholdedRelu",         "Mean", "InstanceNormalization",
+    "Add",
+    "Sum",
+    "Sub",
+    "Mul",
+    "Div",
+    "AveragePool",
+    "GlobalAveragePool",
+    "BatchNormalization",
+    "Elu",
+    "LeakyRelu",
+    "Selu",
+    "Sigmoid",
+    "Softsign",
+    "Sqrt",
+    "Tanh",
+    "HardSigmoid",
+    "HardSwish",
+    "PRelu",
+    "Celu",
+    "ThresholdedRelu",
+    "Mean",
+    "InstanceNormalization",
 };
 
 // TF deny: Exp, Pow, Mean = ReduceMean, Sum = ReduceSum, L2Loss = ReduceSumSquare /
@@ -54,13 +74,33 @@ const std::set<std::string> k_infer_common = {
 // softplus, softmax/log_softmax (+ Hardmax, the same family). MeanVarianceNormalization is
 // reductions + division, like layer_norm.
 const std::set<std::string> k_deny_common = {
-    "Exp",        "Log",         "Pow",          "ReduceMean",
-    "ReduceSum",  "ReduceSumSquare",             "ReduceL1",     "ReduceL2",
-    "ReduceLogSum",              "ReduceLogSumExp",             "ReduceProd",
-    "Softmax",    "LogSoftmax",  "Hardmax",      "SoftmaxCrossEntropyLoss",
-    "NegativeLogLikelihoodLoss", "LayerNormalization",          "LpNormalization",
-    "MeanVarianceNormalization", "CumSum",       "Reciprocal",   "Softplus",
-    "Acos",       "Asin",        "Cosh",         "Sinh",         "Tan",
+    "Exp",
+    "Log",
+    "Pow",
+    "ReduceMean",
+    "ReduceSum",
+    "ReduceSumSquare",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceProd",
+    "Softmax",
+    "LogSoftmax",
+    "Hardmax",
+    "SoftmaxCrossEntropyLoss",
+    "NegativeLogLikelihoodLoss",
+    "LayerNormalization",
+    "LpNormalization",
+    "MeanVarianceNormalization",
+    "CumSum",
+    "Reciprocal",
+    "Softplus",
+    "Acos",
+    "Asin",
+    "Cosh",
+    "Sinh",
+    "Tan",
 };
 
 // TF clear, mapped: Abs, ArgMax/ArgMin, Ceil/Floor/Round/Sign/Neg, ClipByValue/Relu6 =
@@ -75,26 +115,34 @@ const std::set<std::string> k_deny_common = {
 // Shape, Slice/StridedSlice, Split, Tile, TopK, Transpose, OneHot and Size (float16 only:
 // TF Mkl drops them).
 const std::set<std::string> k_clear_common = {
-    "Abs",         "ArgMax",     "ArgMin",       "Ceil",        "Floor",        "Round",
-    "Sign",        "Neg",        "Clip",         "Concat",      "DepthToSpace", "SpaceToDepth",
-    "Expand",      "Equal",      "Greater",      "GreaterOrEqual",              "Less",
-    "LessOrEqual", "Gather",     "GatherElements",              "GatherND",     "Identity",
-    "Dropout",     "IsInf",      "IsNaN",        "ReduceMax",   "ReduceMin",    "Max",
-    "Min",         "MaxPool",    "GlobalMaxPool", "Pad",        "Relu",         "Reshape",
-    "Flatten",     "Unsqueeze",  "Squeeze",      "Resize",      "Upsample",
-    "ReverseSequence",           "Where",        "Shape",       "Slice",        "Split",
-    "Tile",        "TopK",       "Transpose",
+    "Abs",      "ArgMax",      "ArgMin",        "Ceil",
+    "Floor",    "Round",       "Sign",          "Neg",
+    "Clip",     "Concat",      "DepthToSpace",  "SpaceToDepth",
+    "Expand",   "Equal",       "Greater",       "GreaterOrEqual",
+    "Less",     "LessOrEqual", "Gather",        "GatherElements",
+    "GatherND", "Identity",    "Dropout",       "IsInf",
+    "IsNaN",    "ReduceMax",   "ReduceMin",     "Max",
+    "Min",      "MaxPool",     "GlobalMaxPool", "Pad",
+    "Relu",     "Reshape",     "Flatten",       "Unsqueeze",
+    "Squeeze",  "Resize",      "Upsample",      "ReverseSequence",
+    "Where",    "Shape",       "Slice",         "Split",
+    "Tile",     "TopK",        "Transpose",
 };
 
 } // namespace
 
 const char* op_class_name(OpClass op_class) {
   switch (op_class) {
-  case OpClass::allow: return "allow";
-  case OpClass::infer: return "infer";
-  case OpClass::clear: return "clear";
-  case OpClass::deny: return "deny";
-  case OpClass::none: break;
+  case OpClass::allow:
+    return "allow";
+  case OpClass::infer:
+    return "infer";
+  case OpClass::clear:
+    return "clear";
+  case OpClass::deny:
+    return "deny";
+  case OpClass::none:
+    break;
   }
   return "none";
 }

@@ -25,18 +25,30 @@ const std::set<std::string> k_control_flow = {"If", "Loop", "Scan"};
 // Ops whose output type comes from an attribute or that make values from nothing: never
 // lowered, whatever the policy.
 const std::set<std::string> k_never_lowered = {
-    "Cast",        "CastLike",          "Constant",      "ConstantOfShape", "Range",
-    "EyeLike",     "RandomNormal",      "RandomUniform", "RandomNormalLike",
-    "RandomUniformLike",                "Multinomial",   "Bernoulli",       "SequenceEmpty",
-    "If",          "Loop",              "Scan",
+    "Cast",
+    "CastLike",
+    "Constant",
+    "ConstantOfShape",
+    "Range",
+    "EyeLike",
+    "RandomNormal",
+    "RandomUniform",
+    "RandomNormalLike",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+    "SequenceEmpty",
+    "If",
+    "Loop",
+    "Scan",
 };
 
 // Ops through which float arithmetic on shapes and indices flows (traced size formulas).
 const std::set<std::string> k_shape_arithmetic = {
-    "Cast",  "Add",     "Sub",     "Mul",   "Div",     "Floor", "Ceil",      "Round",
-    "Neg",   "Abs",     "Max",     "Min",   "Sqrt",    "Concat", "Gather",   "Unsqueeze",
-    "Squeeze", "Slice", "Reshape", "Identity", "Clip", "Mod",   "Reciprocal", "Pow",
-    "Sum",   "ReduceProd", "Expand", "Flatten",
+    "Cast",   "Add",        "Sub",     "Mul",   "Div",        "Floor",    "Ceil",
+    "Round",  "Neg",        "Abs",     "Max",   "Min",        "Sqrt",     "Concat",
+    "Gather", "Unsqueeze",  "Squeeze", "Slice", "Reshape",    "Identity", "Clip",
+    "Mod",    "Reciprocal", "Pow",     "Sum",   "ReduceProd", "Expand",   "Flatten",
 };
 
 int32_t type_of(const onnx::TypeProto& type) {
@@ -54,8 +66,9 @@ uint64_t count_overflows(const TensorProto& tensor, int32_t low) {
   } else {
     values.assign(tensor.float_data().begin(), tensor.float_data().end());
   }
-  return low == TensorProto::FLOAT16 ? npucc::precision::count_half_overflows(values.data(), values.size())
-                                     : npucc::precision::count_bfloat16_overflows(values.data(), values.size());
+  return low == TensorProto::FLOAT16
+             ? npucc::precision::count_half_overflows(values.data(), values.size())
+             : npucc::precision::count_bfloat16_overflows(values.data(), values.size());
 }
 
 void add_tensor(Scope& scope, Context& context, Tensor tensor) {
@@ -148,10 +161,12 @@ void register_tensors(Scope& scope, Context& context) {
 
 OpClass class_for_policy(const onnx::NodeProto& node, const RewriteOptions& options) {
   switch (options.policy) {
-  case Policy::mixed: return options.lists.classify(node.op_type());
+  case Policy::mixed:
+    return options.lists.classify(node.op_type());
   case Policy::matrix_only:
     return options.lists.allow.count(node.op_type()) != 0 ? OpClass::allow : OpClass::none;
-  case Policy::force: return OpClass::allow;
+  case Policy::force:
+    return OpClass::allow;
   }
   return OpClass::none;
 }
@@ -323,8 +338,9 @@ void try_low(Scope& scope, Context& context, int i) {
   std::vector<int32_t> inputs;
   std::vector<int32_t> outputs;
   for (int j = 0; j < node.input_size(); ++j) {
-    inputs.push_back(node.input(j).empty() ? 0
-                                           : proposed(node.input(j), state.pinned_in[static_cast<size_t>(j)]));
+    inputs.push_back(node.input(j).empty()
+                         ? 0
+                         : proposed(node.input(j), state.pinned_in[static_cast<size_t>(j)]));
   }
   for (int j = 0; j < node.output_size(); ++j) {
     outputs.push_back(node.output(j).empty()
@@ -337,7 +353,8 @@ void try_low(Scope& scope, Context& context, int i) {
   }
   state.low = true;
   for (int j = 0; j < node.output_size(); ++j) {
-    if (Tensor* tensor = scope.find(node.output(j)); tensor != nullptr && outputs[static_cast<size_t>(j)] != 0) {
+    if (Tensor* tensor = scope.find(node.output(j));
+        tensor != nullptr && outputs[static_cast<size_t>(j)] != 0) {
       tensor->final_type = outputs[static_cast<size_t>(j)];
     }
   }
@@ -368,8 +385,12 @@ void decide_nodes(Scope& scope, Context& context) {
       continue;
     }
     switch (state.op_class) {
-    case OpClass::allow: try_low(scope, context, i); break;
-    case OpClass::deny: state.kept_reason = "deny_list"; break;
+    case OpClass::allow:
+      try_low(scope, context, i);
+      break;
+    case OpClass::deny:
+      state.kept_reason = "deny_list";
+      break;
     case OpClass::infer:
     case OpClass::clear:
       if (state.denied) {
@@ -380,7 +401,9 @@ void decide_nodes(Scope& scope, Context& context) {
         state.kept_reason = "inputs_float32";
       }
       break;
-    case OpClass::none: state.kept_reason = "not_listed"; break;
+    case OpClass::none:
+      state.kept_reason = "not_listed";
+      break;
     }
   }
 }

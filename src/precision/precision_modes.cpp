@@ -38,7 +38,9 @@ namespace npucc::precision {
 
 namespace {
 
-ModePlan original() { return {}; }
+ModePlan original() {
+  return {};
+}
 
 ModePlan lowered(LowPrecision low, Policy policy, std::string precision, std::string note = {}) {
   ModePlan plan;
@@ -69,10 +71,11 @@ bool model_has(const onnx::ModelProto& model, int32_t elem_type) {
 void refuse_if_low(const std::string& option, const onnx::ModelProto& model) {
   for (int32_t type : {onnx::TensorProto::FLOAT16, onnx::TensorProto::BFLOAT16}) {
     if (model_has(model, type)) {
-      throw usage_error(option + ": the model computes in " +
-                            std::string(type == onnx::TensorProto::FLOAT16 ? "float16" : "bfloat16") +
-                            " and npucc does not raise precision to float32",
-                        "use must_keep_origin_dtype (v2: origin) to keep the model's types");
+      throw usage_error(
+          option + ": the model computes in " +
+              std::string(type == onnx::TensorProto::FLOAT16 ? "float16" : "bfloat16") +
+              " and npucc does not raise precision to float32",
+          "use must_keep_origin_dtype (v2: origin) to keep the model's types");
     }
   }
 }

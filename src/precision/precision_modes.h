@@ -3,10 +3,9 @@
 #include "npucc/train_mode.h"
 #include "precision/mixed_precision.h"
 
+#include <onnx/onnx_pb.h>
 #include <optional>
 #include <string>
-
-#include <onnx/onnx_pb.h>
 
 namespace npucc::precision {
 

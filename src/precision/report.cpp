@@ -12,9 +12,12 @@ using nlohmann::json;
 
 const char* policy_name(Policy policy) {
   switch (policy) {
-  case Policy::mixed: return "mixed";
-  case Policy::matrix_only: return "matrix_only";
-  case Policy::force: return "force";
+  case Policy::mixed:
+    return "mixed";
+  case Policy::matrix_only:
+    return "matrix_only";
+  case Policy::force:
+    return "force";
   }
   return "mixed";
 }
@@ -76,8 +79,8 @@ std::vector<std::string> format_precision_summary(const json& report) {
     }
   }
   std::vector<std::string> lines;
-  lines.push_back("precision: " + low + " (" + report.value("policy", "") + "): " +
-                  std::to_string(low_nodes) + " of " + std::to_string(float_nodes) +
+  lines.push_back("precision: " + low + " (" + report.value("policy", "") +
+                  "): " + std::to_string(low_nodes) + " of " + std::to_string(float_nodes) +
                   " float nodes low" + (matrix.empty() ? "" : "; " + util::join(matrix, ", ")));
   std::vector<std::string> reasons;
   for (const auto& [reason, count] : report.at("kept_float32_reasons").items()) {

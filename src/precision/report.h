@@ -3,7 +3,6 @@
 #include "precision/mixed_precision.h"
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 

@@ -7,11 +7,10 @@
 #include "precision/mixed_precision.h"
 
 #include <memory>
+#include <onnx/defs/schema.h>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <onnx/defs/schema.h>
 
 namespace npucc::precision::detail {
 
@@ -24,12 +23,12 @@ struct Tensor {
   std::string name;
   Scope* owner = nullptr;
   Source source = Source::node;
-  int producer = -1;  // node index in owner, for Source::node / constant_node
-  int32_t orig = 0;   // element type in the input model (0: not a tensor or unknown)
+  int producer = -1; // node index in owner, for Source::node / constant_node
+  int32_t orig = 0;  // element type in the input model (0: not a tensor or unknown)
   int32_t final_type = 0;
   std::optional<onnx::TypeProto> declared; // shape as declared, for new value_info
   bool graph_output = false;
-  bool overridable = false; // an initializer that is also a graph input
+  bool overridable = false;          // an initializer that is also a graph input
   onnx::TensorProto* data = nullptr; // the constant's value
   uint64_t overflow = 0;
   bool master_weight = false;

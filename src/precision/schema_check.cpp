@@ -1,17 +1,16 @@
 #include "precision/schema_check.h"
 
 #include <map>
+#include <onnx/defs/data_type_utils.h>
 #include <set>
 #include <string>
-
-#include <onnx/defs/data_type_utils.h>
 
 namespace npucc::precision {
 
 namespace {
 
-const onnx::OpSchema::FormalParameter* formal(const std::vector<onnx::OpSchema::FormalParameter>& params,
-                                              int index) {
+const onnx::OpSchema::FormalParameter*
+formal(const std::vector<onnx::OpSchema::FormalParameter>& params, int index) {
   if (params.empty() || index < 0) {
     return nullptr;
   }

@@ -1,10 +1,9 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
+#include <vector>
 
 namespace npucc::precision {
 

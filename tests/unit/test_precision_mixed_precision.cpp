@@ -5,10 +5,9 @@
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+#include <functional>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
-
-#include <functional>
 
 using npucc::LowPrecision;
 using npucc::precision::KeepIoTypes;
@@ -251,7 +250,7 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
       }
     )";
     auto out = lower(text, LowPrecision::bfloat16);
-    CHECK(type_of(out.model, "c") == f32); // Conv gains bfloat16 only in opset 22
+    CHECK(type_of(out.model, "c") == f32);  // Conv gains bfloat16 only in opset 22
     CHECK(type_of(out.model, "m") == bf16); // MatMul-13 has it
     CHECK(out.report.kept_reasons["schema"] == 1);
     auto fp16 = lower(text, LowPrecision::float16);
@@ -341,7 +340,8 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     auto first = lower(text);
     CHECK(first.report.casts_folded == 1); // the float16 input is used as it is
     onnx::ModelProto again = first.model;
-    auto report = npucc::precision::rewrite_mixed_precision(again, options_for(LowPrecision::float16));
+    auto report =
+        npucc::precision::rewrite_mixed_precision(again, options_for(LowPrecision::float16));
     CHECK(report.casts_inserted == 0);
     CHECK(report.constants_converted == 0);
     CHECK(again.SerializeAsString() == first.model.SerializeAsString());

@@ -61,7 +61,8 @@ TEST_SUITE("npucc::precision::OpLists") {
 
   TEST_CASE("modify_mixlist errors name the op or key") {
     auto fails_with = [](const std::string& json, const std::string& text) {
-      CHECK_THROWS_WITH_AS(parse_mixlist(json, "mix.json"), doctest::Contains(text.c_str()), npucc::Error);
+      CHECK_THROWS_WITH_AS(parse_mixlist(json, "mix.json"), doctest::Contains(text.c_str()),
+                           npucc::Error);
     };
     fails_with(R"({"white-list": {"to-add": ["Exp"]}, "black-list": {"to-add": ["Exp"]}})",
                "\"Exp\" is added to both");
@@ -72,8 +73,8 @@ TEST_SUITE("npucc::precision::OpLists") {
     fails_with(R"({"white-list": )", "not valid JSON");
     fails_with(R"({"white-list": {"to-add": ["Exp"], "to-remove": ["Exp"]}})",
                "both added to and removed from");
-    CHECK_THROWS_WITH_AS(parse_mixlist("[]", "mix.json"), doctest::Contains("--modify-mixlist mix.json"),
-                         npucc::Error);
+    CHECK_THROWS_WITH_AS(parse_mixlist("[]", "mix.json"),
+                         doctest::Contains("--modify-mixlist mix.json"), npucc::Error);
   }
 
   TEST_CASE("keep-dtype files: trimmed names, comments and blanks skipped, sorted unique") {

@@ -30,8 +30,12 @@ const char* k_float16_model = R"(
   }
 )";
 
-PrecisionOptions v1(const std::string& mode) { return {mode, ""}; }
-PrecisionOptions v2(const std::string& mode) { return {"", mode}; }
+PrecisionOptions v1(const std::string& mode) {
+  return {mode, ""};
+}
+PrecisionOptions v2(const std::string& mode) {
+  return {"", mode};
+}
 
 } // namespace
 
@@ -50,12 +54,16 @@ TEST_SUITE("npucc::precision::plan_for_precision_mode") {
         {v1("must_keep_origin_dtype"), false, LowPrecision::float16, Policy::mixed, "float32"},
         {v1("force_fp32"), false, LowPrecision::float16, Policy::mixed, "float32"},
         {v1("cube_fp16in_fp32out"), false, LowPrecision::float16, Policy::mixed, "float32"},
-        {v1("allow_fp32_to_fp16"), true, LowPrecision::float16, Policy::matrix_only, "matrix_float16"},
-        {v1("allow_fp32_to_bf16"), true, LowPrecision::bfloat16, Policy::matrix_only, "matrix_bfloat16"},
+        {v1("allow_fp32_to_fp16"), true, LowPrecision::float16, Policy::matrix_only,
+         "matrix_float16"},
+        {v1("allow_fp32_to_bf16"), true, LowPrecision::bfloat16, Policy::matrix_only,
+         "matrix_bfloat16"},
         {v1("force_fp16"), true, LowPrecision::float16, Policy::force, "float16"},
         {v1("allow_mix_precision"), true, LowPrecision::float16, Policy::mixed, "mixed_float16"},
-        {v1("allow_mix_precision_fp16"), true, LowPrecision::float16, Policy::mixed, "mixed_float16"},
-        {v1("allow_mix_precision_bf16"), true, LowPrecision::bfloat16, Policy::mixed, "mixed_bfloat16"},
+        {v1("allow_mix_precision_fp16"), true, LowPrecision::float16, Policy::mixed,
+         "mixed_float16"},
+        {v1("allow_mix_precision_bf16"), true, LowPrecision::bfloat16, Policy::mixed,
+         "mixed_bfloat16"},
         {v2("fp16"), true, LowPrecision::float16, Policy::force, "float16"},
         {v2("origin"), false, LowPrecision::float16, Policy::mixed, "float32"},
         {v2("cube_fp16in_fp32out"), false, LowPrecision::float16, Policy::mixed, "float32"},
