@@ -72,18 +72,18 @@ struct Emulator {
       types[value.name()] = value.type().tensor_type().elem_type();
     }
     google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-    std::vector<std::pair<std::string, std::string>> input_renames;
     for (auto& input : *graph.mutable_input()) {
       int32_t type = input.type().tensor_type().elem_type();
       if (!input.type().has_tensor_type() || !is_low(type)) {
         continue;
       }
+      // Readers move to the round trip's end first, so its own Cast keeps the input.
       std::string low = unique(input.name() + "_emu_low");
       std::string back = unique(input.name() + "_emu");
+      rename_uses(graph, input.name(), back);
       input.mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
       *nodes.Add() = cast(input.name(), low, type);
       *nodes.Add() = cast(low, back, TensorProto::FLOAT);
-      input_renames.emplace_back(input.name(), back);
       ++round_trips;
     }
     for (auto& init : *graph.mutable_initializer()) {
@@ -121,9 +121,6 @@ struct Emulator {
       }
     }
     graph.mutable_node()->Swap(&nodes);
-    for (const auto& [from, to] : input_renames) {
-      rename_uses(graph, from, to);
-    }
     // Every value the low graph typed low is float32 now; inference fills in the rest.
     graph.clear_value_info();
     for (auto& output : *graph.mutable_output()) {

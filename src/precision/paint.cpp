@@ -149,7 +149,7 @@ void register_tensors(Scope& scope, Context& context) {
       tensor->graph_output = true;
     }
   }
-  if (main && context.options->keep_io_types == KeepIoTypes::no) {
+  if (main && context.options->keep_io_types == KeepIoTypes::no && context.cast_supports_low) {
     for (const auto& value : graph.input()) {
       Tensor& tensor = scope.tensors[value.name()];
       if (tensor.source == Source::input && tensor.orig == TensorProto::FLOAT) {
@@ -328,6 +328,10 @@ void try_low(Scope& scope, Context& context, int i) {
     state.kept_reason = "no_schema";
     return;
   }
+  if (!context.cast_supports_low) {
+    state.kept_reason = "schema";
+    return;
+  }
   auto proposed = [&](const std::string& name, bool pinned) -> int32_t {
     const Tensor* tensor = scope.find(name);
     if (tensor == nullptr) {
@@ -435,6 +439,12 @@ bool is_low(int32_t elem_type) {
 }
 
 std::unique_ptr<Scope> build_and_paint(onnx::GraphProto& graph, Context& context) {
+  onnx::NodeProto cast;
+  cast.set_op_type("Cast");
+  const auto* schema = find_schema(cast, *context.model);
+  context.cast_supports_low =
+      schema != nullptr && schema_accepts(*schema, {TensorProto::FLOAT}, {context.low}) &&
+      schema_accepts(*schema, {context.low}, {TensorProto::FLOAT});
   return paint(graph, nullptr, context);
 }
 

@@ -77,6 +77,9 @@ struct Context {
   const onnx::ModelProto* model = nullptr;
   const RewriteOptions* options = nullptr;
   int32_t low = 0;
+  // Cast at the model's opset converts float32 <-> the low type (bfloat16 needs Cast-13):
+  // without it no value can change type, so nothing is lowered.
+  bool cast_supports_low = true;
   std::unordered_set<std::string> taken_names; // every node and value name, for unique names
   RewriteReport* report = nullptr;
 

@@ -309,6 +309,31 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     CHECK(outer_casts == 2);
   }
 
+  TEST_CASE("a branch-local Conv weight and an outer input agree on the type (silero case)") {
+    // A naive conversion lowers the weight inside the branch but not the outer input:
+    // "Type parameter (T) of Optype (Conv) bound to different types".
+    auto out = lower(R"(
+      <ir_version: 8, opset_import: ["" : 16]>
+      g (bool c, float[1,2,4,4] x) => (float[1,2,4,4] y) {
+        y = If(c) <
+          then_branch = t () => (float[1,2,4,4] ty) {
+            w = Constant <value = float[2,2,1,1] {1.0, 0.5, 0.25, 2.0}> ()
+            tc = Conv(x, w)
+            ty = Relu(tc)
+          },
+          else_branch = e () => (float[1,2,4,4] ey) { ey = Relu(x) }
+        >
+      }
+    )");
+    CHECK(type_of(out.model, "w") == f16);
+    CHECK(type_of(out.model, "tc") == f16);
+    CHECK(type_of(out.model, "ey") == f32);
+    // The Cast of x lives in the main graph, where x is defined.
+    REQUIRE(out.model.graph().node_size() == 2);
+    CHECK(out.model.graph().node(0).op_type() == "Cast");
+    CHECK(out.model.graph().node(0).input(0) == "x");
+  }
+
   TEST_CASE("Loop bodies keep carried types consistent with the Loop") {
     auto out = lower(R"(
       <ir_version: 8, opset_import: ["" : 17]>
@@ -426,6 +451,23 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
                      options);
     CHECK(type_of(out.model, "x") == f16);
     CHECK(type_of(out.model, "y") == f16);
+    CHECK(out.report.casts_inserted == 0);
+  }
+
+  TEST_CASE("bfloat16 needs Cast-13: below it nothing is lowered, inputs included") {
+    auto options = options_for(LowPrecision::bfloat16);
+    options.keep_io_types = KeepIoTypes::no;
+    options.policy = Policy::force;
+    auto out = lower(R"(
+      <ir_version: 7, opset_import: ["" : 11]>
+      g (float[2,2] x, float[2,2] w) => (float[2,2] y) {
+        m = MatMul(x, w)
+        y = Relu(m)
+      }
+    )",
+                     options);
+    CHECK(type_of(out.model, "x") == f32);
+    CHECK(type_of(out.model, "m") == f32);
     CHECK(out.report.casts_inserted == 0);
   }
 

@@ -126,6 +126,22 @@ TEST_SUITE("npucc::precision::make_emulation") {
   }
 }
 
+TEST_SUITE("npucc::precision::make_emulation") {
+  TEST_CASE("low graph inputs (--no-keep-io-types) become float32 with a round trip") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float16[2,2] x, float16[2,2] w) => (float16[2,2] y) {
+        y = MatMul(x, w)
+      }
+    )");
+    CHECK(npucc::precision::make_emulation(model) == 3);
+    npucc::compiler::infer_shapes_strict(model);
+    npucc::compiler::check_model(model);
+    CHECK(model.graph().input(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
+    CHECK(model.graph().output(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
+  }
+}
+
 TEST_SUITE("npucc::precision::format_precision_summary") {
   TEST_CASE("short form names the low share, matrix ops, casts and overflowing constants") {
     auto model = npucc::test::parse_text_model(R"(
