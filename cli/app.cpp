@@ -12,6 +12,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
       {"inspect", "show what is inside an ONNX model", setup_inspect},
+      {"schedule", "which graph (low or high precision) training runs now", setup_schedule},
   };
   return table;
 }

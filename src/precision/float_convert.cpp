@@ -29,15 +29,12 @@ float float_of(uint32_t bits) {
   return value;
 }
 
-// Shifts right by `shift` (1..31) rounding to nearest, ties to even.
+// Shifts right by `shift` (1..31) rounding to nearest, ties to even. Branch-free: adding
+// half - 1 plus the kept lsb carries exactly when the rest is above half, or is half and the
+// kept value is odd.
 uint32_t shift_right_rne(uint32_t value, uint32_t shift) {
-  const uint32_t kept = value >> shift;
-  const uint32_t rest = value & ((1u << shift) - 1u);
-  const uint32_t half = 1u << (shift - 1u);
-  if (rest > half || (rest == half && (kept & 1u) != 0)) {
-    return kept + 1u;
-  }
-  return kept;
+  const uint32_t lsb = (value >> shift) & 1u;
+  return (value + (1u << (shift - 1u)) - 1u + lsb) >> shift;
 }
 
 bool overflows(uint32_t bits, uint32_t threshold) {
@@ -81,6 +78,8 @@ __attribute__((target("f16c,avx"))) void half_to_float_f16c(const uint16_t* in, 
   }
 }
 
+// bfloat16 uses integer RNE rather than AVX-512 BF16's VCVTNEPS2BF16: that instruction treats
+// float32 subnormal inputs as zero (Intel SDM), so it could not match the scalar bits.
 // Eight floats -> eight bfloat16 values in the low 16 bits of each 32-bit lane.
 __attribute__((target("avx2"))) __m256i bfloat16_lanes_avx2(__m256i bits) {
   const __m256i abs = _mm256_and_si256(bits, _mm256_set1_epi32(static_cast<int>(k_abs_mask)));

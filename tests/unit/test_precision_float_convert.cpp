@@ -1,5 +1,6 @@
 #include "precision/float_convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -291,6 +292,52 @@ TEST_SUITE("npucc::precision::float_convert") {
         CHECK(bf16[i] == fc::float_to_bfloat16(in[i]));
         CHECK(to_bits(back_half[i]) == to_bits(fc::half_to_float(half[i])));
         CHECK(to_bits(back_bf16[i]) == to_bits(fc::bfloat16_to_float(bf16[i])));
+      }
+    }
+  }
+}
+
+#include <chrono>
+#include <random>
+
+TEST_SUITE("npucc::precision::float_convert") {
+  // Not a pass/fail test (the machine may be shared): run with
+  //   npucc_unit_tests -tc="conversion throughput" --no-skip
+  // to print G elements/s for each path at an in-cache and a DRAM-sized buffer.
+  TEST_CASE("conversion throughput" * doctest::skip()) {
+    for (size_t n : {size_t{1} << 14, size_t{1} << 26}) {
+      std::vector<float> in(n);
+      std::mt19937 generator(7);
+      std::normal_distribution<float> distribution(0.0f, 3.0f);
+      for (auto& value : in) {
+        value = distribution(generator);
+      }
+      std::vector<uint16_t> narrow(n);
+      std::vector<float> wide(n);
+      const int repeats = n < (size_t{1} << 20) ? 2000 : 2;
+      auto measure = [&](const std::string& name, auto&& convert) {
+        double best = 1e30;
+        for (int round = 0; round < 5; ++round) {
+          const auto start = std::chrono::steady_clock::now();
+          for (int i = 0; i < repeats; ++i) {
+            convert();
+          }
+          const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+          best = std::min(best, took.count());
+        }
+        MESSAGE(name << " n=" << n << ": " << static_cast<double>(n) * repeats / best / 1e9
+                     << " G elements/s");
+      };
+      for (Kernel kernel : {Kernel::scalar, Kernel::simd}) {
+        const std::string path = kernel == Kernel::scalar ? "scalar" : "simd";
+        measure(path + " float32->float16",
+                [&] { fc::detail::float_to_half(in.data(), narrow.data(), n, kernel); });
+        measure(path + " float16->float32",
+                [&] { fc::detail::half_to_float(narrow.data(), wide.data(), n, kernel); });
+        measure(path + " float32->bfloat16",
+                [&] { fc::detail::float_to_bfloat16(in.data(), narrow.data(), n, kernel); });
+        measure(path + " bfloat16->float32",
+                [&] { fc::detail::bfloat16_to_float(narrow.data(), wide.data(), n, kernel); });
       }
     }
   }
