@@ -30,9 +30,6 @@ struct CompileOptions {
   std::filesystem::path output_dir;
   std::vector<InputShape> input_shapes;
   ExternalData external_data = ExternalData::automatic;
-  // Empty: the default pipeline.
-  std::vector<std::string> passes;
-  ReadLimits limits;
 
   // --- precision (SPEC §1-2): accelerate_train_mode, precision modes, mixed precision ---
   // With a mode: high.onnx + low.onnx (+ emulation.onnx) in one compile.
@@ -44,6 +41,10 @@ struct CompileOptions {
   bool keep_io_types = true;                 // --no-keep-io-types clears it
   bool low_precision_weights = false;        // store trainable weights in the low type
   bool emit_emulation = false;               // also emulation.onnx (float32, Cast round trips)
+
+  // Empty: the default pipeline.
+  std::vector<std::string> passes;
+  ReadLimits limits;
 };
 
 struct PassSummary {

@@ -34,6 +34,18 @@ json schedule_json(const AccelerateTrainMode& mode) {
           {"rule", rule}};
 }
 
+void add_precision(json& manifest, const CompileOptions& options, const CompileResult& result) {
+  if (options.accelerate_train_mode) {
+    manifest["schedule"] = schedule_json(*options.accelerate_train_mode);
+  }
+  if (!result.precision_report.empty()) {
+    manifest["precision_report"] = json::parse(result.precision_report);
+  }
+  if (!result.high_precision_report.empty()) {
+    manifest["high_precision_report"] = json::parse(result.high_precision_report);
+  }
+}
+
 } // namespace
 
 json memory_plan_json(const MemoryPlan& plan, bool with_tensors) {
@@ -85,7 +97,7 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
   for (const auto& pass : result.passes) {
     passes.push_back({{"name", pass.name}, {"changed", pass.changed}, {"unit", pass.unit}});
   }
-  json out = {
+  json manifest = {
       {"format", "npucc-manifest"},
       {"format_version", k_manifest_format_version},
       {"compiler", {{"name", "npucc"}, {"version", k_version}}},
@@ -101,16 +113,8 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
       {"passes", std::move(passes)},
       {"memory_plan", memory_plan_json(result.memory_plan, true)},
   };
-  if (options.accelerate_train_mode) {
-    out["schedule"] = schedule_json(*options.accelerate_train_mode);
-  }
-  if (!result.precision_report.empty()) {
-    out["precision_report"] = json::parse(result.precision_report);
-  }
-  if (!result.high_precision_report.empty()) {
-    out["high_precision_report"] = json::parse(result.high_precision_report);
-  }
-  return out;
+  add_precision(manifest, options, result);
+  return manifest;
 }
 
 } // namespace npucc::compiler
