@@ -351,6 +351,26 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     CHECK(type_of(out.model, "s") == f32);
   }
 
+  TEST_CASE("Scan bodies: scanned inputs cast inside, state and outputs keep their types") {
+    auto out = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2] init, float[3,2] xs, float[2,2] w) => (float[2] last, float[3,2] ys) {
+        last, ys = Scan(init, xs) <num_scan_inputs = 1,
+          body = b (float[2] s, float[2] x) => (float[2] s2, float[2] y) {
+            m = MatMul(x, w)
+            s2 = Add(s, m)
+            y = Identity(m)
+          }>
+      }
+    )");
+    CHECK(type_of(out.model, "m") == f16);
+    CHECK(type_of(out.model, "s2") == f32);
+    CHECK(type_of(out.model, "y") == f32);
+    CHECK(type_of(out.model, "x") == f32);
+    // x inside the body, w in the main graph, m back to float32 (shared by Add and Identity).
+    CHECK(out.report.casts_inserted == 3);
+  }
+
   TEST_CASE("idempotent: a second run changes nothing, also on partly float16 models") {
     const std::string text = R"(
       <ir_version: 8, opset_import: ["" : 17]>
