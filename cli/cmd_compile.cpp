@@ -2,6 +2,7 @@
 
 #include "compiler/manifest.h"
 #include "npucc/compile.h"
+#include "precision_options.h"
 #include "util/file_io.h"
 #include "util/strings.h"
 
@@ -19,7 +20,9 @@ struct CompileArgs {
   bool external_data = false;
   std::string passes;
   bool json = false;
+  PrecisionArgs precision;
 };
+
 
 void print_summary(const CompileOptions& options, const CompileResult& result, double seconds) {
   std::cout << "compiled " << options.model_path.string() << " -> " << options.output_dir.string()
@@ -35,6 +38,7 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
     }
     std::cout << "  sha256 " << graph.graph.sha256.substr(0, 12) << "\n";
   }
+  print_precision_summary(result);
   std::vector<std::string> changed;
   for (const auto& pass : result.passes) {
     if (pass.changed > 0) {
@@ -68,6 +72,7 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
   command.add_option("--passes", args->passes,
                      "comma-separated passes to run instead of the default pipeline");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
+  add_precision_options(command, args->precision);
   return [args, &global] {
     CompileOptions options;
     options.model_path = args->model;
@@ -81,6 +86,7 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
         options.passes.emplace_back(util::trim(name));
       }
     }
+    apply_precision_options(args->precision, options);
     LogSink log;
     if (global.verbose) {
       log = [](const std::string& line) { std::cerr << "npucc: " << line << "\n"; };

@@ -6,6 +6,7 @@
 #include "npucc/error.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
+#include "precision/compile_precision.h"
 #include "util/file_io.h"
 
 namespace npucc {
@@ -77,11 +78,23 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
   });
   result.memory_plan = plan_memory(model.proto.graph());
 
-  CompiledGraph high = compiler::write_graph(model.proto, output.staging(), "high.onnx",
-                                            options.external_data);
-  high.role = "high";
-  high.precision = "float32";
-  result.graphs.push_back(std::move(high));
+  // Precision variants (high / low / emulation) from the optimised graph.
+  precision::PrecisionBuild variants;
+  in_file(file, [&] { variants = precision::build_precision_variants(model.proto, options); });
+  for (auto& variant : variants.graphs) {
+    CompiledGraph written = compiler::write_graph(variant.model, output.staging(),
+                                                  variant.role + ".onnx", options.external_data);
+    written.role = variant.role;
+    written.precision = variant.precision;
+    written.emulates = variant.emulates;
+    result.graphs.push_back(std::move(written));
+  }
+  if (!variants.report.is_null()) {
+    result.precision_report = variants.report.dump();
+  }
+  if (!variants.high_report.is_null()) {
+    result.high_precision_report = variants.high_report.dump();
+  }
 
   auto manifest = compiler::build_manifest(options, model, result);
   util::write_file_atomic(output.staging() / "manifest.json", manifest.dump(2) + "\n");
