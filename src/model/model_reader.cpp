@@ -2,6 +2,7 @@
 
 #include "model/external_data.h"
 #include "model/graph_walk.h"
+#include "model/shape_check.h"
 #include "model/tensor_info.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
@@ -140,6 +141,7 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   }
   check_versions(model.proto, file);
   check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
+  model::check_value_shapes(model.proto.graph(), file, limits);
   model.external_files = model::load_external_data(model.proto, path, limits);
   return model;
 }

@@ -11,8 +11,17 @@ namespace npucc {
 
 namespace {
 
+// No single activation can be planned past this (1 PiB); keeps every sum below in range
+// for any realistic tensor count, and sums saturate beyond that.
+constexpr uint64_t k_max_plannable_bytes = uint64_t{1} << 50;
+
 uint64_t align_up(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
+}
+
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
 }
 
 // Static byte size of a value, or 0 with `why` set when it has none.
@@ -44,6 +53,10 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
       return 0;
     }
     bytes = *next;
+  }
+  if (bytes > k_max_plannable_bytes) {
+    why = "has " + std::to_string(bytes) + " bytes, too large to plan";
+    return 0;
   }
   return bytes;
 }
@@ -113,20 +126,20 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     for (size_t other_index : placed) {
       const auto& other = plan.tensors[other_index];
       if (other.first <= tensor.last && tensor.first <= other.last) {
-        busy.emplace_back(other.offset, other.offset + align_up(std::max<uint64_t>(other.bytes, 1), plan.alignment));
+        busy.emplace_back(other.offset, saturating_add(other.offset, align_up(std::max<uint64_t>(other.bytes, 1), plan.alignment)));
       }
     }
     std::sort(busy.begin(), busy.end());
     uint64_t offset = 0;
     for (const auto& [begin, end] : busy) {
-      if (offset + size <= begin) {
+      if (saturating_add(offset, size) <= begin) {
         break;
       }
       offset = std::max(offset, end);
     }
     tensor.offset = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
-    plan.unshared_bytes += size;
+    plan.arena_bytes = std::max(plan.arena_bytes, saturating_add(offset, size));
+    plan.unshared_bytes = saturating_add(plan.unshared_bytes, size);
     placed.push_back(index);
   }
   // Lower bound: the most bytes alive at one step.
@@ -138,7 +151,9 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
   }
   int64_t live = 0;
   for (const auto& [step, change] : delta) {
-    live += change;
+    if (__builtin_add_overflow(live, change, &live)) {
+      live = INT64_MAX; // only reachable with millions of petabyte tensors; saturate
+    }
     plan.lower_bound_bytes = std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
   }
   plan.available = true;

@@ -1,0 +1,44 @@
+#include "inspect/text_table.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace npucc::inspect {
+
+std::string TextTable::render() const {
+  std::vector<size_t> widths;
+  for (const auto& row : m_rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : m_rows) {
+    std::string line = m_indent;
+    for (size_t i = 0; i < row.size(); ++i) {
+      bool right = i < m_align.size() && m_align[i] == 'r';
+      std::string pad(widths[i] - row[i].size(), ' ');
+      if (i > 0) {
+        line += "  ";
+      }
+      line += right ? pad + row[i] : row[i] + (i + 1 < row.size() ? pad : "");
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string group_digits(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return out;
+}
+
+} // namespace npucc::inspect
