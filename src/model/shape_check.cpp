@@ -47,7 +47,7 @@ void check_tensor_type(const onnx::TypeProto_Tensor& tensor, const std::string& 
                     (overflow ? ", whose size overflows" : ", " + util::format_bytes(bytes)) +
                     ", more than the limit of " + util::format_bytes(limits.max_tensor_bytes) +
                     " per tensor",
-                "the model is damaged or hostile; check its dims (or the --input-shape values)");
+                "the model is damaged or hostile; check its dims or the --input-shape values");
   }
 }
 

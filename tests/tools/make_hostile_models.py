@@ -133,7 +133,7 @@ def main():
     # 2^20 x 2^20 inputs whose product only appears through shape inference.
     a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2**20, 1])
     b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 2**20])
-    c = helper.make_tensor_value_info("c", TensorProto.FLOAT, None)
+    c = helper.make_tensor_value_info("c", TensorProto.FLOAT, ["m", "n"])
     nodes = [helper.make_node("MatMul", ["a", "b"], ["c"], name="outer")]
     save(model(helper.make_graph(nodes, "outer", [a, b], [c])), path("huge_inferred_tensor"))
 
