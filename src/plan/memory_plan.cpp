@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
+#include "plan/interval_index.h"
 
 #include <algorithm>
 #include <map>
@@ -118,17 +119,17 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     const auto& tb = plan.tensors[b];
     return ta.bytes != tb.bytes ? ta.bytes > tb.bytes : ta.first < tb.first;
   });
-  std::vector<size_t> placed;
+  plan::IntervalIndex placed(n);
   for (size_t index : order) {
     auto& tensor = plan.tensors[index];
     uint64_t size = align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment);
     std::vector<std::pair<uint64_t, uint64_t>> busy; // [offset, end) of overlapping lifetimes
-    for (size_t other_index : placed) {
+    placed.overlapping(tensor.first, tensor.last, [&](size_t other_index) {
       const auto& other = plan.tensors[other_index];
-      if (other.first <= tensor.last && tensor.first <= other.last) {
-        busy.emplace_back(other.offset, saturating_add(other.offset, align_up(std::max<uint64_t>(other.bytes, 1), plan.alignment)));
-      }
-    }
+      busy.emplace_back(other.offset,
+                        saturating_add(other.offset, align_up(std::max<uint64_t>(other.bytes, 1),
+                                                              plan.alignment)));
+    });
     std::sort(busy.begin(), busy.end());
     uint64_t offset = 0;
     for (const auto& [begin, end] : busy) {
@@ -140,12 +141,13 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     tensor.offset = offset;
     plan.arena_bytes = std::max(plan.arena_bytes, saturating_add(offset, size));
     plan.unshared_bytes = saturating_add(plan.unshared_bytes, size);
-    placed.push_back(index);
+    placed.insert(tensor.first, tensor.last, index);
   }
   // Lower bound: the most bytes alive at one step.
   std::map<int, int64_t> delta;
   for (const auto& tensor : plan.tensors) {
-    int64_t size = static_cast<int64_t>(align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment));
+    int64_t size =
+        static_cast<int64_t>(align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment));
     delta[tensor.first] += size;
     delta[tensor.last + 1] -= size;
   }
@@ -154,7 +156,8 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     if (__builtin_add_overflow(live, change, &live)) {
       live = INT64_MAX; // only reachable with millions of petabyte tensors; saturate
     }
-    plan.lower_bound_bytes = std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
+    plan.lower_bound_bytes =
+        std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
   }
   plan.available = true;
   return plan;
