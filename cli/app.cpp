@@ -18,10 +18,27 @@ const std::vector<Command>& commands() {
 
 namespace {
 
+// Names in messages come from models; a hostile one must not break the error into
+// several lines or send escape sequences to the terminal.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      const char* digits = "0123456789abcdef";
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 void print_error(const std::string& message, const std::string& hint) {
-  std::cerr << "npucc: error: " << message;
+  std::cerr << "npucc: error: " << printable(message);
   if (!hint.empty()) {
-    std::cerr << " (" << hint << ")";
+    std::cerr << " (" << printable(hint) << ")";
   }
   std::cerr << "\n";
 }
@@ -102,9 +119,9 @@ int run(int argc, char** argv) {
     }
     if (!known) {
       std::string match = util::closest_match(word, names);
-      print_error("unknown command \"" + word + "\"",
-                  match.empty() ? "commands: " + util::join(names, ", ")
-                                : "did you mean \"" + match + "\"?");
+      print_error("unknown command \"" + word + "\"", match.empty()
+                                                          ? "commands: " + util::join(names, ", ")
+                                                          : "did you mean \"" + match + "\"?");
       return static_cast<int>(ExitStatus::usage);
     }
     break;
@@ -123,11 +140,11 @@ int run(int argc, char** argv) {
     print_error(util::first_line(e.what()), suggest_for_extras(*where, where->remaining()));
     return static_cast<int>(ExitStatus::usage);
   } catch (const CLI::ParseError& e) {
-    print_error(util::first_line(e.what()), "see npucc " +
-                                                std::string(deepest_parsed(app) == &app
-                                                                ? ""
-                                                                : deepest_parsed(app)->get_name() + " ") +
-                                                "--help");
+    print_error(
+        util::first_line(e.what()),
+        "see npucc " +
+            std::string(deepest_parsed(app) == &app ? "" : deepest_parsed(app)->get_name() + " ") +
+            "--help");
     return static_cast<int>(ExitStatus::usage);
   } catch (const Error& e) {
     print_error(e.what(), e.hint());

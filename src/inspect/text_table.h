@@ -11,7 +11,8 @@ class TextTable {
 public:
   TextTable(std::string align, std::string indent)
       : m_align(std::move(align)), m_indent(std::move(indent)) {}
-  void add_row(std::vector<std::string> cells) { m_rows.push_back(std::move(cells)); }
+  // Cells hold names from the model: control characters are shown escaped.
+  void add_row(std::vector<std::string> cells);
   bool empty() const { return m_rows.empty(); }
   std::string render() const;
 
@@ -20,6 +21,10 @@ private:
   std::string m_indent;
   std::vector<std::vector<std::string>> m_rows;
 };
+
+// `text` with control characters (newlines, escape sequences) written as \xNN, so a
+// hostile name cannot break lines or drive the terminal.
+std::string printable(const std::string& text);
 
 // 1234567 -> "1,234,567".
 std::string group_digits(uint64_t value);

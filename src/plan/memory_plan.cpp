@@ -62,6 +62,17 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
   return bytes;
 }
 
+// Telling the user to fix input dims they have already fixed would mislead.
+std::string remedy(const onnx::GraphProto& graph) {
+  for (const auto& input : graph.input()) {
+    std::string why;
+    if (input.type().has_tensor_type() && static_bytes(&input, why) == 0 && !why.empty()) {
+      return "fix dynamic dims with --input-shape";
+    }
+  }
+  return "the inputs are static, but shape inference could not give it a static shape";
+}
+
 } // namespace
 
 MemoryPlan plan_memory(const onnx::GraphProto& graph) {
@@ -84,7 +95,7 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       auto it = infos.find(name);
       uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
       if (bytes == 0 && !why.empty()) {
-        plan.reason = "tensor \"" + name + "\" " + why + "; fix dynamic dims with --input-shape";
+        plan.reason = "tensor \"" + name + "\" " + why + "; " + remedy(graph);
         return plan;
       }
       index_of[name] = plan.tensors.size();

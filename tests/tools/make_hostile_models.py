@@ -171,6 +171,12 @@ def main():
 
     save(nested_if(150), path("nested_if_150"))
 
+    # Names with a newline and a terminal escape sequence: the error must stay one line.
+    m = model(external_weight_graph("missing\n\x1b[2J.bin"))
+    m.graph.initializer[0].name = "w\nnpucc: error: forged"
+    m.graph.node[0].input[1] = m.graph.initializer[0].name
+    save(m, path("control_characters"))
+
 
 if __name__ == "__main__":
     main()

@@ -111,6 +111,16 @@ TEST_SUITE("npucc::inspect_report") {
     }
   }
 
+  TEST_CASE("text escapes control characters in names") {
+    auto report = sample_report();
+    report.inputs[0].name = "x\n\x1b[2Jforged";
+    report.graph_name = "g\r";
+    auto text = npucc::inspect_report_text(report);
+    CHECK(text.find('\x1b') == std::string::npos);
+    CHECK(text.find('\r') == std::string::npos);
+    CHECK(text.find("  x\\x0a\\x1b[2Jforged  float32") != std::string::npos);
+  }
+
   TEST_CASE("text shows an available memory plan") {
     npucc::InspectOptions options;
     options.input_shapes = npucc::parse_input_shapes("x:2,8");
