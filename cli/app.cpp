@@ -119,9 +119,9 @@ int run(int argc, char** argv) {
     }
     if (!known) {
       std::string match = util::closest_match(word, names);
-      print_error("unknown command \"" + word + "\"", match.empty()
-                                                          ? "commands: " + util::join(names, ", ")
-                                                          : "did you mean \"" + match + "\"?");
+      print_error("unknown command \"" + word + "\"",
+                  match.empty() ? "commands: " + util::join(names, ", ")
+                                : "did you mean \"" + match + "\"?");
       return static_cast<int>(ExitStatus::usage);
     }
     break;
@@ -140,11 +140,11 @@ int run(int argc, char** argv) {
     print_error(util::first_line(e.what()), suggest_for_extras(*where, where->remaining()));
     return static_cast<int>(ExitStatus::usage);
   } catch (const CLI::ParseError& e) {
-    print_error(
-        util::first_line(e.what()),
-        "see npucc " +
-            std::string(deepest_parsed(app) == &app ? "" : deepest_parsed(app)->get_name() + " ") +
-            "--help");
+    print_error(util::first_line(e.what()), "see npucc " +
+                                                std::string(deepest_parsed(app) == &app
+                                                                ? ""
+                                                                : deepest_parsed(app)->get_name() + " ") +
+                                                "--help");
     return static_cast<int>(ExitStatus::usage);
   } catch (const Error& e) {
     print_error(e.what(), e.hint());
