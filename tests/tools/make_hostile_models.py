@@ -171,6 +171,11 @@ def main():
 
     save(nested_if(150), path("nested_if_150"))
 
+    # 3 GiB (sparse, so it costs no disk): more than one protobuf message can hold;
+    # refused before anything reads it into memory.
+    with open(path("oversized"), "wb") as f:
+        f.truncate(3 << 30)
+
     # Names with a newline and a terminal escape sequence: the error must stay one line.
     m = model(external_weight_graph("missing\n\x1b[2J.bin"))
     m.graph.initializer[0].name = "w\nnpucc: error: forged"
