@@ -174,6 +174,25 @@ grep -Eq '^  constant +float32 +342 +1,171,841 +4\.5 MiB$' "$work/det.txt" ||
 grep -Eq '^memory plan: arena [0-9.]+ MiB for 672 tensors' "$work/det.txt" ||
   fail "ppocrv4_det text lacks the memory plan"
 
+# A compiled graph with external data: inspect reads the data file and reports the
+# same parameters as the original model.
+if "$NPUCC" compile -q --external-data "$models/oww_hello_deepa.onnx" -o "$work/oww" &&
+  "$NPUCC" inspect --json "$work/oww/high.onnx" >"$work/oww_high.json"; then
+  "$PYTHON" - "$work/oww_hello_deepa.json" "$work/oww_high.json" <<'EOF' || fail "inspect of a compiled graph with external data"
+import json, sys
+original, compiled = (json.load(open(p)) for p in sys.argv[1:])
+files = compiled["model"]["external_data"]
+assert [f["location"] for f in files] == ["high.onnx.data"], files
+# Tensors under 1 KiB stay inside the graph.
+assert 300000 < files[0]["bytes"] <= 4 * 78049, files
+assert compiled["parameters"]["elements"] == original["parameters"]["elements"], (
+    compiled["parameters"], original["parameters"])
+assert compiled["model"]["bytes"] < original["model"]["bytes"] // 10, compiled["model"]
+EOF
+else
+  fail "compile --external-data then inspect"
+fi
+
 # Bad command lines: exit 2, one line naming the problem.
 "$NPUCC" inspect --input-shape "nope:1" "$models/oww_hello_deepa.onnx" >/dev/null 2>"$work/err"
 status=$?
