@@ -112,8 +112,8 @@ std::string memory_plan_text(const InspectReport& report) {
     return "memory plan: unavailable: " + inspect::printable(plan.reason) + "\n";
   }
   return "memory plan: arena " + util::format_bytes(plan.arena_bytes) + " for " +
-         group_digits(plan.tensors.size()) + " tensors (lower bound " +
-         util::format_bytes(plan.lower_bound_bytes) + ", unshared " +
+         group_digits(plan.tensors.size()) + (plan.tensors.size() == 1 ? " tensor" : " tensors") +
+         " (lower bound " + util::format_bytes(plan.lower_bound_bytes) + ", unshared " +
          util::format_bytes(plan.unshared_bytes) + ")\n";
 }
 
