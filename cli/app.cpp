@@ -19,10 +19,27 @@ const std::vector<Command>& commands() {
 
 namespace {
 
+// Names in messages come from models; a hostile one must not break the error into
+// several lines or send escape sequences to the terminal.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      const char* digits = "0123456789abcdef";
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 void print_error(const std::string& message, const std::string& hint) {
-  std::cerr << "npucc: error: " << message;
+  std::cerr << "npucc: error: " << printable(message);
   if (!hint.empty()) {
-    std::cerr << " (" << hint << ")";
+    std::cerr << " (" << printable(hint) << ")";
   }
   std::cerr << "\n";
 }

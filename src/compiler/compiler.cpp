@@ -2,6 +2,7 @@
 #include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "compiler/validate.h"
+#include "model/shape_check.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
 #include "passes/pass_manager.h"
@@ -63,6 +64,8 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
     passes::PassManager(std::move(sort)).run(model.proto, passes::FixedPoint::no, say);
     compiler::check_model(model.proto);
     compiler::infer_shapes_strict(model.proto);
+    // Inferred shapes can be far larger than any declared one (an outer product).
+    model::check_value_shapes(model.proto.graph(), file, options.limits);
     say("validated: ONNX checker and strict shape inference passed");
 
     result.passes = summarise(
@@ -97,7 +100,8 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
   }
 
   auto manifest = compiler::build_manifest(options, model, result);
-  util::write_file_atomic(output.staging() / "manifest.json", manifest.dump(2) + "\n");
+  util::write_file_atomic(output.staging() / "manifest.json",
+                          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   output.publish();
   result.manifest_path = options.output_dir / "manifest.json";
   return result;

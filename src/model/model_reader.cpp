@@ -2,6 +2,7 @@
 
 #include "model/external_data.h"
 #include "model/graph_walk.h"
+#include "model/shape_check.h"
 #include "model/tensor_info.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
@@ -112,6 +113,14 @@ void check_tensor_sizes(onnx::GraphProto& graph, const std::string& file,
   });
 }
 
+void check_protobuf_size(uint64_t bytes, const std::string& file) {
+  if (bytes > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    throw Error(file + ": " + std::to_string(bytes) +
+                    " bytes is more than one protobuf message can hold (2 GiB)",
+                "store the weights as external data (onnx.save(..., save_as_external_data=True))");
+  }
+}
+
 } // namespace
 
 Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimits& limits) {
@@ -119,11 +128,7 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   if (bytes.empty()) {
     throw Error(file + ": file is empty; expected an ONNX model (protobuf)");
   }
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    throw Error(file + ": " + std::to_string(bytes.size()) +
-                    " bytes is more than one protobuf message can hold (2 GiB)",
-                "store the weights as external data (onnx.save(..., save_as_external_data=True))");
-  }
+  check_protobuf_size(bytes.size(), file);
   Model model;
   model.path = path;
   model.file_bytes = bytes.size();
@@ -140,6 +145,7 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   }
   check_versions(model.proto, file);
   check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
+  model::check_value_shapes(model.proto.graph(), file, limits);
   model.external_files = model::load_external_data(model.proto, path, limits);
   return model;
 }
@@ -152,6 +158,11 @@ Model read_model(const fs::path& path, const ReadLimits& limits) {
   }
   if (!fs::is_regular_file(status)) {
     throw Error(path.string() + ": not a regular file; expected an .onnx model");
+  }
+  // Refuse an oversized file before reading it all into memory.
+  auto size = fs::file_size(path, ec);
+  if (!ec) {
+    check_protobuf_size(size, path.string());
   }
   return parse_model(util::read_file(path), path, limits);
 }

@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
+#include "plan/interval_index.h"
 
 #include <algorithm>
 #include <map>
@@ -11,8 +12,17 @@ namespace npucc {
 
 namespace {
 
+// No single activation can be planned past this (1 PiB); keeps every sum below in range
+// for any realistic tensor count, and sums saturate beyond that.
+constexpr uint64_t k_max_plannable_bytes = uint64_t{1} << 50;
+
 uint64_t align_up(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
+}
+
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
 }
 
 // Static byte size of a value, or 0 with `why` set when it has none.
@@ -45,7 +55,22 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     }
     bytes = *next;
   }
+  if (bytes > k_max_plannable_bytes) {
+    why = "has " + std::to_string(bytes) + " bytes, too large to plan";
+    return 0;
+  }
   return bytes;
+}
+
+// Telling the user to fix input dims they have already fixed would mislead.
+std::string remedy(const onnx::GraphProto& graph) {
+  for (const auto& input : graph.input()) {
+    std::string why;
+    if (input.type().has_tensor_type() && static_bytes(&input, why) == 0 && !why.empty()) {
+      return "fix dynamic dims with --input-shape";
+    }
+  }
+  return "the inputs are static, but shape inference could not give it a static shape";
 }
 
 } // namespace
@@ -70,7 +95,7 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       auto it = infos.find(name);
       uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
       if (bytes == 0 && !why.empty()) {
-        plan.reason = "tensor \"" + name + "\" " + why + "; fix dynamic dims with --input-shape";
+        plan.reason = "tensor \"" + name + "\" " + why + "; " + remedy(graph);
         return plan;
       }
       index_of[name] = plan.tensors.size();
@@ -105,41 +130,45 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     const auto& tb = plan.tensors[b];
     return ta.bytes != tb.bytes ? ta.bytes > tb.bytes : ta.first < tb.first;
   });
-  std::vector<size_t> placed;
+  plan::IntervalIndex placed(n);
   for (size_t index : order) {
     auto& tensor = plan.tensors[index];
     uint64_t size = align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment);
     std::vector<std::pair<uint64_t, uint64_t>> busy; // [offset, end) of overlapping lifetimes
-    for (size_t other_index : placed) {
+    placed.overlapping(tensor.first, tensor.last, [&](size_t other_index) {
       const auto& other = plan.tensors[other_index];
-      if (other.first <= tensor.last && tensor.first <= other.last) {
-        busy.emplace_back(other.offset, other.offset + align_up(std::max<uint64_t>(other.bytes, 1), plan.alignment));
-      }
-    }
+      busy.emplace_back(other.offset,
+                        saturating_add(other.offset, align_up(std::max<uint64_t>(other.bytes, 1),
+                                                              plan.alignment)));
+    });
     std::sort(busy.begin(), busy.end());
     uint64_t offset = 0;
     for (const auto& [begin, end] : busy) {
-      if (offset + size <= begin) {
+      if (saturating_add(offset, size) <= begin) {
         break;
       }
       offset = std::max(offset, end);
     }
     tensor.offset = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
-    plan.unshared_bytes += size;
-    placed.push_back(index);
+    plan.arena_bytes = std::max(plan.arena_bytes, saturating_add(offset, size));
+    plan.unshared_bytes = saturating_add(plan.unshared_bytes, size);
+    placed.insert(tensor.first, tensor.last, index);
   }
   // Lower bound: the most bytes alive at one step.
   std::map<int, int64_t> delta;
   for (const auto& tensor : plan.tensors) {
-    int64_t size = static_cast<int64_t>(align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment));
+    int64_t size =
+        static_cast<int64_t>(align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment));
     delta[tensor.first] += size;
     delta[tensor.last + 1] -= size;
   }
   int64_t live = 0;
   for (const auto& [step, change] : delta) {
-    live += change;
-    plan.lower_bound_bytes = std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
+    if (__builtin_add_overflow(live, change, &live)) {
+      live = INT64_MAX; // only reachable with millions of petabyte tensors; saturate
+    }
+    plan.lower_bound_bytes =
+        std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
   }
   plan.available = true;
   return plan;
