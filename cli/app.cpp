@@ -12,6 +12,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
       {"inspect", "show what is inside an ONNX model", setup_inspect},
+      {"cache", "manage the compile cache: ls, stats, verify, invalidate, purge, populate",
+       setup_cache},
   };
   return table;
 }

@@ -60,7 +60,7 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
   for (const auto& pass : result.passes) {
     passes.push_back({{"name", pass.name}, {"changed", pass.changed}, {"unit", pass.unit}});
   }
-  return {
+  json manifest = {
       {"format", "npucc-manifest"},
       {"format_version", k_manifest_format_version},
       {"compiler", {{"name", "npucc"}, {"version", k_version}}},
@@ -76,6 +76,10 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
       {"passes", std::move(passes)},
       {"memory_plan", memory_plan_json(result.memory_plan, true)},
   };
+  if (!options.cache_key.empty()) {
+    manifest["cache_key"] = options.cache_key;
+  }
+  return manifest;
 }
 
 } // namespace npucc::compiler
