@@ -117,14 +117,27 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
                                            info.header.compiler_version != args->version);
                                  }),
                   entries.end());
+    // Each entry's sort field as (text, number); only one of the two varies.
     auto field = [&](const cache::EntryInfo& info) -> std::pair<std::string, int64_t> {
       const std::string& by = args->sort;
-      if (by == "size") return {"", static_cast<int64_t>(info.bytes)};
-      if (by == "created") return {"", info.header.created};
-      if (by == "used") return {"", info.last_used};
-      if (by == "version") return {info.header.compiler_version, 0};
-      if (by == "state") return {cache::entry_state_name(info.state), 0};
-      if (by == "model") return {info.header.model, 0};
+      if (by == "size") {
+        return {"", static_cast<int64_t>(info.bytes)};
+      }
+      if (by == "created") {
+        return {"", info.header.created};
+      }
+      if (by == "used") {
+        return {"", info.last_used};
+      }
+      if (by == "version") {
+        return {info.header.compiler_version, 0};
+      }
+      if (by == "state") {
+        return {cache::entry_state_name(info.state), 0};
+      }
+      if (by == "model") {
+        return {info.header.model, 0};
+      }
       return {info.key, 0};
     };
     std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
@@ -146,11 +159,11 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     std::vector<std::vector<std::string>> rows = {
         {"KEY", "MODEL", "VARIANTS", "SIZE", "CREATED", "LAST USED", "VERSION", "STATE"}};
     for (const auto& info : entries) {
-      auto orEmpty = [](const std::string& text) { return text.empty() ? std::string("-") : text; };
-      rows.push_back({info.key.substr(0, 12), orEmpty(info.header.model),
-                      orEmpty(info.header.variants), util::format_bytes(info.bytes),
+      auto or_dash = [](const std::string& text) { return text.empty() ? std::string("-") : text; };
+      rows.push_back({info.key.substr(0, 12), or_dash(info.header.model),
+                      or_dash(info.header.variants), util::format_bytes(info.bytes),
                       format_time(info.header.created), format_time(info.last_used),
-                      orEmpty(info.header.compiler_version), cache::entry_state_name(info.state)});
+                      or_dash(info.header.compiler_version), cache::entry_state_name(info.state)});
     }
     print_table(rows);
     if (!global.quiet) {

@@ -6,6 +6,8 @@
 #include "npucc/version.h"
 #include "util/strings.h"
 
+#include <unistd.h>
+
 namespace npucc::cli::cache_cli {
 
 namespace {

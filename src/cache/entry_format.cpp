@@ -3,6 +3,7 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace npucc::cache {

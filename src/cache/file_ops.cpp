@@ -28,6 +28,16 @@ public:
       ::close(m_fd);
     }
   }
+  Fd(Fd&& other) noexcept : m_fd(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (m_fd >= 0) {
+        ::close(m_fd);
+      }
+      m_fd = other.release();
+    }
+    return *this;
+  }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return m_fd; }

@@ -5,6 +5,7 @@
 #include "util/file_io.h"
 #include "util/strings.h"
 
+#include <cerrno>
 #include <ctime>
 #include <fcntl.h>
 #include <sstream>

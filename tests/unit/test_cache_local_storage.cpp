@@ -1,11 +1,13 @@
 #include "cache/local_storage.h"
 #include "npucc/cache.h"
+#include "npucc/error.h"
 #include "npucc/version.h"
 #include "test_support.h"
 #include "util/file_io.h"
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <fstream>
 #include <sys/stat.h>
 #include <thread>
@@ -147,7 +149,7 @@ TEST_SUITE("npucc::cache::LocalStorage") {
     f.put(key_of('e'));
     fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ff");
     fs::create_directories(f.storage.root() / "entries" / "ee");
-    fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ee" / key_of('e'));
+    fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ee" / ("ee" + std::string(62, '0')));
     fs::create_symlink(outside / "precious", f.storage.entry_dir(key_of('e')) / "extra");
     npucc::util::write_file_atomic(f.storage.root() / "junk", "x");
 
