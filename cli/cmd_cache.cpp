@@ -321,33 +321,24 @@ std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global) 
 } // namespace cache_cli
 
 std::function<int()> setup_cache(CLI::App& command, const GlobalOptions& global) {
-  // A mistyped subcommand lands in the extras; the handler turns it into a suggestion.
-  command.allow_extras();
+  // A mistyped subcommand is caught before parsing (app.cpp) with a suggestion.
   auto chosen = std::make_shared<std::vector<std::pair<CLI::App*, std::function<int()>>>>();
   std::vector<std::string> names;
   for (const auto& sub : cache_cli::subcommands()) {
     CLI::App* app = command.add_subcommand(sub.name, sub.description);
-    app->allow_extras(false);
     if (std::string(sub.name) == "purge") {
       app->alias("clean");
     }
     chosen->emplace_back(app, sub.setup(*app, global));
     names.emplace_back(sub.name);
   }
-  return [chosen, names, &command] {
+  return [chosen, names] {
     for (const auto& [app, handler] : *chosen) {
       if (app->parsed()) {
         return handler();
       }
     }
-    std::vector<std::string> extras = command.remaining();
-    if (extras.empty()) {
-      throw usage_error("no cache command given", "commands: " + util::join(names, ", "));
-    }
-    std::string match = util::closest_match(extras.front(), names);
-    throw usage_error("unknown cache command \"" + extras.front() + "\"",
-                      match.empty() ? "commands: " + util::join(names, ", ")
-                                    : "did you mean \"" + match + "\"?");
+    throw usage_error("no cache command given", "commands: " + util::join(names, ", "));
   };
 }
 

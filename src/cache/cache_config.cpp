@@ -26,7 +26,7 @@ std::string environment(const char* name) {
 
 // The layout folders and the tag; safe to run concurrently and on an existing cache.
 void create_layout(const fs::path& dir) {
-  for (const char* sub : {"entries", "tmp", "lock"}) {
+  for (const char* sub : {"entries", "tmp", "lock", "models"}) {
     cache::ensure_real_directory(dir / sub);
   }
   if (cache::path_kind(dir / "CACHEDIR.TAG") == cache::PathKind::missing) {

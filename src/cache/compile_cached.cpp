@@ -2,9 +2,11 @@
 #include "cache/cached_compile.h"
 #include "cache/resource_ops.h"
 #include "compiler/output_folder.h"
+#include "model/external_data.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -23,10 +25,10 @@ WrittenFile written_from(const json& file) {
 }
 
 // A hit does no compile work, so the result comes from the stored manifest.
-CompileResult result_from_manifest(const fs::path& manifest_path, const Model& model) {
+CompileResult result_from_manifest(const fs::path& manifest_path, const std::string& model_sha256) {
   CompileResult result;
   result.manifest_path = manifest_path;
-  result.model_sha256 = model.sha256;
+  result.model_sha256 = model_sha256;
   json manifest;
   try {
     manifest = json::parse(util::read_file(manifest_path));
@@ -84,6 +86,90 @@ std::vector<std::string> written_files(const CompileResult& result) {
   return names;
 }
 
+namespace {
+
+// Looks the key up and, on a hit, delivers the files: into the output folder (through
+// a staging folder, so a failed fetch leaves nothing), or for populate only checks them
+// (materialising into a scratch folder verifies every checksum and costs only links).
+FetchResult fetch_and_deliver(LocalStorage& storage, const std::string& key,
+                              const CompileOptions& options, Deliver deliver) {
+  if (deliver == Deliver::output_folder) {
+    compiler::OutputFolder output(options.output_dir);
+    FetchResult fetched = storage.fetch(key, output.staging());
+    if (fetched.status == FetchStatus::hit) {
+      output.publish();
+    }
+    return fetched;
+  }
+  ensure_real_directory(storage.root() / "tmp");
+  fs::path scratch = unique_name(storage.root() / "tmp", "check");
+  ensure_real_directory(scratch);
+  FetchResult fetched;
+  try {
+    fetched = storage.fetch(key, scratch);
+  } catch (...) {
+    remove_tree(scratch);
+    throw;
+  }
+  remove_tree(scratch);
+  return fetched;
+}
+
+CachedCompile hit_result(const FetchResult& fetched, const CompileOptions& options,
+                         const std::string& key, const std::string& model_sha256, Deliver deliver) {
+  CachedCompile out;
+  out.outcome = CacheOutcome::hit;
+  out.key = key;
+  if (deliver == Deliver::output_folder) {
+    out.reason = std::string("materialised by ") + transfer_name(fetched.transfer);
+    out.result = result_from_manifest(options.output_dir / "manifest.json", model_sha256);
+  } else {
+    out.reason = "already cached";
+  }
+  return out;
+}
+
+// A model whose bytes were seen before: its index gives the external locations, so the
+// key needs only hashes and a hit never parses the model. nullopt: take the full path.
+std::optional<CachedCompile> fast_hit(LocalStorage& storage, const CompileOptions& options,
+                                      Deliver deliver, const LogSink& log) {
+  std::error_code ec;
+  if (!fs::is_regular_file(options.model_path, ec)) {
+    return std::nullopt; // read_model gives the error
+  }
+  ModelIdentity identity;
+  identity.file_name = options.model_path.filename().string();
+  identity.bytes = fs::file_size(options.model_path, ec);
+  identity.sha256 = util::sha256_file_hex(options.model_path);
+  auto locations = storage.model_index(identity.sha256);
+  if (!locations) {
+    return std::nullopt;
+  }
+  try {
+    for (const auto& location : *locations) {
+      identity.external.emplace_back(
+          location, model::resolve_external_location(location, options.model_path.parent_path(),
+                                                     options.model_path.string(), "(external)"));
+    }
+  } catch (const Error&) {
+    return std::nullopt; // a missing data file: read_model says which
+  }
+  CacheKey key = compute_key(identity, options);
+  FetchResult fetched = fetch_and_deliver(storage, key.key, options, deliver);
+  if (fetched.status != FetchStatus::hit) {
+    return std::nullopt;
+  }
+  if (log) {
+    log("cache: hit " + key.key + " (model index: no parse needed)");
+  }
+  if (deliver == Deliver::output_folder) {
+    storage.stats().update({{"hits", 1}});
+  }
+  return hit_result(fetched, options, key.key, identity.sha256, deliver);
+}
+
+} // namespace
+
 CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& given, Deliver deliver, const LogSink& log) {
   auto say = [&](const std::string& line) {
@@ -91,6 +177,9 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
       log(line);
     }
   };
+  if (auto hit = fast_hit(storage, given, deliver, log)) {
+    return *hit;
+  }
   CachedCompile out;
   Model model = read_model(given.model_path, given.limits);
   CompileOptions options = given;
@@ -110,30 +199,13 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     return out;
   }
 
-  FetchResult fetched;
-  if (deliver == Deliver::output_folder) {
-    compiler::OutputFolder output(options.output_dir);
-    fetched = storage.fetch(key.key, output.staging());
-    if (fetched.status == FetchStatus::hit) {
-      output.publish();
+  FetchResult fetched = fetch_and_deliver(storage, key.key, options, deliver);
+  if (fetched.status == FetchStatus::hit) {
+    if (deliver == Deliver::output_folder) {
       storage.stats().update({{"hits", 1}});
-      out.outcome = CacheOutcome::hit;
-      out.reason = std::string("materialised by ") + transfer_name(fetched.transfer);
-      out.result = result_from_manifest(options.output_dir / "manifest.json", model);
-      return out;
     }
-  } else {
-    fs::path scratch = unique_name(storage.root() / "tmp", "check");
-    ensure_real_directory(storage.root() / "tmp");
-    ensure_real_directory(scratch);
-    // Materialising verifies every checksum; into a scratch folder it costs only links.
-    fetched = storage.fetch(key.key, scratch);
-    remove_tree(scratch);
-    if (fetched.status == FetchStatus::hit) {
-      out.outcome = CacheOutcome::hit;
-      out.reason = "already cached";
-      return out;
-    }
+    storage.record_model_index(model.sha256, serialize_model_index(model));
+    return hit_result(fetched, options, key.key, model.sha256, deliver);
   }
 
   bool replace = fetched.status == FetchStatus::corrupt || fetched.status == FetchStatus::incomplete;
@@ -150,6 +222,8 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     scratch = unique_name(storage.root() / "tmp", "compile");
     options.output_dir = scratch;
   }
+  const std::string model_sha256 = model.sha256;
+  const std::string model_index = serialize_model_index(model);
   try {
     out.result = compile(std::move(model), options, log);
     EntryHeader header;
@@ -165,6 +239,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
                                                                         : SourceFiles::copy,
                                          replace ? Replace::yes : Replace::no);
       storage.stats().update({{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});
+      storage.record_model_index(model_sha256, model_index);
       if (config.max_size) {
         storage.enforce_max_size(*config.max_size);
       }

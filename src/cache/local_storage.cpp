@@ -1,5 +1,6 @@
 #include "cache/local_storage.h"
 
+#include "cache/cache_key.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/file_io.h"
@@ -246,6 +247,29 @@ bool LocalStorage::remove(const std::string& key) {
   }
   remove_dir(dir);
   return true;
+}
+
+std::optional<std::vector<std::string>>
+LocalStorage::model_index(const std::string& model_sha256) const {
+  fs::path path = m_root / "models" / model_sha256.substr(0, 2) / model_sha256;
+  if (!is_key(model_sha256) || path_kind(path) != PathKind::file) {
+    return std::nullopt;
+  }
+  try {
+    return parse_model_index(read_small_file(path, 1 << 20));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void LocalStorage::record_model_index(const std::string& model_sha256, const std::string& text) const {
+  if (!is_key(model_sha256)) {
+    return;
+  }
+  ensure_real_directory(m_root / "models");
+  fs::path shard = m_root / "models" / model_sha256.substr(0, 2);
+  ensure_real_directory(shard);
+  util::write_file_atomic(shard / model_sha256, text);
 }
 
 std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress) const {

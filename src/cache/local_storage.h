@@ -11,6 +11,8 @@
 //
 //   CACHE_DIR/CACHEDIR.TAG                  marks the folder as a cache (backup tools skip it)
 //   CACHE_DIR/entries/<kk>/<key>/           one published entry: entry.npucc + its files
+//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (cache_key.h), so
+//                                           a hit need not parse the model
 //   CACHE_DIR/tmp/                          staging folders and trash; stale after an hour
 //   CACHE_DIR/lock/                         flock files (stats, cleanup)
 //   CACHE_DIR/stats                         counters (stats.h)
@@ -108,6 +110,10 @@ public:
   PurgeReport purge(const PurgeOptions& options, DryRun dry_run) const;
   // After a store: trims to `max_size` unless another process is already cleaning.
   PurgeReport enforce_max_size(uint64_t max_size) const;
+
+  // The model index (cache_key.h) of the model whose bytes hash to `model_sha256`.
+  std::optional<std::vector<std::string>> model_index(const std::string& model_sha256) const;
+  void record_model_index(const std::string& model_sha256, const std::string& text) const;
 
   const StatsFile& stats() const { return m_stats; }
   const std::filesystem::path& root() const { return m_root; }

@@ -67,7 +67,7 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
   for (const auto& path : children(m_root)) {
     std::string name = path.filename().string();
     PathKind kind = path_kind(path);
-    bool expected_dir = name == "entries" || name == "tmp" || name == "lock";
+    bool expected_dir = name == "entries" || name == "tmp" || name == "lock" || name == "models";
     bool expected_file = name == "CACHEDIR.TAG" || name == "stats";
     bool transient = util::starts_with(name, "stats.tmp.") && kind == PathKind::file &&
                      mtime_of(path) > now() - k_stale_temporary_seconds;
@@ -85,6 +85,27 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
     }
   }
   // tmp/ holds other processes' work in progress: purge removes what is stale.
+  if (path_kind(m_root / "models") == PathKind::directory) {
+    for (const auto& shard : children(m_root / "models")) {
+      std::string shard_name = shard.filename().string();
+      if (!is_hex_pair(shard_name) || path_kind(shard) != PathKind::directory) {
+        stray(shard, std::string("unexpected ") + kind_name(path_kind(shard)) + " in models/");
+        continue;
+      }
+      for (const auto& file : children(shard)) {
+        std::string name = file.filename().string();
+        bool transient = name.find(".tmp.") != std::string::npos &&
+                         mtime_of(file) > now() - k_stale_temporary_seconds;
+        if (transient) {
+          continue;
+        }
+        if (!is_key(name) || name.substr(0, 2) != shard_name || path_kind(file) != PathKind::file ||
+            !model_index(name)) {
+          stray(file, "not a model index");
+        }
+      }
+    }
+  }
 
   std::vector<std::pair<fs::path, std::string>> entries;
   if (path_kind(m_root / "entries") == PathKind::directory) {
@@ -214,6 +235,13 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
     }
   }
 
+  if (options.all && path_kind(m_root / "models") == PathKind::directory) {
+    for (const auto& shard : children(m_root / "models")) {
+      if (dry_run == DryRun::no) {
+        remove_tree(shard);
+      }
+    }
+  }
   std::vector<EntryInfo> entries = list(Check::sizes);
   // Least recently used first; ties by key so runs are reproducible.
   std::sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) {

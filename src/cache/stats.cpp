@@ -45,6 +45,25 @@ std::string serialize(const Counters& counters) {
   return out;
 }
 
+// Replaces the file by rename, without fsync: counters are advisory, and a hit must not
+// wait for the disk.
+void replace_file(const fs::path& path, const std::string& text) {
+  fs::path tmp = util::temporary_sibling(path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    return;
+  }
+  bool written = true;
+  try {
+    util::write_all(fd, text.data(), text.size(), tmp);
+  } catch (const Error&) {
+    written = false;
+  }
+  if (::close(fd) != 0 || !written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+  }
+}
+
 Counters read_unlocked(const fs::path& file) {
   if (path_kind(file) != PathKind::file) {
     return {};
@@ -101,7 +120,7 @@ void StatsFile::update(const Counters& deltas, const Counters& set) const {
     for (const auto& [name, value] : set) {
       counters[name] = value;
     }
-    util::write_file_atomic(m_root / "stats", serialize(counters));
+    replace_file(m_root / "stats", serialize(counters));
   } catch (const Error&) {
     // statistics are advisory
   }

@@ -20,3 +20,9 @@ expect_status() {
 contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks: $2"; }; }
 json_get() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 now_ms() { date +%s%3N; }
+# cpu_ms command...: runs it (output discarded) and prints its user+system CPU time in ms.
+cpu_ms() {
+  local TIMEFORMAT='%3U %3S'
+  { time "$@" >/dev/null 2>&1; } 2>"$WORK/time"
+  awk '{ printf "%d\n", ($1 + $2) * 1000 }' "$WORK/time"
+}
