@@ -3,10 +3,9 @@
 #include "app.h"
 #include "compile_options.h"
 
-#include <nlohmann/json.hpp>
-
 #include <ctime>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 // Shared by the `npucc cache` subcommand files (cmd_cache*.cpp).
@@ -31,6 +30,8 @@ std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global);
 // "2026-11-29 17:59" in UTC, or "-" for 0.
 std::string format_time(int64_t seconds);
 
-inline void print_json(const nlohmann::json& value) { std::cout << value.dump(2) << "\n"; }
+inline void print_json(const nlohmann::json& value) {
+  std::cout << value.dump(2) << "\n";
+}
 
 } // namespace npucc::cli::cache_cli

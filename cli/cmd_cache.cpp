@@ -1,9 +1,8 @@
 // `npucc cache ...`: the subcommand table and the listing commands (ls, stats, explain,
 // init). Maintenance that deletes lives in cmd_cache_maintenance.cpp, populate in
 // cmd_cache_populate.cpp. Every command hands off to the library (src/cache/).
-#include "cache_commands.h"
-
 #include "cache/local_storage.h"
+#include "cache_commands.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/strings.h"
@@ -112,7 +111,8 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     }
     entries.erase(std::remove_if(entries.begin(), entries.end(),
                                  [&](const cache::EntryInfo& info) {
-                                   return (!args->model.empty() && info.header.model != args->model) ||
+                                   return (!args->model.empty() &&
+                                           info.header.model != args->model) ||
                                           (!args->version.empty() &&
                                            info.header.compiler_version != args->version);
                                  }),
@@ -269,7 +269,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
               << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
     std::cout << "last cleanup         " << format_time(static_cast<int64_t>(get("last_cleanup")))
               << "\n";
-    std::cout << "counters zeroed      " << format_time(static_cast<int64_t>(get("zeroed"))) << "\n";
+    std::cout << "counters zeroed      " << format_time(static_cast<int64_t>(get("zeroed")))
+              << "\n";
     return 0;
   };
 }

@@ -1,7 +1,6 @@
 // `npucc cache verify | invalidate | purge`: the subcommands that may delete.
-#include "cache_commands.h"
-
 #include "cache/local_storage.h"
+#include "cache_commands.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/strings.h"
@@ -33,14 +32,15 @@ void print_removals(const std::vector<cache::Removal>& removed, cache::DryRun dr
     bytes += removal.bytes;
     if (!global.quiet) {
       std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
-                << removal.key.substr(0, 12) << "  " << (removal.model.empty() ? "-" : removal.model)
-                << "  " << (removal.version.empty() ? "-" : removal.version) << "  "
+                << removal.key.substr(0, 12) << "  "
+                << (removal.model.empty() ? "-" : removal.model) << "  "
+                << (removal.version.empty() ? "-" : removal.version) << "  "
                 << util::format_bytes(removal.bytes) << "  " << removal.why << "\n";
     }
   }
   std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ") << removed.size()
-            << " entr" << (removed.size() == 1 ? "y" : "ies") << ", "
-            << util::format_bytes(bytes) << "\n";
+            << " entr" << (removed.size() == 1 ? "y" : "ies") << ", " << util::format_bytes(bytes)
+            << "\n";
 }
 
 } // namespace
@@ -61,12 +61,13 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
     cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
     bool fix = args->fix && !args->dry_run;
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
-    auto report = storage.verify(fix ? cache::Fix::yes : cache::Fix::no, [&](size_t done, size_t total) {
-      if (bar) {
-        std::cerr << "\rverifying " << done << "/" << total << (done == total ? "\n" : "")
-                  << std::flush;
-      }
-    });
+    auto report =
+        storage.verify(fix ? cache::Fix::yes : cache::Fix::no, [&](size_t done, size_t total) {
+          if (bar) {
+            std::cerr << "\rverifying " << done << "/" << total << (done == total ? "\n" : "")
+                      << std::flush;
+          }
+        });
     if (args->json) {
       json findings = json::array();
       for (const auto& finding : report.findings) {
@@ -86,8 +87,9 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
       }
       std::cout << "verified " << report.entries << " entr" << (report.entries == 1 ? "y" : "ies")
                 << " (" << util::format_bytes(report.bytes) << "): "
-                << (report.findings.empty() ? "no problems"
-                                            : std::to_string(report.findings.size()) + " problem(s)")
+                << (report.findings.empty()
+                        ? "no problems"
+                        : std::to_string(report.findings.size()) + " problem(s)")
                 << "\n";
       if (!report.findings.empty() && !args->fix) {
         std::cout << "`npucc cache verify --fix` removes them\n";
@@ -110,8 +112,10 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
   add_cache_options(command, args->cache, MaxSizeOption::no);
   command.add_option("--version", args->version,
                      std::string("remove entries of this compiler version (default: every "
-                                 "version but this one, ") + k_version + ")");
-  command.add_option("--model", args->model, "remove entries of this model (the .onnx file's stem)");
+                                 "version but this one, ") +
+                         k_version + ")");
+  command.add_option("--model", args->model,
+                     "remove entries of this model (the .onnx file's stem)");
   command.add_option("--key", args->key, "remove the entry whose key starts with K");
   command.add_flag("--dry-run", args->dry_run, "only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
@@ -149,7 +153,8 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
   auto args = std::make_shared<Args>();
   add_cache_options(command, args->cache, MaxSizeOption::no);
   command.add_flag("--all", args->all, "remove every entry");
-  command.add_option("--older-than", args->older_than, "remove entries unused for AGE (7d, 12h, 30m)");
+  command.add_option("--older-than", args->older_than,
+                     "remove entries unused for AGE (7d, 12h, 30m)");
   command.add_option("--max-size", args->max_size,
                      "remove least recently used entries until the cache fits SIZE (10G, 500M)");
   command.add_flag("--dry-run", args->dry_run, "only say what would be removed");

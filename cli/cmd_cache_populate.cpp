@@ -1,6 +1,5 @@
 // `npucc cache populate MODEL_OR_DIR... [-j N]`: pre-compile for CI.
 #include "cache_commands.h"
-
 #include "npucc/error.h"
 #include "util/strings.h"
 
@@ -68,11 +67,12 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     if (args->json) {
       json items = json::array();
       for (const auto& item : summary.items) {
-        std::string status = item.failed ? "failed"
+        std::string status = item.failed                            ? "failed"
                              : item.outcome == CacheOutcome::hit    ? "cached"
                              : item.outcome == CacheOutcome::bypass ? "bypassed"
                                                                     : "compiled";
-        items.push_back({{"model", item.model.string()}, {"status", status}, {"detail", item.detail}});
+        items.push_back(
+            {{"model", item.model.string()}, {"status", status}, {"detail", item.detail}});
       }
       print_json({{"compiled", summary.compiled},
                   {"cached", summary.cached},
@@ -95,7 +95,8 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
         }
       }
       if (summary.invalidated > 0) {
-        std::cout << "invalidated " << summary.invalidated << " entries of other compiler versions\n";
+        std::cout << "invalidated " << summary.invalidated
+                  << " entries of other compiler versions\n";
       }
       std::cout << "populate: " << summary.compiled << " compiled, " << summary.cached
                 << " already cached, " << summary.bypassed << " bypassed, " << summary.failed

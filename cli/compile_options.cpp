@@ -5,8 +5,9 @@
 namespace npucc::cli {
 
 void add_compile_options(CLI::App& command, CompileArgs& args) {
-  command.add_option("--input-shape", args.input_shape,
-                     "fix dynamic input dims: \"name:d0,d1,...;name2:...\" (-1 keeps a dim dynamic)");
+  command.add_option(
+      "--input-shape", args.input_shape,
+      "fix dynamic input dims: \"name:d0,d1,...;name2:...\" (-1 keeps a dim dynamic)");
   command.add_flag("--external-data", args.external_data,
                    "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)");
   command.add_option("--passes", args.passes,

@@ -4,7 +4,6 @@
 #include "npucc/compile.h"
 
 #include <CLI/CLI.hpp>
-
 #include <memory>
 #include <string>
 

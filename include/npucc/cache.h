@@ -80,8 +80,8 @@ struct CachedCompile {
 // copy) with no compile work; a miss compiles and stores the result; a model with
 // uncacheable (resource) ops compiles and is not stored. Counts hits, misses and
 // bypasses in the cache's statistics. Throws npucc::Error like compile().
-CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config,
-                             CacheUse use, const LogSink& log = {});
+CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
+                             const LogSink& log = {});
 
 // `npucc cache populate`: compile every model not yet cached, for CI.
 enum class InvalidateFirst { no, yes };

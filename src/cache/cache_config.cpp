@@ -38,10 +38,14 @@ void create_layout(const fs::path& dir) {
 
 const char* outcome_name(CacheOutcome outcome) {
   switch (outcome) {
-  case CacheOutcome::hit: return "hit";
-  case CacheOutcome::miss: return "miss";
-  case CacheOutcome::bypass: return "bypass";
-  case CacheOutcome::disabled: return "disabled";
+  case CacheOutcome::hit:
+    return "hit";
+  case CacheOutcome::miss:
+    return "miss";
+  case CacheOutcome::bypass:
+    return "bypass";
+  case CacheOutcome::disabled:
+    return "disabled";
   }
   return "disabled";
 }
@@ -49,19 +53,32 @@ const char* outcome_name(CacheOutcome outcome) {
 uint64_t parse_size(const std::string& text) {
   std::string value(util::trim(text));
   size_t digits = 0;
-  while (digits < value.size() && (std::isdigit(static_cast<unsigned char>(value[digits])) ||
-                                   value[digits] == '.')) {
+  while (digits < value.size() &&
+         (std::isdigit(static_cast<unsigned char>(value[digits])) || value[digits] == '.')) {
     ++digits;
   }
   std::string number = value.substr(0, digits);
   std::string unit = value.substr(digits);
   double multiplier = 0;
-  const std::pair<const char*, double> units[] = {
-      {"", 1},         {"B", 1},           {"k", 1e3},         {"K", 1e3},
-      {"KB", 1e3},     {"M", 1e6},         {"MB", 1e6},        {"G", 1e9},
-      {"GB", 1e9},     {"T", 1e12},        {"TB", 1e12},       {"Ki", 1024.0},
-      {"KiB", 1024.0}, {"Mi", 1048576.0},  {"MiB", 1048576.0}, {"Gi", 1073741824.0},
-      {"GiB", 1073741824.0}, {"Ti", 1099511627776.0}, {"TiB", 1099511627776.0}};
+  const std::pair<const char*, double> units[] = {{"", 1},
+                                                  {"B", 1},
+                                                  {"k", 1e3},
+                                                  {"K", 1e3},
+                                                  {"KB", 1e3},
+                                                  {"M", 1e6},
+                                                  {"MB", 1e6},
+                                                  {"G", 1e9},
+                                                  {"GB", 1e9},
+                                                  {"T", 1e12},
+                                                  {"TB", 1e12},
+                                                  {"Ki", 1024.0},
+                                                  {"KiB", 1024.0},
+                                                  {"Mi", 1048576.0},
+                                                  {"MiB", 1048576.0},
+                                                  {"Gi", 1073741824.0},
+                                                  {"GiB", 1073741824.0},
+                                                  {"Ti", 1099511627776.0},
+                                                  {"TiB", 1099511627776.0}};
   for (const auto& [name, factor] : units) {
     if (unit == name) {
       multiplier = factor;
@@ -83,16 +100,26 @@ int64_t parse_age(const std::string& text) {
   int64_t unit = 0;
   if (!value.empty()) {
     switch (value.back()) {
-    case 'd': unit = 86400; break;
-    case 'h': unit = 3600; break;
-    case 'm': unit = 60; break;
-    case 's': unit = 1; break;
-    default: break;
+    case 'd':
+      unit = 86400;
+      break;
+    case 'h':
+      unit = 3600;
+      break;
+    case 'm':
+      unit = 60;
+      break;
+    case 's':
+      unit = 1;
+      break;
+    default:
+      break;
     }
   }
   if (unit == 0 || !util::parse_int64(value.substr(0, value.size() - 1), amount) || amount < 0 ||
       amount > int64_t{1} << 40) {
-    throw usage_error("invalid age \"" + text + "\"", "write a number and a unit: 7d, 12h, 30m, 45s");
+    throw usage_error("invalid age \"" + text + "\"",
+                      "write a number and a unit: 7d, 12h, 30m, 45s");
   }
   return amount * unit;
 }
@@ -119,7 +146,8 @@ CacheConfig resolve_cache_config(const std::string& dir_option,
     config.dir = fs::path(base) / "npucc";
     config.source = CacheDirSource::default_location;
   }
-  std::string max_size = max_size_option.empty() ? environment("NPUCC_CACHE_MAX_SIZE") : max_size_option;
+  std::string max_size =
+      max_size_option.empty() ? environment("NPUCC_CACHE_MAX_SIZE") : max_size_option;
   if (!max_size.empty()) {
     config.max_size = parse_size(max_size);
   }
@@ -139,8 +167,9 @@ fs::path open_cache_dir(const CacheConfig& config) {
     std::string from = config.source == CacheDirSource::option ? "--cache-dir" : "NPUCC_CACHE_DIR";
     throw Error(dir.string() + ": the cache folder (" + from + ") " +
                     (fs::exists(dir, ec) ? "is not a folder" : "does not exist"),
-                "create it with `npucc cache init " + dir.string() + "` (or mkdir -p), or pass "
-                "--no-cache");
+                "create it with `npucc cache init " + dir.string() +
+                    "` (or mkdir -p), or pass "
+                    "--no-cache");
   }
   // The root itself may be a symlink the user chose; inside it, nothing is followed.
   dir = fs::canonical(dir, ec);

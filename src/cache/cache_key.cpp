@@ -3,7 +3,6 @@
 #include "cache/file_ops.h"
 #include "npucc/version.h"
 #include "util/sha256.h"
-
 #include "util/strings.h"
 
 #include <algorithm>
@@ -43,9 +42,9 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options) 
     external_bytes += std::filesystem::file_size(path);
     external_hash.update(location + "\n" + digest + "\n");
   }
-  key.components.push_back({"external", external_hash.hex_digest(),
-                            std::to_string(external.size()) + " file(s), " +
-                                std::to_string(external_bytes) + " bytes"});
+  key.components.push_back(
+      {"external", external_hash.hex_digest(),
+       std::to_string(external.size()) + " file(s), " + std::to_string(external_bytes) + " bytes"});
 
   std::string canonical = canonical_options(options);
   key.components.push_back({"options", util::sha256_hex(canonical), canonical});

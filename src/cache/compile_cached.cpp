@@ -54,9 +54,9 @@ CompileResult result_from_manifest(const fs::path& manifest_path, const std::str
     result.memory_plan.unshared_bytes = plan.value("unshared_bytes", uint64_t{0});
     result.memory_plan.alignment = plan.value("alignment", uint64_t{64});
     for (const auto& tensor : plan.value("tensors", json::array())) {
-      result.memory_plan.tensors.push_back({tensor.value("name", ""), tensor.value("bytes", uint64_t{0}),
-                                            tensor.value("offset", uint64_t{0}),
-                                            tensor.value("first", 0), tensor.value("last", 0)});
+      result.memory_plan.tensors.push_back(
+          {tensor.value("name", ""), tensor.value("bytes", uint64_t{0}),
+           tensor.value("offset", uint64_t{0}), tensor.value("first", 0), tensor.value("last", 0)});
     }
   } catch (const json::exception& e) {
     throw Error(manifest_path.string() + ": cached manifest is not readable: " + e.what());
@@ -208,7 +208,8 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     return hit_result(fetched, options, key.key, model.sha256, deliver);
   }
 
-  bool replace = fetched.status == FetchStatus::corrupt || fetched.status == FetchStatus::incomplete;
+  bool replace =
+      fetched.status == FetchStatus::corrupt || fetched.status == FetchStatus::incomplete;
   out.outcome = CacheOutcome::miss;
   out.reason = replace ? std::string(fetch_status_name(fetched.status)) + " entry replaced (" +
                              fetched.problem + ")"
@@ -234,11 +235,12 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     header.variants = variants_of(out.result);
     header.options = canonical_options(given);
     try {
-      StoreResult stored = storage.store(header, options.output_dir, written_files(out.result),
-                                         deliver == Deliver::cache_only ? SourceFiles::move
-                                                                        : SourceFiles::copy,
-                                         replace ? Replace::yes : Replace::no);
-      storage.stats().update({{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});
+      StoreResult stored =
+          storage.store(header, options.output_dir, written_files(out.result),
+                        deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::copy,
+                        replace ? Replace::yes : Replace::no);
+      storage.stats().update(
+          {{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});
       storage.record_model_index(model_sha256, model_index);
       if (config.max_size) {
         storage.enforce_max_size(*config.max_size);
@@ -270,8 +272,8 @@ CacheKey explain_cache_key(const CompileOptions& options) {
   return cache::compute_key(model, options);
 }
 
-CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config,
-                             CacheUse use, const LogSink& log) {
+CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
+                             const LogSink& log) {
   if (use == CacheUse::disabled) {
     CachedCompile out;
     out.result = compile(options, log);

@@ -14,10 +14,17 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '%': out += "%25"; break;
-    case '\n': out += "%0A"; break;
-    case '\r': out += "%0D"; break;
-    default: out += c;
+    case '%':
+      out += "%25";
+      break;
+    case '\n':
+      out += "%0A";
+      break;
+    case '\r':
+      out += "%0D";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -84,7 +91,9 @@ uint64_t EntryHeader::total_bytes() const {
   return total;
 }
 
-bool is_key(const std::string& text) { return is_hex64(text); }
+bool is_key(const std::string& text) {
+  return is_hex64(text);
+}
 
 bool is_plain_file_name(const std::string& name) {
   return !name.empty() && name.size() <= 255 && name[0] != '.' &&
@@ -162,8 +171,8 @@ ParsedHeader parse_header(const std::string& text) {
   }
   for (size_t i = 0; i < 7; ++i) {
     if (!field(lines[i + 1], names[i], values[i])) {
-      return fail(std::string("header line ") + std::to_string(i + 2) + " should be \"" +
-                  names[i] + "\"");
+      return fail(std::string("header line ") + std::to_string(i + 2) + " should be \"" + names[i] +
+                  "\"");
     }
   }
   header.compiler_version = unescape(values[0]);

@@ -10,8 +10,9 @@
 //                "created" SP 1*DIGIT LF     ; creation time, seconds since the epoch (UTC)
 //                "key" SP 64HEXDIG LF        ; the cache key (lower-case SHA-256)
 //                "model" SP text LF          ; model name: the .onnx file's stem
-//                "variants" SP text LF       ; role:precision list, "high:float32,low:mixed_float16"
-//                "options" SP text LF        ; npucc::canonical_options() JSON (one line)
+//                "variants" SP text LF       ; role:precision list,
+//                "high:float32,low:mixed_float16" "options" SP text LF        ;
+//                npucc::canonical_options() JSON (one line)
 //   table      = "files" SP 1*DIGIT LF *file-line    ; the count, then one line per file
 //   file-line  = "file" SP 64HEXDIG SP 1*DIGIT SP name LF   ; SHA-256, size in bytes, name
 //   end-line   = "end" SP 64HEXDIG LF        ; SHA-256 of every byte before "end"

@@ -18,7 +18,9 @@ namespace npucc::cache {
 
 namespace {
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
 
 class Fd {
 public:
@@ -95,10 +97,14 @@ void copy_bytes(int from, int to, const fs::path& to_path) {
 
 const char* transfer_name(Transfer transfer) {
   switch (transfer) {
-  case Transfer::reflink: return "reflink";
-  case Transfer::hard_link: return "hard link";
-  case Transfer::copy: return "copy";
-  case Transfer::move: return "move";
+  case Transfer::reflink:
+    return "reflink";
+  case Transfer::hard_link:
+    return "hard link";
+  case Transfer::copy:
+    return "copy";
+  case Transfer::move:
+    return "move";
   }
   return "copy";
 }
@@ -191,7 +197,8 @@ void sync_directory(const fs::path& dir) {
 void ensure_real_directory(const fs::path& dir) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (path_kind(dir)) {
-    case PathKind::directory: return;
+    case PathKind::directory:
+      return;
     case PathKind::missing:
       if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
         continue; // re-check: another process may have made something else

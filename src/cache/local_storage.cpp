@@ -17,28 +17,39 @@ namespace fs = std::filesystem;
 
 const char* entry_state_name(EntryState state) {
   switch (state) {
-  case EntryState::ok: return "ok";
-  case EntryState::other_version: return "other-version";
-  case EntryState::corrupt: return "corrupt";
-  case EntryState::incomplete: return "incomplete";
-  case EntryState::foreign: return "foreign";
+  case EntryState::ok:
+    return "ok";
+  case EntryState::other_version:
+    return "other-version";
+  case EntryState::corrupt:
+    return "corrupt";
+  case EntryState::incomplete:
+    return "incomplete";
+  case EntryState::foreign:
+    return "foreign";
   }
   return "corrupt";
 }
 
 const char* fetch_status_name(FetchStatus status) {
   switch (status) {
-  case FetchStatus::hit: return "hit";
-  case FetchStatus::absent: return "absent";
-  case FetchStatus::corrupt: return "corrupt";
-  case FetchStatus::incomplete: return "incomplete";
+  case FetchStatus::hit:
+    return "hit";
+  case FetchStatus::absent:
+    return "absent";
+  case FetchStatus::corrupt:
+    return "corrupt";
+  case FetchStatus::incomplete:
+    return "incomplete";
   }
   return "absent";
 }
 
 LocalStorage::LocalStorage(fs::path root) : m_root(std::move(root)), m_stats(m_root) {}
 
-std::string LocalStorage::describe() const { return "local:" + m_root.string(); }
+std::string LocalStorage::describe() const {
+  return "local:" + m_root.string();
+}
 
 fs::path LocalStorage::entry_dir(const std::string& key) const {
   return m_root / "entries" / key.substr(0, 2) / key;
@@ -108,10 +119,9 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
     uint64_t size = static_cast<uint64_t>(st.st_size);
     if (size != file.bytes) {
       info.truncated = size < file.bytes;
-      return broken(EntryState::corrupt, file.name + " has " + std::to_string(size) +
-                                             " bytes, the header records " +
-                                             std::to_string(file.bytes) +
-                                             (info.truncated ? " (truncated)" : ""));
+      return broken(EntryState::corrupt,
+                    file.name + " has " + std::to_string(size) + " bytes, the header records " +
+                        std::to_string(file.bytes) + (info.truncated ? " (truncated)" : ""));
     }
     if (check == Check::contents) {
       try {
@@ -139,8 +149,8 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   if (info.state == EntryState::ok) {
     try {
       for (const auto& file : info.header.files) {
-        result.transfer = materialise_file(dir / file.name, into / file.name, AllowLink::yes,
-                                           Sync::no);
+        result.transfer =
+            materialise_file(dir / file.name, into / file.name, AllowLink::yes, Sync::no);
       }
     } catch (const Error& e) {
       // Removed under us (eviction, a concurrent replace): a miss, not a failure.
@@ -158,8 +168,8 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
       info.state == EntryState::incomplete ? FetchStatus::incomplete : FetchStatus::corrupt;
   // An entry of another version under this key can only be a forged or damaged one:
   // the version is part of the key.
-  result.problem =
-      info.state == EntryState::other_version ? "written by another compiler version" : info.problem;
+  result.problem = info.state == EntryState::other_version ? "written by another compiler version"
+                                                           : info.problem;
   return result;
 }
 
@@ -183,7 +193,8 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
     header.files.clear();
     for (const auto& name : names) {
       fs::path target = stage / name;
-      bool moved = source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
+      bool moved =
+          source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
       if (!moved) {
         materialise_file(from / name, target, AllowLink::no, Sync::yes);
       }
@@ -262,7 +273,8 @@ LocalStorage::model_index(const std::string& model_sha256) const {
   }
 }
 
-void LocalStorage::record_model_index(const std::string& model_sha256, const std::string& text) const {
+void LocalStorage::record_model_index(const std::string& model_sha256,
+                                      const std::string& text) const {
   if (!is_key(model_sha256)) {
     return;
   }

@@ -1,6 +1,5 @@
 // LocalStorage's maintenance: verify, invalidate, purge (eviction).
 #include "cache/local_storage.h"
-
 #include "npucc/version.h"
 #include "util/strings.h"
 
@@ -14,7 +13,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int64_t now() { return static_cast<int64_t>(std::time(nullptr)); }
+int64_t now() {
+  return static_cast<int64_t>(std::time(nullptr));
+}
 
 bool is_hex_pair(const std::string& name) {
   return name.size() == 2 && std::all_of(name.begin(), name.end(), [](char c) {
@@ -40,11 +41,16 @@ Removal removal_of(const EntryInfo& info, const std::string& why) {
 
 const char* finding_name(Finding::Kind kind) {
   switch (kind) {
-  case Finding::Kind::corrupt: return "corrupt";
-  case Finding::Kind::truncated: return "truncated";
-  case Finding::Kind::incomplete: return "incomplete";
-  case Finding::Kind::foreign_version: return "foreign-version";
-  case Finding::Kind::stray: return "stray";
+  case Finding::Kind::corrupt:
+    return "corrupt";
+  case Finding::Kind::truncated:
+    return "truncated";
+  case Finding::Kind::incomplete:
+    return "incomplete";
+  case Finding::Kind::foreign_version:
+    return "foreign-version";
+  case Finding::Kind::stray:
+    return "stray";
   }
   return "corrupt";
 }
@@ -60,7 +66,9 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
     report.findings.push_back(std::move(finding));
   };
   auto kind_name = [](PathKind kind) {
-    return kind == PathKind::symlink ? "a symlink" : kind == PathKind::directory ? "a folder" : "a file";
+    return kind == PathKind::symlink     ? "a symlink"
+           : kind == PathKind::directory ? "a folder"
+                                         : "a file";
   };
 
   // The top level: only the layout's names, each of the right kind.
@@ -138,12 +146,18 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
     bool bad = true;
     switch (info.state) {
     case EntryState::ok:
-    case EntryState::other_version: bad = false; break;
+    case EntryState::other_version:
+      bad = false;
+      break;
     case EntryState::corrupt:
       finding.kind = info.truncated ? Finding::Kind::truncated : Finding::Kind::corrupt;
       break;
-    case EntryState::incomplete: finding.kind = Finding::Kind::incomplete; break;
-    case EntryState::foreign: finding.kind = Finding::Kind::foreign_version; break;
+    case EntryState::incomplete:
+      finding.kind = Finding::Kind::incomplete;
+      break;
+    case EntryState::foreign:
+      finding.kind = Finding::Kind::foreign_version;
+      break;
     }
     if (bad) {
       if (fix == Fix::yes) {
@@ -164,7 +178,8 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
 }
 
 std::vector<Removal> LocalStorage::invalidate(const Selection& selection, DryRun dry_run) const {
-  bool default_sweep = !selection.version && selection.model.empty() && selection.key_prefix.empty();
+  bool default_sweep =
+      !selection.version && selection.model.empty() && selection.key_prefix.empty();
   std::vector<Removal> removed;
   for (const auto& info : list(Check::sizes)) {
     bool readable = info.state == EntryState::ok || info.state == EntryState::other_version;
@@ -270,10 +285,9 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
     report.removed.push_back(removal_of(info, why));
   }
   if (dry_run == DryRun::no) {
-    m_stats.update({{"evictions", report.removed.size()},
-                    {"evicted_bytes", report.freed},
-                    {"cleanups", 1}},
-                   {{"last_cleanup", static_cast<uint64_t>(now())}});
+    m_stats.update(
+        {{"evictions", report.removed.size()}, {"evicted_bytes", report.freed}, {"cleanups", 1}},
+        {{"last_cleanup", static_cast<uint64_t>(now())}});
   }
   return report;
 }

@@ -17,7 +17,8 @@ std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
     std::error_code ec;
     if (fs::is_directory(input, ec)) {
       std::vector<fs::path> found;
-      for (fs::recursive_directory_iterator it(input, ec), end; !ec && it != end; it.increment(ec)) {
+      for (fs::recursive_directory_iterator it(input, ec), end; !ec && it != end;
+           it.increment(ec)) {
         if (it->is_regular_file(ec) && it->path().extension() == ".onnx") {
           found.push_back(it->path());
         }
@@ -55,8 +56,8 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
       try {
         CompileOptions compile = options.compile;
         compile.model_path = models[i];
-        CachedCompile done = cache::run_cached(storage, config, compile,
-                                               cache::Deliver::cache_only, {});
+        CachedCompile done =
+            cache::run_cached(storage, config, compile, cache::Deliver::cache_only, {});
         item.outcome = done.outcome;
         item.detail = done.outcome == CacheOutcome::miss ? done.warning : done.reason;
       } catch (const Error& e) {
@@ -74,7 +75,8 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
       }
     }
   };
-  unsigned jobs = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(models.size())));
+  unsigned jobs =
+      std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(models.size())));
   std::vector<std::thread> threads;
   for (unsigned j = 1; j < jobs; ++j) {
     threads.emplace_back(worker);

@@ -16,9 +16,10 @@ bool has_registered_schemas(const std::string& domain) {
   return map.count(domain == "ai.onnx" ? std::string() : domain) != 0;
 }
 
-std::optional<Uncacheable> check_node(const onnx::NodeProto& node, int index,
-                                      const std::set<std::pair<std::string, std::string>>& functions,
-                                      const std::string& where) {
+std::optional<Uncacheable>
+check_node(const onnx::NodeProto& node, int index,
+           const std::set<std::pair<std::string, std::string>>& functions,
+           const std::string& where) {
   const std::string& domain = node.domain();
   std::string op = (domain.empty() ? "" : domain + "::") + node.op_type();
   if (domain == k_training_domain) {
@@ -51,8 +52,8 @@ std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model) {
   });
   for (const auto& function : model.functions()) {
     for (int i = 0; i < function.node_size() && !found; ++i) {
-      found = check_node(function.node(i), i, functions,
-                         " in function \"" + function.name() + "\"");
+      found =
+          check_node(function.node(i), i, functions, " in function \"" + function.name() + "\"");
     }
   }
   return found;

@@ -1,9 +1,8 @@
 #pragma once
 
+#include <onnx/onnx_pb.h>
 #include <optional>
 #include <string>
-
-#include <onnx/onnx_pb.h>
 
 // Ops that make a model uncacheable (SPEC §3: Ascend cannot cache "resource operators").
 // ONNX has no resource type; its counterparts are ops whose effect lives outside the

@@ -126,7 +126,9 @@ void StatsFile::update(const Counters& deltas, const Counters& set) const {
   }
 }
 
-Counters StatsFile::read() const { return read_unlocked(m_root / "stats"); }
+Counters StatsFile::read() const {
+  return read_unlocked(m_root / "stats");
+}
 
 void StatsFile::zero() const {
   DirectoryLock lock(m_root, "stats", Wait::yes);

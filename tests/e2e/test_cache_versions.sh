@@ -3,14 +3,21 @@
 # -DNPUCC_VERSION_OVERRIDE=9.9.9 (only the npucc target, sharing ccache across build
 # folders), or uses $NPUCC_OTHER_VERSION when set. Slow on a cold ccache: ctest label "slow"
 # (ctest -LE slow skips it).
+# cache_common.sh points HOME at a scratch folder: keep the real ccache.
+export CCACHE_DIR="${CCACHE_DIR:-$(ccache -k cache_dir 2>/dev/null || echo "$HOME/.cache/ccache")}"
 source "$(dirname "$0")/cache_common.sh"
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
 OTHER=${NPUCC_OTHER_VERSION:-}
 if [ -z "$OTHER" ]; then
-  B="${NPUCC_VERSION_BUILD_DIR:-$(dirname "$NPUCC")/version-test-build}"
-  export CCACHE_BASEDIR="$SOURCE_DIR" CCACHE_NOHASHDIR=1
+  # A sibling of the main build folder, configured alike, so that with paths made
+  # relative (CCACHE_BASEDIR) every file not including version.h is a ccache hit.
+  MAIN=$(cd "$(dirname "$NPUCC")" && pwd)
+  B="${NPUCC_VERSION_BUILD_DIR:-$MAIN-version-test}"
+  setting() { sed -n "s/^$1:[A-Z]*=//p" "$MAIN/CMakeCache.txt" 2>/dev/null; }
+  export CCACHE_BASEDIR="$(dirname "$MAIN")" CCACHE_NOHASHDIR=1
   cmake -S "$SOURCE_DIR" -B "$B" -G Ninja -DNPUCC_VERSION_OVERRIDE=9.9.9 -DBUILD_TESTING=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; fail "configure"; }
+    -DCMAKE_BUILD_TYPE="$(setting CMAKE_BUILD_TYPE)" -DNPUCC_WERROR="$(setting NPUCC_WERROR)" \
+    >"$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; fail "configure"; }
   cmake --build "$B" --target npucc >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; fail "build"; }
   OTHER="$B/npucc"
 fi

@@ -10,7 +10,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path write_model(const fs::path& dir, const std::string& text, const std::string& name = "m.onnx") {
+fs::path write_model(const fs::path& dir, const std::string& text,
+                     const std::string& name = "m.onnx") {
   auto model = npucc::test::parse_text_model(text);
   std::string bytes;
   model.SerializeToString(&bytes);
@@ -67,7 +68,8 @@ TEST_SUITE("npucc::compile_cached") {
     CHECK(second.result.graphs[0].role == "high");
 
     SUBCASE("an option") {
-      CHECK(f.run(model, "out3", {"topological_sort", "topological_sort"}).outcome == npucc::CacheOutcome::miss);
+      CHECK(f.run(model, "out3", {"topological_sort", "topological_sort"}).outcome ==
+            npucc::CacheOutcome::miss);
     }
     SUBCASE("one byte of the model") {
       std::string bytes = npucc::util::read_file(model);

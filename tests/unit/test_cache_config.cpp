@@ -2,9 +2,8 @@
 #include "npucc/error.h"
 #include "test_support.h"
 
-#include <doctest/doctest.h>
-
 #include <cstdlib>
+#include <doctest/doctest.h>
 
 namespace fs = std::filesystem;
 

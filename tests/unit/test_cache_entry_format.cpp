@@ -14,7 +14,8 @@ EntryHeader sample() {
   header.model = "my model%\nname";
   header.variants = "high:float32";
   header.options = R"({"passes":["a","b"]})";
-  header.files = {{"high.onnx", std::string(64, 'b'), 123}, {"manifest.json", std::string(64, 'c'), 7}};
+  header.files = {{"high.onnx", std::string(64, 'b'), 123},
+                  {"manifest.json", std::string(64, 'c'), 7}};
   return header;
 }
 
@@ -48,7 +49,9 @@ TEST_SUITE("npucc::cache::EntryFormat") {
         CHECK(parse_header(text.substr(0, length)).problem == HeaderProblem::corrupt);
       }
     }
-    SUBCASE("appended") { CHECK(parse_header(text + "x\n").problem == HeaderProblem::corrupt); }
+    SUBCASE("appended") {
+      CHECK(parse_header(text + "x\n").problem == HeaderProblem::corrupt);
+    }
   }
 
   TEST_CASE("another format version is foreign, not corrupt") {

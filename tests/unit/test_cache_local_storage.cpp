@@ -5,9 +5,8 @@
 #include "test_support.h"
 #include "util/file_io.h"
 
-#include <doctest/doctest.h>
-
 #include <atomic>
+#include <doctest/doctest.h>
 #include <fstream>
 #include <sys/stat.h>
 #include <thread>
@@ -18,7 +17,9 @@ using namespace npucc::cache;
 
 namespace {
 
-std::string key_of(char c) { return std::string(64, c); }
+std::string key_of(char c) {
+  return std::string(64, c);
+}
 
 // A cache folder and a source folder holding two files.
 struct Fixture {
@@ -38,7 +39,8 @@ struct Fixture {
     header.key = key;
     header.model = model;
     header.variants = "high:float32";
-    return storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, replace);
+    return storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy,
+                         replace);
   }
 
   fs::path file(const std::string& key, const std::string& name) {
@@ -149,7 +151,8 @@ TEST_SUITE("npucc::cache::LocalStorage") {
     f.put(key_of('e'));
     fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ff");
     fs::create_directories(f.storage.root() / "entries" / "ee");
-    fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ee" / ("ee" + std::string(62, '0')));
+    fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ee" /
+                                              ("ee" + std::string(62, '0')));
     fs::create_symlink(outside / "precious", f.storage.entry_dir(key_of('e')) / "extra");
     npucc::util::write_file_atomic(f.storage.root() / "junk", "x");
 
