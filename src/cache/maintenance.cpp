@@ -249,6 +249,20 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
       drop_temporary(path);
     }
   }
+  // Model indexes are written with AtomicFile: a killed writer leaves "<sha>.tmp.*".
+  if (path_kind(m_root / "models") == PathKind::directory) {
+    for (const auto& shard : children(m_root / "models")) {
+      if (path_kind(shard) != PathKind::directory) {
+        continue; // never iterate through a planted link
+      }
+      for (const auto& path : children(shard)) {
+        if (path.filename().string().find(".tmp.") != std::string::npos &&
+            mtime_of(path) < stale_before) {
+          drop_temporary(path);
+        }
+      }
+    }
+  }
 
   if (options.all && path_kind(m_root / "models") == PathKind::directory) {
     for (const auto& shard : children(m_root / "models")) {

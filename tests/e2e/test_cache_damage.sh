@@ -54,12 +54,15 @@ pass "another cache format is reported as foreign-version"
 
 # Planted symlinks and ".." names: nothing outside is read, written or deleted.
 OUT="$WORK/outside"; mkdir -p "$OUT/dir"; echo secret > "$OUT/secret"; echo keep > "$OUT/dir/keep"
+echo old > "$OUT/dir/bait.tmp.1.2"; touch -d '3 hours ago' "$OUT/dir/bait.tmp.1.2" "$OUT/dir"
 before=$(cd "$OUT" && find . -printf '%p %s %m\n' | sort | sha256sum)
 "$NPUCC" -q compile "$M" -o "$WORK/s1" --cache-dir "$C"
 ln -s "$OUT/dir" "$C/entries/zz"
 mkdir -p "$C/entries/ab"; ln -s "$OUT/dir" "$C/entries/ab/ab$(printf '0%.0s' $(seq 62))"
 ln -s "$OUT/secret" "$E/planted"
 ln -s "$OUT" "$C/stray-link"
+ln -s "$OUT/dir" "$C/models/ef"
+ln -s "$OUT/dir" "$C/tmp/old-staging"; touch -h -d '3 hours ago' "$C/tmp/old-staging"
 # An entry whose header (with a valid checksum) names a file outside the entry.
 F="$C/entries/cd/cd$(printf '1%.0s' $(seq 62))"; mkdir -p "$F"
 $PY - "$F/entry.npucc" "${F##*/}" <<'PYEOF'
@@ -69,7 +72,7 @@ body = ("npucc-cache-entry 1\ncompiler 0.1.0\ncreated 1\nkey %s\nmodel m\nvarian
 open(sys.argv[1], "w").write(body + "end " + hashlib.sha256(body.encode()).hexdigest() + "\n")
 PYEOF
 expect_status 3 "$NPUCC" cache verify --cache-dir "$C" --json
-[ "$(json_get "$WORK/out" "len(d['findings'])")" = 5 ] || { cat "$WORK/out"; fail "want 5 findings"; }
+[ "$(json_get "$WORK/out" "len(d['findings'])")" = 6 ] || { cat "$WORK/out"; fail "want 6 findings"; }
 contains "$WORK/out" "unsafe"
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/s2" --cache-dir "$C"
 contains "$WORK/out" "cache: hit"
