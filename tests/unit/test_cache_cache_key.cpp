@@ -25,8 +25,8 @@ TEST_SUITE("npucc::cache::CacheKey") {
     identity.file_name = "m.onnx";
     identity.bytes = bytes.size();
     identity.sha256 = model.sha256;
-    CacheKey parsed = compute_key(model, options);
-    CacheKey fast = compute_key(identity, options);
+    npucc::CacheKey parsed = compute_key(model, options);
+    npucc::CacheKey fast = compute_key(identity, options);
     CHECK(parsed.key == fast.key);
     REQUIRE(parsed.components.size() == 5);
     CHECK(parsed.components[0].value == k_key_salt);
