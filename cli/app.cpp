@@ -4,6 +4,7 @@
 #include "npucc/version.h"
 #include "util/strings.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace npucc::cli {
@@ -13,6 +14,8 @@ const std::vector<Command>& commands() {
       {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
       {"inspect", "show what is inside an ONNX model", setup_inspect},
       {"schedule", "which graph (low or high precision) training runs now", setup_schedule},
+      {"cache", "manage the compile cache: ls, stats, verify, invalidate, purge, populate",
+       setup_cache},
   };
   return table;
 }
@@ -122,6 +125,22 @@ int run(int argc, char** argv) {
       std::string match = util::closest_match(word, names);
       print_error("unknown command \"" + word + "\"",
                   match.empty() ? "commands: " + util::join(names, ", ")
+                                : "did you mean \"" + match + "\"?");
+      return static_cast<int>(ExitStatus::usage);
+    }
+    // A command with subcommands of its own (cache): the next word must name one.
+    std::vector<std::string> nested;
+    for (const auto* sub : app.get_subcommand(word)->get_subcommands({})) {
+      nested.push_back(sub->get_name());
+      for (const auto& alias : sub->get_aliases()) {
+        nested.push_back(alias);
+      }
+    }
+    if (!nested.empty() && i + 1 < argc && argv[i + 1][0] != '-' &&
+        std::find(nested.begin(), nested.end(), argv[i + 1]) == nested.end()) {
+      std::string match = util::closest_match(argv[i + 1], nested);
+      print_error("unknown " + word + " command \"" + argv[i + 1] + "\"",
+                  match.empty() ? "commands: " + util::join(nested, ", ")
                                 : "did you mean \"" + match + "\"?");
       return static_cast<int>(ExitStatus::usage);
     }

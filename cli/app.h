@@ -33,5 +33,6 @@ int run(int argc, char** argv);
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_schedule(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_cache(CLI::App& command, const GlobalOptions& global);
 
 } // namespace npucc::cli

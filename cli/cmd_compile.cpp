@@ -1,8 +1,10 @@
 #include "app.h"
+#include "compile_options.h"
 
 #include "compiler/manifest.h"
+#include "npucc/cache.h"
 #include "npucc/compile.h"
-#include "precision_options.h"
+#include "precision_options.h" // print_precision_summary
 #include "util/file_io.h"
 #include "util/strings.h"
 
@@ -13,14 +15,13 @@ namespace npucc::cli {
 
 namespace {
 
-struct CompileArgs {
+struct CommandArgs {
   std::string model;
   std::string output;
-  std::string input_shape;
-  bool external_data = false;
-  std::string passes;
+  CompileArgs compile;
+  CacheArgs cache;
+  bool no_cache = false;
   bool json = false;
-  PrecisionArgs precision;
 };
 
 
@@ -58,46 +59,54 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
   }
 }
 
+// The cache's verdict and why (a hit: how the files got there; a miss: new key or a
+// replaced corrupt entry; a bypass: the op that makes the model uncacheable).
+std::string cache_line(const CachedCompile& cached) {
+  std::string line = std::string("  cache: ") + outcome_name(cached.outcome);
+  if (!cached.reason.empty()) {
+    line += ": " + cached.reason;
+  }
+  if (!cached.key.empty()) {
+    line += " (key " + cached.key.substr(0, 12) + ")";
+  }
+  return line;
+}
+
 } // namespace
 
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global) {
-  auto args = std::make_shared<CompileArgs>();
+  auto args = std::make_shared<CommandArgs>();
   command.add_option("MODEL", args->model, "the .onnx model to compile")->required();
   command.add_option("-o,--output", args->output, "folder to write the graph(s) and manifest.json to")
       ->required();
-  command.add_option("--input-shape", args->input_shape,
-                     "fix dynamic input dims: \"name:d0,d1,...;name2:...\" (-1 keeps a dim dynamic)");
-  command.add_flag("--external-data", args->external_data,
-                   "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)");
-  command.add_option("--passes", args->passes,
-                     "comma-separated passes to run instead of the default pipeline");
+  add_compile_options(command, args->compile);
+  add_cache_options(command, args->cache, MaxSizeOption::yes);
+  command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
-  add_precision_options(command, args->precision);
   return [args, &global] {
-    CompileOptions options;
+    CompileOptions options = make_compile_options(args->compile);
     options.model_path = args->model;
     options.output_dir = args->output;
-    if (!args->input_shape.empty()) {
-      options.input_shapes = parse_input_shapes(args->input_shape);
-    }
-    options.external_data = args->external_data ? ExternalData::always : ExternalData::automatic;
-    if (!args->passes.empty()) {
-      for (const auto& name : util::split(args->passes, ',')) {
-        options.passes.emplace_back(util::trim(name));
-      }
-    }
-    apply_precision_options(args->precision, options);
+    CacheConfig cache = make_cache_config(args->cache);
     LogSink log;
     if (global.verbose) {
       log = [](const std::string& line) { std::cerr << "npucc: " << line << "\n"; };
     }
     auto start = std::chrono::steady_clock::now();
-    CompileResult result = compile(options, log);
+    CachedCompile cached = compile_cached(
+        options, cache, args->no_cache ? CacheUse::disabled : CacheUse::enabled, log);
+    const CompileResult& result = cached.result;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (args->json) {
       std::cout << util::read_file(result.manifest_path);
     } else if (!global.quiet) {
       print_summary(options, result, seconds);
+    }
+    if (!global.quiet) {
+      (args->json ? std::cerr : std::cout) << cache_line(cached) << "\n";
+    }
+    if (!cached.warning.empty()) {
+      std::cerr << "npucc: warning: " << cached.warning << "\n";
     }
     return 0;
   };

@@ -45,6 +45,9 @@ struct CompileOptions {
   // Empty: the default pipeline.
   std::vector<std::string> passes;
   ReadLimits limits;
+  // Set by compile_cached() (npucc/cache.h) and recorded in the manifest; derived from
+  // the options, so never part of canonical_options().
+  std::string cache_key;
 };
 
 struct PassSummary {
@@ -91,5 +94,10 @@ using LogSink = std::function<void(const std::string&)>;
 // the compiled graph(s) and manifest.json into options.output_dir. On error nothing is
 // left in the output folder. Throws npucc::Error.
 CompileResult compile(const CompileOptions& options, const LogSink& log = {});
+
+// The same, for a model already read (by read_model(options.model_path)): the compile
+// cache reads and hashes the model for its key, and a miss then compiles it without
+// reading it again.
+CompileResult compile(Model model, const CompileOptions& options, const LogSink& log = {});
 
 } // namespace npucc

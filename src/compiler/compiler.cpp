@@ -39,7 +39,9 @@ void in_file(const std::string& file, Step&& step) {
 
 } // namespace
 
-CompileResult compile(const CompileOptions& options, const LogSink& log) {
+namespace {
+
+CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
   const std::string file = options.model_path.string();
   auto say = [&](const std::string& line) {
     if (log) {
@@ -51,7 +53,8 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
   auto pass_names = options.passes.empty() ? passes::default_pipeline() : options.passes;
   auto pipeline = passes::create_passes(pass_names);
 
-  Model model = read_model(options.model_path, options.limits);
+  Model model = preread != nullptr ? std::move(*preread)
+                                    : read_model(options.model_path, options.limits);
   CompileResult result;
   result.model_sha256 = model.sha256;
   in_file(file, [&] {
@@ -105,6 +108,16 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
   output.publish();
   result.manifest_path = options.output_dir / "manifest.json";
   return result;
+}
+
+} // namespace
+
+CompileResult compile(const CompileOptions& options, const LogSink& log) {
+  return compile_model(options, nullptr, log);
+}
+
+CompileResult compile(Model model, const CompileOptions& options, const LogSink& log) {
+  return compile_model(options, &model, log);
 }
 
 } // namespace npucc

@@ -114,6 +114,9 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
       {"memory_plan", memory_plan_json(result.memory_plan, true)},
   };
   add_precision(manifest, options, result);
+  if (!options.cache_key.empty()) {
+    manifest["cache_key"] = options.cache_key;
+  }
   return manifest;
 }
 

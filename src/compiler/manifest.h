@@ -20,7 +20,8 @@ namespace npucc::compiler {
 //   "high_precision_report"?: the same for high when its precision mode lowered it,
 //   "passes": [{"name", "changed", "unit"}],
 //   "memory_plan": {"available", "reason"?, "arena_bytes", "lower_bound_bytes",
-//                   "unshared_bytes", "alignment", "tensors"}
+//                   "unshared_bytes", "alignment", "tensors"},
+//   "cache_key"?: the compile cache key (when compiled through the cache)
 // }
 constexpr int k_manifest_format_version = 1;
 
