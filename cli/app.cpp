@@ -1,10 +1,12 @@
 #include "app.h"
+#include "terminal.h"
 
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/strings.h"
 
 #include <iostream>
+#include <unistd.h>
 
 namespace npucc::cli {
 
@@ -13,14 +15,20 @@ const std::vector<Command>& commands() {
       {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
       {"inspect", "show what is inside an ONNX model", setup_inspect},
       {"schedule", "which graph (low or high precision) training runs now", setup_schedule},
+      {"config", "show the effective settings and where each comes from", setup_config},
+      {"completion", "print a bash or zsh completion script", setup_completion},
   };
   return table;
 }
 
 namespace {
 
+// The parsed global options, for print_error's colour (set once run() has them).
+const GlobalOptions* g_global = nullptr;
+
 void print_error(const std::string& message, const std::string& hint) {
-  std::cerr << "npucc: error: " << message;
+  bool color = use_color(g_global != nullptr ? *g_global : GlobalOptions{}, STDERR_FILENO);
+  std::cerr << paint("npucc: error:", "1;31", color) << " " << message;
   if (!hint.empty()) {
     std::cerr << " (" << hint << ")";
   }
@@ -71,6 +79,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   GlobalOptions global;
+  g_global = &global;
   app.add_flag("-v,--verbose", global.verbose, "print what each step does");
   app.add_flag("-q,--quiet", global.quiet, "print nothing but errors and requested output");
   app.add_option("--color", global.color, "colour output: never, auto or always")

@@ -1,4 +1,5 @@
 #include "app.h"
+#include "progress.h"
 
 #include "compiler/manifest.h"
 #include "npucc/compile.h"
@@ -81,12 +82,11 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
         options.passes.emplace_back(util::trim(name));
       }
     }
-    LogSink log;
-    if (global.verbose) {
-      log = [](const std::string& line) { std::cerr << "npucc: " << line << "\n"; };
-    }
+    Progress progress(global, "compile " + options.model_path.filename().string());
+    LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
     CompileResult result = compile(options, log);
+    progress.finish();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (args->json) {
       std::cout << util::read_file(result.manifest_path);
