@@ -4,9 +4,9 @@
 // look (completion/CMakeLists.txt).
 #include "app.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
-#include <set>
 #include <sstream>
 
 namespace npucc::cli {
@@ -61,8 +61,11 @@ void collect(const CLI::App& app, const std::string& path, std::vector<Node>& no
       for (const auto& name : option->get_snames()) {
         names.push_back("-" + name);
       }
-      bool takes_value = option->get_type_size_max() != 0;
+      bool takes_value = option->get_expected_max() != 0;
       for (const auto& name : names) {
+        if (std::find(node.options.begin(), node.options.end(), name) != node.options.end()) {
+          continue; // --help: every level has its own
+        }
         node.options.push_back(name);
         if (takes_value) {
           node.value_options.push_back(name);

@@ -11,13 +11,13 @@
 
 namespace npucc::config {
 
-namespace {
-
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
+
+namespace {
 
 std::string check_path(const std::string& raw, const std::filesystem::path& base_dir,
                        const std::string& where, const GetEnv& getenv) {
@@ -118,7 +118,7 @@ uint64_t parse_size_setting(const std::string& text, const std::string& where) {
     ++end;
   }
   std::string number = trimmed.substr(0, end);
-  std::string unit = lower(std::string(util::trim(std::string_view(trimmed).substr(end))));
+  std::string unit = config::lower(std::string(util::trim(std::string_view(trimmed).substr(end))));
   auto bad = [&] {
     return usage_error(where + ": \"" + text + "\" is not a size",
                        "use bytes or a number with a unit: 500M, 10G, 1.5GiB (0 = unbounded)");
