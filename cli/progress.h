@@ -1,10 +1,7 @@
 #pragma once
 
-// A one-line progress display on stderr, fed by the library's callbacks:
-//
-//   populate [=========>          ]  3/10  30%  resnet50.onnx  0:04 ETA 0:09
-//   compile  [    <=>             ]  pass eliminate_identity changed 3 nodes  0:02
-//
+// A one-line progress display on stderr (util/progress_line.h draws the frame), fed by
+// the library's callbacks.
 // Shown only when stderr is a terminal and --quiet is off, so pipes and CI logs stay
 // clean; coloured per use_color(). Redraws at most 10 times a second, and a ticker keeps
 // the clock moving during one long step. The line is erased by finish() or the
@@ -47,10 +44,6 @@ public:
   // A LogSink for npucc::compile: each line becomes the current step; with Verbose::yes it
   // is also printed ("npucc: LINE"), above the bar or plainly when there is none.
   LogSink log_sink(Verbose verbose);
-
-  // The text of one frame, for tests: `width` columns, `elapsed` seconds so far.
-  static std::string render(std::string_view label, size_t done, size_t total,
-                            std::string_view item, double elapsed, int width, bool color, int tick);
 
 private:
   void draw_locked(bool force);
