@@ -1,4 +1,5 @@
 #include "app.h"
+#include "terminal.h"
 
 #include "npucc/error.h"
 #include "npucc/version.h"
@@ -6,6 +7,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <unistd.h>
 
 namespace npucc::cli {
 
@@ -16,6 +18,8 @@ const std::vector<Command>& commands() {
       {"schedule", "which graph (low or high precision) training runs now", setup_schedule},
       {"cache", "manage the compile cache: ls, stats, verify, invalidate, purge, populate",
        setup_cache},
+      {"config", "show the effective settings and where each comes from", setup_config},
+      {"completion", "print a bash or zsh completion script", setup_completion},
   };
   return table;
 }
@@ -39,8 +43,12 @@ std::string printable(const std::string& text) {
   return out;
 }
 
+// The parsed global options, for print_error's colour (set once run() has them).
+const GlobalOptions* g_global = nullptr;
+
 void print_error(const std::string& message, const std::string& hint) {
-  std::cerr << "npucc: error: " << printable(message);
+  bool color = use_color(g_global != nullptr ? *g_global : GlobalOptions{}, STDERR_FILENO);
+  std::cerr << paint("npucc: error:", "1;31", color) << " " << printable(message);
   if (!hint.empty()) {
     std::cerr << " (" << printable(hint) << ")";
   }
@@ -91,6 +99,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   GlobalOptions global;
+  g_global = &global;
   app.add_flag("-v,--verbose", global.verbose, "print what each step does");
   app.add_flag("-q,--quiet", global.quiet, "print nothing but errors and requested output");
   app.add_option("--color", global.color, "colour output: never, auto or always")

@@ -34,5 +34,7 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
 std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_schedule(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_cache(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_config(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_completion(CLI::App& command, const GlobalOptions& global);
 
 } // namespace npucc::cli

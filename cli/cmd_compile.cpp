@@ -1,5 +1,6 @@
 #include "app.h"
 #include "compile_options.h"
+#include "progress.h"
 
 #include "compiler/manifest.h"
 #include "npucc/cache.h"
@@ -88,13 +89,12 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     options.model_path = args->model;
     options.output_dir = args->output;
     CacheConfig cache = make_cache_config(args->cache);
-    LogSink log;
-    if (global.verbose) {
-      log = [](const std::string& line) { std::cerr << "npucc: " << line << "\n"; };
-    }
+    Progress progress(global, "compile " + options.model_path.filename().string());
+    LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
     CachedCompile cached = compile_cached(
-        options, cache, args->no_cache ? CacheUse::disabled : CacheUse::enabled, log);
+        options, cache, args->no_cache || cache.disabled ? CacheUse::disabled : CacheUse::enabled, log);
+    progress.finish();
     const CompileResult& result = cached.result;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (args->json) {

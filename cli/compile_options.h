@@ -17,6 +17,7 @@ struct CompileArgs {
   bool external_data = false;
   std::string passes;
   PrecisionArgs precision;
+  std::string options_file; // --options FILE (Ascend option names, JSON)
 };
 
 void add_compile_options(CLI::App& command, CompileArgs& args);
@@ -28,6 +29,7 @@ CompileOptions make_compile_options(const CompileArgs& args);
 struct CacheArgs {
   std::string dir;
   std::string max_size;
+  std::string options_file; // --options FILE, shared with CompileArgs
 };
 enum class MaxSizeOption { no, yes };
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size);

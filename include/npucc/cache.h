@@ -39,6 +39,8 @@ struct CacheConfig {
   CacheDirSource source = CacheDirSource::default_location;
   // Enforced after each store, least recently used first; unset: unbounded.
   std::optional<uint64_t> max_size;
+  // NPUCC_CACHE_DISABLE / `disable = true` in config.toml: as --no-cache.
+  bool disabled = false;
 };
 
 // The directory is `dir_option`, else $NPUCC_CACHE_DIR, else
