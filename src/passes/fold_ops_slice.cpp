@@ -1,6 +1,7 @@
 #include "passes/fold_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 

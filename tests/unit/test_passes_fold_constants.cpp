@@ -165,7 +165,8 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK(y->floats == Floats{2.0F, 3.0F, 5.0F, 6.0F});
     }
     SUBCASE("attributes before opset 10") {
-      auto y = fold(data, "y = Slice <starts = [1], ends = [3]> (a)", "int64[2]", 9);
+      auto y = fold("int64[5] a = {0, 1, 2, 3, 4}", "y = Slice <starts = [1], ends = [3]> (a)",
+                    "int64[2]", 9);
       REQUIRE(y);
       CHECK(y->ints == Ints{1, 2});
     }
