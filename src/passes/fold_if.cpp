@@ -8,8 +8,9 @@ namespace npucc::passes {
 namespace {
 
 // The branch an If always takes; null when its condition is not a constant.
-onnx::GraphProto* taken_branch(onnx::NodeProto& node,
-                               const std::unordered_map<std::string, const onnx::TensorProto*>& constants) {
+onnx::GraphProto*
+taken_branch(onnx::NodeProto& node,
+             const std::unordered_map<std::string, const onnx::TensorProto*>& constants) {
   if (!is_onnx_node(node) || node.op_type() != "If" || node.input_size() != 1) {
     return nullptr;
   }

@@ -37,6 +37,11 @@ inline Result single(FoldValue value) {
   return out;
 }
 
+// The evaluators, one per op family (fold_ops_<family>.cpp).
+Result evaluate_cast(const onnx::NodeProto& node, const Inputs& inputs);
+Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset);
+// ConstantOfShape and integer Range.
+Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
 // Add, Sub, Mul, Div, Equal, Where (multidirectional broadcasting).
 Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs);
 

@@ -15,47 +15,6 @@ const FoldValue* input(const Inputs& inputs, size_t i) {
   return i < inputs.size() ? inputs[i] : nullptr;
 }
 
-// Cast between the supported types; nullopt where the result is undefined
-// (NaN or out-of-range float to integer, int64 out of int32 range).
-Result cast(const onnx::NodeProto& node, const Inputs& inputs) {
-  const FoldValue* in = input(inputs, 0);
-  auto to = static_cast<int32_t>(int_attribute(node, "to", 0));
-  if (in == nullptr || !is_foldable_type(to) || int_attribute(node, "saturate", 1) != 1) {
-    return std::nullopt;
-  }
-  FoldValue out;
-  out.type = to;
-  out.dims = in->dims;
-  out.allocate();
-  for (size_t i = 0; i < in->size(); ++i) {
-    if (to == T::FLOAT) {
-      out.floats[i] = in->is_float() ? in->floats[i] : static_cast<float>(in->ints[i]);
-      continue;
-    }
-    if (to == T::BOOL) {
-      out.ints[i] = (in->is_float() ? in->floats[i] != 0.0F : in->ints[i] != 0) ? 1 : 0;
-      continue;
-    }
-    int64_t value = 0;
-    if (in->is_float()) {
-      float f = in->floats[i];
-      // 2^63 is exactly representable; anything at or beyond it does not fit.
-      if (std::isnan(f) || f >= 9.2233720368547758e18F || f < -9.2233720368547758e18F) {
-        return std::nullopt;
-      }
-      value = static_cast<int64_t>(f);
-    } else {
-      value = in->ints[i];
-    }
-    if (to == T::INT32 && (value < std::numeric_limits<int32_t>::min() ||
-                           value > std::numeric_limits<int32_t>::max())) {
-      return std::nullopt;
-    }
-    out.ints[i] = value;
-  }
-  return single(std::move(out));
-}
-
 Result concat(const onnx::NodeProto& node, const Inputs& inputs) {
   if (inputs.empty() || inputs[0] == nullptr) {
     return std::nullopt;
@@ -182,7 +141,8 @@ Result squeeze(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset)
   auto rank = static_cast<int64_t>(data->dims.size());
   auto axes = axes_of(node, inputs, opset);
   std::set<int64_t> removed;
-  if (!axes && (opset < 13 ? find_attribute(node, "axes") != nullptr : input(inputs, 1) != nullptr)) {
+  if (!axes &&
+      (opset < 13 ? find_attribute(node, "axes") != nullptr : input(inputs, 1) != nullptr)) {
     return std::nullopt;
   }
   if (axes) {
@@ -211,9 +171,8 @@ Result squeeze(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset)
 
 Result reshape(const onnx::NodeProto& node, const Inputs& inputs) {
   const FoldValue* data = input(inputs, 0);
-  auto shape = input(inputs, 1) == nullptr || inputs[1]->type != T::INT64
-                   ? std::nullopt
-                   : as_indices(inputs[1]);
+  auto shape = input(inputs, 1) == nullptr || inputs[1]->type != T::INT64 ? std::nullopt
+                                                                          : as_indices(inputs[1]);
   if (data == nullptr || !shape) {
     return std::nullopt;
   }
@@ -256,17 +215,14 @@ Result reshape(const onnx::NodeProto& node, const Inputs& inputs) {
 
 } // namespace
 
-Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset);
-Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
-
 } // namespace npucc::passes::fold
 
 namespace npucc::passes {
 
 bool is_foldable_op(const std::string& op) {
   static const std::set<std::string> ops = {
-      "Cast",  "Concat", "Gather", "Unsqueeze", "Squeeze", "Slice",           "Reshape", "Add",
-      "Sub",   "Mul",    "Div",    "Equal",     "Where",   "ConstantOfShape", "Range"};
+      "Cast", "Concat", "Gather", "Unsqueeze", "Squeeze", "Slice",           "Reshape", "Add",
+      "Sub",  "Mul",    "Div",    "Equal",     "Where",   "ConstantOfShape", "Range"};
   return ops.count(op) != 0;
 }
 
@@ -275,7 +231,7 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
                                                     int64_t opset) {
   const std::string& op = node.op_type();
   if (op == "Cast") {
-    return fold::cast(node, inputs);
+    return fold::evaluate_cast(node, inputs);
   }
   if (op == "Concat") {
     return fold::concat(node, inputs);
@@ -298,8 +254,7 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
   if (op == "ConstantOfShape" || op == "Range") {
     return fold::evaluate_generator(node, inputs);
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal" ||
-      op == "Where") {
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal" || op == "Where") {
     return fold::evaluate_elementwise(node, inputs);
   }
   return std::nullopt;

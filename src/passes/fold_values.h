@@ -1,11 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <onnx/onnx_pb.h>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace npucc::passes {
 

@@ -69,8 +69,8 @@ TEST_SUITE("npucc::passes::FoldConstants") {
 
   TEST_CASE("Concat") {
     SUBCASE("1-D") {
-      auto y = fold("int64[2] a = {1, 2}, int64[1] b = {3}", "y = Concat <axis = 0> (a, b)",
-                    "int64[3]");
+      auto y =
+          fold("int64[2] a = {1, 2}, int64[1] b = {3}", "y = Concat <axis = 0> (a, b)", "int64[3]");
       REQUIRE(y);
       CHECK(y->ints == Ints{1, 2, 3});
     }
@@ -151,8 +151,8 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK(y->ints == Ints{4, 2, 0});
     }
     SUBCASE("negative start and end") {
-      auto y = fold(data + "int64[1] s = {-3}, int64[1] e = {-1}", "y = Slice(a, s, e)",
-                    "int64[2]");
+      auto y =
+          fold(data + "int64[1] s = {-3}, int64[1] e = {-1}", "y = Slice(a, s, e)", "int64[2]");
       REQUIRE(y);
       CHECK(y->ints == Ints{2, 3});
     }
@@ -171,8 +171,7 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK(y->ints == Ints{1, 2});
     }
     SUBCASE("empty result") {
-      auto y = fold(data + "int64[1] s = {3}, int64[1] e = {1}", "y = Slice(a, s, e)",
-                    "int64[0]");
+      auto y = fold(data + "int64[1] s = {3}, int64[1] e = {1}", "y = Slice(a, s, e)", "int64[0]");
       REQUIRE(y);
       CHECK(y->dims == Ints{0});
     }
@@ -195,8 +194,8 @@ TEST_SUITE("npucc::passes::FoldConstants") {
 
   TEST_CASE("arithmetic") {
     SUBCASE("Add broadcasts") {
-      auto y = fold("int64[2,1] a = {1, 2}, int64[3] b = {10, 20, 30}", "y = Add(a, b)",
-                    "int64[2,3]");
+      auto y =
+          fold("int64[2,1] a = {1, 2}, int64[3] b = {10, 20, 30}", "y = Add(a, b)", "int64[2,3]");
       REQUIRE(y);
       CHECK(y->dims == Ints{2, 3});
       CHECK(y->ints == Ints{11, 21, 31, 12, 22, 32});
@@ -223,8 +222,7 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK_FALSE(fold("int64[1] a = {1}, int64[1] b = {0}", "y = Div(a, b)", "int64[1]"));
       CHECK_FALSE(fold("int64[1] a = {9223372036854775807}, int64[1] b = {1}", "y = Add(a, b)",
                        "int64[1]"));
-      CHECK_FALSE(
-          fold("int32[1] a = {2147483647}, int32[1] b = {2}", "y = Mul(a, b)", "int32[1]"));
+      CHECK_FALSE(fold("int32[1] a = {2147483647}, int32[1] b = {2}", "y = Mul(a, b)", "int32[1]"));
     }
   }
 
@@ -253,18 +251,18 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK(y->floats == Floats{0.0F, 0.0F});
     }
     SUBCASE("integer Range, both directions") {
-      auto up = fold("int64 a = {0}, int64 b = {10}, int64 d = {3}", "y = Range(a, b, d)",
-                     "int64[4]");
+      auto up =
+          fold("int64 a = {0}, int64 b = {10}, int64 d = {3}", "y = Range(a, b, d)", "int64[4]");
       REQUIRE(up);
       CHECK(up->ints == Ints{0, 3, 6, 9});
-      auto down = fold("int32 a = {5}, int32 b = {0}, int32 d = {-2}", "y = Range(a, b, d)",
-                       "int32[3]");
+      auto down =
+          fold("int32 a = {5}, int32 b = {0}, int32 d = {-2}", "y = Range(a, b, d)", "int32[3]");
       REQUIRE(down);
       CHECK(down->ints == Ints{5, 3, 1});
     }
     SUBCASE("float Range is left to the runtime") {
-      CHECK_FALSE(fold("float a = {0}, float b = {1}, float d = {0.25}", "y = Range(a, b, d)",
-                       "float[4]"));
+      CHECK_FALSE(
+          fold("float a = {0}, float b = {1}, float d = {0.25}", "y = Range(a, b, d)", "float[4]"));
     }
   }
 
@@ -282,8 +280,8 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK_FALSE(fold("int64[2] s = {300, 300}", "y = ConstantOfShape(s)", "float[300,300]"));
     }
     SUBCASE("an input over the cap (a weight)") {
-      auto model = npucc::test::parse_text_model(graph_text(
-          "float[1] w = {0}, int64[1] s = {-1}", "y = Reshape(w, s)", "float[70000]"));
+      auto model = npucc::test::parse_text_model(
+          graph_text("float[1] w = {0}, int64[1] s = {-1}", "y = Reshape(w, s)", "float[70000]"));
       auto& weight = *model.mutable_graph()->mutable_initializer(0);
       weight.set_dims(0, 70000);
       weight.clear_float_data();

@@ -15,10 +15,9 @@ namespace {
 // z = Identity(y) where y = `node`(x) for an input x of type `input`.
 onnx::ModelProto shape_model(const std::string& input, const std::string& node,
                              const std::string& out, int opset = 17) {
-  return npucc::test::typed_model("<ir_version: 8, opset_import: [\"\" : " +
-                                  std::to_string(opset) + "]>\nagraph (" + input +
-                                  " x) => (" + out + " z) {\n y = " + node +
-                                  "\n z = Identity(y)\n}\n");
+  return npucc::test::typed_model("<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) +
+                                  "]>\nagraph (" + input + " x) => (" + out +
+                                  " z) {\n y = " + node + "\n z = Identity(y)\n}\n");
 }
 
 std::optional<npucc::passes::FoldValue> fold_y(onnx::ModelProto& model, int64_t expected) {
