@@ -25,8 +25,10 @@ void add_types(const onnx::GraphProto& graph, GraphContext& context) {
       context.shapes.erase(value.name());
     }
   };
+  std::unordered_set<std::string> overridable;
   for (const auto& value : graph.input()) {
     add_value(value);
+    overridable.insert(value.name());
   }
   for (const auto& value : graph.output()) {
     add_value(value);
@@ -36,7 +38,10 @@ void add_types(const onnx::GraphProto& graph, GraphContext& context) {
   }
   for (const auto& tensor : graph.initializer()) {
     types[tensor.name()] = tensor.data_type();
-    context.shapes[tensor.name()] = {tensor.dims().begin(), tensor.dims().end()};
+    // An initializer that is also a graph input can be fed with another shape.
+    if (overridable.count(tensor.name()) == 0) {
+      context.shapes[tensor.name()] = {tensor.dims().begin(), tensor.dims().end()};
+    }
   }
 }
 

@@ -82,6 +82,17 @@ TEST_SUITE("npucc::passes::FoldShapes") {
     CHECK_FALSE(fold_y(size, 0));
   }
 
+  TEST_CASE("an initializer that is also an input may be fed with another shape") {
+    auto model = npucc::test::typed_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[N] w) => (int64[1] z) <float[2] w = {1, 2}> {
+        y = Shape(w)
+        z = Identity(y)
+      }
+    )");
+    CHECK_FALSE(fold_y(model, 0));
+  }
+
   TEST_CASE("reads the outer shape inside an If body") {
     auto model = npucc::test::typed_model(R"(
       <ir_version: 8, opset_import: ["" : 17]>
