@@ -42,6 +42,7 @@ Result evaluate_cast(const onnx::NodeProto& node, const Inputs& inputs);
 Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset);
 // ConstantOfShape and integer Range.
 Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
+Result evaluate_expand(const Inputs& inputs);
 // Add, Sub, Mul, Div, Equal, Where (multidirectional broadcasting).
 Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs);
 

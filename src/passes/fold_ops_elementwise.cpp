@@ -106,6 +106,40 @@ float float_op(const std::string& op, float a, float b) {
 
 } // namespace
 
+Result evaluate_expand(const Inputs& inputs) {
+  if (inputs.size() != 2 || inputs[0] == nullptr || inputs[1] == nullptr ||
+      inputs[1]->type != T::INT64 || inputs[1]->dims.size() != 1) {
+    return std::nullopt;
+  }
+  // The shape broadcasts with the input like a tensor of that shape would.
+  FoldValue target;
+  target.dims = inputs[1]->ints;
+  for (int64_t dim : target.dims) {
+    if (dim < 0) {
+      return std::nullopt;
+    }
+  }
+  const FoldValue& data = *inputs[0];
+  FoldValue out;
+  if (!broadcast_dims({&data, &target}, out.dims)) {
+    return std::nullopt;
+  }
+  out.type = data.type;
+  uint64_t count = 1;
+  for (int64_t dim : out.dims) {
+    count *= static_cast<uint64_t>(dim);
+    if (count > k_max_fold_elements) {
+      return std::nullopt;
+    }
+  }
+  out.allocate();
+  auto from = source_indices(data, out.dims);
+  for (size_t i = 0; i < out.count(); ++i) {
+    copy_element(data, from[i], out, i);
+  }
+  return single(std::move(out));
+}
+
 Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs) {
   const std::string& op = node.op_type();
   const bool is_where = op == "Where";

@@ -222,7 +222,7 @@ namespace npucc::passes {
 bool is_foldable_op(const std::string& op) {
   static const std::set<std::string> ops = {
       "Cast", "Concat", "Gather", "Unsqueeze", "Squeeze", "Slice",           "Reshape", "Add",
-      "Sub",  "Mul",    "Div",    "Equal",     "Where",   "ConstantOfShape", "Range"};
+      "Sub",  "Mul",    "Div",    "Equal",     "Where",   "ConstantOfShape", "Range",   "Expand"};
   return ops.count(op) != 0;
 }
 
@@ -250,6 +250,9 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
   }
   if (op == "Slice") {
     return fold::evaluate_slice(node, inputs, opset);
+  }
+  if (op == "Expand") {
+    return fold::evaluate_expand(inputs);
   }
   if (op == "ConstantOfShape" || op == "Range") {
     return fold::evaluate_generator(node, inputs);

@@ -266,6 +266,22 @@ TEST_SUITE("npucc::passes::FoldConstants") {
     }
   }
 
+  TEST_CASE("Expand") {
+    SUBCASE("to a bigger shape") {
+      auto y = fold("int64[2,1] a = {1, 2}, int64[2] s = {2, 3}", "y = Expand(a, s)", "int64[2,3]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 3});
+      CHECK(y->ints == Ints{1, 1, 1, 2, 2, 2});
+    }
+    SUBCASE("a shape of lower rank or with ones keeps the input's dims") {
+      auto y = fold("float[1,3] a = {1, 2, 3}, int64[3] s = {2, 1, 1}", "y = Expand(a, s)",
+                    "float[2,1,3]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 1, 3});
+      CHECK(y->floats == Floats{1, 2, 3, 1, 2, 3});
+    }
+  }
+
   TEST_CASE("chains fold in one run") {
     auto y = fold("int64[2] a = {4, 5}, int64[1] i = {1}, int64[1] axes = {0}",
                   "g = Gather(a, i)\n sq = Squeeze(g, axes)\n u = Unsqueeze(sq, axes)\n"
