@@ -71,11 +71,20 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
     model::check_value_shapes(model.proto.graph(), file, options.limits);
     say("validated: ONNX checker and strict shape inference passed");
 
-    result.passes = summarise(
-        passes::PassManager(std::move(pipeline)).run(model.proto, passes::FixedPoint::yes, say));
+    passes::PassManager manager(std::move(pipeline));
+    auto round_reports = manager.run(model.proto, passes::FixedPoint::yes, say);
+    auto reports = round_reports;
     // The passes must leave a valid, fully typed graph; anything else is npucc's bug.
     try {
       compiler::infer_shapes_strict(model.proto);
+      // Folding (fold_shapes, fold_constants) gives inference static shapes it could
+      // not see before, which can make more Shape nodes foldable: repeat (bounded).
+      for (int round = 0; round < 4 && passes::any_changed(round_reports); ++round) {
+        round_reports = manager.run(model.proto, passes::FixedPoint::yes, say);
+        passes::add_reports(reports, round_reports);
+        compiler::infer_shapes_strict(model.proto);
+      }
+      result.passes = summarise(reports);
       compiler::check_model(model.proto);
     } catch (const Error& e) {
       throw Error(std::string("internal error: the optimised graph is invalid: ") + e.what(),

@@ -62,15 +62,39 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
   return bytes;
 }
 
-// Telling the user to fix input dims they have already fixed would mislead.
-std::string remedy(const onnx::GraphProto& graph) {
+// What the user can do about a tensor without a static size: a dim named after an
+// input's symbolic dim goes away with --input-shape; once every input is static, what
+// is left is shape inference's limit (a shape computed from values at run time).
+std::string unavailable_hint(const onnx::GraphProto& graph, const std::string& dim_param) {
+  std::unordered_map<std::string, std::string> param_owner;
+  std::vector<std::string> dynamic_inputs;
   for (const auto& input : graph.input()) {
-    std::string why;
-    if (input.type().has_tensor_type() && static_bytes(&input, why) == 0 && !why.empty()) {
-      return "fix dynamic dims with --input-shape";
+    const auto& type = input.type().tensor_type();
+    bool is_static = input.type().has_tensor_type() && type.has_shape();
+    for (const auto& dim : type.shape().dim()) {
+      is_static = is_static && dim.has_dim_value();
+      if (dim.has_dim_param()) {
+        param_owner.emplace(dim.dim_param(), input.name());
+      }
+    }
+    bool is_initializer = false;
+    for (const auto& tensor : graph.initializer()) {
+      is_initializer = is_initializer || tensor.name() == input.name();
+    }
+    if (!is_static && !is_initializer) {
+      dynamic_inputs.push_back(input.name());
     }
   }
-  return "the inputs are static, but shape inference could not give it a static shape";
+  auto owner = param_owner.find(dim_param);
+  if (!dim_param.empty() && owner != param_owner.end()) {
+    return "it comes from input \"" + owner->second + "\"; fix it with --input-shape";
+  }
+  if (!dynamic_inputs.empty()) {
+    return "input \"" + dynamic_inputs.front() +
+           "\" is still dynamic; fix dynamic dims with --input-shape";
+  }
+  return "shape inference could not resolve it although every input is static "
+         "(a shape computed from values known only at run time)";
 }
 
 } // namespace
@@ -95,7 +119,16 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       auto it = infos.find(name);
       uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
       if (bytes == 0 && !why.empty()) {
-        plan.reason = "tensor \"" + name + "\" " + why + "; " + remedy(graph);
+        std::string param; // the first symbolic dim, named or not
+        if (it != infos.end()) {
+          for (const auto& dim : it->second->type().tensor_type().shape().dim()) {
+            if (!dim.has_dim_value()) {
+              param = dim.dim_param();
+              break;
+            }
+          }
+        }
+        plan.reason = "tensor \"" + name + "\" " + why + "; " + unavailable_hint(graph, param);
         return plan;
       }
       index_of[name] = plan.tensors.size();
