@@ -31,7 +31,7 @@ long_options() {
 
 # Subcommands listed in a CLI11 help text.
 subcommands_of() {
-  awk '/^Subcommands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}'
+  awk '/^Subcommands:/{on=1; next} on && /^  [a-z]/{sub(/,$/, "", $1); print $1} on && /^$/{on=0}'
 }
 
 # check_options PAGE HELP_TEXT_FILE LABEL
