@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# accelerate_train_mode on the four real models (testdata/models), fast and fast1, step
+# accelerate_train_mode on the four real models (testdata/models) and the three torch-exported
+# ones (testdata/models/torch: ResNet, transformer encoder, LSTM), fast and fast1, step
 # and loss: every high/low/emulation graph passes ONNX's full checker and strict typed
 # shape inference (Python onnx); ONNX Runtime loads and runs every fast low graph with
 # outputs close to high's (cosine >= 0.999, no new NaN/Inf) and every emulation graph
@@ -24,7 +25,12 @@ declare -A inputs=(
   [ppocr_cls]="x:float32:1,3,48,192"
   [oww_hello_deepa]="onnx::Flatten_0:float32:1,25,96"
   [silero_vad_legacy]="input:float32:1,512;sr:int64:=16000;h:float32:2,1,64;c:float32:2,1,64"
+  [torch/resnet_small]="image:float32:2,3,64,64"
+  [torch/transformer_encoder]="tokens:int64:2,16"
+  [torch/lstm_tagger]="features:float32:2,7,20;h0:float32:2,2,24;c0:float32:2,2,24"
 )
+mkdir -p "$work/torch"
+models=${NPUCC_PRECISION_MODELS:-"ppocrv4_det ppocr_cls silero_vad_legacy oww_hello_deepa torch/resnet_small torch/transformer_encoder torch/lstm_tagger"}
 
 check_onnx() {
   /usr/bin/python3 -c "
@@ -35,7 +41,7 @@ onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
 " "$1"
 }
 
-for model in ppocrv4_det ppocr_cls silero_vad_legacy oww_hello_deepa; do
+for model in $models; do
   for type in fast fast1; do
     for trigger in step loss; do
       out="$work/$model-$type-$trigger"
@@ -69,7 +75,11 @@ EOF
   done
   # Numerics: the fast low graph itself, and the emulation graphs of fast and fast1.
   dir="$work/$model-fast-step"
-  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" 0.999); then
+  # ONNX Runtime 1.30 segfaults while optimising (level "all") the float16 LSTMs of the torch
+  # tagger, which pass ONNX's full checker and run correctly at the "basic" level: ORT's bug.
+  level=all
+  [ "$model" = torch/lstm_tagger ] && level=basic
+  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" 0.999 "$level"); then
     fail "$model fast: low graph vs high"
   fi
   if [ "$model" = silero_vad_legacy ]; then
@@ -105,13 +115,20 @@ EOF
     fi
   done
   # The matrix ops of fast run in float16.
-  if ! /usr/bin/python3 - "$work/$model-fast-step/manifest.json" <<'EOF'; then
+  if ! /usr/bin/python3 - "$work/$model-fast-step/manifest.json" "$work/$model-fast-step/high.onnx" <<'EOF'; then
 import json, sys
 nodes = json.load(open(sys.argv[1]))["precision_report"]["nodes"]
 matrix = {op: c for op, c in nodes.items() if op in ("MatMul", "Gemm", "Conv", "LSTM")}
 assert matrix, nodes
-for op, counts in matrix.items():
-    assert counts.get("float16", 0) == sum(counts.values()), (op, counts)
+# A node that produces a graph output keeps float32 (the boundary type); every other
+# matrix op runs in float16.
+import onnx
+model = onnx.load(sys.argv[2], load_external_data=False)
+outputs = {o.name for o in model.graph.output}
+at_boundary = sum(1 for n in model.graph.node if n.op_type in matrix and set(n.output) & outputs)
+low = sum(c.get("float16", 0) for c in matrix.values())
+total = sum(sum(c.values()) for c in matrix.values())
+assert low >= total - at_boundary and low > 0, (matrix, at_boundary)
 EOF
     fail "$model fast: matrix ops not all float16"
   fi
@@ -119,6 +136,8 @@ done
 
 # fast1 lowers what the schema allows: oww (opset 13) has bfloat16 Gemm; the opset-11
 # detector keeps Conv in float32 (Conv has bfloat16 only from opset 22) and says why.
+[[ " $models " == *" oww_hello_deepa "* && " $models " == *" ppocrv4_det "* ]] &&
+if [[ " $models " == *" oww_hello_deepa "* && " $models " == *" ppocrv4_det "* ]]; then
 /usr/bin/python3 - "$work/oww_hello_deepa-fast1-step/manifest.json" \
   "$work/ppocrv4_det-fast1-step/manifest.json" <<'EOF' || fail "fast1 reports"
 import json, sys
@@ -128,6 +147,7 @@ det = json.load(open(sys.argv[2]))["precision_report"]
 assert det["nodes"]["Conv"] == {"float32": 62}, det["nodes"]["Conv"]
 assert det["kept_float32_reasons"]["schema"] >= 62, det["kept_float32_reasons"]
 EOF
+fi
 
 if ((failures)); then
   echo "$failures failure(s)"

@@ -34,7 +34,11 @@ function makeFeeds(specs) {
   for (const spec of specs) {
     const count = spec.dims.reduce((a, b) => a * b, 1);
     if (spec.type === 'int64') {
-      const data = new BigInt64Array(count).fill(BigInt(spec.fill === null ? 0 : spec.fill));
+      // Without a fixed value: small non-negative ids (token and index inputs).
+      const data = new BigInt64Array(count);
+      for (let i = 0; i < count; ++i) {
+        data[i] = BigInt(spec.fill === null ? Math.floor((next() + 1) * 50) % 100 : spec.fill);
+      }
       feeds[spec.name] = new ort.Tensor('int64', data, spec.dims);
     } else {
       const data = new Float32Array(count);
