@@ -19,6 +19,7 @@ struct CompileArgs {
   bool external_data = false;
   std::string passes;
   bool json = false;
+  std::string max_memory;
 };
 
 void print_summary(const CompileOptions& options, const CompileResult& result, double seconds) {
@@ -68,12 +69,18 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
   command.add_option("--passes", args->passes,
                      "comma-separated passes to run instead of the default pipeline");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
+  command.add_option("--max-memory", args->max_memory,
+                     "refuse models whose data would take more memory (e.g. 8G; default: a "
+                     "quarter of physical memory)");
   return [args, &global] {
     CompileOptions options;
     options.model_path = args->model;
     options.output_dir = args->output;
     if (!args->input_shape.empty()) {
       options.input_shapes = parse_input_shapes(args->input_shape);
+    }
+    if (!args->max_memory.empty()) {
+      options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
     }
     options.external_data = args->external_data ? ExternalData::always : ExternalData::automatic;
     if (!args->passes.empty()) {

@@ -2,13 +2,17 @@
 
 #include "model/external_data.h"
 #include "model/graph_walk.h"
+#include "model/nesting_scan.h"
 #include "model/tensor_info.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <algorithm>
 #include <limits>
+#include <optional>
+#include <utility>
 
 namespace npucc {
 
@@ -16,9 +20,31 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Subgraphs nest through messages; protobuf's recursion limit bounds the depth a
-// hostile model can reach (If inside If inside ...), well above real models.
-constexpr int k_protobuf_recursion_limit = 200;
+// Subgraphs nest through messages (graph, node, attribute: three per level), so this
+// lets a model nest deeper than ReadLimits allows and be refused with a clear message
+// by check_nesting; parsing itself stays far from exhausting the stack.
+constexpr int k_protobuf_recursion_limit = 1024;
+
+// Iterative, so a hostile depth is measured without recursing on it.
+void check_nesting(const onnx::GraphProto& root, const std::string& file, const ReadLimits& limits) {
+  std::vector<std::pair<const onnx::GraphProto*, int>> stack{{&root, 0}};
+  while (!stack.empty()) {
+    auto [graph, depth] = stack.back();
+    stack.pop_back();
+    for (int i = 0; i < graph->node_size(); ++i) {
+      const auto& node = graph->node(i);
+      for (const auto* sub : model::subgraphs_of(node)) {
+        if (depth + 1 > limits.max_subgraph_depth) {
+          throw Error(file + ": subgraphs are nested more than " +
+                          std::to_string(limits.max_subgraph_depth) + " levels deep (at " +
+                          model::describe_node(node, i) + ")",
+                      "the model is damaged or hostile; real models nest a few levels");
+        }
+        stack.emplace_back(sub, depth + 1);
+      }
+    }
+  }
+}
 
 void check_versions(const onnx::ModelProto& proto, const std::string& file) {
   if (proto.ir_version() <= 0) {
@@ -112,6 +138,55 @@ void check_tensor_sizes(onnx::GraphProto& graph, const std::string& file,
   });
 }
 
+void check_file_size(uint64_t size, const std::string& file, const ReadLimits& limits) {
+  if (size > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    throw Error(file + ": " + std::to_string(size) +
+                    " bytes is more than one protobuf message can hold (2 GiB)",
+                "store the weights as external data (onnx.save(..., save_as_external_data=True))");
+  }
+  if (size > limits.max_memory_bytes) {
+    throw Error(file + ": " + std::to_string(size) + " bytes is over the memory limit of " +
+                    std::to_string(limits.max_memory_bytes) + " bytes",
+                "raise the limit with --max-memory");
+  }
+}
+
+// A sparse tensor stores few values but stands for its dense dims, which consumers
+// (checkers, runtimes) may materialise: the dense size must fit the limit too.
+void check_sparse_tensor(const onnx::SparseTensorProto& sparse, const std::string& file,
+                         const ReadLimits& limits) {
+  uint64_t bytes = std::max<uint64_t>(model::element_size(sparse.values().data_type()), 1);
+  for (int64_t dim : sparse.dims()) {
+    auto next = dim < 0 ? std::nullopt : model::checked_mul(bytes, static_cast<uint64_t>(dim));
+    if (!next || *next > limits.max_tensor_bytes) {
+      throw Error(file + ": sparse tensor \"" + sparse.values().name() +
+                      "\" has dense dims over the limit of " +
+                      std::to_string(limits.max_tensor_bytes) + " bytes per tensor (or a negative dim)",
+                  "the model is damaged or hostile; check the tensor's dims");
+    }
+    bytes = *next;
+  }
+}
+
+void check_sparse_tensors(const onnx::GraphProto& root, const std::string& file,
+                          const ReadLimits& limits) {
+  model::for_each_graph(root, [&](const onnx::GraphProto& graph, int) {
+    for (const auto& sparse : graph.sparse_initializer()) {
+      check_sparse_tensor(sparse, file, limits);
+    }
+    for (const auto& node : graph.node()) {
+      for (const auto& attribute : node.attribute()) {
+        if (attribute.has_sparse_tensor()) {
+          check_sparse_tensor(attribute.sparse_tensor(), file, limits);
+        }
+        for (const auto& sparse : attribute.sparse_tensors()) {
+          check_sparse_tensor(sparse, file, limits);
+        }
+      }
+    }
+  });
+}
+
 } // namespace
 
 Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimits& limits) {
@@ -119,11 +194,7 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   if (bytes.empty()) {
     throw Error(file + ": file is empty; expected an ONNX model (protobuf)");
   }
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    throw Error(file + ": " + std::to_string(bytes.size()) +
-                    " bytes is more than one protobuf message can hold (2 GiB)",
-                "store the weights as external data (onnx.save(..., save_as_external_data=True))");
-  }
+  check_file_size(bytes.size(), file, limits);
   Model model;
   model.path = path;
   model.file_bytes = bytes.size();
@@ -132,6 +203,13 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
                                                 static_cast<int>(bytes.size()));
   stream.SetRecursionLimit(k_protobuf_recursion_limit);
   if (!model.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    // Too deep for the parser: say so precisely rather than "corrupt".
+    int depth = model::scan_subgraph_depth(bytes, limits.max_subgraph_depth);
+    if (depth > limits.max_subgraph_depth) {
+      throw Error(file + ": subgraphs are nested more than " +
+                      std::to_string(limits.max_subgraph_depth) + " levels deep",
+                  "the model is damaged or hostile; real models nest a few levels");
+    }
     throw Error(file + ": not a valid ONNX protobuf (truncated, corrupt, nested too deeply, "
                        "or not an ONNX file)");
   }
@@ -139,8 +217,10 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
     throw Error(file + ": not an ONNX model: it has no graph");
   }
   check_versions(model.proto, file);
+  check_nesting(model.proto.graph(), file, limits);
   check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
-  model.external_files = model::load_external_data(model.proto, path, limits);
+  check_sparse_tensors(model.proto.graph(), file, limits);
+  model.external_files = model::load_external_data(model.proto, path, limits, bytes.size());
   return model;
 }
 
@@ -152,6 +232,11 @@ Model read_model(const fs::path& path, const ReadLimits& limits) {
   }
   if (!fs::is_regular_file(status)) {
     throw Error(path.string() + ": not a regular file; expected an .onnx model");
+  }
+  // Refuse before reading: a 10 GB file must not be loaded just to be rejected.
+  uint64_t size = fs::file_size(path, ec);
+  if (!ec) {
+    check_file_size(size, path.string(), limits);
   }
   return parse_model(util::read_file(path), path, limits);
 }
