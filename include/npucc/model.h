@@ -31,6 +31,10 @@ struct ReadLimits {
   // data it loads. Checked before reading, so an oversized model fails fast.
   uint64_t max_memory_bytes = default_max_memory_bytes();
   int max_subgraph_depth = k_default_max_subgraph_depth;
+  // Most outer names all subgraphs together can see (each body sees every name its
+  // enclosing graphs define). ONNX's checker copies that scope per body, so the work
+  // grows with bodies x outer names: 20 M is about half a minute of checking.
+  uint64_t max_subgraph_scope_names = 20'000'000;
 };
 
 // One external data file a model refers to, as resolved inside the model's folder.

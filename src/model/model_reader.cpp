@@ -25,12 +25,27 @@ namespace fs = std::filesystem;
 // by check_nesting; parsing itself stays far from exhausting the stack.
 constexpr int k_protobuf_recursion_limit = 1024;
 
-// Iterative, so a hostile depth is measured without recursing on it.
+// Iterative, so a hostile depth is measured without recursing on it. Also bounds the
+// names every subgraph sees from its enclosing graphs, summed over subgraphs: ONNX's
+// checker and the passes copy that scope per subgraph, so 20000 If nodes in a
+// 20000-node graph would take hours, not seconds.
 void check_nesting(const onnx::GraphProto& root, const std::string& file, const ReadLimits& limits) {
-  std::vector<std::pair<const onnx::GraphProto*, int>> stack{{&root, 0}};
+  struct Pending {
+    const onnx::GraphProto* graph;
+    int depth;
+    uint64_t outer_names;
+  };
+  std::vector<Pending> stack{{&root, 0, 0}};
+  uint64_t scope_names = 0;
+  uint64_t subgraphs = 0;
   while (!stack.empty()) {
-    auto [graph, depth] = stack.back();
+    auto [graph, depth, outer_names] = stack.back();
     stack.pop_back();
+    uint64_t visible = outer_names + static_cast<uint64_t>(graph->input_size()) +
+                       static_cast<uint64_t>(graph->initializer_size());
+    for (const auto& node : graph->node()) {
+      visible += static_cast<uint64_t>(node.output_size());
+    }
     for (int i = 0; i < graph->node_size(); ++i) {
       const auto& node = graph->node(i);
       for (const auto* sub : model::subgraphs_of(node)) {
@@ -40,7 +55,17 @@ void check_nesting(const onnx::GraphProto& root, const std::string& file, const 
                           model::describe_node(node, i) + ")",
                       "the model is damaged or hostile; real models nest a few levels");
         }
-        stack.emplace_back(sub, depth + 1);
+        ++subgraphs;
+        scope_names += visible;
+        if (scope_names > limits.max_subgraph_scope_names) {
+          throw Error(file + ": " + std::to_string(subgraphs) +
+                          "+ subgraphs see more than " +
+                          std::to_string(limits.max_subgraph_scope_names) +
+                          " outer names in all (" + std::to_string(visible) + " at " +
+                          model::describe_node(node, i) + "); checking it would take hours",
+                      "the model is damaged or hostile; real models have a few subgraphs");
+        }
+        stack.push_back({sub, depth + 1, visible});
       }
     }
   }

@@ -5,6 +5,7 @@
 
 KIND: huge_initializer, huge_constant, huge_sparse_constant, huge_input_shape,
 constant_of_shape, expand, nested_if (N levels), relu_chain (N nodes),
+if_chain (N If nodes),
 external_10g (writes a sparse 10 GB weights.bin beside OUT).
 """
 import os
@@ -70,7 +71,7 @@ def constant_of_shape(_):
     return model([helper.make_node("ConstantOfShape", ["shape"], ["z"]),
                   helper.make_node("Add", ["z", "x"], ["y"])],
                  [helper.make_tensor_value_info("x", FLOAT, [1])],
-                 [helper.make_tensor_value_info("y", FLOAT, None)], [shape])
+                 [helper.make_tensor_value_info("y", FLOAT, [1 << 20] * 3)], [shape])
 
 
 def expand(_):
@@ -78,7 +79,7 @@ def expand(_):
     return model([helper.make_node("Expand", ["x", "shape"], ["e"]),
                   helper.make_node("Relu", ["e"], ["y"])],
                  [helper.make_tensor_value_info("x", FLOAT, [1])],
-                 [helper.make_tensor_value_info("y", FLOAT, None)], [shape])
+                 [helper.make_tensor_value_info("y", FLOAT, [1 << 16] * 4)], [shape])
 
 
 def nested_if(levels):
@@ -114,6 +115,27 @@ def relu_chain(count):
     return result
 
 
+def if_chain(count):
+    # Every node is an If whose branches read the previous value from the outer
+    # graph: many bodies, each seeing many outer names.
+    graph = onnx.GraphProto(name="ifs")
+    graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    graph.input.append(helper.make_tensor_value_info("t0", FLOAT, [1]))
+    graph.output.append(helper.make_tensor_value_info("t%d" % count, FLOAT, [1]))
+    for i in range(count):
+        branches = []
+        for side in ("a", "b"):
+            out = "t%d%s" % (i + 1, side)
+            branches.append(helper.make_graph(
+                [helper.make_node("Identity", ["t%d" % i], [out])], "b", [],
+                [helper.make_tensor_value_info(out, FLOAT, [1])]))
+        graph.node.append(helper.make_node("If", ["c"], ["t%d" % (i + 1)],
+                                           then_branch=branches[0], else_branch=branches[1]))
+    result = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    result.ir_version = 8
+    return result
+
+
 def external_10g(path):
     folder = os.path.dirname(os.path.abspath(path))
     data = os.path.join(folder, "weights.bin")
@@ -136,7 +158,7 @@ def main():
         "huge_initializer": huge_initializer, "huge_constant": huge_constant,
         "huge_sparse_constant": huge_sparse_constant, "huge_input_shape": huge_input_shape,
         "constant_of_shape": constant_of_shape, "expand": expand, "nested_if": nested_if,
-        "relu_chain": relu_chain,
+        "relu_chain": relu_chain, "if_chain": if_chain,
     }
     result = external_10g(out) if kind == "external_10g" else makers[kind](count)
     with open(out, "wb") as stream:

@@ -96,6 +96,14 @@ nodes=${RELU_CHAIN_NODES:-300000}
 make_model relu_chain chain.onnx "$nodes"
 run relu_chain 300 4000 compile "for $nodes tensors" compile chain.onnx -o out11
 
+# Many subgraphs in a large graph: each body sees every outer name, and ONNX's
+# checker copies that scope per body; past the limit it is refused at once.
+make_model if_chain ifs_small.onnx 300
+run if_chain_small 120 500 compile "" compile ifs_small.onnx -o out12
+make_model if_chain ifs_large.onnx 20000
+run if_chain_large 30 500 refuse 'subgraphs see more than 20000000 outer names' \
+  compile ifs_large.onnx -o out13
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures resource-limit case(s) failed" >&2
   exit 1
