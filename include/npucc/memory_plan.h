@@ -1,10 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace npucc {
 

@@ -2,10 +2,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace npucc {
 

@@ -1,15 +1,14 @@
-#include "npucc/model.h"
-
 #include "model/external_data.h"
 #include "model/graph_walk.h"
 #include "model/nesting_scan.h"
 #include "model/tensor_info.h"
 #include "npucc/error.h"
+#include "npucc/model.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 
-#include <google/protobuf/io/coded_stream.h>
 #include <algorithm>
+#include <google/protobuf/io/coded_stream.h>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -29,7 +28,8 @@ constexpr int k_protobuf_recursion_limit = 1024;
 // names every subgraph sees from its enclosing graphs, summed over subgraphs: ONNX's
 // checker and the passes copy that scope per subgraph, so 20000 If nodes in a
 // 20000-node graph would take hours, not seconds.
-void check_nesting(const onnx::GraphProto& root, const std::string& file, const ReadLimits& limits) {
+void check_nesting(const onnx::GraphProto& root, const std::string& file,
+                   const ReadLimits& limits) {
   struct Pending {
     const onnx::GraphProto* graph;
     int depth;
@@ -58,8 +58,7 @@ void check_nesting(const onnx::GraphProto& root, const std::string& file, const 
         ++subgraphs;
         scope_names += visible;
         if (scope_names > limits.max_subgraph_scope_names) {
-          throw Error(file + ": " + std::to_string(subgraphs) +
-                          "+ subgraphs see more than " +
+          throw Error(file + ": " + std::to_string(subgraphs) + "+ subgraphs see more than " +
                           std::to_string(limits.max_subgraph_scope_names) +
                           " outer names in all (" + std::to_string(visible) + " at " +
                           model::describe_node(node, i) + "); checking it would take hours",
@@ -142,14 +141,28 @@ void check_tensor_sizes(onnx::GraphProto& graph, const std::string& file,
     uint64_t stored_elements = tensor.has_raw_data() ? stored / element : 0;
     if (!tensor.has_raw_data()) {
       switch (tensor.data_type()) {
-      case onnx::TensorProto::FLOAT: stored_elements = tensor.float_data_size(); break;
-      case onnx::TensorProto::COMPLEX64: stored_elements = tensor.float_data_size() / 2; break;
-      case onnx::TensorProto::DOUBLE: stored_elements = tensor.double_data_size(); break;
-      case onnx::TensorProto::COMPLEX128: stored_elements = tensor.double_data_size() / 2; break;
-      case onnx::TensorProto::INT64: stored_elements = tensor.int64_data_size(); break;
+      case onnx::TensorProto::FLOAT:
+        stored_elements = tensor.float_data_size();
+        break;
+      case onnx::TensorProto::COMPLEX64:
+        stored_elements = tensor.float_data_size() / 2;
+        break;
+      case onnx::TensorProto::DOUBLE:
+        stored_elements = tensor.double_data_size();
+        break;
+      case onnx::TensorProto::COMPLEX128:
+        stored_elements = tensor.double_data_size() / 2;
+        break;
+      case onnx::TensorProto::INT64:
+        stored_elements = tensor.int64_data_size();
+        break;
       case onnx::TensorProto::UINT32:
-      case onnx::TensorProto::UINT64: stored_elements = tensor.uint64_data_size(); break;
-      default: stored_elements = tensor.int32_data_size(); break;
+      case onnx::TensorProto::UINT64:
+        stored_elements = tensor.uint64_data_size();
+        break;
+      default:
+        stored_elements = tensor.int32_data_size();
+        break;
       }
     }
     if (tensor.has_raw_data() && stored != *bytes) {
@@ -186,7 +199,8 @@ void check_sparse_tensor(const onnx::SparseTensorProto& sparse, const std::strin
     if (!next || *next > limits.max_tensor_bytes) {
       throw Error(file + ": sparse tensor \"" + sparse.values().name() +
                       "\" has dense dims over the limit of " +
-                      std::to_string(limits.max_tensor_bytes) + " bytes per tensor (or a negative dim)",
+                      std::to_string(limits.max_tensor_bytes) +
+                      " bytes per tensor (or a negative dim)",
                   "the model is damaged or hostile; check the tensor's dims");
     }
     bytes = *next;

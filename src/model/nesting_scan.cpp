@@ -57,14 +57,19 @@ int scan_subgraph_depth(std::string_view bytes, int stop_above) {
         return deepest;
       }
       continue;
-    case 1: length = 8; break;
-    case 5: length = 4; break;
+    case 1:
+      length = 8;
+      break;
+    case 5:
+      length = 4;
+      break;
     case 2:
       if (!read_varint(bytes, pos, frame.end, length)) {
         return deepest;
       }
       break;
-    default: return deepest; // groups or garbage
+    default:
+      return deepest; // groups or garbage
     }
     if (length > frame.end - pos) {
       return deepest;

@@ -75,12 +75,13 @@ void place_in_time_order(MemoryPlan& plan) {
     by_first[i] = i;
   }
   std::vector<size_t> by_last = by_first;
-  std::stable_sort(by_first.begin(), by_first.end(),
-                   [&](size_t a, size_t b) { return plan.tensors[a].first < plan.tensors[b].first; });
+  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) {
+    return plan.tensors[a].first < plan.tensors[b].first;
+  });
   std::stable_sort(by_last.begin(), by_last.end(),
                    [&](size_t a, size_t b) { return plan.tensors[a].last < plan.tensors[b].last; });
   std::set<std::pair<uint64_t, uint64_t>> free_by_size; // (bytes, offset)
-  std::map<uint64_t, uint64_t> free_by_offset;           // offset -> bytes
+  std::map<uint64_t, uint64_t> free_by_offset;          // offset -> bytes
   uint64_t top = 0;
   auto release = [&](uint64_t offset, uint64_t bytes) {
     auto next = free_by_offset.find(offset + bytes);
@@ -192,8 +193,9 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       auto it = infos.find(name);
       uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
       if (bytes == 0 && !why.empty()) {
-        plan.reason = "tensor \"" + name + "\" " + why +
-                      (why.rfind("has a dynamic", 0) == 0 ? "; fix dynamic dims with --input-shape" : "");
+        plan.reason =
+            "tensor \"" + name + "\" " + why +
+            (why.rfind("has a dynamic", 0) == 0 ? "; fix dynamic dims with --input-shape" : "");
         return plan;
       }
       index_of[name] = plan.tensors.size();
@@ -236,7 +238,8 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
   int64_t live = 0;
   for (const auto& [step, change] : delta) {
     live += change;
-    plan.lower_bound_bytes = std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
+    plan.lower_bound_bytes =
+        std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
   }
   plan.available = true;
   return plan;

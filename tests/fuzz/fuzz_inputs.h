@@ -49,8 +49,12 @@ inline void feed_options(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     switch (data[0] % 2) {
-    case 0: parse_input_shapes(text); break;
-    default: parse_memory_size(text); break;
+    case 0:
+      parse_input_shapes(text);
+      break;
+    default:
+      parse_memory_size(text);
+      break;
     }
   } catch (const Error&) {
   }

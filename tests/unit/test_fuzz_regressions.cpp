@@ -5,10 +5,9 @@
 #include "test_support.h"
 #include "util/file_io.h"
 
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <chrono>
+#include <doctest/doctest.h>
 
 namespace {
 
@@ -24,8 +23,7 @@ std::vector<std::filesystem::path> kept_inputs(const std::string& target) {
   return files;
 }
 
-template <typename Feed>
-void replay(const std::string& target, Feed feed) {
+template <typename Feed> void replay(const std::string& target, Feed feed) {
   auto files = kept_inputs(target);
   REQUIRE_FALSE(files.empty());
   for (const auto& file : files) {
@@ -42,9 +40,8 @@ void replay(const std::string& target, Feed feed) {
 
 TEST_SUITE("npucc::fuzz regressions") {
   TEST_CASE("model reader inputs are refused or accepted, never crash") {
-    replay("fuzz_model_reader", [](const uint8_t* data, size_t size) {
-      npucc::fuzz::feed_model_reader(data, size);
-    });
+    replay("fuzz_model_reader",
+           [](const uint8_t* data, size_t size) { npucc::fuzz::feed_model_reader(data, size); });
   }
 
   TEST_CASE("option parser inputs are refused or accepted, never crash") {
