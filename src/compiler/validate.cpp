@@ -75,6 +75,38 @@ void check_model(const onnx::ModelProto& model) {
 
 namespace {
 
+// Attributes ONNX 1.12's shape inference divides by or sizes loops with, unchecked: a
+// stride of 0 in a pooling node is a division by zero (SIGFPE) in
+// convPoolShapeInference. The checker does not look at values, so npucc does.
+constexpr const char* k_positive_attributes[] = {"strides", "dilations", "kernel_shape",
+                                                 "blocksize", "group"};
+
+void check_attribute_values(const onnx::GraphProto& root) {
+  model::for_each_graph(root, [](const onnx::GraphProto& graph, int) {
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const auto& node = graph.node(i);
+      if (!node.domain().empty() && node.domain() != "ai.onnx") {
+        continue;
+      }
+      for (const auto& attribute : node.attribute()) {
+        for (const char* name : k_positive_attributes) {
+          if (attribute.name() != name) {
+            continue;
+          }
+          bool positive = attribute.type() != onnx::AttributeProto::INT || attribute.i() > 0;
+          for (int64_t value : attribute.ints()) {
+            positive = positive && value > 0;
+          }
+          if (!positive) {
+            throw Error(model::describe_node(node, i) + ": attribute \"" + attribute.name() +
+                        "\" must be positive");
+          }
+        }
+      }
+    }
+  });
+}
+
 void run_inference(onnx::ModelProto& model, bool data_propagation) {
   onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, data_propagation);
   onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
@@ -88,6 +120,7 @@ void clear_value_info(onnx::ModelProto& model) {
 } // namespace
 
 void infer_shapes_strict(onnx::ModelProto& model) {
+  check_attribute_values(model.graph());
   // Data propagation gives static shapes through Shape/Reshape chains; stale
   // value_info written by exporters is a frequent cause of spurious conflicts, so a
   // failing attempt is retried on a copy without it before the model is refused.
@@ -112,6 +145,7 @@ void infer_shapes_strict(onnx::ModelProto& model) {
 
 void infer_shapes_lenient(onnx::ModelProto& model) {
   try {
+    check_attribute_values(model.graph());
     onnx::ShapeInferenceOptions options(false, 0, true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception&) {
