@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
@@ -70,14 +71,6 @@ void apply_input_shapes(onnx::ModelProto& model, const std::vector<InputShape>& 
   }
 }
 
-void check_model(const onnx::ModelProto& model) {
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    throw Error("ONNX checker: " + util::first_line(e.what()));
-  }
-}
-
 namespace {
 
 // Not retried: the same model would crash the same way.
@@ -121,25 +114,25 @@ void check_attribute_values(const onnx::GraphProto& root) {
 // Debian's libonnx 1.12 crashes in several ops' inference functions on malformed
 // models the checker accepts (RNN and ConvTranspose read dims past an input's rank or
 // of a missing input). A crash is a crash for the user, and those cases cannot all be
-// foreseen, so inference runs in a forked child: the parent gets the inferred model
-// back through a pipe, an inference error as text, or a clean error if the child dies.
-void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
+// foreseen, so the checker and inference run in a forked child: `work` returns its
+// payload, and the reply is "0" + payload or "1" + the error line. A child that dies is
+// an InferenceCrash naming `what`.
+std::string run_isolated(const std::string& what, const std::function<std::string()>& work) {
   int fds[2];
   if (::pipe(fds) != 0) {
-    throw Error(std::string("shape inference: cannot create a pipe: ") + std::strerror(errno));
+    throw Error(std::string(what + ": cannot create a pipe: ") + std::strerror(errno));
   }
   pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw Error(std::string("shape inference: cannot fork: ") + std::strerror(errno));
+    throw Error(what + ": cannot fork: " + std::strerror(errno));
   }
   if (child == 0) {
     ::close(fds[0]);
     std::string reply;
     try {
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-      reply = "0" + model.SerializeAsString();
+      reply = "0" + work();
     } catch (const std::exception& e) {
       reply = "1" + util::first_line(e.what());
     }
@@ -175,11 +168,19 @@ void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& o
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
     throw InferenceCrash(
-        "shape inference: ONNX crashed on this model (" +
+        what + ": ONNX crashed on this model (" +
         (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
                              : "exit status " + std::to_string(WEXITSTATUS(status))) +
         "): a node's inputs or attributes are malformed in a way the ONNX checker misses");
   }
+  return reply;
+}
+
+void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
+  std::string reply = run_isolated("shape inference", [&] {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    return model.SerializeAsString();
+  });
   if (reply[0] == '1') {
     throw std::runtime_error(reply.substr(1));
   }
@@ -204,6 +205,16 @@ void clear_value_info(onnx::ModelProto& model) {
 }
 
 } // namespace
+
+void check_model(const onnx::ModelProto& model) {
+  std::string reply = run_isolated("ONNX checker", [&] {
+    onnx::checker::check_model(model);
+    return std::string();
+  });
+  if (reply[0] == '1') {
+    throw Error("ONNX checker: " + reply.substr(1));
+  }
+}
 
 void infer_shapes_strict(onnx::ModelProto& model) {
   check_attribute_values(model.graph());
