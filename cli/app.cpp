@@ -1,10 +1,13 @@
 #include "app.h"
+#include "terminal.h"
 
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/strings.h"
 
+#include <algorithm>
 #include <iostream>
+#include <unistd.h>
 
 namespace npucc::cli {
 
@@ -12,16 +15,42 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
       {"inspect", "show what is inside an ONNX model", setup_inspect},
+      {"schedule", "which graph (low or high precision) training runs now", setup_schedule},
+      {"cache", "manage the compile cache: ls, stats, verify, invalidate, purge, populate",
+       setup_cache},
+      {"config", "show the effective settings and where each comes from", setup_config},
+      {"completion", "print a bash or zsh completion script", setup_completion},
   };
   return table;
 }
 
 namespace {
 
+// Names in messages come from models; a hostile one must not break the error into
+// several lines or send escape sequences to the terminal.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      const char* digits = "0123456789abcdef";
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// The parsed global options, for print_error's colour (set once run() has them).
+const GlobalOptions* g_global = nullptr;
+
 void print_error(const std::string& message, const std::string& hint) {
-  std::cerr << "npucc: error: " << message;
+  bool color = use_color(g_global != nullptr ? *g_global : GlobalOptions{}, STDERR_FILENO);
+  std::cerr << paint("npucc: error:", "1;31", color) << " " << printable(message);
   if (!hint.empty()) {
-    std::cerr << " (" << hint << ")";
+    std::cerr << " (" << printable(hint) << ")";
   }
   std::cerr << "\n";
 }
@@ -70,6 +99,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   GlobalOptions global;
+  g_global = &global;
   app.add_flag("-v,--verbose", global.verbose, "print what each step does");
   app.add_flag("-q,--quiet", global.quiet, "print nothing but errors and requested output");
   app.add_option("--color", global.color, "colour output: never, auto or always")
@@ -104,6 +134,22 @@ int run(int argc, char** argv) {
       std::string match = util::closest_match(word, names);
       print_error("unknown command \"" + word + "\"",
                   match.empty() ? "commands: " + util::join(names, ", ")
+                                : "did you mean \"" + match + "\"?");
+      return static_cast<int>(ExitStatus::usage);
+    }
+    // A command with subcommands of its own (cache): the next word must name one.
+    std::vector<std::string> nested;
+    for (const auto* sub : app.get_subcommand(word)->get_subcommands({})) {
+      nested.push_back(sub->get_name());
+      for (const auto& alias : sub->get_aliases()) {
+        nested.push_back(alias);
+      }
+    }
+    if (!nested.empty() && i + 1 < argc && argv[i + 1][0] != '-' &&
+        std::find(nested.begin(), nested.end(), argv[i + 1]) == nested.end()) {
+      std::string match = util::closest_match(argv[i + 1], nested);
+      print_error("unknown " + word + " command \"" + argv[i + 1] + "\"",
+                  match.empty() ? "commands: " + util::join(nested, ", ")
                                 : "did you mean \"" + match + "\"?");
       return static_cast<int>(ExitStatus::usage);
     }

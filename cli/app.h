@@ -32,5 +32,9 @@ int run(int argc, char** argv);
 // Command setups, one per file (cmd_<name>.cpp).
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_schedule(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_cache(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_config(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_completion(CLI::App& command, const GlobalOptions& global);
 
 } // namespace npucc::cli

@@ -1,7 +1,11 @@
 #include "app.h"
+#include "compile_options.h"
+#include "progress.h"
 
 #include "compiler/manifest.h"
+#include "npucc/cache.h"
 #include "npucc/compile.h"
+#include "precision_options.h" // print_precision_summary
 #include "util/file_io.h"
 #include "util/strings.h"
 
@@ -12,12 +16,12 @@ namespace npucc::cli {
 
 namespace {
 
-struct CompileArgs {
+struct CommandArgs {
   std::string model;
   std::string output;
-  std::string input_shape;
-  bool external_data = false;
-  std::string passes;
+  CompileArgs compile;
+  CacheArgs cache;
+  bool no_cache = false;
   bool json = false;
   std::string max_memory;
 };
@@ -36,6 +40,7 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
     }
     std::cout << "  sha256 " << graph.graph.sha256.substr(0, 12) << "\n";
   }
+  print_precision_summary(result);
   std::vector<std::string> changed;
   for (const auto& pass : result.passes) {
     if (pass.changed > 0) {
@@ -55,50 +60,59 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
   }
 }
 
+// The cache's verdict and why (a hit: how the files got there; a miss: new key or a
+// replaced corrupt entry; a bypass: the op that makes the model uncacheable).
+std::string cache_line(const CachedCompile& cached) {
+  std::string line = std::string("  cache: ") + outcome_name(cached.outcome);
+  if (!cached.reason.empty()) {
+    line += ": " + cached.reason;
+  }
+  if (!cached.key.empty()) {
+    line += " (key " + cached.key.substr(0, 12) + ")";
+  }
+  return line;
+}
+
 } // namespace
 
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global) {
-  auto args = std::make_shared<CompileArgs>();
+  auto args = std::make_shared<CommandArgs>();
   command.add_option("MODEL", args->model, "the .onnx model to compile")->required();
   command.add_option("-o,--output", args->output, "folder to write the graph(s) and manifest.json to")
       ->required();
-  command.add_option("--input-shape", args->input_shape,
-                     "fix dynamic input dims: \"name:d0,d1,...;name2:...\" (-1 keeps a dim dynamic)");
-  command.add_flag("--external-data", args->external_data,
-                   "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)");
-  command.add_option("--passes", args->passes,
-                     "comma-separated passes to run instead of the default pipeline");
+  add_compile_options(command, args->compile);
+  add_cache_options(command, args->cache, MaxSizeOption::yes);
+  command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
   command.add_option("--max-memory", args->max_memory,
                      "refuse models whose data would take more memory (e.g. 8G; default: a "
                      "quarter of physical memory)");
   return [args, &global] {
-    CompileOptions options;
+    CompileOptions options = make_compile_options(args->compile);
     options.model_path = args->model;
     options.output_dir = args->output;
-    if (!args->input_shape.empty()) {
-      options.input_shapes = parse_input_shapes(args->input_shape);
-    }
     if (!args->max_memory.empty()) {
       options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
     }
-    options.external_data = args->external_data ? ExternalData::always : ExternalData::automatic;
-    if (!args->passes.empty()) {
-      for (const auto& name : util::split(args->passes, ',')) {
-        options.passes.emplace_back(util::trim(name));
-      }
-    }
-    LogSink log;
-    if (global.verbose) {
-      log = [](const std::string& line) { std::cerr << "npucc: " << line << "\n"; };
-    }
+    CacheConfig cache = make_cache_config(args->cache);
+    Progress progress(global, "compile " + options.model_path.filename().string());
+    LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
-    CompileResult result = compile(options, log);
+    CachedCompile cached = compile_cached(
+        options, cache, args->no_cache || cache.disabled ? CacheUse::disabled : CacheUse::enabled, log);
+    progress.finish();
+    const CompileResult& result = cached.result;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (args->json) {
       std::cout << util::read_file(result.manifest_path);
     } else if (!global.quiet) {
       print_summary(options, result, seconds);
+    }
+    if (!global.quiet) {
+      (args->json ? std::cerr : std::cout) << cache_line(cached) << "\n";
+    }
+    if (!cached.warning.empty()) {
+      std::cerr << "npucc: warning: " << cached.warning << "\n";
     }
     return 0;
   };

@@ -2,10 +2,12 @@
 
 #include "npucc/memory_plan.h"
 #include "npucc/model.h"
+#include "npucc/train_mode.h"
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +30,24 @@ struct CompileOptions {
   std::filesystem::path output_dir;
   std::vector<InputShape> input_shapes;
   ExternalData external_data = ExternalData::automatic;
+
+  // --- precision (SPEC §1-2): accelerate_train_mode, precision modes, mixed precision ---
+  // With a mode: high.onnx + low.onnx (+ emulation.onnx) in one compile.
+  std::optional<AccelerateTrainMode> accelerate_train_mode;
+  PrecisionOptions precision;
+  std::string modify_mixlist;        // the JSON CONTENTS of --modify-mixlist (cache key)
+  std::string modify_mixlist_source; // its path, for messages only (not in the cache key)
+  std::vector<std::string> keep_dtype_nodes; // --keep-dtype: node names, sorted, unique
+  bool keep_io_types = true;                 // --no-keep-io-types clears it
+  bool low_precision_weights = false;        // store trainable weights in the low type
+  bool emit_emulation = false;               // also emulation.onnx (float32, Cast round trips)
+
   // Empty: the default pipeline.
   std::vector<std::string> passes;
   ReadLimits limits;
+  // Set by compile_cached() (npucc/cache.h) and recorded in the manifest; derived from
+  // the options, so never part of canonical_options().
+  std::string cache_key;
 };
 
 struct PassSummary {
@@ -48,6 +65,7 @@ struct WrittenFile {
 struct CompiledGraph {
   std::string role;      // "high" (original precision), "low" (mixed precision)
   std::string precision; // "float32", "mixed_float16", ...
+  std::string emulates;  // role "emulation": the precision of the graph it emulates
   WrittenFile graph;
   std::vector<WrittenFile> external_data;
 };
@@ -58,6 +76,10 @@ struct CompileResult {
   std::vector<PassSummary> passes;
   MemoryPlan memory_plan;
   std::string model_sha256;
+  // The manifest's "precision_report" / "high_precision_report" objects as JSON text
+  // (empty when there is none); precision/report.h formats the short form.
+  std::string precision_report;
+  std::string high_precision_report;
 };
 
 // Every option that changes what a compile emits, in a canonical, stable text form
@@ -72,5 +94,10 @@ using LogSink = std::function<void(const std::string&)>;
 // the compiled graph(s) and manifest.json into options.output_dir. On error nothing is
 // left in the output folder. Throws npucc::Error.
 CompileResult compile(const CompileOptions& options, const LogSink& log = {});
+
+// The same, for a model already read (by read_model(options.model_path)): the compile
+// cache reads and hashes the model for its key, and a miss then compiles it without
+// reading it again.
+CompileResult compile(Model model, const CompileOptions& options, const LogSink& log = {});
 
 } // namespace npucc

@@ -1,9 +1,10 @@
 #pragma once
 
 #include <cstdint>
-#include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
+
+#include <onnx/onnx_pb.h>
 
 namespace npucc {
 
@@ -31,9 +32,7 @@ struct MemoryPlan {
 };
 
 // Greedy by size: tensors are placed largest first, each at the lowest offset where
-// it overlaps no already placed tensor whose lifetime it shares. That is quadratic, so
-// graphs with more than 8192 tensors are placed in execution order instead, each in
-// the smallest freed block it fits (O(n log n)).
+// it overlaps no already placed tensor whose lifetime it shares.
 MemoryPlan plan_memory(const onnx::GraphProto& graph);
 
 } // namespace npucc

@@ -18,6 +18,18 @@ std::string canonical_options(const CompileOptions& options) {
       {"passes", options.passes.empty() ? passes::default_pipeline() : options.passes},
       {"max_tensor_bytes", options.limits.max_tensor_bytes},
   };
+  // Precision: every field that changes high/low/emulation output. The mixlist by content.
+  out["precision"] = {
+      {"accelerate_train_mode",
+       options.accelerate_train_mode ? options.accelerate_train_mode->to_string() : ""},
+      {"precision_mode", options.precision.precision_mode},
+      {"precision_mode_v2", options.precision.precision_mode_v2},
+      {"modify_mixlist", options.modify_mixlist},
+      {"keep_dtype", options.keep_dtype_nodes},
+      {"keep_io_types", options.keep_io_types},
+      {"low_precision_weights", options.low_precision_weights},
+      {"emit_emulation", options.emit_emulation},
+  };
   return out.dump();
 }
 

@@ -2,10 +2,12 @@
 #include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "compiler/validate.h"
+#include "model/shape_check.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
+#include "precision/compile_precision.h"
 #include "util/file_io.h"
 
 namespace npucc {
@@ -37,7 +39,9 @@ void in_file(const std::string& file, Step&& step) {
 
 } // namespace
 
-CompileResult compile(const CompileOptions& options, const LogSink& log) {
+namespace {
+
+CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
   const std::string file = options.model_path.string();
   auto say = [&](const std::string& line) {
     if (log) {
@@ -49,7 +53,8 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
   auto pass_names = options.passes.empty() ? passes::default_pipeline() : options.passes;
   auto pipeline = passes::create_passes(pass_names);
 
-  Model model = read_model(options.model_path, options.limits);
+  Model model = preread != nullptr ? std::move(*preread)
+                                    : read_model(options.model_path, options.limits);
   CompileResult result;
   result.model_sha256 = model.sha256;
   in_file(file, [&] {
@@ -62,13 +67,24 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
     passes::PassManager(std::move(sort)).run(model.proto, passes::FixedPoint::no, say);
     compiler::check_model(model.proto);
     compiler::infer_shapes_strict(model.proto);
+    // Inferred shapes can be far larger than any declared one (an outer product).
+    model::check_value_shapes(model.proto.graph(), file, options.limits);
     say("validated: ONNX checker and strict shape inference passed");
 
-    result.passes = summarise(
-        passes::PassManager(std::move(pipeline)).run(model.proto, passes::FixedPoint::yes, say));
+    passes::PassManager manager(std::move(pipeline));
+    auto round_reports = manager.run(model.proto, passes::FixedPoint::yes, say);
+    auto reports = round_reports;
     // The passes must leave a valid, fully typed graph; anything else is npucc's bug.
     try {
       compiler::infer_shapes_strict(model.proto);
+      // Folding (fold_shapes, fold_constants) gives inference static shapes it could
+      // not see before, which can make more Shape nodes foldable: repeat (bounded).
+      for (int round = 0; round < 4 && passes::any_changed(round_reports); ++round) {
+        round_reports = manager.run(model.proto, passes::FixedPoint::yes, say);
+        passes::add_reports(reports, round_reports);
+        compiler::infer_shapes_strict(model.proto);
+      }
+      result.passes = summarise(reports);
       compiler::check_model(model.proto);
     } catch (const Error& e) {
       throw Error(std::string("internal error: the optimised graph is invalid: ") + e.what(),
@@ -77,17 +93,40 @@ CompileResult compile(const CompileOptions& options, const LogSink& log) {
   });
   result.memory_plan = plan_memory(model.proto.graph());
 
-  CompiledGraph high = compiler::write_graph(model.proto, output.staging(), "high.onnx",
-                                            options.external_data);
-  high.role = "high";
-  high.precision = "float32";
-  result.graphs.push_back(std::move(high));
+  // Precision variants (high / low / emulation) from the optimised graph.
+  precision::PrecisionBuild variants;
+  in_file(file, [&] { variants = precision::build_precision_variants(model.proto, options); });
+  for (auto& variant : variants.graphs) {
+    CompiledGraph written = compiler::write_graph(variant.model, output.staging(),
+                                                  variant.role + ".onnx", options.external_data);
+    written.role = variant.role;
+    written.precision = variant.precision;
+    written.emulates = variant.emulates;
+    result.graphs.push_back(std::move(written));
+  }
+  if (!variants.report.is_null()) {
+    result.precision_report = variants.report.dump();
+  }
+  if (!variants.high_report.is_null()) {
+    result.high_precision_report = variants.high_report.dump();
+  }
 
   auto manifest = compiler::build_manifest(options, model, result);
-  util::write_file_atomic(output.staging() / "manifest.json", manifest.dump(2) + "\n");
+  util::write_file_atomic(output.staging() / "manifest.json",
+                          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   output.publish();
   result.manifest_path = options.output_dir / "manifest.json";
   return result;
+}
+
+} // namespace
+
+CompileResult compile(const CompileOptions& options, const LogSink& log) {
+  return compile_model(options, nullptr, log);
+}
+
+CompileResult compile(Model model, const CompileOptions& options, const LogSink& log) {
+  return compile_model(options, &model, log);
 }
 
 } // namespace npucc

@@ -2,6 +2,8 @@
 
 #include "npucc/version.h"
 
+#include <sstream>
+
 namespace npucc::compiler {
 
 using nlohmann::json;
@@ -10,6 +12,38 @@ namespace {
 
 json file_json(const WrittenFile& file) {
   return {{"file", file.file}, {"sha256", file.sha256}, {"bytes", file.bytes}};
+}
+
+// The accelerate_train_mode schedule: which graph runs when (SPEC §1).
+json schedule_json(const AccelerateTrainMode& mode) {
+  std::ostringstream ratio;
+  ratio << mode.ratio;
+  std::string rule =
+      mode.trigger == SwitchTrigger::step
+          ? "run low first; switch to high, once and for good, when step >= floor(total_step * " +
+                ratio.str() + ") or step + iterations_per_loop >= total_step"
+          : "run low first; switch to high, once and for good, when loss != 0 and loss <= "
+            "final_loss * " +
+                ratio.str();
+  return {{"mode", mode.to_string()},
+          {"type", mode.type_name()},
+          {"trigger", mode.trigger_name()},
+          {"ratio", mode.ratio},
+          {"first", "low"},
+          {"then", "high"},
+          {"rule", rule}};
+}
+
+void add_precision(json& manifest, const CompileOptions& options, const CompileResult& result) {
+  if (options.accelerate_train_mode) {
+    manifest["schedule"] = schedule_json(*options.accelerate_train_mode);
+  }
+  if (!result.precision_report.empty()) {
+    manifest["precision_report"] = json::parse(result.precision_report);
+  }
+  if (!result.high_precision_report.empty()) {
+    manifest["high_precision_report"] = json::parse(result.high_precision_report);
+  }
 }
 
 } // namespace
@@ -53,6 +87,9 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
     json entry = file_json(graph.graph);
     entry["role"] = graph.role;
     entry["precision"] = graph.precision;
+    if (!graph.emulates.empty()) {
+      entry["emulates"] = graph.emulates;
+    }
     entry["external_data"] = std::move(external);
     graphs.push_back(std::move(entry));
   }
@@ -60,7 +97,7 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
   for (const auto& pass : result.passes) {
     passes.push_back({{"name", pass.name}, {"changed", pass.changed}, {"unit", pass.unit}});
   }
-  return {
+  json manifest = {
       {"format", "npucc-manifest"},
       {"format_version", k_manifest_format_version},
       {"compiler", {{"name", "npucc"}, {"version", k_version}}},
@@ -76,6 +113,11 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
       {"passes", std::move(passes)},
       {"memory_plan", memory_plan_json(result.memory_plan, true)},
   };
+  add_precision(manifest, options, result);
+  if (!options.cache_key.empty()) {
+    manifest["cache_key"] = options.cache_key;
+  }
+  return manifest;
 }
 
 } // namespace npucc::compiler

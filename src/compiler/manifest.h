@@ -12,11 +12,16 @@ namespace npucc::compiler {
 //   "compiler": {"name": "npucc", "version": "0.1.0"},
 //   "model": {"file", "name", "sha256", "bytes", "ir_version", "opsets": {domain: version}},
 //   "options": {effective options that shape the output},
-//   "graphs": [{"role": "high", "precision", "file", "sha256", "bytes",
-//               "external_data": [{"file", "sha256", "bytes"}]}],
+//   "graphs": [{"role": "high"|"low"|"emulation", "precision", "emulates"?, "file",
+//               "sha256", "bytes", "external_data": [{"file", "sha256", "bytes"}]}],
+//   "schedule"?: {"mode", "type", "trigger", "ratio", "first", "then", "rule"}
+//                (with accelerate_train_mode),
+//   "precision_report"?: precision/report.h (when a graph was lowered),
+//   "high_precision_report"?: the same for high when its precision mode lowered it,
 //   "passes": [{"name", "changed", "unit"}],
 //   "memory_plan": {"available", "reason"?, "arena_bytes", "lower_bound_bytes",
-//                   "unshared_bytes", "alignment", "tensors"}
+//                   "unshared_bytes", "alignment", "tensors"},
+//   "cache_key"?: the compile cache key (when compiled through the cache)
 // }
 constexpr int k_manifest_format_version = 1;
 

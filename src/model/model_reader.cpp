@@ -1,6 +1,7 @@
 #include "model/external_data.h"
 #include "model/graph_walk.h"
 #include "model/nesting_scan.h"
+#include "model/shape_check.h"
 #include "model/tensor_info.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
@@ -259,6 +260,7 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   check_nesting(model.proto.graph(), file, limits);
   check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
   check_sparse_tensors(model.proto.graph(), file, limits);
+  model::check_value_shapes(model.proto.graph(), file, limits);
   model.external_files = model::load_external_data(model.proto, path, limits, bytes.size());
   return model;
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -20,12 +21,23 @@ struct GraphContext {
   // Element types of every name visible here (graph inputs, outputs, value_info,
   // initializers, of this and enclosing graphs), when shape inference has run.
   std::unordered_map<std::string, int32_t> elem_types;
+  // Shapes of the names above whose rank is known, from the same sources; a dim
+  // without a value is -1. Initializers count: their dims are static.
+  std::unordered_map<std::string, std::vector<int64_t>> shapes;
+  // True inside a Loop or Scan body (at any depth): values there may change shape
+  // from one iteration to the next, whatever one round of inference says.
+  bool in_loop_body = false;
 
   bool is_main_graph() const { return depth == 0; }
   // 0 when unknown.
   int32_t elem_type(const std::string& name) const {
     auto it = elem_types.find(name);
     return it == elem_types.end() ? 0 : it->second;
+  }
+  // Null when the rank is unknown.
+  const std::vector<int64_t>* shape(const std::string& name) const {
+    auto it = shapes.find(name);
+    return it == shapes.end() ? nullptr : &it->second;
   }
 };
 

@@ -8,14 +8,27 @@ namespace {
 
 constexpr int k_max_rounds = 8;
 
-void add_types(const onnx::GraphProto& graph, std::unordered_map<std::string, int32_t>& types) {
+void add_types(const onnx::GraphProto& graph, GraphContext& context) {
+  auto& types = context.elem_types;
   auto add_value = [&](const onnx::ValueInfoProto& value) {
     if (value.type().has_tensor_type() && value.type().tensor_type().elem_type() != 0) {
       types[value.name()] = value.type().tensor_type().elem_type();
     }
+    if (value.type().has_tensor_type() && value.type().tensor_type().has_shape()) {
+      std::vector<int64_t> dims;
+      for (const auto& dim : value.type().tensor_type().shape().dim()) {
+        dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+      }
+      context.shapes[value.name()] = std::move(dims);
+    } else {
+      // A name defined here shadows an outer one of unknown shape.
+      context.shapes.erase(value.name());
+    }
   };
+  std::unordered_set<std::string> overridable;
   for (const auto& value : graph.input()) {
     add_value(value);
+    overridable.insert(value.name());
   }
   for (const auto& value : graph.output()) {
     add_value(value);
@@ -25,11 +38,15 @@ void add_types(const onnx::GraphProto& graph, std::unordered_map<std::string, in
   }
   for (const auto& tensor : graph.initializer()) {
     types[tensor.name()] = tensor.data_type();
+    // An initializer that is also a graph input can be fed with another shape.
+    if (overridable.count(tensor.name()) == 0) {
+      context.shapes[tensor.name()] = {tensor.dims().begin(), tensor.dims().end()};
+    }
   }
 }
 
 int64_t run_on_graph_tree(Pass& pass, onnx::GraphProto& graph, GraphContext context) {
-  add_types(graph, context.elem_types);
+  add_types(graph, context);
   int64_t changed = pass.run_on_graph(graph, context);
   // The pass may have rewritten the graph: collect what bodies can see afterwards.
   GraphContext inner = context;
@@ -39,13 +56,31 @@ int64_t run_on_graph_tree(Pass& pass, onnx::GraphProto& graph, GraphContext cont
   }
   for (auto& node : *graph.mutable_node()) {
     for (auto* body : model::subgraphs_of(node)) {
-      changed += run_on_graph_tree(pass, *body, inner);
+      GraphContext body_context = inner;
+      body_context.in_loop_body =
+          inner.in_loop_body || node.op_type() == "Loop" || node.op_type() == "Scan";
+      changed += run_on_graph_tree(pass, *body, body_context);
     }
   }
   return changed;
 }
 
 } // namespace
+
+bool any_changed(const std::vector<PassReport>& reports) {
+  for (const auto& report : reports) {
+    if (report.changed != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void add_reports(std::vector<PassReport>& total, const std::vector<PassReport>& more) {
+  for (size_t i = 0; i < total.size() && i < more.size(); ++i) {
+    total[i].changed += more[i].changed;
+  }
+}
 
 int64_t PassManager::run_pass(Pass& pass, onnx::ModelProto& model) {
   if (pass.is_model_pass()) {

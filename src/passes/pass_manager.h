@@ -17,6 +17,11 @@ struct PassReport {
 
 enum class FixedPoint { no, yes };
 
+// Whether any pass of a run changed something.
+bool any_changed(const std::vector<PassReport>& reports);
+// Adds the counts of a later run of the same passes to `total`.
+void add_reports(std::vector<PassReport>& total, const std::vector<PassReport>& more);
+
 // Runs passes over a model: graph passes on every graph (main graph first, then each
 // body, recursively), model passes once. With FixedPoint::yes the whole list repeats
 // until a round changes nothing (bounded). `log` receives "pass X changed N ..." lines.

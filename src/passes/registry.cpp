@@ -5,6 +5,9 @@
 #include "passes/eliminate_dead_code.h"
 #include "passes/eliminate_identity.h"
 #include "passes/fold_cast_chains.h"
+#include "passes/fold_constants.h"
+#include "passes/fold_if.h"
+#include "passes/fold_shapes.h"
 #include "passes/lift_constants.h"
 #include "passes/remove_unused_opsets.h"
 #include "passes/topological_sort.h"
@@ -30,6 +33,13 @@ const std::vector<Entry>& entries() {
       // Weights held in Constant nodes become initializers, which the passes below
       // (deduplication, dead code) then see.
       {"lift_constants", [] { return std::make_unique<LiftConstants>(); }},
+      // Shape arithmetic on static shapes becomes constants, which lets shape
+      // inference (re-run by the compiler) give static shapes past Reshape & co.
+      {"fold_shapes", [] { return std::make_unique<FoldShapes>(); }},
+      {"fold_constants", [] { return std::make_unique<FoldConstants>(); }},
+      // Shape inference merges both branches of an If: one that never runs can hide
+      // the static shapes of the one that does. Before eliminate_identity.
+      {"fold_if", [] { return std::make_unique<FoldIf>(); }},
       // Before dead code: a folded chain leaves its first Cast unread.
       {"fold_cast_chains", [] { return std::make_unique<FoldCastChains>(); }},
       {"eliminate_identity", [] { return std::make_unique<EliminateIdentity>(); }},

@@ -2,136 +2,27 @@
 
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
+#include "plan/interval_index.h"
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <unordered_map>
 
 namespace npucc {
 
 namespace {
 
-// Past this many tensors the quadratic largest-first placement gives way to an
-// O(n log n) one, so a graph of millions of nodes plans in seconds.
-constexpr size_t k_max_exact_tensors = 8192;
-
-// No device holds a tensor this large; a model claiming one is damaged or hostile,
-// and refusing it keeps every sum below far from overflowing.
-constexpr uint64_t k_max_plannable_bytes = uint64_t{1} << 40;
+// No single activation can be planned past this (1 PiB); keeps every sum below in range
+// for any realistic tensor count, and sums saturate beyond that.
+constexpr uint64_t k_max_plannable_bytes = uint64_t{1} << 50;
 
 uint64_t align_up(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-uint64_t slot_bytes(const PlannedTensor& tensor, uint64_t alignment) {
-  return align_up(std::max<uint64_t>(tensor.bytes, 1), alignment);
-}
-
-// Greedy by size, ties broken by earlier birth so the result is deterministic: each
-// tensor goes to the lowest offset free of every placed tensor whose lifetime it shares.
-void place_largest_first(MemoryPlan& plan) {
-  std::vector<size_t> order(plan.tensors.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-  }
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const auto& ta = plan.tensors[a];
-    const auto& tb = plan.tensors[b];
-    return ta.bytes != tb.bytes ? ta.bytes > tb.bytes : ta.first < tb.first;
-  });
-  std::vector<size_t> placed;
-  for (size_t index : order) {
-    auto& tensor = plan.tensors[index];
-    uint64_t size = slot_bytes(tensor, plan.alignment);
-    std::vector<std::pair<uint64_t, uint64_t>> busy; // [offset, end) of overlapping lifetimes
-    for (size_t other_index : placed) {
-      const auto& other = plan.tensors[other_index];
-      if (other.first <= tensor.last && tensor.first <= other.last) {
-        busy.emplace_back(other.offset, other.offset + slot_bytes(other, plan.alignment));
-      }
-    }
-    std::sort(busy.begin(), busy.end());
-    uint64_t offset = 0;
-    for (const auto& [begin, end] : busy) {
-      if (offset + size <= begin) {
-        break;
-      }
-      offset = std::max(offset, end);
-    }
-    tensor.offset = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
-    placed.push_back(index);
-  }
-}
-
-// Linear scan in execution order: a tensor takes the smallest freed block it fits
-// (best fit), else the top of the arena; blocks are freed after their last reader
-// and merged with free neighbours.
-void place_in_time_order(MemoryPlan& plan) {
-  const size_t count = plan.tensors.size();
-  std::vector<size_t> by_first(count);
-  for (size_t i = 0; i < count; ++i) {
-    by_first[i] = i;
-  }
-  std::vector<size_t> by_last = by_first;
-  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) {
-    return plan.tensors[a].first < plan.tensors[b].first;
-  });
-  std::stable_sort(by_last.begin(), by_last.end(),
-                   [&](size_t a, size_t b) { return plan.tensors[a].last < plan.tensors[b].last; });
-  std::set<std::pair<uint64_t, uint64_t>> free_by_size; // (bytes, offset)
-  std::map<uint64_t, uint64_t> free_by_offset;          // offset -> bytes
-  uint64_t top = 0;
-  auto release = [&](uint64_t offset, uint64_t bytes) {
-    auto next = free_by_offset.find(offset + bytes);
-    if (next != free_by_offset.end()) {
-      bytes += next->second;
-      free_by_size.erase({next->second, next->first});
-      free_by_offset.erase(next);
-    }
-    auto after = free_by_offset.lower_bound(offset);
-    if (after != free_by_offset.begin()) {
-      auto previous = std::prev(after);
-      if (previous->first + previous->second == offset) {
-        offset = previous->first;
-        bytes += previous->second;
-        free_by_size.erase({previous->second, previous->first});
-        free_by_offset.erase(previous);
-      }
-    }
-    if (offset + bytes == top) {
-      top = offset;
-      return;
-    }
-    free_by_offset[offset] = bytes;
-    free_by_size.insert({bytes, offset});
-  };
-  size_t released = 0;
-  for (size_t index : by_first) {
-    auto& tensor = plan.tensors[index];
-    while (released < count && plan.tensors[by_last[released]].last < tensor.first) {
-      const auto& done = plan.tensors[by_last[released]];
-      release(done.offset, slot_bytes(done, plan.alignment));
-      ++released;
-    }
-    uint64_t size = slot_bytes(tensor, plan.alignment);
-    auto fit = free_by_size.lower_bound({size, 0});
-    if (fit != free_by_size.end()) {
-      auto [bytes, offset] = *fit;
-      free_by_size.erase(fit);
-      free_by_offset.erase(offset);
-      tensor.offset = offset;
-      if (bytes > size) {
-        free_by_offset[offset + size] = bytes - size;
-        free_by_size.insert({bytes - size, offset + size});
-      }
-    } else {
-      tensor.offset = top;
-      top += size;
-    }
-    plan.arena_bytes = std::max(plan.arena_bytes, top);
-  }
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
 }
 
 // Static byte size of a value, or 0 with `why` set when it has none.
@@ -165,10 +56,45 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     bytes = *next;
   }
   if (bytes > k_max_plannable_bytes) {
-    why = "claims " + std::to_string(bytes) + " bytes, more than any device holds";
+    why = "has " + std::to_string(bytes) + " bytes, too large to plan";
     return 0;
   }
   return bytes;
+}
+
+// What the user can do about a tensor without a static size: a dim named after an
+// input's symbolic dim goes away with --input-shape; once every input is static, what
+// is left is shape inference's limit (a shape computed from values at run time).
+std::string unavailable_hint(const onnx::GraphProto& graph, const std::string& dim_param) {
+  std::unordered_map<std::string, std::string> param_owner;
+  std::vector<std::string> dynamic_inputs;
+  for (const auto& input : graph.input()) {
+    const auto& type = input.type().tensor_type();
+    bool is_static = input.type().has_tensor_type() && type.has_shape();
+    for (const auto& dim : type.shape().dim()) {
+      is_static = is_static && dim.has_dim_value();
+      if (dim.has_dim_param()) {
+        param_owner.emplace(dim.dim_param(), input.name());
+      }
+    }
+    bool is_initializer = false;
+    for (const auto& tensor : graph.initializer()) {
+      is_initializer = is_initializer || tensor.name() == input.name();
+    }
+    if (!is_static && !is_initializer) {
+      dynamic_inputs.push_back(input.name());
+    }
+  }
+  auto owner = param_owner.find(dim_param);
+  if (!dim_param.empty() && owner != param_owner.end()) {
+    return "it comes from input \"" + owner->second + "\"; fix it with --input-shape";
+  }
+  if (!dynamic_inputs.empty()) {
+    return "input \"" + dynamic_inputs.front() +
+           "\" is still dynamic; fix dynamic dims with --input-shape";
+  }
+  return "shape inference could not resolve it although every input is static "
+         "(a shape computed from values known only at run time)";
 }
 
 } // namespace
@@ -193,9 +119,16 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       auto it = infos.find(name);
       uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
       if (bytes == 0 && !why.empty()) {
-        plan.reason =
-            "tensor \"" + name + "\" " + why +
-            (why.rfind("has a dynamic", 0) == 0 ? "; fix dynamic dims with --input-shape" : "");
+        std::string param; // the first symbolic dim, named or not
+        if (it != infos.end()) {
+          for (const auto& dim : it->second->type().tensor_type().shape().dim()) {
+            if (!dim.has_dim_value()) {
+              param = dim.dim_param();
+              break;
+            }
+          }
+        }
+        plan.reason = "tensor \"" + name + "\" " + why + "; " + unavailable_hint(graph, param);
         return plan;
       }
       index_of[name] = plan.tensors.size();
@@ -220,24 +153,53 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     touch(output.name(), n);
   }
 
-  if (plan.tensors.size() <= k_max_exact_tensors) {
-    place_largest_first(plan);
-  } else {
-    place_in_time_order(plan);
+  // Greedy by size, ties broken by earlier birth so the result is deterministic.
+  std::vector<size_t> order(plan.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
   }
-  for (const auto& tensor : plan.tensors) {
-    plan.unshared_bytes += slot_bytes(tensor, plan.alignment);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto& ta = plan.tensors[a];
+    const auto& tb = plan.tensors[b];
+    return ta.bytes != tb.bytes ? ta.bytes > tb.bytes : ta.first < tb.first;
+  });
+  plan::IntervalIndex placed(n);
+  for (size_t index : order) {
+    auto& tensor = plan.tensors[index];
+    uint64_t size = align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment);
+    std::vector<std::pair<uint64_t, uint64_t>> busy; // [offset, end) of overlapping lifetimes
+    placed.overlapping(tensor.first, tensor.last, [&](size_t other_index) {
+      const auto& other = plan.tensors[other_index];
+      busy.emplace_back(other.offset,
+                        saturating_add(other.offset, align_up(std::max<uint64_t>(other.bytes, 1),
+                                                              plan.alignment)));
+    });
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (saturating_add(offset, size) <= begin) {
+        break;
+      }
+      offset = std::max(offset, end);
+    }
+    tensor.offset = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, saturating_add(offset, size));
+    plan.unshared_bytes = saturating_add(plan.unshared_bytes, size);
+    placed.insert(tensor.first, tensor.last, index);
   }
   // Lower bound: the most bytes alive at one step.
   std::map<int, int64_t> delta;
   for (const auto& tensor : plan.tensors) {
-    int64_t size = static_cast<int64_t>(slot_bytes(tensor, plan.alignment));
+    int64_t size =
+        static_cast<int64_t>(align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment));
     delta[tensor.first] += size;
     delta[tensor.last + 1] -= size;
   }
   int64_t live = 0;
   for (const auto& [step, change] : delta) {
-    live += change;
+    if (__builtin_add_overflow(live, change, &live)) {
+      live = INT64_MAX; // only reachable with millions of petabyte tensors; saturate
+    }
     plan.lower_bound_bytes =
         std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
   }

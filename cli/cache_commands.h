@@ -1,0 +1,37 @@
+#pragma once
+
+#include "app.h"
+#include "compile_options.h"
+
+#include <ctime>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+// Shared by the `npucc cache` subcommand files (cmd_cache*.cpp).
+namespace npucc::cli::cache_cli {
+
+// Each `cache` subcommand: name, description, setup (adds options, returns the handler).
+struct Subcommand {
+  const char* name;
+  const char* description;
+  std::function<std::function<int()>(CLI::App& command, const GlobalOptions& global)> setup;
+};
+
+std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_stats(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_explain(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global);
+
+// "2026-11-29 17:59" in UTC, or "-" for 0.
+std::string format_time(int64_t seconds);
+
+inline void print_json(const nlohmann::json& value) {
+  std::cout << value.dump(2) << "\n";
+}
+
+} // namespace npucc::cli::cache_cli

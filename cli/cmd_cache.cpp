@@ -1,0 +1,346 @@
+// `npucc cache ...`: the subcommand table and the listing commands (ls, stats, explain,
+// init). Maintenance that deletes lives in cmd_cache_maintenance.cpp, populate in
+// cmd_cache_populate.cpp. Every command hands off to the library (src/cache/).
+#include "cache/local_storage.h"
+#include "cache_commands.h"
+#include "npucc/error.h"
+#include "npucc/version.h"
+#include "util/strings.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <map>
+
+namespace npucc::cli {
+
+namespace cache_cli {
+
+namespace {
+
+using nlohmann::json;
+
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> table = {
+      {"ls", "list cache entries", setup_ls},
+      {"stats", "show hits, misses, bypasses, size and evictions", setup_stats},
+      {"verify", "re-hash every entry; report corrupt, truncated, foreign and stray files",
+       setup_verify},
+      {"invalidate", "remove entries of other compiler versions (or by version, model, key)",
+       setup_invalidate},
+      {"purge", "remove entries: all, by age, or down to a size (least recently used first)",
+       setup_purge},
+      {"populate", "compile every model not yet cached (for CI)", setup_populate},
+      {"explain", "show each component of a model's cache key", setup_explain},
+      {"init", "create a cache folder", setup_init},
+  };
+  return table;
+}
+
+json entry_json(const cache::EntryInfo& info) {
+  return {{"key", info.key},
+          {"model", info.header.model},
+          {"variants", info.header.variants},
+          {"bytes", info.bytes},
+          {"created", info.header.created},
+          {"last_used", info.last_used},
+          {"compiler_version", info.header.compiler_version},
+          {"state", cache::entry_state_name(info.state)},
+          {"problem", info.problem},
+          {"options", info.header.options}};
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) {
+        line += std::string(widths[i] - row[i].size() + 2, ' ');
+      }
+    }
+    std::cout << line << "\n";
+  }
+}
+
+struct LsArgs {
+  CacheArgs cache;
+  bool json = false;
+  std::string sort = "model";
+  bool reverse = false;
+  std::string model;
+  std::string version;
+};
+
+} // namespace
+
+std::string format_time(int64_t seconds) {
+  if (seconds <= 0) {
+    return "-";
+  }
+  std::time_t time = static_cast<std::time_t>(seconds);
+  std::tm parts{};
+  gmtime_r(&time, &parts);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M", &parts);
+  return buffer;
+}
+
+std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
+  auto args = std::make_shared<LsArgs>();
+  add_cache_options(command, args->cache, MaxSizeOption::no);
+  command.add_flag("--json", args->json, "print a JSON array");
+  command.add_option("--sort", args->sort, "sort by key, model, size, created, used or version")
+      ->check(CLI::IsMember({"key", "model", "size", "created", "used", "version", "state"}))
+      ->capture_default_str();
+  command.add_flag("--reverse", args->reverse, "reverse the order");
+  command.add_option("--model", args->model, "only entries of this model (the .onnx file's stem)");
+  command.add_option("--version", args->version, "only entries of this compiler version");
+  return [args, &global] {
+    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    auto entries = storage.list(cache::Check::sizes);
+    size_t other_versions = 0;
+    for (const auto& info : entries) {
+      other_versions += info.state == cache::EntryState::other_version ? 1 : 0;
+    }
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [&](const cache::EntryInfo& info) {
+                                   return (!args->model.empty() &&
+                                           info.header.model != args->model) ||
+                                          (!args->version.empty() &&
+                                           info.header.compiler_version != args->version);
+                                 }),
+                  entries.end());
+    // Each entry's sort field as (text, number); only one of the two varies.
+    auto field = [&](const cache::EntryInfo& info) -> std::pair<std::string, int64_t> {
+      const std::string& by = args->sort;
+      if (by == "size") {
+        return {"", static_cast<int64_t>(info.bytes)};
+      }
+      if (by == "created") {
+        return {"", info.header.created};
+      }
+      if (by == "used") {
+        return {"", info.last_used};
+      }
+      if (by == "version") {
+        return {info.header.compiler_version, 0};
+      }
+      if (by == "state") {
+        return {cache::entry_state_name(info.state), 0};
+      }
+      if (by == "model") {
+        return {info.header.model, 0};
+      }
+      return {info.key, 0};
+    };
+    std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
+      auto fa = field(a);
+      auto fb = field(b);
+      if (fa != fb) {
+        return args->reverse ? fb < fa : fa < fb;
+      }
+      return a.key < b.key;
+    });
+    if (args->json) {
+      json out = json::array();
+      for (const auto& info : entries) {
+        out.push_back(entry_json(info));
+      }
+      print_json(out);
+      return 0;
+    }
+    std::vector<std::vector<std::string>> rows = {
+        {"KEY", "MODEL", "VARIANTS", "SIZE", "CREATED", "LAST USED", "VERSION", "STATE"}};
+    for (const auto& info : entries) {
+      auto or_dash = [](const std::string& text) { return text.empty() ? std::string("-") : text; };
+      rows.push_back({info.key.substr(0, 12), or_dash(info.header.model),
+                      or_dash(info.header.variants), util::format_bytes(info.bytes),
+                      format_time(info.header.created), format_time(info.last_used),
+                      or_dash(info.header.compiler_version), cache::entry_state_name(info.state)});
+    }
+    print_table(rows);
+    if (!global.quiet) {
+      std::cout << entries.size() << " entr" << (entries.size() == 1 ? "y" : "ies") << " in "
+                << storage.root().string() << "\n";
+      if (other_versions > 0) {
+        std::cout << other_versions << " entr" << (other_versions == 1 ? "y belongs" : "ies belong")
+                  << " to other compiler versions (this is " << k_version
+                  << "); `npucc cache invalidate` removes them\n";
+      }
+    }
+    return 0;
+  };
+}
+
+std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
+  struct Args {
+    CacheArgs cache;
+    bool json = false;
+    bool zero = false;
+  };
+  auto args = std::make_shared<Args>();
+  add_cache_options(command, args->cache, MaxSizeOption::no);
+  command.add_flag("--json", args->json, "print JSON");
+  command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
+  return [args] {
+    CacheConfig config = make_cache_config(args->cache);
+    cache::LocalStorage storage(open_cache_dir(config));
+    if (args->zero) {
+      storage.stats().zero();
+    }
+    cache::Counters counters = storage.stats().read();
+    auto entries = storage.list(cache::Check::sizes);
+    uint64_t bytes = 0;
+    std::map<std::string, uint64_t> states;
+    for (const auto& info : entries) {
+      bytes += info.bytes;
+      ++states[cache::entry_state_name(info.state)];
+    }
+    auto get = [&](const std::string& name) {
+      auto it = counters.find(name);
+      return it == counters.end() ? uint64_t{0} : it->second;
+    };
+    json bypass = json::object();
+    uint64_t bypass_total = 0;
+    for (const auto& [name, value] : counters) {
+      if (util::starts_with(name, "bypass.")) {
+        bypass[name.substr(7)] = value;
+        bypass_total += value;
+      }
+    }
+    uint64_t lookups = get("hits") + get("misses");
+    json out = {{"cache_dir", storage.root().string()},
+                {"entries", entries.size()},
+                {"bytes", bytes},
+                {"max_size", config.max_size ? json(*config.max_size) : json(nullptr)},
+                {"states", states},
+                {"hits", get("hits")},
+                {"misses", get("misses")},
+                {"misses_new_key", get("misses.new")},
+                {"misses_corrupt", get("misses.corrupt")},
+                {"hit_rate", lookups == 0 ? 0.0 : static_cast<double>(get("hits")) / lookups},
+                {"bypasses", bypass_total},
+                {"bypass_reasons", bypass},
+                {"stores", get("stores")},
+                {"store_errors", get("store_errors")},
+                {"evictions", get("evictions")},
+                {"invalidations", get("invalidations")},
+                {"evicted_bytes", get("evicted_bytes")},
+                {"cleanups", get("cleanups")},
+                {"last_cleanup", get("last_cleanup")},
+                {"zeroed", get("zeroed")}};
+    if (args->json) {
+      print_json(out);
+      return 0;
+    }
+    std::cout << "cache folder         " << storage.root().string() << "\n";
+    std::cout << "entries              " << entries.size();
+    for (const auto& [state, count] : states) {
+      std::cout << (state == states.begin()->first ? " (" : ", ") << count << " " << state;
+    }
+    std::cout << (states.empty() ? "" : ")") << "\n";
+    std::cout << "size                 " << util::format_bytes(bytes);
+    if (config.max_size) {
+      std::cout << " of " << util::format_bytes(*config.max_size);
+    }
+    std::cout << "\n";
+    std::cout << "hits                 " << get("hits");
+    if (lookups > 0) {
+      std::cout << std::fixed << std::setprecision(1) << " (" << 100.0 * get("hits") / lookups
+                << "%)";
+    }
+    std::cout << "\n";
+    std::cout << "misses               " << get("misses") << " (" << get("misses.new")
+              << " new key, " << get("misses.corrupt") << " corrupt entry replaced)\n";
+    std::cout << "bypasses             " << bypass_total << "\n";
+    for (const auto& [reason, value] : bypass.items()) {
+      std::cout << "  " << std::left << std::setw(19) << reason << value.get<uint64_t>() << "\n";
+    }
+    std::cout << "stores               " << get("stores") << " (" << get("store_errors")
+              << " failed)\n";
+    std::cout << "evictions            " << get("evictions") << " (+" << get("invalidations")
+              << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
+    std::cout << "last cleanup         " << format_time(static_cast<int64_t>(get("last_cleanup")))
+              << "\n";
+    std::cout << "counters zeroed      " << format_time(static_cast<int64_t>(get("zeroed")))
+              << "\n";
+    return 0;
+  };
+}
+
+std::function<int()> setup_explain(CLI::App& command, const GlobalOptions&) {
+  struct Args {
+    std::string model;
+    CompileArgs compile;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("MODEL", args->model, "the .onnx model")->required();
+  add_compile_options(command, args->compile);
+  command.add_flag("--json", args->json, "print JSON");
+  return [args] {
+    CompileOptions options = make_compile_options(args->compile);
+    options.model_path = args->model;
+    CacheKey key = explain_cache_key(options);
+    if (args->json) {
+      json components = json::array();
+      for (const auto& component : key.components) {
+        components.push_back(
+            {{"name", component.name}, {"digest", component.digest}, {"value", component.value}});
+      }
+      print_json({{"key", key.key}, {"components", components}});
+      return 0;
+    }
+    for (const auto& component : key.components) {
+      std::cout << std::left << std::setw(10) << component.name << component.digest << "  "
+                << component.value << "\n";
+    }
+    std::cout << std::left << std::setw(10) << "key" << key.key << "\n";
+    return 0;
+  };
+}
+
+std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global) {
+  auto dir = std::make_shared<std::string>();
+  command.add_option("DIR", *dir, "the folder to create")->required();
+  return [dir, &global] {
+    init_cache_dir(*dir);
+    if (!global.quiet) {
+      std::cout << "initialised cache folder " << *dir << "\n";
+    }
+    return 0;
+  };
+}
+
+} // namespace cache_cli
+
+std::function<int()> setup_cache(CLI::App& command, const GlobalOptions& global) {
+  // A mistyped subcommand is caught before parsing (app.cpp) with a suggestion.
+  auto chosen = std::make_shared<std::vector<std::pair<CLI::App*, std::function<int()>>>>();
+  std::vector<std::string> names;
+  for (const auto& sub : cache_cli::subcommands()) {
+    CLI::App* app = command.add_subcommand(sub.name, sub.description);
+    if (std::string(sub.name) == "purge") {
+      app->alias("clean");
+    }
+    chosen->emplace_back(app, sub.setup(*app, global));
+    names.emplace_back(sub.name);
+  }
+  return [chosen, names] {
+    for (const auto& [app, handler] : *chosen) {
+      if (app->parsed()) {
+        return handler();
+      }
+    }
+    throw usage_error("no cache command given", "commands: " + util::join(names, ", "));
+  };
+}
+
+} // namespace npucc::cli

@@ -1,0 +1,196 @@
+// `npucc cache verify | invalidate | purge`: the subcommands that may delete.
+#include "cache/local_storage.h"
+#include "cache_commands.h"
+#include "npucc/error.h"
+#include "npucc/version.h"
+#include "util/strings.h"
+
+#include <unistd.h>
+
+namespace npucc::cli::cache_cli {
+
+namespace {
+
+using nlohmann::json;
+
+json removals_json(const std::vector<cache::Removal>& removed) {
+  json out = json::array();
+  for (const auto& removal : removed) {
+    out.push_back({{"key", removal.key},
+                   {"model", removal.model},
+                   {"compiler_version", removal.version},
+                   {"bytes", removal.bytes},
+                   {"why", removal.why}});
+  }
+  return out;
+}
+
+void print_removals(const std::vector<cache::Removal>& removed, cache::DryRun dry_run,
+                    const GlobalOptions& global) {
+  uint64_t bytes = 0;
+  for (const auto& removal : removed) {
+    bytes += removal.bytes;
+    if (!global.quiet) {
+      std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
+                << removal.key.substr(0, 12) << "  "
+                << (removal.model.empty() ? "-" : removal.model) << "  "
+                << (removal.version.empty() ? "-" : removal.version) << "  "
+                << util::format_bytes(removal.bytes) << "  " << removal.why << "\n";
+    }
+  }
+  std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ") << removed.size()
+            << " entr" << (removed.size() == 1 ? "y" : "ies") << ", " << util::format_bytes(bytes)
+            << "\n";
+}
+
+} // namespace
+
+std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global) {
+  struct Args {
+    CacheArgs cache;
+    bool fix = false;
+    bool dry_run = false;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  add_cache_options(command, args->cache, MaxSizeOption::no);
+  command.add_flag("--fix", args->fix, "remove what is found (broken entries, stray files)");
+  command.add_flag("--dry-run", args->dry_run, "with --fix: only say what would be removed");
+  command.add_flag("--json", args->json, "print JSON");
+  return [args, &global] {
+    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    bool fix = args->fix && !args->dry_run;
+    bool bar = !args->json && !global.quiet && isatty(2) != 0;
+    auto report =
+        storage.verify(fix ? cache::Fix::yes : cache::Fix::no, [&](size_t done, size_t total) {
+          if (bar) {
+            std::cerr << "\rverifying " << done << "/" << total << (done == total ? "\n" : "")
+                      << std::flush;
+          }
+        });
+    if (args->json) {
+      json findings = json::array();
+      for (const auto& finding : report.findings) {
+        findings.push_back({{"kind", cache::finding_name(finding.kind)},
+                            {"path", finding.path.string()},
+                            {"detail", finding.detail},
+                            {"fixed", finding.fixed}});
+      }
+      print_json({{"entries", report.entries}, {"bytes", report.bytes}, {"findings", findings}});
+    } else {
+      for (const auto& finding : report.findings) {
+        std::cout << cache::finding_name(finding.kind) << "  " << finding.path.string();
+        if (!finding.detail.empty()) {
+          std::cout << ": " << finding.detail;
+        }
+        std::cout << (finding.fixed ? "  [removed]" : args->fix ? "  [would remove]" : "") << "\n";
+      }
+      std::cout << "verified " << report.entries << " entr" << (report.entries == 1 ? "y" : "ies")
+                << " (" << util::format_bytes(report.bytes) << "): "
+                << (report.findings.empty()
+                        ? "no problems"
+                        : std::to_string(report.findings.size()) + " problem(s)")
+                << "\n";
+      if (!report.findings.empty() && !args->fix) {
+        std::cout << "`npucc cache verify --fix` removes them\n";
+      }
+    }
+    return report.findings.empty() ? 0 : static_cast<int>(ExitStatus::verify_failed);
+  };
+}
+
+std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& global) {
+  struct Args {
+    CacheArgs cache;
+    std::string version;
+    std::string model;
+    std::string key;
+    bool dry_run = false;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  add_cache_options(command, args->cache, MaxSizeOption::no);
+  command.add_option("--version", args->version,
+                     std::string("remove entries of this compiler version (default: every "
+                                 "version but this one, ") +
+                         k_version + ")");
+  command.add_option("--model", args->model,
+                     "remove entries of this model (the .onnx file's stem)");
+  command.add_option("--key", args->key, "remove the entry whose key starts with K");
+  command.add_flag("--dry-run", args->dry_run, "only say what would be removed");
+  command.add_flag("--json", args->json, "print JSON");
+  return [args, &global] {
+    if (!args->key.empty() && args->key.size() < 4) {
+      throw usage_error("--key " + args->key + ": too short", "give at least 4 hex digits");
+    }
+    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    cache::Selection selection;
+    if (!args->version.empty()) {
+      selection.version = args->version;
+    }
+    selection.model = args->model;
+    selection.key_prefix = args->key;
+    auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
+    auto removed = storage.invalidate(selection, dry_run);
+    if (args->json) {
+      print_json({{"dry_run", args->dry_run}, {"removed", removals_json(removed)}});
+    } else {
+      print_removals(removed, dry_run, global);
+    }
+    return 0;
+  };
+}
+
+std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global) {
+  struct Args {
+    CacheArgs cache;
+    bool all = false;
+    std::string older_than;
+    std::string max_size;
+    bool dry_run = false;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  add_cache_options(command, args->cache, MaxSizeOption::no);
+  command.add_flag("--all", args->all, "remove every entry");
+  command.add_option("--older-than", args->older_than,
+                     "remove entries unused for AGE (7d, 12h, 30m)");
+  command.add_option("--max-size", args->max_size,
+                     "remove least recently used entries until the cache fits SIZE (10G, 500M)");
+  command.add_flag("--dry-run", args->dry_run, "only say what would be removed");
+  command.add_flag("--json", args->json, "print JSON");
+  return [args, &global] {
+    cache::PurgeOptions options;
+    options.all = args->all;
+    if (!args->older_than.empty()) {
+      options.older_than = parse_age(args->older_than);
+    }
+    if (!args->max_size.empty()) {
+      options.max_size = parse_size(args->max_size);
+    }
+    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
+    auto report = storage.purge(options, dry_run);
+    if (args->json) {
+      print_json({{"dry_run", args->dry_run},
+                  {"removed", removals_json(report.removed)},
+                  {"freed_bytes", report.freed},
+                  {"temporaries", report.temporaries},
+                  {"temporary_bytes", report.temporary_bytes}});
+      return 0;
+    }
+    print_removals(report.removed, dry_run, global);
+    if (report.temporaries > 0) {
+      std::cout << (args->dry_run ? "would remove " : "removed ") << report.temporaries
+                << " stale temporary item(s), " << util::format_bytes(report.temporary_bytes)
+                << "\n";
+    }
+    if (!options.all && !options.older_than && !options.max_size && !global.quiet) {
+      std::cout << "(no --all, --older-than or --max-size: only stale temporary files are "
+                   "removed)\n";
+    }
+    return 0;
+  };
+}
+
+} // namespace npucc::cli::cache_cli

@@ -1,0 +1,114 @@
+// `npucc cache populate MODEL_OR_DIR... [-j N]`: pre-compile for CI.
+#include "cache_commands.h"
+#include "npucc/error.h"
+#include "util/strings.h"
+
+#include <thread>
+#include <unistd.h>
+
+namespace npucc::cli::cache_cli {
+
+namespace {
+
+using nlohmann::json;
+
+void draw_bar(size_t finished, size_t total, const std::string& name) {
+  constexpr size_t width = 30;
+  size_t filled = total == 0 ? width : finished * width / total;
+  std::string label = name.size() > 40 ? "..." + name.substr(name.size() - 37) : name;
+  std::cerr << "\r\033[K[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
+            << finished << "/" << total << " " << label << std::flush;
+}
+
+} // namespace
+
+std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& global) {
+  struct Args {
+    std::vector<std::string> inputs;
+    unsigned jobs = 0;
+    CompileArgs compile;
+    CacheArgs cache;
+    bool invalidate = false;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("MODEL_OR_DIR", args->inputs, ".onnx models, or folders searched for *.onnx")
+      ->required();
+  command.add_option("-j,--jobs", args->jobs, "compile N models at once (default: the CPU count)");
+  add_compile_options(command, args->compile);
+  add_cache_options(command, args->cache, MaxSizeOption::yes);
+  command.add_flag("--invalidate", args->invalidate,
+                   "first remove the entries of other compiler versions");
+  command.add_flag("--json", args->json, "print a JSON summary");
+  return [args, &global] {
+    PopulateOptions options;
+    for (const auto& input : args->inputs) {
+      options.inputs.emplace_back(input);
+    }
+    options.compile = make_compile_options(args->compile);
+    options.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
+    options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;
+    bool bar = !args->json && !global.quiet && isatty(2) != 0;
+    auto progress = [&](const PopulateItem& item, size_t finished, size_t total) {
+      if (bar) {
+        draw_bar(finished, total, item.model.filename().string());
+      }
+      if (item.failed) {
+        if (bar) {
+          std::cerr << "\r\033[K";
+        }
+        std::cerr << "npucc: error: " << item.detail << "\n";
+      }
+    };
+    PopulateSummary summary = populate_cache(make_cache_config(args->cache), options, progress);
+    if (bar) {
+      std::cerr << "\r\033[K" << std::flush;
+    }
+    if (args->json) {
+      json items = json::array();
+      for (const auto& item : summary.items) {
+        std::string status = item.failed                            ? "failed"
+                             : item.outcome == CacheOutcome::hit    ? "cached"
+                             : item.outcome == CacheOutcome::bypass ? "bypassed"
+                                                                    : "compiled";
+        items.push_back(
+            {{"model", item.model.string()}, {"status", status}, {"detail", item.detail}});
+      }
+      print_json({{"compiled", summary.compiled},
+                  {"cached", summary.cached},
+                  {"bypassed", summary.bypassed},
+                  {"failed", summary.failed},
+                  {"invalidated", summary.invalidated},
+                  {"other_version_entries", summary.other_version_entries},
+                  {"models", items}});
+    } else {
+      if (global.verbose) {
+        for (const auto& item : summary.items) {
+          std::cout << "  " << item.model.string() << ": "
+                    << (item.failed ? "failed" : outcome_name(item.outcome))
+                    << (item.detail.empty() ? "" : " (" + item.detail + ")") << "\n";
+        }
+      }
+      for (const auto& item : summary.items) {
+        if (!item.failed && item.outcome == CacheOutcome::bypass && !global.quiet) {
+          std::cout << "bypassed " << item.model.string() << ": " << item.detail << "\n";
+        }
+      }
+      if (summary.invalidated > 0) {
+        std::cout << "invalidated " << summary.invalidated
+                  << " entries of other compiler versions\n";
+      }
+      std::cout << "populate: " << summary.compiled << " compiled, " << summary.cached
+                << " already cached, " << summary.bypassed << " bypassed, " << summary.failed
+                << " failed\n";
+      if (summary.other_version_entries > 0 && !global.quiet) {
+        std::cout << summary.other_version_entries
+                  << " entries belong to other compiler versions; `npucc cache invalidate` "
+                     "removes them\n";
+      }
+    }
+    return summary.failed == 0 ? 0 : static_cast<int>(ExitStatus::error);
+  };
+}
+
+} // namespace npucc::cli::cache_cli

@@ -1,0 +1,107 @@
+#include "compile_options.h"
+
+#include "npucc/config.h"
+#include "util/strings.h"
+
+#include <iostream>
+
+namespace npucc::cli {
+
+namespace {
+
+// `--options FILE` feeds both the compile and the cache settings; whichever of
+// add_compile_options / add_cache_options comes first declares it, the other listens.
+void add_options_file(CLI::App& command, std::string& target) {
+  if (CLI::Option* existing = command.get_option_no_throw("--options")) {
+    existing->each([&target](const std::string& value) { target = value; });
+    return;
+  }
+  command.add_option("--options", target,
+                     "Ascend-style options file (JSON: graph_compiler_cache_dir, "
+                     "accelerate_train_mode, precision_mode, precision_mode_v2, modify_mixlist)");
+}
+
+// Settings from every source (npucc/config.h): the command line wins, then --options,
+// NPUCC_* variables, config.toml and the defaults.
+Config load_settings(const std::vector<CommandLineValue>& command_line,
+                     const std::string& options_file) {
+  ConfigSources sources;
+  sources.command_line = command_line;
+  sources.options_file = options_file;
+  Config config = load_config(sources);
+  for (const auto& warning : config.warnings) {
+    std::cerr << "npucc: warning: " << warning << "\n";
+  }
+  return config;
+}
+
+} // namespace
+
+void add_compile_options(CLI::App& command, CompileArgs& args) {
+  command.add_option(
+      "--input-shape", args.input_shape,
+      "fix dynamic input dims: \"name:d0,d1,...;name2:...\" (-1 keeps a dim dynamic)");
+  command.add_flag("--external-data", args.external_data,
+                   "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)");
+  command.add_option("--passes", args.passes,
+                     "comma-separated passes to run instead of the default pipeline");
+  add_precision_options(command, args.precision);
+  add_options_file(command, args.options_file);
+}
+
+CompileOptions make_compile_options(const CompileArgs& args) {
+  CompileOptions options;
+  if (!args.input_shape.empty()) {
+    options.input_shapes = parse_input_shapes(args.input_shape);
+  }
+  options.external_data = args.external_data ? ExternalData::always : ExternalData::automatic;
+  if (!args.passes.empty()) {
+    for (const auto& name : util::split(args.passes, ',')) {
+      options.passes.emplace_back(util::trim(name));
+    }
+  }
+  const PrecisionArgs& given = args.precision;
+  Config config = load_settings(
+      {{"accelerate_train_mode", given.accelerate_train_mode, "--accelerate-train-mode"},
+       {"precision_mode", given.precision_mode, "--precision-mode"},
+       {"precision_mode_v2", given.precision_mode_v2, "--precision-mode-v2"},
+       {"modify_mixlist", given.modify_mixlist, "--modify-mixlist"}},
+      args.options_file);
+  PrecisionArgs effective = given;
+  effective.accelerate_train_mode = config.value("accelerate_train_mode");
+  effective.precision_mode = config.value("precision_mode");
+  effective.precision_mode_v2 = config.value("precision_mode_v2");
+  effective.modify_mixlist = config.value("modify_mixlist");
+  apply_precision_options(effective, options);
+  return options;
+}
+
+void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size) {
+  command.add_option("--cache-dir,--graph-compiler-cache-dir", args.dir,
+                     "the compile cache folder (default: $NPUCC_CACHE_DIR, else "
+                     "${XDG_CACHE_HOME:-~/.cache}/npucc)");
+  if (max_size == MaxSizeOption::yes) {
+    command.add_option("--max-size", args.max_size,
+                       "keep the cache under this size after each store, least recently used "
+                       "first (e.g. 10G; default: $NPUCC_CACHE_MAX_SIZE, else unbounded)");
+  }
+  add_options_file(command, args.options_file);
+}
+
+CacheConfig make_cache_config(const CacheArgs& args) {
+  Config config = load_settings({{"cache.dir", args.dir, "--cache-dir"},
+                                 {"cache.max_size", args.max_size, "--max-size"}},
+                                args.options_file);
+  CacheConfig cache;
+  cache.dir = config.cache_dir();
+  cache.max_size = config.cache_max_size();
+  cache.disabled = config.cache_disabled();
+  switch (config.get("cache.dir").source) {
+  case SettingSource::built_in: cache.source = CacheDirSource::default_location; break;
+  case SettingSource::command_line: cache.source = CacheDirSource::option; break;
+  default: cache.source = CacheDirSource::environment; break;
+  }
+  return cache;
+}
+
+} // namespace npucc::cli

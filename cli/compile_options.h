@@ -1,0 +1,38 @@
+#pragma once
+
+#include "npucc/cache.h"
+#include "npucc/compile.h"
+#include "precision_options.h"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+namespace npucc::cli {
+
+// The options that shape a compile's output, shared by `compile`, `cache explain` and
+// `cache populate`, so all three compute the same cache key for the same command line.
+struct CompileArgs {
+  std::string input_shape;
+  bool external_data = false;
+  std::string passes;
+  PrecisionArgs precision;
+  std::string options_file; // --options FILE (Ascend option names, JSON)
+};
+
+void add_compile_options(CLI::App& command, CompileArgs& args);
+// Fills everything but model_path and output_dir.
+CompileOptions make_compile_options(const CompileArgs& args);
+
+// --cache-dir (alias --graph-compiler-cache-dir, Ascend's name) and, with
+// MaxSizeOption::yes, --max-size.
+struct CacheArgs {
+  std::string dir;
+  std::string max_size;
+  std::string options_file; // --options FILE, shared with CompileArgs
+};
+enum class MaxSizeOption { no, yes };
+void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size);
+CacheConfig make_cache_config(const CacheArgs& args);
+
+} // namespace npucc::cli

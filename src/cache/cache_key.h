@@ -1,0 +1,52 @@
+#pragma once
+
+#include "npucc/cache.h"
+#include "npucc/compile.h"
+#include "npucc/model.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace npucc::cache {
+
+// The key salt: bump it when the meaning of an entry changes incompatibly, so every
+// older entry misses (like ccache's HASH_PREFIX).
+inline constexpr const char* k_key_salt = "npucc-cache-key/1";
+
+// The key of compiling `model` (already read by read_model) with `options`.
+//
+// Canonical encoding: each component is hashed on its own (SHA-256, OpenSSL) and the
+// key is the SHA-256 of the text
+//     "npucc-cache-key" LF *(component-name ":" component-digest LF)
+// with the components in this fixed order:
+//   format   = the salt k_key_salt
+//   compiler = the compiler version (npucc/version.h k_version)
+//   model    = the .onnx file's bytes (Model::sha256: hashed once, while reading)
+//   external = for each external data file, sorted by location: location LF sha256 LF
+//   options  = canonical_options(options): every option that changes the output, file
+//              options (the mixlist) by content
+// Paths (model, output) are not part of it: the same model compiled from two places
+// hits the same entry.
+CacheKey compute_key(const Model& model, const CompileOptions& options);
+
+// What the key needs to know about a model: no parse required once the external
+// locations are known (they are a function of the model's bytes).
+struct ModelIdentity {
+  std::string file_name;
+  uint64_t bytes = 0;
+  std::string sha256;
+  std::vector<std::pair<std::string, std::filesystem::path>> external; // location, resolved path
+};
+CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options);
+
+// The external data locations a model refers to, as recorded by a store
+// (CACHE_DIR/models/<kk>/<model sha256>), resolved inside the model's folder with the same
+// checks as read_model. Lets a hit skip parsing the model: hashing it is enough.
+//
+//   index = "npucc-model-index 1" LF *("external" SP location LF)
+std::string serialize_model_index(const Model& model);
+// nullopt when the text is not an index.
+std::optional<std::vector<std::string>> parse_model_index(const std::string& text);
+
+} // namespace npucc::cache

@@ -1,0 +1,288 @@
+#include "cache/cache_key.h"
+#include "cache/cached_compile.h"
+#include "cache/resource_ops.h"
+#include "compiler/output_folder.h"
+#include "model/external_data.h"
+#include "npucc/error.h"
+#include "npucc/version.h"
+#include "util/file_io.h"
+#include "util/sha256.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+namespace npucc {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cache {
+
+namespace {
+
+WrittenFile written_from(const json& file) {
+  return {file.value("file", ""), file.value("sha256", ""), file.value("bytes", uint64_t{0})};
+}
+
+// A hit does no compile work, so the result comes from the stored manifest.
+CompileResult result_from_manifest(const fs::path& manifest_path, const std::string& model_sha256) {
+  CompileResult result;
+  result.manifest_path = manifest_path;
+  result.model_sha256 = model_sha256;
+  json manifest;
+  try {
+    manifest = json::parse(util::read_file(manifest_path));
+    for (const auto& graph : manifest.at("graphs")) {
+      CompiledGraph compiled;
+      compiled.role = graph.value("role", "");
+      compiled.precision = graph.value("precision", "");
+      compiled.graph = written_from(graph);
+      for (const auto& data : graph.value("external_data", json::array())) {
+        compiled.external_data.push_back(written_from(data));
+      }
+      result.graphs.push_back(std::move(compiled));
+    }
+    for (const auto& pass : manifest.value("passes", json::array())) {
+      result.passes.push_back(
+          {pass.value("name", ""), pass.value("unit", ""), pass.value("changed", int64_t{0})});
+    }
+    const json& plan = manifest.at("memory_plan");
+    result.memory_plan.available = plan.value("available", false);
+    result.memory_plan.reason = plan.value("reason", "");
+    result.memory_plan.arena_bytes = plan.value("arena_bytes", uint64_t{0});
+    result.memory_plan.lower_bound_bytes = plan.value("lower_bound_bytes", uint64_t{0});
+    result.memory_plan.unshared_bytes = plan.value("unshared_bytes", uint64_t{0});
+    result.memory_plan.alignment = plan.value("alignment", uint64_t{64});
+    for (const auto& tensor : plan.value("tensors", json::array())) {
+      result.memory_plan.tensors.push_back(
+          {tensor.value("name", ""), tensor.value("bytes", uint64_t{0}),
+           tensor.value("offset", uint64_t{0}), tensor.value("first", 0), tensor.value("last", 0)});
+    }
+  } catch (const json::exception& e) {
+    throw Error(manifest_path.string() + ": cached manifest is not readable: " + e.what());
+  }
+  return result;
+}
+
+std::string variants_of(const CompileResult& result) {
+  std::string out;
+  for (const auto& graph : result.graphs) {
+    out += (out.empty() ? "" : ",") + graph.role + ":" + graph.precision;
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> written_files(const CompileResult& result) {
+  std::vector<std::string> names;
+  for (const auto& graph : result.graphs) {
+    names.push_back(graph.graph.file);
+    for (const auto& data : graph.external_data) {
+      names.push_back(data.file);
+    }
+  }
+  names.push_back(result.manifest_path.filename().string());
+  return names;
+}
+
+namespace {
+
+// Looks the key up and, on a hit, delivers the files: into the output folder (through
+// a staging folder, so a failed fetch leaves nothing), or for populate only checks them
+// (materialising into a scratch folder verifies every checksum and costs only links).
+FetchResult fetch_and_deliver(LocalStorage& storage, const std::string& key,
+                              const CompileOptions& options, Deliver deliver) {
+  if (deliver == Deliver::output_folder) {
+    compiler::OutputFolder output(options.output_dir);
+    FetchResult fetched = storage.fetch(key, output.staging());
+    if (fetched.status == FetchStatus::hit) {
+      output.publish();
+    }
+    return fetched;
+  }
+  ensure_real_directory(storage.root() / "tmp");
+  fs::path scratch = unique_name(storage.root() / "tmp", "check");
+  ensure_real_directory(scratch);
+  FetchResult fetched;
+  try {
+    fetched = storage.fetch(key, scratch);
+  } catch (...) {
+    remove_tree(scratch);
+    throw;
+  }
+  remove_tree(scratch);
+  return fetched;
+}
+
+CachedCompile hit_result(const FetchResult& fetched, const CompileOptions& options,
+                         const std::string& key, const std::string& model_sha256, Deliver deliver) {
+  CachedCompile out;
+  out.outcome = CacheOutcome::hit;
+  out.key = key;
+  if (deliver == Deliver::output_folder) {
+    out.reason = std::string("materialised by ") + transfer_name(fetched.transfer);
+    out.result = result_from_manifest(options.output_dir / "manifest.json", model_sha256);
+  } else {
+    out.reason = "already cached";
+  }
+  return out;
+}
+
+// A model whose bytes were seen before: its index gives the external locations, so the
+// key needs only hashes and a hit never parses the model. nullopt: take the full path.
+std::optional<CachedCompile> fast_hit(LocalStorage& storage, const CompileOptions& options,
+                                      Deliver deliver, const LogSink& log) {
+  std::error_code ec;
+  if (!fs::is_regular_file(options.model_path, ec)) {
+    return std::nullopt; // read_model gives the error
+  }
+  ModelIdentity identity;
+  identity.file_name = options.model_path.filename().string();
+  identity.bytes = fs::file_size(options.model_path, ec);
+  identity.sha256 = util::sha256_file_hex(options.model_path);
+  auto locations = storage.model_index(identity.sha256);
+  if (!locations) {
+    return std::nullopt;
+  }
+  try {
+    for (const auto& location : *locations) {
+      identity.external.emplace_back(
+          location, model::resolve_external_location(location, options.model_path.parent_path(),
+                                                     options.model_path.string(), "(external)"));
+    }
+  } catch (const Error&) {
+    return std::nullopt; // a missing data file: read_model says which
+  }
+  CacheKey key = compute_key(identity, options);
+  FetchResult fetched = fetch_and_deliver(storage, key.key, options, deliver);
+  if (fetched.status != FetchStatus::hit) {
+    return std::nullopt;
+  }
+  if (log) {
+    log("cache: hit " + key.key + " (model index: no parse needed)");
+  }
+  if (deliver == Deliver::output_folder) {
+    storage.stats().update({{"hits", 1}});
+  }
+  return hit_result(fetched, options, key.key, identity.sha256, deliver);
+}
+
+} // namespace
+
+CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
+                         const CompileOptions& given, Deliver deliver, const LogSink& log) {
+  auto say = [&](const std::string& line) {
+    if (log) {
+      log(line);
+    }
+  };
+  if (auto hit = fast_hit(storage, given, deliver, log)) {
+    return *hit;
+  }
+  CachedCompile out;
+  Model model = read_model(given.model_path, given.limits);
+  CompileOptions options = given;
+  CacheKey key = compute_key(model, options);
+  options.cache_key = key.key;
+  out.key = key.key;
+  say("cache: key " + key.key + " (" + storage.describe() + ")");
+
+  if (auto uncacheable = find_uncacheable_op(model.proto)) {
+    storage.stats().update({{"bypass." + uncacheable->reason, 1}});
+    out.outcome = CacheOutcome::bypass;
+    out.reason = uncacheable->message;
+    say("cache: bypass: " + out.reason);
+    if (deliver == Deliver::output_folder) {
+      out.result = compile(std::move(model), options, log);
+    }
+    return out;
+  }
+
+  FetchResult fetched = fetch_and_deliver(storage, key.key, options, deliver);
+  if (fetched.status == FetchStatus::hit) {
+    if (deliver == Deliver::output_folder) {
+      storage.stats().update({{"hits", 1}});
+    }
+    storage.record_model_index(model.sha256, serialize_model_index(model));
+    return hit_result(fetched, options, key.key, model.sha256, deliver);
+  }
+
+  bool replace =
+      fetched.status == FetchStatus::corrupt || fetched.status == FetchStatus::incomplete;
+  out.outcome = CacheOutcome::miss;
+  out.reason = replace ? std::string(fetch_status_name(fetched.status)) + " entry replaced (" +
+                             fetched.problem + ")"
+                       : "new key";
+  storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
+  say("cache: miss: " + out.reason);
+
+  fs::path scratch;
+  if (deliver == Deliver::cache_only) {
+    ensure_real_directory(storage.root() / "tmp");
+    scratch = unique_name(storage.root() / "tmp", "compile");
+    options.output_dir = scratch;
+  }
+  const std::string model_sha256 = model.sha256;
+  const std::string model_index = serialize_model_index(model);
+  try {
+    out.result = compile(std::move(model), options, log);
+    EntryHeader header;
+    header.compiler_version = k_version;
+    header.created = static_cast<int64_t>(std::time(nullptr));
+    header.key = key.key;
+    header.model = given.model_path.stem().string();
+    header.variants = variants_of(out.result);
+    header.options = canonical_options(given);
+    try {
+      StoreResult stored =
+          storage.store(header, options.output_dir, written_files(out.result),
+                        deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::copy,
+                        replace ? Replace::yes : Replace::no);
+      storage.stats().update(
+          {{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});
+      storage.record_model_index(model_sha256, model_index);
+      if (config.max_size) {
+        storage.enforce_max_size(*config.max_size);
+      }
+    } catch (const Error& e) {
+      storage.stats().update({{"store_errors", 1}});
+      out.warning = std::string("not stored in the cache: ") + e.what() +
+                    (e.hint().empty() ? "" : " (" + e.hint() + ")");
+      if (deliver == Deliver::cache_only) {
+        throw Error(out.warning);
+      }
+    }
+  } catch (...) {
+    if (!scratch.empty()) {
+      remove_tree(scratch);
+    }
+    throw;
+  }
+  if (!scratch.empty()) {
+    remove_tree(scratch);
+  }
+  return out;
+}
+
+} // namespace cache
+
+CacheKey explain_cache_key(const CompileOptions& options) {
+  Model model = read_model(options.model_path, options.limits);
+  return cache::compute_key(model, options);
+}
+
+CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
+                             const LogSink& log) {
+  if (use == CacheUse::disabled) {
+    CachedCompile out;
+    out.result = compile(options, log);
+    out.outcome = CacheOutcome::disabled;
+    out.reason = "--no-cache";
+    return out;
+  }
+  cache::LocalStorage storage(open_cache_dir(config));
+  return cache::run_cached(storage, config, options, cache::Deliver::output_folder, log);
+}
+
+} // namespace npucc

@@ -1,0 +1,217 @@
+#include "cache/entry_format.h"
+
+#include "util/sha256.h"
+#include "util/strings.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace npucc::cache {
+
+namespace {
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '%':
+      out += "%25";
+      break;
+    case '\n':
+      out += "%0A";
+      break;
+    case '\r':
+      out += "%0D";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string unescape(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      std::string code = text.substr(i + 1, 2);
+      if (code == "25" || code == "0A" || code == "0D") {
+        out += code == "25" ? '%' : code == "0A" ? '\n' : '\r';
+        i += 2;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+bool is_hex64(const std::string& text) {
+  if (text.size() != 64) {
+    return false;
+  }
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool parse_u64(const std::string& text, uint64_t& value) {
+  if (text.empty() || text.size() > 19) {
+    return false;
+  }
+  value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return false;
+    }
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return true;
+}
+
+// Splits "name rest-of-line".
+bool field(const std::string& line, const std::string& name, std::string& value) {
+  if (!util::starts_with(line, name + " ")) {
+    return false;
+  }
+  value = line.substr(name.size() + 1);
+  return true;
+}
+
+} // namespace
+
+uint64_t EntryHeader::total_bytes() const {
+  uint64_t total = 0;
+  for (const auto& file : files) {
+    total += file.bytes;
+  }
+  return total;
+}
+
+bool is_key(const std::string& text) {
+  return is_hex64(text);
+}
+
+bool is_plain_file_name(const std::string& name) {
+  return !name.empty() && name.size() <= 255 && name[0] != '.' &&
+         name.find('/') == std::string::npos && name.find('\0') == std::string::npos &&
+         name.find('\n') == std::string::npos && name.find('\r') == std::string::npos &&
+         name != k_header_file;
+}
+
+std::string serialize_header(const EntryHeader& header) {
+  std::ostringstream out;
+  out << k_entry_magic << " " << header.format_version << "\n";
+  out << "compiler " << escape(header.compiler_version) << "\n";
+  out << "created " << header.created << "\n";
+  out << "key " << header.key << "\n";
+  out << "model " << escape(header.model) << "\n";
+  out << "variants " << escape(header.variants) << "\n";
+  out << "options " << escape(header.options) << "\n";
+  out << "files " << header.files.size() << "\n";
+  for (const auto& file : header.files) {
+    out << "file " << file.sha256 << " " << file.bytes << " " << file.name << "\n";
+  }
+  std::string body = out.str();
+  return body + "end " + util::sha256_hex(body) + "\n";
+}
+
+ParsedHeader parse_header(const std::string& text) {
+  ParsedHeader parsed;
+  auto fail = [&](const std::string& why) {
+    parsed.problem = HeaderProblem::corrupt;
+    parsed.error = why;
+    return parsed;
+  };
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t newline = text.find('\n', start);
+    if (newline == std::string::npos) {
+      return fail("header is truncated (no final newline)");
+    }
+    lines.push_back(text.substr(start, newline - start));
+    start = newline + 1;
+  }
+  if (lines.empty()) {
+    return fail("header is empty");
+  }
+  std::string value;
+  if (!field(lines[0], k_entry_magic, value)) {
+    return fail("header has no npucc-cache-entry magic");
+  }
+  uint64_t version = 0;
+  if (!parse_u64(value, version)) {
+    return fail("header's format version is not a number");
+  }
+  if (version != static_cast<uint64_t>(k_entry_format_version)) {
+    parsed.problem = HeaderProblem::foreign_format;
+    parsed.error = "entry format version " + value + " (this npucc reads version " +
+                   std::to_string(k_entry_format_version) + ")";
+    parsed.header.format_version = static_cast<int>(std::min<uint64_t>(version, 1u << 30));
+    return parsed;
+  }
+  // The checksum covers everything before the last line, so check it before fields.
+  const std::string& last = lines.back();
+  if (!field(last, "end", value) || !is_hex64(value)) {
+    return fail("header is truncated (no end checksum)");
+  }
+  std::string body = text.substr(0, text.size() - last.size() - 1);
+  if (util::sha256_hex(body) != value) {
+    return fail("header checksum mismatch");
+  }
+  EntryHeader& header = parsed.header;
+  const char* names[] = {"compiler", "created", "key", "model", "variants", "options", "files"};
+  std::string values[7];
+  if (lines.size() < 9) {
+    return fail("header has too few lines");
+  }
+  for (size_t i = 0; i < 7; ++i) {
+    if (!field(lines[i + 1], names[i], values[i])) {
+      return fail(std::string("header line ") + std::to_string(i + 2) + " should be \"" + names[i] +
+                  "\"");
+    }
+  }
+  header.compiler_version = unescape(values[0]);
+  uint64_t number = 0;
+  if (!parse_u64(values[1], number)) {
+    return fail("header's creation time is not a number");
+  }
+  header.created = static_cast<int64_t>(number);
+  if (!is_hex64(values[2])) {
+    return fail("header's key is not 64 hex digits");
+  }
+  header.key = values[2];
+  header.model = unescape(values[3]);
+  header.variants = unescape(values[4]);
+  header.options = unescape(values[5]);
+  uint64_t count = 0;
+  if (!parse_u64(values[6], count) || count != lines.size() - 9) {
+    return fail("header's file count does not match its table");
+  }
+  for (size_t i = 8; i + 1 < lines.size(); ++i) {
+    auto parts = util::split(lines[i], ' ');
+    EntryFile file;
+    if (parts.size() < 4 || parts[0] != "file" || !is_hex64(parts[1]) ||
+        !parse_u64(parts[2], file.bytes)) {
+      return fail("header line " + std::to_string(i + 1) + " is not a file line");
+    }
+    file.sha256 = parts[1];
+    file.name = lines[i].substr(parts[0].size() + parts[1].size() + parts[2].size() + 3);
+    if (!is_plain_file_name(file.name)) {
+      return fail("header names an unsafe file \"" + file.name + "\"");
+    }
+    for (const auto& other : header.files) {
+      if (other.name == file.name) {
+        return fail("header names \"" + file.name + "\" twice");
+      }
+    }
+    header.files.push_back(std::move(file));
+  }
+  return parsed;
+}
+
+} // namespace npucc::cache

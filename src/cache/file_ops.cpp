@@ -1,0 +1,313 @@
+#include "cache/file_ops.h"
+
+#include "npucc/error.h"
+#include "util/file_io.h"
+#include "util/sha256.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <random>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace npucc::cache {
+
+namespace {
+
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
+
+class Fd {
+public:
+  explicit Fd(int fd) : m_fd(fd) {}
+  ~Fd() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  Fd(Fd&& other) noexcept : m_fd(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      if (m_fd >= 0) {
+        ::close(m_fd);
+      }
+      m_fd = other.release();
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return m_fd; }
+  int release() {
+    int fd = m_fd;
+    m_fd = -1;
+    return fd;
+  }
+
+private:
+  int m_fd;
+};
+
+Error io_error(const fs::path& path, const std::string& what, int error) {
+  return Error(path.string() + ": " + what + ": " + errno_text(error),
+               error == ENOSPC || error == EDQUOT ? "free some disk space, or lower the cache's "
+                                                    "size with npucc cache purge --max-size"
+                                                  : "");
+}
+
+Fd open_regular(const fs::path& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.get() < 0) {
+    int error = errno;
+    if (error == ELOOP) {
+      throw Error(path.string() + ": is a symlink; the cache never follows links");
+    }
+    throw io_error(path, "cannot open", error);
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    throw Error(path.string() + ": not a regular file");
+  }
+  return fd;
+}
+
+void copy_bytes(int from, int to, const fs::path& to_path) {
+  std::vector<char> buffer(1 << 20);
+  while (true) {
+    ssize_t n = ::read(from, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      throw io_error(to_path, "read failed while copying", errno);
+    }
+    if (n == 0) {
+      return;
+    }
+    util::write_all(to, buffer.data(), static_cast<size_t>(n), to_path);
+  }
+}
+
+} // namespace
+
+const char* transfer_name(Transfer transfer) {
+  switch (transfer) {
+  case Transfer::reflink:
+    return "reflink";
+  case Transfer::hard_link:
+    return "hard link";
+  case Transfer::copy:
+    return "copy";
+  case Transfer::move:
+    return "move";
+  }
+  return "copy";
+}
+
+PathKind path_kind(const fs::path& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    return PathKind::missing;
+  }
+  if (S_ISLNK(info.st_mode)) {
+    return PathKind::symlink;
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return PathKind::directory;
+  }
+  if (S_ISREG(info.st_mode)) {
+    return PathKind::file;
+  }
+  return PathKind::other;
+}
+
+FileDigest digest_file(const fs::path& path) {
+  Fd fd = open_regular(path);
+  util::Sha256 hash;
+  std::vector<char> buffer(1 << 20);
+  FileDigest out;
+  while (true) {
+    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      throw io_error(path, "read failed", errno);
+    }
+    if (n == 0) {
+      break;
+    }
+    hash.update(buffer.data(), static_cast<size_t>(n));
+    out.bytes += static_cast<uint64_t>(n);
+  }
+  out.sha256 = hash.hex_digest();
+  return out;
+}
+
+Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
+                          Sync sync) {
+  Fd source = open_regular(from);
+  Fd target(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (target.get() < 0) {
+    throw io_error(to, "cannot create", errno);
+  }
+  if (::ioctl(target.get(), FICLONE, source.get()) == 0) {
+    return Transfer::reflink;
+  }
+  if (allow_link == AllowLink::yes) {
+    // A hard link shares the inode: cache files are read-only (0444), so the output
+    // cannot be edited by accident into a corrupt cache entry.
+    ::close(target.release());
+    ::unlink(to.c_str());
+    if (::link(from.c_str(), to.c_str()) == 0) {
+      return Transfer::hard_link;
+    }
+    target = Fd(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (target.get() < 0) {
+      throw io_error(to, "cannot create", errno);
+    }
+  }
+  try {
+    copy_bytes(source.get(), target.get(), to);
+    if (sync == Sync::yes && ::fsync(target.get()) != 0) {
+      throw io_error(to, "fsync failed", errno);
+    }
+    if (::close(target.release()) != 0) {
+      throw io_error(to, "close failed", errno);
+    }
+  } catch (...) {
+    ::unlink(to.c_str());
+    throw;
+  }
+  return Transfer::copy;
+}
+
+void sync_directory(const fs::path& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.get() >= 0) {
+    ::fsync(fd.get());
+  }
+}
+
+void ensure_real_directory(const fs::path& dir) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    switch (path_kind(dir)) {
+    case PathKind::directory:
+      return;
+    case PathKind::missing:
+      if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
+        continue; // re-check: another process may have made something else
+      }
+      throw io_error(dir, "cannot create the cache folder", errno);
+    case PathKind::symlink:
+      throw Error(dir.string() + ": is a symlink inside the cache; refusing to follow it",
+                  "remove it, or run npucc cache verify --fix");
+    default:
+      throw Error(dir.string() + ": is not a folder; the cache layout is damaged",
+                  "remove it, or run npucc cache verify --fix");
+    }
+  }
+  if (path_kind(dir) != PathKind::directory) {
+    throw Error(dir.string() + ": is not a folder; the cache layout is damaged");
+  }
+}
+
+void touch(const fs::path& path) {
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+}
+
+int64_t mtime_of(const fs::path& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    return 0;
+  }
+  return static_cast<int64_t>(info.st_mtime);
+}
+
+uint64_t remove_tree(const fs::path& path) {
+  uint64_t bytes = 0;
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    return 0;
+  }
+  if (S_ISDIR(info.st_mode)) {
+    std::error_code ec;
+    std::vector<fs::path> children;
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      children.push_back(it->path());
+    }
+    for (const auto& child : children) {
+      bytes += remove_tree(child);
+    }
+    ::rmdir(path.c_str());
+    return bytes;
+  }
+  if (S_ISREG(info.st_mode)) {
+    bytes = static_cast<uint64_t>(info.st_size);
+  }
+  ::unlink(path.c_str());
+  return bytes;
+}
+
+uint64_t tree_bytes(const fs::path& dir) {
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0) {
+    return 0;
+  }
+  if (S_ISREG(info.st_mode)) {
+    return static_cast<uint64_t>(info.st_size);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return 0;
+  }
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    bytes += tree_bytes(it->path());
+  }
+  return bytes;
+}
+
+fs::path unique_name(const fs::path& dir, const std::string& stem) {
+  static thread_local std::mt19937_64 random(std::random_device{}() ^
+                                             static_cast<uint64_t>(::getpid()));
+  char suffix[48];
+  std::snprintf(suffix, sizeof suffix, ".%d.%012llx", static_cast<int>(::getpid()),
+                static_cast<unsigned long long>(random() & 0xffffffffffffULL));
+  return dir / (stem + suffix);
+}
+
+} // namespace npucc::cache
+
+namespace npucc::cache {
+
+std::string read_small_file(const fs::path& path, uint64_t limit) {
+  Fd fd = open_regular(path);
+  struct stat info {};
+  ::fstat(fd.get(), &info);
+  if (static_cast<uint64_t>(info.st_size) > limit) {
+    throw Error(path.string() + ": unexpectedly large (" + std::to_string(info.st_size) +
+                " bytes)");
+  }
+  std::string data(static_cast<size_t>(info.st_size), '\0');
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      data.resize(done);
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return data;
+}
+
+} // namespace npucc::cache

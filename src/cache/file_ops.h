@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+// File operations the cache needs beyond util/file_io.h. Everything inside the cache
+// is opened without following symlinks: a planted link must never let npucc read,
+// write or delete outside the cache directory.
+namespace npucc::cache {
+
+namespace fs = std::filesystem;
+
+// How a file reached its destination.
+enum class Transfer { reflink, hard_link, copy, move };
+const char* transfer_name(Transfer transfer);
+
+enum class AllowLink { no, yes };
+enum class Sync { no, yes };
+
+struct FileDigest {
+  std::string sha256;
+  uint64_t bytes = 0;
+};
+
+// What lstat says about a path, without following a final symlink.
+enum class PathKind { missing, file, directory, symlink, other };
+PathKind path_kind(const fs::path& path);
+
+// SHA-256 and size of a regular file, opened with O_NOFOLLOW; throws npucc::Error for a
+// symlink, a non-regular file or a read error.
+FileDigest digest_file(const fs::path& path);
+
+// Makes `to` (which must not exist) hold the bytes of regular file `from`: a reflink
+// when the filesystem can share blocks, else (AllowLink::yes) a hard link, else a copy.
+// Never follows a symlink at `from`. Returns how it was done; throws npucc::Error
+// (ENOSPC says to free space).
+Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
+                          Sync sync);
+
+// fsync of a directory, so a rename inside it survives a crash.
+void sync_directory(const fs::path& dir);
+
+// Creates `dir` (one level) unless it exists as a real directory; refuses a symlink
+// or other file in its place with an npucc::Error naming it.
+void ensure_real_directory(const fs::path& dir);
+
+// Sets a path's modification time to now without following symlinks.
+void touch(const fs::path& path);
+
+// Modification time in seconds since the epoch, without following symlinks; 0 if missing.
+int64_t mtime_of(const fs::path& path);
+
+// Removes a tree without following symlinks (links themselves are removed); returns bytes
+// of regular files removed. Errors are ignored: cleanup is best effort.
+uint64_t remove_tree(const fs::path& path);
+
+// Total size of regular files under `dir`, not following symlinks.
+uint64_t tree_bytes(const fs::path& dir);
+
+// "<dir>/<stem>.<pid>.<random>": a unique name for staging or trash.
+fs::path unique_name(const fs::path& dir, const std::string& stem);
+
+} // namespace npucc::cache
+
+namespace npucc::cache {
+// Reads a small regular file (a header) without following a symlink; throws npucc::Error.
+std::string read_small_file(const fs::path& path, uint64_t limit = uint64_t{16} << 20);
+} // namespace npucc::cache

@@ -1,0 +1,318 @@
+#include "cache/local_storage.h"
+
+#include "cache/cache_key.h"
+#include "npucc/error.h"
+#include "npucc/version.h"
+#include "util/file_io.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace npucc::cache {
+
+namespace fs = std::filesystem;
+
+const char* entry_state_name(EntryState state) {
+  switch (state) {
+  case EntryState::ok:
+    return "ok";
+  case EntryState::other_version:
+    return "other-version";
+  case EntryState::corrupt:
+    return "corrupt";
+  case EntryState::incomplete:
+    return "incomplete";
+  case EntryState::foreign:
+    return "foreign";
+  }
+  return "corrupt";
+}
+
+const char* fetch_status_name(FetchStatus status) {
+  switch (status) {
+  case FetchStatus::hit:
+    return "hit";
+  case FetchStatus::absent:
+    return "absent";
+  case FetchStatus::corrupt:
+    return "corrupt";
+  case FetchStatus::incomplete:
+    return "incomplete";
+  }
+  return "absent";
+}
+
+LocalStorage::LocalStorage(fs::path root) : m_root(std::move(root)), m_stats(m_root) {}
+
+std::string LocalStorage::describe() const {
+  return "local:" + m_root.string();
+}
+
+fs::path LocalStorage::entry_dir(const std::string& key) const {
+  return m_root / "entries" / key.substr(0, 2) / key;
+}
+
+EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Check check) const {
+  EntryInfo info;
+  info.key = key;
+  info.dir = dir;
+  info.last_used = mtime_of(dir);
+  auto broken = [&](EntryState state, const std::string& problem) {
+    info.state = state;
+    info.problem = problem;
+    return info;
+  };
+  PathKind kind = path_kind(dir);
+  if (kind == PathKind::symlink) {
+    return broken(EntryState::corrupt, "the entry is a symlink");
+  }
+  if (kind != PathKind::directory) {
+    return broken(EntryState::corrupt, "the entry is not a folder");
+  }
+  info.bytes = tree_bytes(dir);
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  fs::path header_path = dir / k_header_file;
+  if (path_kind(header_path) == PathKind::missing) {
+    return broken(EntryState::incomplete, std::string(k_header_file) + " is missing");
+  }
+  ParsedHeader parsed;
+  try {
+    parsed = parse_header(read_small_file(header_path));
+  } catch (const Error& e) {
+    return broken(EntryState::corrupt, e.what());
+  }
+  if (parsed.problem == HeaderProblem::foreign_format) {
+    return broken(EntryState::foreign, parsed.error);
+  }
+  if (parsed.problem != HeaderProblem::none) {
+    return broken(EntryState::corrupt, parsed.error);
+  }
+  info.header = std::move(parsed.header);
+  for (const auto& name : names) {
+    bool listed = name == k_header_file;
+    for (const auto& file : info.header.files) {
+      listed = listed || file.name == name;
+    }
+    if (!listed) {
+      info.strays.push_back(name);
+    }
+  }
+  if (info.header.key != key) {
+    return broken(EntryState::corrupt, "the header's key does not match the entry's folder");
+  }
+  for (const auto& file : info.header.files) {
+    fs::path path = dir / file.name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      return broken(EntryState::incomplete, file.name + " is missing");
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return broken(EntryState::corrupt, file.name + " is not a regular file");
+    }
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (size != file.bytes) {
+      info.truncated = size < file.bytes;
+      return broken(EntryState::corrupt,
+                    file.name + " has " + std::to_string(size) + " bytes, the header records " +
+                        std::to_string(file.bytes) + (info.truncated ? " (truncated)" : ""));
+    }
+    if (check == Check::contents) {
+      try {
+        if (digest_file(path).sha256 != file.sha256) {
+          return broken(EntryState::corrupt, file.name + " does not match its checksum");
+        }
+      } catch (const Error& e) {
+        return broken(EntryState::corrupt, e.what());
+      }
+    }
+  }
+  if (info.header.compiler_version != k_version) {
+    info.state = EntryState::other_version;
+  }
+  return info;
+}
+
+FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
+  FetchResult result;
+  fs::path dir = entry_dir(key);
+  if (path_kind(dir) == PathKind::missing) {
+    return result;
+  }
+  EntryInfo info = examine(dir, key, Check::contents);
+  if (info.state == EntryState::ok) {
+    try {
+      for (const auto& file : info.header.files) {
+        result.transfer =
+            materialise_file(dir / file.name, into / file.name, AllowLink::yes, Sync::no);
+      }
+    } catch (const Error& e) {
+      // Removed under us (eviction, a concurrent replace): a miss, not a failure.
+      if (path_kind(dir) != PathKind::directory) {
+        return result;
+      }
+      throw;
+    }
+    touch(dir);
+    result.status = FetchStatus::hit;
+    result.header = std::move(info.header);
+    return result;
+  }
+  result.status =
+      info.state == EntryState::incomplete ? FetchStatus::incomplete : FetchStatus::corrupt;
+  // An entry of another version under this key can only be a forged or damaged one:
+  // the version is part of the key.
+  result.problem = info.state == EntryState::other_version ? "written by another compiler version"
+                                                           : info.problem;
+  return result;
+}
+
+StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
+                                const std::vector<std::string>& names, SourceFiles source,
+                                Replace replace) {
+  for (const auto& name : names) {
+    if (!is_plain_file_name(name)) {
+      throw Error(name + ": not a plain file name; cannot store it in the cache");
+    }
+  }
+  ensure_real_directory(m_root / "tmp");
+  ensure_real_directory(m_root / "entries");
+  ensure_real_directory(m_root / "entries" / header.key.substr(0, 2));
+  fs::path stage = unique_name(m_root / "tmp", header.key.substr(0, 16));
+  if (::mkdir(stage.c_str(), 0755) != 0) {
+    throw Error(stage.string() + ": cannot create a staging folder: " + std::strerror(errno));
+  }
+  StoreResult result;
+  try {
+    header.files.clear();
+    for (const auto& name : names) {
+      fs::path target = stage / name;
+      bool moved =
+          source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
+      if (!moved) {
+        materialise_file(from / name, target, AllowLink::no, Sync::yes);
+      }
+      FileDigest digest = digest_file(target);
+      ::chmod(target.c_str(), 0444);
+      header.files.push_back({name, digest.sha256, digest.bytes});
+      result.bytes += digest.bytes;
+    }
+    util::AtomicFile header_file(stage / k_header_file);
+    header_file.write(serialize_header(header));
+    header_file.commit();
+    ::chmod((stage / k_header_file).c_str(), 0444);
+    sync_directory(stage);
+
+    fs::path target = entry_dir(header.key);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      if (::rename(stage.c_str(), target.c_str()) == 0) {
+        sync_directory(target.parent_path());
+        return result;
+      }
+      int error = errno;
+      if (error != EEXIST && error != ENOTEMPTY && error != ENOTDIR && error != EISDIR) {
+        throw Error(target.string() + ": cannot publish the cache entry: " + std::strerror(error),
+                    error == ENOSPC ? "free some disk space" : "");
+      }
+      // Another process published first. Its entry is as good as ours unless the caller
+      // found this key corrupt, or what sits there is not an entry folder at all.
+      if (replace == Replace::no && path_kind(target) == PathKind::directory) {
+        break;
+      }
+      remove_dir(target);
+      replace = Replace::no;
+    }
+  } catch (...) {
+    remove_tree(stage);
+    throw;
+  }
+  remove_tree(stage);
+  result.status = StoreStatus::already_present;
+  return result;
+}
+
+void LocalStorage::remove_dir(const fs::path& dir) const {
+  // Renamed into tmp/ first, so nobody sees a half-deleted entry.
+  ensure_real_directory(m_root / "tmp");
+  fs::path trash = unique_name(m_root / "tmp", "trash");
+  if (::rename(dir.c_str(), trash.c_str()) != 0) {
+    if (path_kind(dir) == PathKind::missing) {
+      return;
+    }
+    remove_tree(dir);
+    return;
+  }
+  remove_tree(trash);
+}
+
+bool LocalStorage::remove(const std::string& key) {
+  fs::path dir = entry_dir(key);
+  if (path_kind(dir) == PathKind::missing) {
+    return false;
+  }
+  remove_dir(dir);
+  return true;
+}
+
+std::optional<std::vector<std::string>>
+LocalStorage::model_index(const std::string& model_sha256) const {
+  fs::path path = m_root / "models" / model_sha256.substr(0, 2) / model_sha256;
+  if (!is_key(model_sha256) || path_kind(path) != PathKind::file) {
+    return std::nullopt;
+  }
+  try {
+    return parse_model_index(read_small_file(path, 1 << 20));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void LocalStorage::record_model_index(const std::string& model_sha256,
+                                      const std::string& text) const {
+  if (!is_key(model_sha256)) {
+    return;
+  }
+  ensure_real_directory(m_root / "models");
+  fs::path shard = m_root / "models" / model_sha256.substr(0, 2);
+  ensure_real_directory(shard);
+  util::write_file_atomic(shard / model_sha256, text);
+}
+
+std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress) const {
+  std::vector<std::pair<fs::path, std::string>> dirs;
+  fs::path entries = m_root / "entries";
+  if (path_kind(entries) != PathKind::directory) {
+    return {};
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(entries, ec), end; !ec && it != end; it.increment(ec)) {
+    if (path_kind(it->path()) != PathKind::directory) {
+      continue;
+    }
+    std::error_code inner;
+    for (fs::directory_iterator entry(it->path(), inner), stop; !inner && entry != stop;
+         entry.increment(inner)) {
+      std::string name = entry->path().filename().string();
+      if (is_key(name) && name.substr(0, 2) == it->path().filename().string()) {
+        dirs.emplace_back(entry->path(), name);
+      }
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  std::vector<EntryInfo> out;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    out.push_back(examine(dirs[i].first, dirs[i].second, check));
+    if (progress) {
+      progress(i + 1, dirs.size());
+    }
+  }
+  return out;
+}
+
+} // namespace npucc::cache

@@ -1,0 +1,131 @@
+#pragma once
+
+#include "cache/stats.h"
+#include "cache/storage.h"
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+// The local cache directory:
+//
+//   CACHE_DIR/CACHEDIR.TAG                  marks the folder as a cache (backup tools skip it)
+//   CACHE_DIR/entries/<kk>/<key>/           one published entry: entry.npucc + its files
+//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (cache_key.h), so
+//                                           a hit need not parse the model
+//   CACHE_DIR/tmp/                          staging folders and trash; stale after an hour
+//   CACHE_DIR/lock/                         flock files (stats, cleanup)
+//   CACHE_DIR/stats                         counters (stats.h)
+//
+// <key> is 64 hex digits and <kk> its first two. An entry is built in tmp/ and renamed
+// into entries/ whole, so it is either absent or complete; it is removed by renaming it
+// back into tmp/ first. Nothing in the cache is opened through a symlink: a planted link
+// is reported as stray and removed (the link, never its target).
+namespace npucc::cache {
+
+enum class EntryState { ok, other_version, corrupt, incomplete, foreign };
+const char* entry_state_name(EntryState state);
+
+struct EntryInfo {
+  std::string key;
+  std::filesystem::path dir;
+  EntryState state = EntryState::ok;
+  std::string problem;             // when corrupt, incomplete or foreign
+  bool truncated = false;          // corrupt because a file is shorter than recorded
+  std::vector<std::string> strays; // names in the entry folder not in its table
+  EntryHeader header;              // parsed unless corrupt or foreign
+  uint64_t bytes = 0;              // on disk
+  int64_t last_used = 0;           // seconds since the epoch
+};
+
+// How closely to look at an entry: sizes (cheap, for listings) or every checksum.
+enum class Check { sizes, contents };
+enum class DryRun { no, yes };
+enum class Fix { no, yes };
+
+using Progress = std::function<void(size_t done, size_t total)>;
+
+struct Finding {
+  enum class Kind { corrupt, truncated, incomplete, foreign_version, stray };
+  Kind kind = Kind::corrupt;
+  std::filesystem::path path;
+  std::string detail;
+  bool fixed = false;
+};
+const char* finding_name(Finding::Kind kind);
+
+struct VerifyReport {
+  size_t entries = 0;
+  uint64_t bytes = 0;
+  std::vector<Finding> findings;
+};
+
+// Which entries `cache invalidate` removes: every condition given must hold. With no
+// version, model or key, the default is "of any compiler version but this one".
+struct Selection {
+  std::optional<std::string> version;
+  std::string model;
+  std::string key_prefix;
+};
+
+struct Removal {
+  std::string key;
+  std::string model;
+  std::string version;
+  uint64_t bytes = 0;
+  std::string why;
+};
+
+struct PurgeOptions {
+  bool all = false;
+  std::optional<int64_t> older_than; // seconds since last use
+  std::optional<uint64_t> max_size;  // bytes; least recently used go first
+};
+
+struct PurgeReport {
+  std::vector<Removal> removed;
+  uint64_t freed = 0;
+  size_t temporaries = 0; // stale staging folders and temporary files removed
+  uint64_t temporary_bytes = 0;
+};
+
+// A staging folder or temporary file older than this belongs to a dead process.
+inline constexpr int64_t k_stale_temporary_seconds = 3600;
+
+class LocalStorage : public Storage {
+public:
+  // `root` must exist; the layout folders are created as needed.
+  explicit LocalStorage(std::filesystem::path root);
+
+  std::string describe() const override;
+  FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
+  StoreResult store(EntryHeader header, const std::filesystem::path& from,
+                    const std::vector<std::string>& names, SourceFiles source,
+                    Replace replace) override;
+  bool remove(const std::string& key) override;
+
+  std::vector<EntryInfo> list(Check check, const Progress& progress = {}) const;
+  VerifyReport verify(Fix fix, const Progress& progress = {}) const;
+  std::vector<Removal> invalidate(const Selection& selection, DryRun dry_run) const;
+  PurgeReport purge(const PurgeOptions& options, DryRun dry_run) const;
+  // After a store: trims to `max_size` unless another process is already cleaning.
+  PurgeReport enforce_max_size(uint64_t max_size) const;
+
+  // The model index (cache_key.h) of the model whose bytes hash to `model_sha256`.
+  std::optional<std::vector<std::string>> model_index(const std::string& model_sha256) const;
+  void record_model_index(const std::string& model_sha256, const std::string& text) const;
+
+  const StatsFile& stats() const { return m_stats; }
+  const std::filesystem::path& root() const { return m_root; }
+  std::filesystem::path entry_dir(const std::string& key) const;
+
+private:
+  EntryInfo examine(const std::filesystem::path& dir, const std::string& key, Check check) const;
+  void remove_dir(const std::filesystem::path& dir) const;
+  PurgeReport purge_locked(const PurgeOptions& options, DryRun dry_run) const;
+
+  std::filesystem::path m_root;
+  StatsFile m_stats;
+};
+
+} // namespace npucc::cache

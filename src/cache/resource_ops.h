@@ -1,0 +1,24 @@
+#pragma once
+
+#include <onnx/onnx_pb.h>
+#include <optional>
+#include <string>
+
+// Ops that make a model uncacheable (SPEC §3: Ascend cannot cache "resource operators").
+// ONNX has no resource type; its counterparts are ops whose effect lives outside the
+// graph's values, so a compiled result cannot be trusted to stand for them:
+//   - training-state ops of ai.onnx.preview.training (Adagrad, Adam, Momentum, Gradient):
+//     they update optimiser state held by the runtime;
+//   - ops of a domain with no schema registered in onnx::OpSchemaRegistry: custom ops
+//     whose meaning lives in a runtime library the key cannot see.
+// A model-local function is not custom: its body is in the model, hence in the key.
+namespace npucc::cache {
+
+struct Uncacheable {
+  std::string reason;  // counter name: "training-op" or "custom-op"
+  std::string message; // names the op and the node
+};
+
+std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model);
+
+} // namespace npucc::cache

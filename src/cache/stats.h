@@ -1,0 +1,52 @@
+#pragma once
+
+// Cache statistics: the text file CACHE_DIR/stats, rewritten atomically under an
+// exclusive flock on CACHE_DIR/lock/stats, so concurrent processes never lose an update:
+//
+//   stats   = "npucc-cache-stats" SP "1" LF *counter
+//   counter = name SP 1*DIGIT LF
+//   name    = "hits" / "misses" / "misses.corrupt" / "stores" / "store_errors" /
+//             "bypass." reason / "evictions" / "evicted_bytes" / "cleanups" /
+//             "last_cleanup" / "zeroed"            ; times in seconds since the epoch
+//
+// Unknown names are kept, so an older npucc does not drop a newer one's counters.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace npucc::cache {
+
+using Counters = std::map<std::string, uint64_t>;
+
+class StatsFile {
+public:
+  explicit StatsFile(std::filesystem::path root);
+
+  // Adds `deltas`; `set` values replace (times). Best effort: a statistics failure must
+  // never fail a compile, so errors are swallowed.
+  void update(const Counters& deltas, const Counters& set = {}) const;
+  Counters read() const;
+  // Resets every counter except last_cleanup; records the time in "zeroed".
+  void zero() const;
+
+private:
+  std::filesystem::path m_root;
+};
+
+// An exclusive flock on CACHE_DIR/lock/<name>, released by the destructor.
+enum class Wait { yes, no };
+class DirectoryLock {
+public:
+  DirectoryLock(const std::filesystem::path& root, const std::string& name, Wait wait);
+  ~DirectoryLock();
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+  bool acquired() const { return m_fd >= 0; }
+
+private:
+  int m_fd = -1;
+};
+
+} // namespace npucc::cache

@@ -1,0 +1,168 @@
+// The layers of npucc's configuration, applied lowest precedence first so that each
+// later layer simply overwrites (npucc/config.h has the order).
+#include "config/options_file.h"
+#include "config/toml_subset.h"
+#include "config/value.h"
+#include "npucc/config.h"
+#include "npucc/error.h"
+#include "util/file_io.h"
+#include "util/strings.h"
+
+#include <system_error>
+
+namespace npucc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void apply_defaults(Config& config, const GetEnv& getenv) {
+  for (const auto& info : settings_table()) {
+    config.set(info.key, Setting{});
+  }
+  config.set("cache.disable", Setting{"false", SettingSource::built_in, ""});
+  config.set("color", Setting{"auto", SettingSource::built_in, ""});
+  // The XDG base directory rule: $XDG_CACHE_HOME only when absolute.
+  auto xdg = getenv("XDG_CACHE_HOME");
+  auto home = getenv("HOME");
+  fs::path base;
+  if (xdg && fs::path(*xdg).is_absolute()) {
+    base = *xdg;
+  } else if (home && !home->empty()) {
+    base = fs::path(*home) / ".cache";
+  }
+  if (!base.empty()) {
+    config.set("cache.dir",
+               Setting{(base / "npucc").lexically_normal().string(), SettingSource::built_in, ""});
+  }
+}
+
+std::string toml_type_wanted(SettingKind kind) {
+  switch (kind) {
+  case SettingKind::boolean:
+    return "a boolean (true or false)";
+  case SettingKind::size:
+    return "a size (\"10G\") or a number of bytes";
+  default:
+    return "a string";
+  }
+}
+
+void apply_config_file(Config& config, const GetEnv& getenv) {
+  config.config_file = config_file_path(getenv);
+  std::error_code error;
+  bool explicit_path = getenv("NPUCC_CONFIG").has_value();
+  if (!fs::exists(config.config_file, error)) {
+    if (explicit_path) {
+      throw Error("NPUCC_CONFIG names " + config.config_file.string() + ", which does not exist",
+                  "create the file or unset NPUCC_CONFIG");
+    }
+    return;
+  }
+  config.config_file_found = true;
+  const std::string name = config.config_file.string();
+  std::vector<std::string> keys;
+  for (const auto& info : settings_table()) {
+    keys.push_back(info.key);
+  }
+  for (const auto& entry : config::parse_toml_subset(util::read_file(config.config_file), name)) {
+    const std::string where = name + ":" + std::to_string(entry.line);
+    const SettingInfo* info = nullptr;
+    for (const auto& row : settings_table()) {
+      if (row.key == entry.key) {
+        info = &row;
+      }
+    }
+    if (info == nullptr) {
+      std::string match = util::closest_match(entry.key, keys);
+      throw usage_error(where + ": unknown setting \"" + entry.key + "\"",
+                        match.empty() ? "settings: " + util::join(keys, ", ")
+                                      : "did you mean \"" + match + "\"?");
+    }
+    bool type_ok = entry.type == config::TomlType::string ||
+                   (entry.type == config::TomlType::integer && info->kind == SettingKind::size);
+    if (info->kind == SettingKind::boolean) {
+      type_ok = entry.type == config::TomlType::boolean;
+    }
+    if (!type_ok) {
+      throw usage_error(where + ": " + entry.key + " must be " + toml_type_wanted(info->kind) +
+                        ", not " + config::toml_type_name(entry.type));
+    }
+    std::string value =
+        config::check_value(*info, entry.value, where, config.config_file.parent_path(), getenv);
+    config.set(info->key, Setting{value, SettingSource::config_file, where});
+  }
+}
+
+void apply_environment(Config& config, const GetEnv& getenv) {
+  // https://no-color.org: a non-empty NO_COLOR turns colour off unless asked for.
+  auto no_color = getenv("NO_COLOR");
+  if (no_color && !no_color->empty()) {
+    config.set("color", Setting{"never", SettingSource::environment, "NO_COLOR"});
+  }
+  for (const auto& info : settings_table()) {
+    auto raw = getenv(info.environment);
+    if (!raw || raw->empty()) {
+      continue; // an empty variable is how shells unset a value for one command
+    }
+    std::string value = config::check_value(info, *raw, info.environment, {}, getenv);
+    config.set(info.key, Setting{value, SettingSource::environment, info.environment});
+  }
+}
+
+void apply_options_file(Config& config, const fs::path& file, const GetEnv& getenv) {
+  config::OptionsFile options = config::read_options_file(file);
+  config.warnings.insert(config.warnings.end(), options.warnings.begin(), options.warnings.end());
+  for (const auto& item : options.values) {
+    if (util::trim(item.value).empty()) {
+      continue; // Ascend's default for every option: not set
+    }
+    const std::string where = file.string() + ": " + item.ascend_key;
+    std::string value =
+        config::check_value(setting_info(item.key), item.value, where, file.parent_path(), getenv);
+    config.set(item.key, Setting{value, SettingSource::options_file, where});
+  }
+}
+
+void apply_command_line(Config& config, const std::vector<CommandLineValue>& values,
+                        const GetEnv& getenv) {
+  for (const auto& item : values) {
+    const SettingInfo& info = setting_info(item.key);
+    if (item.value.empty()) {
+      continue;
+    }
+    std::string option = item.option.empty() ? info.option : item.option;
+    std::string value = config::check_value(info, item.value, option, {}, getenv);
+    config.set(item.key, Setting{value, SettingSource::command_line, option});
+  }
+}
+
+} // namespace
+
+fs::path config_file_path(const GetEnv& getenv) {
+  auto explicit_path = getenv("NPUCC_CONFIG");
+  if (explicit_path && !explicit_path->empty()) {
+    return *explicit_path;
+  }
+  auto xdg = getenv("XDG_CONFIG_HOME");
+  if (xdg && fs::path(*xdg).is_absolute()) {
+    return fs::path(*xdg) / "npucc" / "config.toml";
+  }
+  auto home = getenv("HOME");
+  return fs::path(home ? *home : std::string()) / ".config" / "npucc" / "config.toml";
+}
+
+Config load_config(const ConfigSources& sources) {
+  const GetEnv& getenv = sources.getenv ? sources.getenv : GetEnv(process_getenv);
+  Config config;
+  apply_defaults(config, getenv);
+  apply_config_file(config, getenv);
+  apply_environment(config, getenv);
+  if (!sources.options_file.empty()) {
+    apply_options_file(config, sources.options_file, getenv);
+  }
+  apply_command_line(config, sources.command_line, getenv);
+  return config;
+}
+
+} // namespace npucc

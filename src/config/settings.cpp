@@ -1,0 +1,144 @@
+#include "npucc/config.h"
+#include "npucc/error.h"
+
+#include <cstdlib>
+
+namespace npucc {
+
+const char* setting_source_name(SettingSource source) {
+  switch (source) {
+  case SettingSource::built_in:
+    return "default";
+  case SettingSource::config_file:
+    return "config file";
+  case SettingSource::environment:
+    return "environment";
+  case SettingSource::options_file:
+    return "options file";
+  case SettingSource::command_line:
+    return "command line";
+  }
+  return "?";
+}
+
+std::string Setting::describe_source() const {
+  std::string name = setting_source_name(source);
+  return origin.empty() ? name : name + " (" + origin + ")";
+}
+
+const std::vector<SettingInfo>& settings_table() {
+  static const std::vector<SettingInfo> table = {
+      {"cache.dir",
+       "NPUCC_CACHE_DIR",
+       "--cache-dir",
+       "graph_compiler_cache_dir",
+       SettingKind::path,
+       {},
+       "the compile cache folder"},
+      {"cache.max_size",
+       "NPUCC_CACHE_MAX_SIZE",
+       "--max-size",
+       "",
+       SettingKind::size,
+       {},
+       "evict least recently used entries past this size (10G, 512M; empty or 0: unbounded)"},
+      {"cache.disable",
+       "NPUCC_CACHE_DISABLE",
+       "--no-cache",
+       "",
+       SettingKind::boolean,
+       {},
+       "compile without reading or writing the cache"},
+      {"accelerate_train_mode",
+       "NPUCC_ACCELERATE_TRAIN_MODE",
+       "--accelerate-train-mode",
+       "accelerate_train_mode",
+       SettingKind::train_mode,
+       {},
+       "emit paired high/low precision graphs: TYPE|TRIGGER[|RATIO]"},
+      {"precision_mode",
+       "NPUCC_PRECISION_MODE",
+       "--precision-mode",
+       "precision_mode",
+       SettingKind::precision_mode,
+       {},
+       "Ascend precision_mode"},
+      {"precision_mode_v2",
+       "NPUCC_PRECISION_MODE_V2",
+       "--precision-mode-v2",
+       "precision_mode_v2",
+       SettingKind::precision_mode_v2,
+       {},
+       "Ascend precision_mode_v2"},
+      {"modify_mixlist",
+       "NPUCC_MODIFY_MIXLIST",
+       "--modify-mixlist",
+       "modify_mixlist",
+       SettingKind::path,
+       {},
+       "JSON file editing the mixed-precision op lists"},
+      {"color",
+       "NPUCC_COLOR",
+       "--color",
+       "",
+       SettingKind::choice,
+       {"never", "auto", "always"},
+       "colour on a terminal (NO_COLOR in the environment means never)"},
+  };
+  return table;
+}
+
+const SettingInfo& setting_info(std::string_view key) {
+  for (const auto& info : settings_table()) {
+    if (info.key == key) {
+      return info;
+    }
+  }
+  throw Error("internal error: unknown setting \"" + std::string(key) + "\"");
+}
+
+std::optional<std::string> process_getenv(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) {
+    return std::nullopt;
+  }
+  return std::string(value);
+}
+
+const Setting& Config::get(std::string_view key) const {
+  auto found = m_settings.find(key);
+  if (found == m_settings.end()) {
+    setting_info(key); // throws for a key that is not in the table
+    static const Setting empty;
+    return empty;
+  }
+  return found->second;
+}
+
+void Config::set(std::string_view key, Setting setting) {
+  setting_info(key);
+  m_settings[std::string(key)] = std::move(setting);
+}
+
+std::filesystem::path Config::cache_dir() const {
+  return value("cache.dir");
+}
+
+std::optional<uint64_t> Config::cache_max_size() const {
+  const Setting& setting = get("cache.max_size");
+  if (!setting.is_set()) {
+    return std::nullopt;
+  }
+  uint64_t bytes =
+      parse_size_setting(setting.value, setting.origin.empty() ? "cache.max_size" : setting.origin);
+  if (bytes == 0) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+bool Config::cache_disabled() const {
+  return value("cache.disable") == "true";
+}
+
+} // namespace npucc

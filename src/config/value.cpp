@@ -1,0 +1,155 @@
+#include "config/value.h"
+
+#include "npucc/error.h"
+#include "npucc/train_mode.h"
+#include "util/strings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+namespace npucc::config {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+namespace {
+
+std::string check_path(const std::string& raw, const std::filesystem::path& base_dir,
+                       const std::string& where, const GetEnv& getenv) {
+  std::filesystem::path path = raw;
+  if (raw == "~" || util::starts_with(raw, "~/")) {
+    auto home = getenv("HOME");
+    if (!home || home->empty()) {
+      throw usage_error(where + ": cannot expand \"~\" in \"" + raw + "\": HOME is not set",
+                        "give an absolute path");
+    }
+    path = std::filesystem::path(*home) / raw.substr(std::min<size_t>(raw.size(), 2));
+  } else if (path.is_relative() && !base_dir.empty()) {
+    path = base_dir / path;
+  }
+  return path.lexically_normal().string();
+}
+
+std::string check_precision(const SettingInfo& info, const std::string& raw,
+                            const std::string& where) {
+  PrecisionOptions options;
+  (info.kind == SettingKind::precision_mode ? options.precision_mode : options.precision_mode_v2) =
+      raw;
+  try {
+    validate_precision_options(options, std::nullopt);
+  } catch (const Error& e) {
+    throw usage_error(where + ": " + e.what(), e.hint());
+  }
+  return raw;
+}
+
+} // namespace
+
+std::optional<bool> parse_bool_text(const std::string& text) {
+  std::string word = lower(std::string(util::trim(text)));
+  if (word == "1" || word == "true" || word == "yes" || word == "on") {
+    return true;
+  }
+  if (word == "0" || word == "false" || word == "no" || word == "off") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+std::string check_value(const SettingInfo& info, const std::string& raw, const std::string& where,
+                        const std::filesystem::path& base_dir, const GetEnv& getenv) {
+  std::string text(util::trim(raw));
+  if (text.empty()) {
+    return "";
+  }
+  switch (info.kind) {
+  case SettingKind::text:
+    return text;
+  case SettingKind::path:
+    return check_path(text, base_dir, where, getenv);
+  case SettingKind::size:
+    parse_size_setting(text, where);
+    return text;
+  case SettingKind::boolean: {
+    auto value = parse_bool_text(text);
+    if (!value) {
+      throw usage_error(where + ": \"" + text + "\" is not a boolean",
+                        "use true or false (or 1 / 0)");
+    }
+    return *value ? "true" : "false";
+  }
+  case SettingKind::choice: {
+    if (std::find(info.choices.begin(), info.choices.end(), text) != info.choices.end()) {
+      return text;
+    }
+    std::string match = util::closest_match(text, info.choices);
+    throw usage_error(where + ": \"" + text + "\" is not a valid " + info.key,
+                      (match.empty() ? "" : "did you mean \"" + match + "\"? ") +
+                          "valid values: " + util::join(info.choices, ", "));
+  }
+  case SettingKind::train_mode:
+    try {
+      parse_accelerate_train_mode(text);
+    } catch (const Error& e) {
+      throw usage_error(where + ": " + e.what(), e.hint());
+    }
+    return text;
+  case SettingKind::precision_mode:
+  case SettingKind::precision_mode_v2:
+    return check_precision(info, text, where);
+  }
+  return text;
+}
+
+} // namespace npucc::config
+
+namespace npucc {
+
+uint64_t parse_size_setting(const std::string& text, const std::string& where) {
+  std::string trimmed(util::trim(text));
+  size_t end = 0;
+  while (end < trimmed.size() &&
+         (std::isdigit(static_cast<unsigned char>(trimmed[end])) != 0 || trimmed[end] == '.')) {
+    ++end;
+  }
+  std::string number = trimmed.substr(0, end);
+  std::string unit = config::lower(std::string(util::trim(std::string_view(trimmed).substr(end))));
+  auto bad = [&] {
+    return usage_error(where + ": \"" + text + "\" is not a size",
+                       "use bytes or a number with a unit: 500M, 10G, 1.5GiB (0 = unbounded)");
+  };
+  if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) {
+    throw bad();
+  }
+  if (!unit.empty() && unit.back() == 'b') {
+    unit.pop_back();
+  }
+  double scale = 1;
+  if (unit.empty()) {
+    scale = 1;
+  } else if (unit.size() <= 2 && (unit.size() == 1 || unit[1] == 'i')) {
+    const std::string prefixes = "kmgt";
+    size_t power = prefixes.find(unit[0]);
+    if (power == std::string::npos) {
+      throw bad();
+    }
+    scale = std::pow(unit.size() == 2 ? 1024.0 : 1000.0, static_cast<double>(power + 1));
+  } else {
+    throw bad();
+  }
+  double bytes = std::strtod(number.c_str(), nullptr) * scale;
+  if (!(bytes < 1.8e19)) {
+    throw usage_error(where + ": size \"" + text + "\" is too large");
+  }
+  if (unit.empty() && number.find('.') != std::string::npos) {
+    throw bad(); // fractional bytes
+  }
+  return static_cast<uint64_t>(bytes);
+}
+
+} // namespace npucc

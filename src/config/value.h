@@ -1,0 +1,24 @@
+#pragma once
+
+#include "npucc/config.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace npucc::config {
+
+// Validates `raw` for the setting and returns its canonical text ("" stays "": unset).
+// `where` names the source in errors ("NPUCC_CACHE_DIR", "config.toml:3", "--cache-dir");
+// a relative path is taken from `base_dir` when it is not empty; "~/" is $HOME.
+// Throws npucc::usage_error.
+std::string check_value(const SettingInfo& info, const std::string& raw, const std::string& where,
+                        const std::filesystem::path& base_dir, const GetEnv& getenv);
+
+// ASCII lower case.
+std::string lower(std::string text);
+
+// 1/0, true/false, yes/no, on/off (any case); nullopt for anything else.
+std::optional<bool> parse_bool_text(const std::string& text);
+
+} // namespace npucc::config

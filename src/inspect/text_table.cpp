@@ -1,0 +1,66 @@
+#include "inspect/text_table.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace npucc::inspect {
+
+void TextTable::add_row(std::vector<std::string> cells) {
+  for (auto& cell : cells) {
+    cell = printable(cell);
+  }
+  m_rows.push_back(std::move(cells));
+}
+
+std::string printable(const std::string& text) {
+  static const char* k_digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += k_digits[c >> 4];
+      out += k_digits[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string TextTable::render() const {
+  std::vector<size_t> widths;
+  for (const auto& row : m_rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : m_rows) {
+    std::string line = m_indent;
+    for (size_t i = 0; i < row.size(); ++i) {
+      bool right = i < m_align.size() && m_align[i] == 'r';
+      std::string pad(widths[i] - row[i].size(), ' ');
+      if (i > 0) {
+        line += "  ";
+      }
+      line += right ? pad + row[i] : row[i] + (i + 1 < row.size() ? pad : "");
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string group_digits(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return out;
+}
+
+} // namespace npucc::inspect

@@ -1,0 +1,120 @@
+#include "passes/fold_constants.h"
+
+#include "passes/fold_values.h"
+#include "passes/rename.h"
+
+#include <map>
+
+namespace npucc::passes {
+
+namespace {
+
+bool foldable_node(const onnx::NodeProto& node) {
+  if (!is_onnx_node(node) || !is_foldable_op(node.op_type()) || node.output_size() == 0) {
+    return false;
+  }
+  for (const auto& attribute : node.attribute()) {
+    // Attributes referring to an enclosing function's are only known per call.
+    if (!attribute.ref_attr_name().empty()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
+  // Before IR 4 every initializer must also be a graph input.
+  if (context.model == nullptr || context.model->ir_version() < 4) {
+    return 0;
+  }
+  const int64_t opset = default_opset(context.model);
+  std::unordered_set<std::string> inputs;
+  for (const auto& value : graph.input()) {
+    inputs.insert(value.name());
+  }
+  std::unordered_set<std::string> keep; // graph outputs stay computed by nodes
+  for (const auto& value : graph.output()) {
+    keep.insert(value.name());
+  }
+  std::unordered_map<std::string, int> constants; // initializer name -> index
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    if (inputs.count(graph.initializer(i).name()) == 0) {
+      constants[graph.initializer(i).name()] = i;
+    }
+  }
+  // Values read so far; nullopt marks one too big or of an unsupported type.
+  std::map<std::string, std::optional<FoldValue>> values;
+  auto value_of = [&](const std::string& name) -> const FoldValue* {
+    auto it = values.find(name);
+    if (it == values.end()) {
+      it = values.emplace(name, read_fold_value(graph.initializer(constants.at(name)))).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  };
+
+  std::vector<bool> folded(static_cast<size_t>(graph.node_size()), false);
+  std::unordered_set<std::string> removed;
+  int64_t count = 0;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!foldable_node(node)) {
+      continue;
+    }
+    std::vector<const FoldValue*> args;
+    bool ready = true;
+    for (const auto& name : node.input()) {
+      if (name.empty()) {
+        args.push_back(nullptr);
+        continue;
+      }
+      const FoldValue* value = constants.count(name) != 0 ? value_of(name) : nullptr;
+      ready = ready && value != nullptr;
+      args.push_back(value);
+    }
+    if (!ready) {
+      continue;
+    }
+    for (const auto& name : node.output()) {
+      ready = ready && !name.empty() && keep.count(name) == 0;
+    }
+    auto results = ready ? evaluate_node(node, args, opset) : std::nullopt;
+    if (!results || results->size() != static_cast<size_t>(node.output_size())) {
+      continue;
+    }
+    // A disagreement with inference means an evaluator bug: keep the node.
+    bool agrees = true;
+    for (size_t k = 0; k < results->size(); ++k) {
+      int32_t inferred = context.elem_type(node.output(static_cast<int>(k)));
+      agrees = agrees && (inferred == 0 || inferred == (*results)[k].type) &&
+               (*results)[k].count() <= k_max_fold_elements;
+      if (const auto* dims = context.shape(node.output(static_cast<int>(k)))) {
+        const auto& got = (*results)[k].dims;
+        agrees = agrees && dims->size() == got.size();
+        for (size_t d = 0; agrees && d < got.size(); ++d) {
+          agrees = (*dims)[d] < 0 || (*dims)[d] == got[d];
+        }
+      }
+    }
+    if (!agrees) {
+      continue;
+    }
+    for (size_t k = 0; k < results->size(); ++k) {
+      const std::string& name = node.output(static_cast<int>(k));
+      *graph.add_initializer() = to_tensor((*results)[k], name);
+      constants[name] = graph.initializer_size() - 1;
+      values[name] = std::move((*results)[k]);
+      removed.insert(name);
+    }
+    folded[static_cast<size_t>(i)] = true;
+    ++count;
+  }
+  if (count > 0) {
+    remove_nodes(graph, folded);
+    drop_value_info(graph, removed);
+  }
+  return count;
+}
+
+} // namespace npucc::passes

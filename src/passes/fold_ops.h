@@ -1,0 +1,49 @@
+#pragma once
+// Helpers shared by the constant-folding evaluators (fold_ops_*.cpp).
+
+#include "passes/fold_values.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace npucc::passes::fold {
+
+using Result = std::optional<std::vector<FoldValue>>;
+using Inputs = std::vector<const FoldValue*>;
+
+const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name);
+int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback);
+std::optional<std::vector<int64_t>> ints_attribute(const onnx::NodeProto& node,
+                                                   const std::string& name);
+
+// Makes a possibly negative axis absolute; false when it is outside [-rank, rank).
+bool normalize_axis(int64_t& axis, int64_t rank);
+
+// The int64 elements of a 1-D (or scalar) int64 or int32 input.
+std::optional<std::vector<int64_t>> as_indices(const FoldValue* value);
+
+inline void copy_element(const FoldValue& from, size_t i, FoldValue& to, size_t j) {
+  if (from.is_float()) {
+    to.floats[j] = from.floats[i];
+  } else {
+    to.ints[j] = from.ints[i];
+  }
+}
+
+inline Result single(FoldValue value) {
+  std::vector<FoldValue> out;
+  out.push_back(std::move(value));
+  return out;
+}
+
+// The evaluators, one per op family (fold_ops_<family>.cpp).
+Result evaluate_cast(const onnx::NodeProto& node, const Inputs& inputs);
+Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset);
+// ConstantOfShape and integer Range.
+Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
+Result evaluate_expand(const Inputs& inputs);
+// Add, Sub, Mul, Div, Equal, Where (multidirectional broadcasting).
+Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs);
+
+} // namespace npucc::passes::fold

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <onnx/onnx_pb.h>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace npucc::passes {
+
+// Constant folding only ever handles small tensors: shape arithmetic, never weights
+// (folding must not duplicate a weight into a second initializer).
+constexpr uint64_t k_max_fold_elements = 64 * 1024;
+
+// A small constant tensor in memory, for the element types folding supports: int64,
+// int32 and bool live in `ints`, float32 in `floats`.
+struct FoldValue {
+  int32_t type = 0;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+
+  bool is_float() const { return type == onnx::TensorProto::FLOAT; }
+  size_t size() const { return is_float() ? floats.size() : ints.size(); }
+  // The element count the dims declare.
+  size_t count() const;
+  // Resizes the storage of the type to `count()` zeros.
+  void allocate();
+};
+
+// Whether folding handles this element type.
+bool is_foldable_type(int32_t type);
+
+// Reads an initializer; nullopt for unsupported types, external or segmented data,
+// more than `k_max_fold_elements` elements, or data that does not match the dims.
+std::optional<FoldValue> read_fold_value(const onnx::TensorProto& tensor);
+
+// The initializer holding `value`, named `name`.
+onnx::TensorProto to_tensor(const FoldValue& value, const std::string& name);
+
+// Evaluates one node on constant inputs (null for an omitted optional input) with
+// ONNX semantics at opset `opset`; nullopt when the op, its types or its attributes
+// are not handled, or when the result would be implementation-defined (integer
+// overflow, division by zero, an out-of-range index or cast).
+std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
+                                                    const std::vector<const FoldValue*>& inputs,
+                                                    int64_t opset);
+
+// The model's opset of the default domain; 0 when it imports none.
+int64_t default_opset(const onnx::ModelProto* model);
+
+// Whether a node belongs to the default ONNX domain.
+bool is_onnx_node(const onnx::NodeProto& node);
+
+// The ops evaluate_node knows.
+bool is_foldable_op(const std::string& op_type);
+
+} // namespace npucc::passes

@@ -1,0 +1,129 @@
+#include "precision/compile_precision.h"
+
+#include "compiler/validate.h"
+#include "npucc/error.h"
+#include "precision/emulation.h"
+#include "precision/precision_modes.h"
+#include "precision/report.h"
+
+namespace npucc::precision {
+
+namespace {
+
+bool mixed(const ModePlan& plan) {
+  return plan.rewrite && plan.policy == Policy::mixed;
+}
+
+// Options that only mean something for a lowered graph are refused without one, rather
+// than silently ignored.
+void refuse_unused_options(const CompileOptions& options, const ModePlan& low_plan) {
+  auto refuse = [](const std::string& option, const std::string& why) {
+    throw usage_error(option + " has no effect here: " + why,
+                      "add --accelerate-train-mode or a lowering --precision-mode");
+  };
+  if (!low_plan.rewrite) {
+    const std::string why = "no graph is lowered";
+    if (!options.modify_mixlist.empty()) {
+      refuse("--modify-mixlist", why);
+    }
+    if (!options.keep_dtype_nodes.empty()) {
+      refuse("--keep-dtype", why);
+    }
+    if (options.low_precision_weights) {
+      refuse("--low-precision-weights", why);
+    }
+    if (!options.keep_io_types) {
+      refuse("--no-keep-io-types", why);
+    }
+    if (options.emit_emulation) {
+      refuse("--emit-emulation", why);
+    }
+  } else if (!mixed(low_plan) && !options.modify_mixlist.empty()) {
+    refuse("--modify-mixlist", "the lists are used by mixed precision modes only (" +
+                                   low_plan.precision + " is not one)");
+  }
+}
+
+RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& options,
+                               std::vector<std::string>& warnings) {
+  RewriteOptions out;
+  out.low = plan.low;
+  out.policy = plan.policy;
+  out.lists = default_op_lists(plan.low);
+  if (!options.modify_mixlist.empty()) {
+    auto edit = parse_mixlist(options.modify_mixlist, options.modify_mixlist_source.empty()
+                                                          ? "(inline)"
+                                                          : options.modify_mixlist_source);
+    warnings = apply_mixlist(out.lists, edit);
+  }
+  out.keep_nodes.insert(options.keep_dtype_nodes.begin(), options.keep_dtype_nodes.end());
+  out.keep_io_types = options.keep_io_types ? KeepIoTypes::yes : KeepIoTypes::no;
+  out.weights = options.low_precision_weights ? WeightStorage::low : WeightStorage::master_float32;
+  return out;
+}
+
+// The rewrite must leave a valid, fully typed graph; anything else is npucc's bug.
+void validate(onnx::ModelProto& model, const std::string& role) {
+  try {
+    compiler::check_model(model);
+    compiler::infer_shapes_strict(model);
+    compiler::check_model(model);
+  } catch (const Error& e) {
+    throw Error("internal error: the " + role + " graph is invalid: " + e.what(),
+                "please report this; --keep-dtype NODE keeps a node in its original precision");
+  }
+}
+
+nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const CompileOptions& options,
+                     const std::string& role) {
+  std::vector<std::string> warnings;
+  RewriteOptions rewrite = rewrite_options(plan, options, warnings);
+  RewriteReport report = rewrite_mixed_precision(model, rewrite);
+  report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+  validate(model, role);
+  return report_json(report, rewrite.policy, rewrite.weights, plan.note);
+}
+
+} // namespace
+
+PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOptions& options) {
+  validate_precision_options(options.precision, options.accelerate_train_mode);
+  ModePlan high_plan = plan_for_precision_mode(options.precision, model);
+  PrecisionBuild build;
+  if (!options.accelerate_train_mode) {
+    refuse_unused_options(options, high_plan);
+    if (!high_plan.rewrite) {
+      build.graphs.push_back({"high", "float32", "", std::move(model)});
+      return build;
+    }
+    // Single variant: the configured mode's graph is the only one, in role "low".
+    GraphVariant low{"low", high_plan.precision, "", std::move(model)};
+    build.report = lower(low.model, high_plan, options, "low");
+    build.graphs.push_back(std::move(low));
+  } else {
+    ModePlan low_plan = plan_for_accelerate_mode(*options.accelerate_train_mode);
+    refuse_unused_options(options, low_plan);
+    GraphVariant low{"low", low_plan.precision, "", model};
+    build.report = lower(low.model, low_plan, options, "low");
+    GraphVariant high{"high", high_plan.precision, "", std::move(model)};
+    if (high_plan.rewrite) {
+      // allow_fp32_to_fp16: the phase after the switch runs in the user's own mode
+      // (Ascend restores it). The mixlist and keep-dtype apply to the low graph only.
+      CompileOptions plain = options;
+      plain.modify_mixlist.clear();
+      build.high_report = lower(high.model, high_plan, plain, "high");
+    }
+    build.graphs.push_back(std::move(high));
+    build.graphs.push_back(std::move(low));
+  }
+  if (options.emit_emulation) {
+    const GraphVariant& low = build.graphs.back();
+    GraphVariant emulation{"emulation", "float32", low.precision, low.model};
+    build.report["emulation_round_trips"] = make_emulation(emulation.model);
+    validate(emulation.model, "emulation");
+    build.graphs.push_back(std::move(emulation));
+  }
+  return build;
+}
+
+} // namespace npucc::precision

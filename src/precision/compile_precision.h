@@ -1,0 +1,36 @@
+#pragma once
+
+#include "npucc/compile.h"
+
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+#include <string>
+#include <vector>
+
+namespace npucc::precision {
+
+struct GraphVariant {
+  std::string role;      // "high", "low", "emulation"
+  std::string precision; // "float32", "mixed_float16", ...
+  std::string emulates;  // for role "emulation": the low graph's precision
+  onnx::ModelProto model;
+};
+
+struct PrecisionBuild {
+  // In file order: high (unless a single-variant compile lowered the only graph), low,
+  // emulation.
+  std::vector<GraphVariant> graphs;
+  nlohmann::json report;      // the low graph's precision report; null without one
+  nlohmann::json high_report; // when the configured precision mode also rewrote high
+};
+
+// Applies the precision options of `options` to the optimised, fully typed `model`:
+// - with accelerate_train_mode: high = the configured precision mode (original types for
+//   empty / must_keep_origin_dtype / origin), low = mixed float16 (fast) or bfloat16 (fast1);
+// - otherwise the configured precision mode's meaning (precision_modes.cpp), one graph;
+// - emulation (--emit-emulation) from the low graph.
+// Every graph made here passes the ONNX checker and strict typed shape inference.
+// Throws usage_error for option combinations that would have no effect.
+PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOptions& options);
+
+} // namespace npucc::precision

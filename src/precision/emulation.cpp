@@ -1,0 +1,163 @@
+#include "precision/emulation.h"
+
+#include "model/graph_walk.h"
+
+#include <functional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace npucc::precision {
+
+namespace {
+
+using onnx::TensorProto;
+
+bool is_low(int32_t type) {
+  return type == TensorProto::FLOAT16 || type == TensorProto::BFLOAT16;
+}
+
+// Ops whose output type is set by an attribute: their low output is truly low in the
+// emulation too, so it only needs the way back to float32.
+const std::set<std::string> k_typed_by_attribute = {
+    "Cast",         "Constant",      "ConstantOfShape",  "EyeLike",
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+};
+
+struct Emulator {
+  std::unordered_set<std::string> taken;
+  int64_t round_trips = 0;
+
+  std::string unique(const std::string& base) {
+    std::string name = base;
+    for (int n = 1; taken.count(name) != 0; ++n) {
+      name = base + "_" + std::to_string(n);
+    }
+    taken.insert(name);
+    return name;
+  }
+
+  onnx::NodeProto cast(const std::string& input, const std::string& output, int32_t to) {
+    onnx::NodeProto node;
+    node.set_op_type("Cast");
+    node.set_name(unique(output + "_emu_cast"));
+    node.add_input(input);
+    node.add_output(output);
+    auto* attribute = node.add_attribute();
+    attribute->set_name("to");
+    attribute->set_type(onnx::AttributeProto::INT);
+    attribute->set_i(to);
+    return node;
+  }
+
+  static void rename_uses(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
+    model::for_each_graph(graph, [&](onnx::GraphProto& g, int) {
+      for (auto& node : *g.mutable_node()) {
+        for (auto& input : *node.mutable_input()) {
+          if (input == from) {
+            input = to;
+          }
+        }
+      }
+    });
+  }
+
+  void emulate_graph(onnx::GraphProto& graph) {
+    std::unordered_map<std::string, int32_t> types;
+    for (const auto& value : graph.value_info()) {
+      types[value.name()] = value.type().tensor_type().elem_type();
+    }
+    for (const auto& value : graph.output()) {
+      types[value.name()] = value.type().tensor_type().elem_type();
+    }
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    for (auto& input : *graph.mutable_input()) {
+      int32_t type = input.type().tensor_type().elem_type();
+      if (!input.type().has_tensor_type() || !is_low(type)) {
+        continue;
+      }
+      // Readers move to the round trip's end first, so its own Cast keeps the input.
+      std::string low = unique(input.name() + "_emu_low");
+      std::string back = unique(input.name() + "_emu");
+      rename_uses(graph, input.name(), back);
+      input.mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+      *nodes.Add() = cast(input.name(), low, type);
+      *nodes.Add() = cast(low, back, TensorProto::FLOAT);
+      ++round_trips;
+    }
+    for (auto& init : *graph.mutable_initializer()) {
+      if (!is_low(init.data_type())) {
+        continue;
+      }
+      std::string name = init.name();
+      init.set_name(unique(name + "_emu_low"));
+      *nodes.Add() = cast(init.name(), name, TensorProto::FLOAT);
+      ++round_trips;
+    }
+    for (auto& node : *graph.mutable_node()) {
+      std::vector<onnx::NodeProto> after;
+      const bool typed = node.domain().empty() && k_typed_by_attribute.count(node.op_type()) != 0;
+      for (auto& output : *node.mutable_output()) {
+        auto it = types.find(output);
+        if (output.empty() || it == types.end() || !is_low(it->second)) {
+          continue;
+        }
+        std::string name = output;
+        if (typed) {
+          output = unique(name + "_emu_low");
+          after.push_back(cast(output, name, TensorProto::FLOAT));
+        } else {
+          output = unique(name + "_emu_f32");
+          std::string low = unique(name + "_emu_low");
+          after.push_back(cast(output, low, it->second));
+          after.push_back(cast(low, name, TensorProto::FLOAT));
+        }
+        ++round_trips;
+      }
+      *nodes.Add() = std::move(node);
+      for (auto& extra : after) {
+        *nodes.Add() = std::move(extra);
+      }
+    }
+    graph.mutable_node()->Swap(&nodes);
+    // Every value the low graph typed low is float32 now; inference fills in the rest.
+    graph.clear_value_info();
+    for (auto& output : *graph.mutable_output()) {
+      if (output.type().has_tensor_type() && is_low(output.type().tensor_type().elem_type())) {
+        output.mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+      }
+    }
+  }
+};
+
+} // namespace
+
+int64_t make_emulation(onnx::ModelProto& model) {
+  Emulator emulator;
+  model::for_each_graph(model.graph(), [&](const onnx::GraphProto& graph, int) {
+    for (const auto& value : graph.input()) {
+      emulator.taken.insert(value.name());
+    }
+    for (const auto& init : graph.initializer()) {
+      emulator.taken.insert(init.name());
+    }
+    for (const auto& node : graph.node()) {
+      emulator.taken.insert(node.name());
+      for (const auto& output : node.output()) {
+        emulator.taken.insert(output);
+      }
+    }
+  });
+  // Collect the graphs first: emulate_graph rebuilds node lists, moving the bodies.
+  std::vector<onnx::GraphProto*> graphs;
+  model::for_each_graph(*model.mutable_graph(),
+                        [&](onnx::GraphProto& graph, int) { graphs.push_back(&graph); });
+  // Inner graphs first, so their parents' node moves do not invalidate the pointers.
+  for (auto it = graphs.rbegin(); it != graphs.rend(); ++it) {
+    emulator.emulate_graph(**it);
+  }
+  return emulator.round_trips;
+}
+
+} // namespace npucc::precision

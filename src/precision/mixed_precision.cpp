@@ -1,0 +1,109 @@
+#include "precision/mixed_precision.h"
+
+#include "model/graph_walk.h"
+#include "model/tensor_info.h"
+#include "npucc/error.h"
+#include "precision/rewrite_state.h"
+#include "util/strings.h"
+
+namespace npucc::precision {
+
+// Reasons a float node keeps its type (RewriteReport::kept_reasons):
+//   deny_list, deny_propagation, inputs_float32 (infer/clear op with no low input),
+//   not_listed, schema (the op's schema at this opset has no low type for a slot, or ties
+//   a pinned float32 input to a lowered one), shape_arithmetic, overflow (reads a constant
+//   that would overflow), graph_output (keeps the graph's output types), keep_dtype,
+//   control_flow (If/Loop/Scan keep their interface; their bodies are painted),
+//   type_from_attribute (Cast, Constant, ConstantOfShape, Range, random ops),
+//   other_domain, no_schema.
+
+int32_t low_elem_type(LowPrecision low) {
+  return low == LowPrecision::float16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::BFLOAT16;
+}
+
+namespace {
+
+using detail::Scope;
+
+void collect_names(const onnx::GraphProto& root, std::unordered_set<std::string>& names,
+                   std::vector<std::string>& node_names) {
+  model::for_each_graph(root, [&](const onnx::GraphProto& graph, int) {
+    for (const auto& value : graph.input()) {
+      names.insert(value.name());
+    }
+    for (const auto& init : graph.initializer()) {
+      names.insert(init.name());
+    }
+    for (const auto& node : graph.node()) {
+      names.insert(node.name());
+      if (!node.name().empty()) {
+        node_names.push_back(node.name());
+      }
+      for (const auto& output : node.output()) {
+        names.insert(output);
+      }
+    }
+  });
+}
+
+void check_keep_nodes(const std::set<std::string>& keep,
+                      const std::vector<std::string>& node_names) {
+  std::unordered_set<std::string> known(node_names.begin(), node_names.end());
+  for (const auto& name : keep) {
+    if (known.count(name) == 0) {
+      std::string suggestion = util::closest_match(name, node_names);
+      throw usage_error("--keep-dtype: the model has no node named \"" + name + "\"" +
+                            (suggestion.empty() ? "" : "; did you mean \"" + suggestion + "\"?"),
+                        "list node names (NodeProto.name), one per line");
+    }
+  }
+}
+
+void count_nodes(Scope& scope, detail::Context& context) {
+  auto& report = *context.report;
+  for (int i = 0; i < scope.graph->node_size(); ++i) {
+    const auto& node = scope.graph->node(i);
+    const auto& state = scope.nodes[static_cast<size_t>(i)];
+    std::string precision = "n/a";
+    if (node.op_type() == "Constant" && node.domain().empty()) {
+      // Not compute: its value's type, as decided for the constant.
+      const detail::Tensor* value = scope.find(node.output(0));
+      precision =
+          value != nullptr && value->final_type != 0 ? model::dtype_name(value->final_type) : "n/a";
+    } else if (state.low) {
+      precision = model::dtype_name(context.low);
+    } else if (state.has_float) {
+      precision = "float32";
+      ++report.kept_reasons[state.kept_reason];
+    }
+    ++report.nodes[node.op_type()][precision];
+  }
+  for (auto& child : scope.children) {
+    count_nodes(*child, context);
+  }
+}
+
+} // namespace
+
+RewriteReport rewrite_mixed_precision(onnx::ModelProto& model, const RewriteOptions& options) {
+  RewriteReport report;
+  detail::Context context;
+  context.model = &model;
+  context.options = &options;
+  context.low = low_elem_type(options.low);
+  context.report = &report;
+  report.low_type = model::dtype_name(context.low);
+  std::vector<std::string> node_names;
+  collect_names(model.graph(), context.taken_names, node_names);
+  check_keep_nodes(options.keep_nodes, node_names);
+
+  auto root = detail::build_and_paint(*model.mutable_graph(), context);
+  detail::decide_constants(*root, context);
+  // Before any Cast is added: the report describes the model's own nodes.
+  count_nodes(*root, context);
+  detail::convert_constants(*root, context);
+  detail::insert_casts(*root, context);
+  return report;
+}
+
+} // namespace npucc::precision

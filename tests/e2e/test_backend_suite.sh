@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# ONNX's backend test suite (Debian's libonnx-testdata) through npucc, checked by independent
+# tools: every model compiles or is refused cleanly (exit 1, one `npucc: error:` line, no
+# signal); every high.onnx passes ONNX's full checker (Python); and wherever ONNX Runtime
+# reproduces a case's expected outputs from the original model, it reproduces them from
+# npucc's high.onnx too.
+set -euo pipefail
+
+data=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
+if [ ! -d "$data/node" ]; then
+  echo "SKIP: ONNX's backend test data is absent ($data); apt-get install libonnx-testdata"
+  exit 0
+fi
+: "${NPUCC:?set NPUCC to the npucc binary}"
+: "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
+python=/usr/bin/python3
+oracle="$SOURCE_DIR/tests/oracle"
+if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
+  echo "FAIL: onnxruntime-node is not installed: run scripts/install-deps (npm install in tests/oracle)"
+  exit 1
+fi
+jobs=${NPUCC_TEST_JOBS:-2}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-backend.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/out" "$work/status"
+
+find "$data"/{node,pytorch-converted,pytorch-operator,simple} -mindepth 2 -maxdepth 2 \
+  -name model.onnx 2>/dev/null | sort | grep -E -e "${NPUCC_BACKEND_FILTER:-.}" > "$work/models.txt" || true
+total=$(wc -l < "$work/models.txt")
+echo "backend suite: $total models under $data"
+
+# One compile per model, two at a time. Each prints one status line
+# "<exit status> <stderr lines> <stderr starts with npucc: error:> <id> <model>" (short single
+# writes, so parallel lines do not interleave) and keeps stderr in status/<id>.err;
+# <id> is "<group>__<test>".
+compile_one() {
+  local model=$1 work=$2
+  local test_dir=${model%/model.onnx}
+  local group=${test_dir%/*}
+  local id="${group##*/}__${test_dir##*/}"
+  local err="$work/status/$id.err"
+  local rc=0
+  "$NPUCC" compile "$model" -o "$work/out/$id" > /dev/null 2> "$err" || rc=$?
+  local lines=0 clean=0
+  if [ -s "$err" ]; then
+    lines=$(wc -l < "$err")
+    [[ "$(head -c 14 "$err")" == "npucc: error: " ]] && clean=1
+  fi
+  echo "$rc $lines $clean $id $model"
+}
+export -f compile_one
+export NPUCC
+start=$SECONDS
+xargs -a "$work/models.txt" -P "$jobs" -I{} bash -c 'compile_one "$1" "$2"' _ {} "$work" \
+  > "$work/status.txt"
+echo "compiled the suite in $((SECONDS - start)) s with $jobs jobs"
+
+compiled=0
+refused=0
+bad=0
+: > "$work/compiled.txt"
+: > "$work/refused.txt"
+while read -r rc lines clean id model; do
+  err="$work/status/$id.err"
+  if [ "$rc" = 0 ]; then
+    if [ -f "$work/out/$id/high.onnx" ]; then
+      compiled=$((compiled + 1))
+      echo "$id $model" >> "$work/compiled.txt"
+    else
+      bad=$((bad + 1))
+      echo "BAD $id: exit 0 but no high.onnx"
+    fi
+  elif [ "$rc" = 1 ] && [ "$lines" = 1 ] && [ "$clean" = 1 ]; then
+    refused=$((refused + 1))
+    echo "$id $(cat "$err")" >> "$work/refused.txt"
+  else
+    bad=$((bad + 1))
+    if [ "$rc" -ge 128 ]; then
+      echo "CRASH $id: killed by signal $((rc - 128)): $(head -c 300 "$err" | tr '\n' ' ')"
+    else
+      echo "BAD $id: exit $rc with $lines stderr line(s): $(head -c 300 "$err" | tr '\n' ' ')"
+    fi
+  fi
+done < <(sort -k4 "$work/status.txt")
+
+echo "compiled $compiled, refused $refused, crashed or badly refused $bad (of $total)"
+if [ "$refused" -gt 0 ]; then
+  echo "top refusal reasons:"
+  # Without the file name, quoted names and numbers, so alike refusals group.
+  sed -e 's|^[^ ]* npucc: error: [^ ]*model.onnx: ||' -e 's/"[^"]*"/"…"/g' -e "s/'[^']*'/'…'/g" \
+      -e 's/[0-9]\+/N/g' "$work/refused.txt" | cut -c1-110 | sort | uniq -c | sort -rn | head -12
+  if [ -n "${NPUCC_TEST_VERBOSE:-}" ]; then
+    cat "$work/refused.txt"
+  fi
+fi
+
+# Every compiled graph must pass ONNX's own full checker and strict shape inference.
+checker_failed=0
+if [ "$compiled" -gt 0 ]; then
+  awk -v out="$work/out" '{ print out "/" $1 "/high.onnx" }' "$work/compiled.txt" > "$work/high.txt"
+  start=$SECONDS
+  "$python" "$SOURCE_DIR/tests/tools/onnx_checker.py" --quiet --list "$work/high.txt" \
+    > "$work/checker.txt" 2>&1 || checker_failed=1
+  sed -e "s|$work/out/||" "$work/checker.txt" | tail -n 40
+  echo "(checker took $((SECONDS - start)) s)"
+fi
+
+# ONNX Runtime: one case per test_data_set of each compiled model.
+"$python" - "$work/compiled.txt" "$work/out" > "$work/cases.json" <<'EOF'
+import glob, json, os, sys
+cases = []
+for line in open(sys.argv[1]):
+    ident, model = line.split(" ", 1)
+    model = model.strip()
+    for data_set in sorted(glob.glob(os.path.join(os.path.dirname(model), "test_data_set_*"))):
+        inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
+                        key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+        outputs = sorted(glob.glob(os.path.join(data_set, "output_*.pb")),
+                         key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+        cases.append({"name": f"{ident}/{os.path.basename(data_set)}", "original": model,
+                      "compiled": os.path.join(sys.argv[2], ident, "high.onnx"),
+                      "inputs": inputs, "expected": outputs})
+json.dump(cases, sys.stdout)
+EOF
+start=$SECONDS
+ort_failed=0
+node "$oracle/compare.js" --quiet --cases "$work/cases.json" --json "$work/ort.json" \
+  --expected-rtol 1e-3 --expected-atol 1e-5 > "$work/ort.txt" 2>&1 || ort_failed=1
+grep '^FAIL' "$work/ort.txt" | head -n 40 || true
+"$python" - "$work/ort.json" <<'EOF'
+import collections, json, re, sys
+report = json.load(open(sys.argv[1]))
+counts = report["counts"]
+equal = counts["pass"]
+considered = counts["pass"] + counts["fail"]
+print(f"ORT-equal {equal} of {considered} cases where ONNX Runtime reproduces the expected "
+      f"outputs from the original ({counts['skip']} cases skipped)")
+def kind(reason):
+    # Cut at the name of the model/node/input, so alike skips group.
+    return re.sub(r"[\"'/][^ ]*|\d+", "…", reason)[:120]
+reasons = collections.Counter(kind(c["reason"]) for c in report["cases"] if c["status"] == "skip")
+for reason, n in reasons.most_common(8):
+    print(f"  skipped {n}: {reason}")
+EOF
+echo "(ORT took $((SECONDS - start)) s)"
+
+status=0
+if [ "$bad" -gt 0 ]; then
+  echo "FAIL: $bad model(s) crashed or were refused without a clean one-line error"
+  status=1
+fi
+if [ "$checker_failed" != 0 ]; then
+  echo "FAIL: some compiled graphs fail ONNX's full checker (lines above)"
+  status=1
+fi
+if [ "$ort_failed" != 0 ]; then
+  echo "FAIL: ONNX Runtime gives different results from some compiled graphs (lines above)"
+  status=1
+fi
+if [ "$compiled" = 0 ]; then
+  echo "FAIL: nothing compiled"
+  status=1
+fi
+[ "$status" = 0 ] && echo "PASS: backend suite"
+exit "$status"

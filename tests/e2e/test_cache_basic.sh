@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# The compile cache through the real binary: hits and misses, explain, ls, stats,
+# invalidate, purge, populate, bypass, configuration errors.
+source "$(dirname "$0")/cache_common.sh"
+C="$WORK/cache"
+M="$TESTDATA/models/ppocrv4_det.onnx"
+
+# An explicitly configured folder that does not exist is an error naming it and the fix.
+expect_status 1 "$NPUCC" compile "$M" -o "$WORK/o0" --cache-dir "$C"
+contains "$WORK/err" "$C"
+contains "$WORK/err" "npucc cache init"
+[ ! -e "$WORK/o0" ] || fail "output written despite the cache error"
+NPUCC_CACHE_DIR="$C" expect_status 1 "$NPUCC" compile "$M" -o "$WORK/o0"
+contains "$WORK/err" "NPUCC_CACHE_DIR"
+expect_status 0 "$NPUCC" cache init "$C"
+[ -f "$C/CACHEDIR.TAG" ] || fail "no CACHEDIR.TAG"
+pass "explicit cache folder must exist; cache init creates it"
+
+# The default folder is created on first use.
+expect_status 0 "$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$WORK/od"
+[ -f "$XDG_CACHE_HOME/npucc/CACHEDIR.TAG" ] || fail "default cache folder not created"
+pass "default cache folder created with CACHEDIR.TAG"
+
+# Miss, then hit: same bytes, a small fraction of the time. CPU time is compared (the
+# machine may be loaded); wall times are printed.
+t0=$(now_ms); expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o1" --cache-dir "$C"; t1=$(now_ms)
+contains "$WORK/out" "cache: miss: new key"
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o2" --graph-compiler-cache-dir "$C"; t2=$(now_ms)
+contains "$WORK/out" "cache: hit"
+echo "wall: miss $((t1 - t0)) ms, hit $((t2 - t1)) ms"
+miss=0; hit=0
+for i in 1 2 3; do
+  "$NPUCC" -q cache invalidate --model ppocrv4_det --cache-dir "$C" >/dev/null
+  miss=$((miss + $(cpu_ms "$NPUCC" compile "$M" -o "$WORK/m$i" --cache-dir "$C")))
+  hit=$((hit + $(cpu_ms "$NPUCC" compile "$M" -o "$WORK/h$i" --cache-dir "$C")))
+done
+echo "cpu (3 runs): miss ${miss} ms, hit ${hit} ms"
+[ $((hit * 3)) -lt "$miss" ] || fail "hit (${hit} ms CPU) is not a small fraction of the miss (${miss} ms)"
+for f in high.onnx manifest.json; do cmp "$WORK/o1/$f" "$WORK/o2/$f" || fail "$f differs on a hit"; done
+[ "$(json_get "$WORK/o2/manifest.json" "d['cache_key']")" = "$(json_get "$WORK/o1/manifest.json" "d['cache_key']")" ] \
+  || fail "manifest cache keys differ"
+pass "second compile is a hit with identical files (CPU: miss ${miss} ms, hit ${hit} ms over 3 runs)"
+
+# What changes the output changes the key.
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o3" --cache-dir "$C" --passes topological_sort,topological_sort
+contains "$WORK/out" "cache: miss: new key"
+cp "$M" "$WORK/changed.onnx"
+$PY - "$WORK/changed.onnx" <<'PYEOF'
+import sys, onnx
+m = onnx.load(sys.argv[1]); m.doc_string = (m.doc_string or "") + "x"; onnx.save(m, sys.argv[1])
+PYEOF
+expect_status 0 "$NPUCC" compile "$WORK/changed.onnx" -o "$WORK/o4" --cache-dir "$C"
+contains "$WORK/out" "cache: miss: new key"
+cp "$M" "$WORK/samebytes.onnx"
+expect_status 0 "$NPUCC" compile "$WORK/samebytes.onnx" -o "$WORK/o5" --cache-dir "$C"
+contains "$WORK/out" "cache: hit"
+pass "an option or a model byte gives a miss; the same bytes elsewhere hit"
+
+# explain shows each component; the options component differs between the two.
+expect_status 0 "$NPUCC" cache explain "$M" --json
+cp "$WORK/out" "$WORK/e1.json"
+expect_status 0 "$NPUCC" cache explain "$M" --passes topological_sort,topological_sort --json
+cp "$WORK/out" "$WORK/e2.json"
+[ "$(json_get "$WORK/e1.json" "d['key']")" = "$(json_get "$WORK/o1/manifest.json" "d['cache_key']")" ] \
+  || fail "explain's key differs from the compile's"
+[ "$(json_get "$WORK/e1.json" "[c['digest'] for c in d['components'] if c['name']=='options'][0]")" != \
+  "$(json_get "$WORK/e2.json" "[c['digest'] for c in d['components'] if c['name']=='options'][0]")" ] \
+  || fail "explain: options digest did not change"
+[ "$(json_get "$WORK/e1.json" "[c['digest'] for c in d['components'] if c['name']=='model'][0]")" = \
+  "$(sha256sum "$M" | cut -d' ' -f1)" ] || fail "explain: model digest is not the file's SHA-256"
+pass "cache explain shows which component differs"
+
+# External data is part of the key: one changed byte in the data file is a miss.
+mkdir -p "$WORK/ext"
+$PY - "$WORK/ext/m.onnx" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+w = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+n = helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")
+g = helper.make_graph([n], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]); m.ir_version = 8
+onnx.save(m, sys.argv[1], save_as_external_data=True, location="weights.bin", size_threshold=0)
+PYEOF
+expect_status 0 "$NPUCC" compile "$WORK/ext/m.onnx" -o "$WORK/x1" --cache-dir "$C"
+contains "$WORK/out" "cache: miss: new key"
+expect_status 0 "$NPUCC" compile "$WORK/ext/m.onnx" -o "$WORK/x2" --cache-dir "$C"
+contains "$WORK/out" "cache: hit"
+$PY -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[100]^=1; open(p,'wb').write(b)" "$WORK/ext/weights.bin"
+expect_status 0 "$NPUCC" compile "$WORK/ext/m.onnx" -o "$WORK/x3" --cache-dir "$C"
+contains "$WORK/out" "cache: miss: new key"
+expect_status 0 "$NPUCC" cache explain "$WORK/ext/m.onnx"
+contains "$WORK/out" "1 file(s), 16384 bytes"
+expect_status 0 "$NPUCC" cache invalidate --model m --cache-dir "$C"
+contains "$WORK/out" "removed 2 entries"
+pass "external data is part of the key"
+
+# --no-cache neither reads nor writes.
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o6" --cache-dir "$WORK/nonexistent" --no-cache
+contains "$WORK/out" "cache: disabled"
+
+# ls, stats.
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --json
+[ "$(json_get "$WORK/out" "len(d)")" = 3 ] || fail "ls: want 3 entries"
+[ "$(json_get "$WORK/out" "sorted(set(e['state'] for e in d))")" = "['ok']" ] || fail "ls states"
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --model changed
+contains "$WORK/out" "changed"
+[ "$(grep -c ppocrv4_det "$WORK/out" || true)" = 0 ] || fail "ls --model did not filter"
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --sort size --reverse
+contains "$WORK/out" "KEY"
+expect_status 0 "$NPUCC" cache stats --cache-dir "$C" --zero --json
+[ "$(json_get "$WORK/out" "d['hits'] + d['misses']")" = 0 ] || fail "stats --zero"
+"$NPUCC" -q compile "$M" -o "$WORK/s1" --cache-dir "$C" --input-shape "x:1,3,64,64"
+"$NPUCC" -q compile "$M" -o "$WORK/s2" --cache-dir "$C" --input-shape "x:1,3,64,64"
+"$NPUCC" -q compile "$M" -o "$WORK/s3" --cache-dir "$C"
+expect_status 0 "$NPUCC" cache stats --cache-dir "$C" --json
+[ "$(json_get "$WORK/out" "(d['hits'], d['misses'], d['stores'], d['entries'])")" = "(2, 1, 1, 4)" ] \
+  || { cat "$WORK/out"; fail "stats after one miss and two hits"; }
+expect_status 0 "$NPUCC" cache stats --cache-dir "$C"
+contains "$WORK/out" "hits                 2"
+pass "ls (filter, sort, json) and stats (zero)"
+
+# A model with a custom op compiles but is not stored; stats counts the bypass.
+$PY - "$WORK/custom.onnx" <<'PYEOF'
+import sys, onnx
+from onnx import helper, TensorProto
+n1 = helper.make_node("Relu", ["x"], ["a"], name="relu")
+n2 = helper.make_node("Magic", ["a"], ["y"], name="magic_node", domain="com.acme")
+g = helper.make_graph([n1, n2], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.acme", 1)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1])
+PYEOF
+set +e; "$NPUCC" compile "$WORK/custom.onnx" -o "$WORK/oc" --cache-dir "$C" >"$WORK/out" 2>"$WORK/err"; st=$?; set -e
+if [ $st -eq 0 ]; then
+  contains "$WORK/out" "cache: bypass: custom op com.acme::Magic"
+  contains "$WORK/out" "magic_node"
+  expect_status 0 "$NPUCC" cache stats --cache-dir "$C" --json
+  [ "$(json_get "$WORK/out" "d['bypass_reasons'].get('custom-op', 0)")" = 1 ] || fail "bypass not counted"
+  [ "$(json_get "$WORK/out" "d['entries']")" = 4 ] || fail "bypassed model was stored"
+  pass "custom op: compiled, not stored, bypass counted"
+else
+  echo "note: the compiler refuses the custom-op model ($(head -1 "$WORK/err")); bypass checked in unit tests"
+fi
+
+# Typos get suggestions.
+expect_status 2 "$NPUCC" cache lss --cache-dir "$C"
+contains "$WORK/err" 'did you mean "ls"'
+expect_status 2 "$NPUCC" cache
+contains "$WORK/err" "commands:"
+pass "unknown cache subcommands get a suggestion"
+
+# Populate: a folder, twice; the second run compiles nothing.
+P="$WORK/pcache"; mkdir -p "$WORK/models/sub"
+cp "$TESTDATA/models/ppocr_cls.onnx" "$TESTDATA/models/oww_hello_deepa.onnx" "$WORK/models/"
+cp "$TESTDATA/models/silero_vad_legacy.onnx" "$WORK/models/sub/"
+expect_status 0 "$NPUCC" cache init "$P"
+expect_status 0 "$NPUCC" cache populate -j 2 "$WORK/models" --cache-dir "$P"
+contains "$WORK/out" "populate: 3 compiled, 0 already cached, 0 bypassed, 0 failed"
+expect_status 0 "$NPUCC" cache populate -j 2 "$WORK/models" --cache-dir "$P" --json
+[ "$(json_get "$WORK/out" "(d['compiled'], d['cached'])")" = "(0, 3)" ] || fail "second populate compiled something"
+echo "not a model" > "$WORK/models/broken.onnx"
+expect_status 1 "$NPUCC" cache populate "$WORK/models" --cache-dir "$P"
+contains "$WORK/out" "0 compiled, 3 already cached, 0 bypassed, 1 failed"
+contains "$WORK/err" "broken.onnx"
+rm "$WORK/models/broken.onnx"
+expect_status 0 "$NPUCC" compile "$WORK/models/ppocr_cls.onnx" -o "$WORK/o7" --cache-dir "$P"
+contains "$WORK/out" "cache: hit"
+pass "populate -j 2 twice: second run compiles nothing; failures exit non-zero"
+
+# Size limit after each store, and purge.
+expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
+total=$(json_get "$WORK/out" "sum(e['bytes'] for e in d)")
+expect_status 0 "$NPUCC" compile "$WORK/models/oww_hello_deepa.onnx" -o "$WORK/o8" --cache-dir "$P" --max-size "$total" --passes topological_sort,topological_sort
+expect_status 0 "$NPUCC" cache stats --cache-dir "$P" --json
+[ "$(json_get "$WORK/out" "d['bytes'] <= $total")" = True ] || fail "--max-size not enforced"
+[ "$(json_get "$WORK/out" "d['evictions'] >= 1")" = True ] || fail "no eviction counted"
+expect_status 0 "$NPUCC" cache purge --cache-dir "$P" --all --dry-run
+contains "$WORK/out" "would remove"
+expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
+[ "$(json_get "$WORK/out" "len(d) > 0")" = True ] || fail "dry run removed entries"
+expect_status 0 "$NPUCC" cache clean --cache-dir "$P" --older-than 1d
+contains "$WORK/out" "removed 0 entries"
+expect_status 0 "$NPUCC" cache purge --cache-dir "$P" --all --json
+expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
+[ "$(json_get "$WORK/out" "len(d)")" = 0 ] || fail "purge --all left entries"
+expect_status 2 "$NPUCC" cache purge --cache-dir "$P" --max-size 10X
+pass "max size enforced after a store; purge --dry-run, --older-than, --all"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `cpack -G DEB` in the build folder makes a Debian package holding the binary, the man
+# pages and the shell completions, with shared-library Depends, and its binary runs.
+set -u
+: "${NPUCC:?NPUCC must point at the npucc binary}"
+
+build=$(dirname "$NPUCC")
+if [[ ! -f $build/CPackConfig.cmake ]]; then
+  echo "FAIL: no CPackConfig.cmake in $build"
+  exit 1
+fi
+for tool in cpack dpkg-deb; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool is not installed"; exit 1; }
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() {
+  failures=$((failures + 1))
+  echo "FAIL: $*"
+}
+
+if ! (cd "$build" && cpack -G DEB -B "$work/out" >"$work/cpack.log" 2>&1); then
+  cat "$work/cpack.log"
+  echo "FAIL: cpack -G DEB failed"
+  exit 1
+fi
+deb=$(ls "$work"/out/npucc_*.deb 2>/dev/null | head -n 1)
+if [[ -z $deb ]]; then
+  ls -R "$work/out"
+  echo "FAIL: no npucc_*.deb produced"
+  exit 1
+fi
+
+dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./||' >"$work/contents"
+for path in usr/bin/npucc usr/share/man/man1/npucc.1 usr/share/bash-completion/completions/npucc \
+  usr/share/zsh/site-functions/_npucc usr/include/npucc/config.h usr/include/npucc/version.h; do
+  grep -qx "$path" "$work/contents" || fail "$path is not in the package"
+done
+for page in "$(dirname "$0")"/../../man/npucc-*.1; do
+  [[ -e $page ]] || continue
+  grep -qx "usr/share/man/man1/$(basename "$page")" "$work/contents" || fail "man page $(basename "$page") missing"
+done
+
+version=$("$NPUCC" --version | awk '{print $2}')
+[[ $(dpkg-deb -f "$deb" Package) == npucc ]] || fail "Package: $(dpkg-deb -f "$deb" Package)"
+[[ $(dpkg-deb -f "$deb" Version) == "$version" ]] || fail "Version $(dpkg-deb -f "$deb" Version), binary says $version"
+depends=$(dpkg-deb -f "$deb" Depends)
+grep -q "libprotobuf" <<<"$depends" || fail "Depends lacks protobuf: '$depends'"
+grep -q "libc6" <<<"$depends" || fail "Depends lacks libc6: '$depends'"
+
+# The packaged files work: the binary runs and the completion is the one it generates.
+dpkg-deb -x "$deb" "$work/root"
+"$work/root/usr/bin/npucc" --version | grep -q "^npucc $version$" || fail "the packaged binary does not run"
+cmp -s "$work/root/usr/share/bash-completion/completions/npucc" <("$work/root/usr/bin/npucc" completion bash) ||
+  fail "the packaged bash completion differs from \`npucc completion bash\`"
+
+echo "package $(basename "$deb"): $(wc -l <"$work/contents") entries, Depends: $depends"
+[[ $failures -eq 0 ]]

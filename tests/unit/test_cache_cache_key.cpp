@@ -1,0 +1,54 @@
+#include "cache/cache_key.h"
+#include "test_support.h"
+#include "util/file_io.h"
+
+#include <doctest/doctest.h>
+
+namespace fs = std::filesystem;
+using namespace npucc::cache;
+
+TEST_SUITE("npucc::cache::CacheKey") {
+  TEST_CASE("the parse-free identity gives the same key as the parsed model") {
+    auto proto = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2] x) => (float[2] y) { y = Relu(x) }
+    )");
+    std::string bytes;
+    proto.SerializeToString(&bytes);
+    fs::path path = npucc::test::temp_dir("key") / "m.onnx";
+    npucc::util::write_file_atomic(path, bytes);
+    npucc::Model model = npucc::read_model(path);
+    npucc::CompileOptions options;
+    options.model_path = path;
+
+    ModelIdentity identity;
+    identity.file_name = "m.onnx";
+    identity.bytes = bytes.size();
+    identity.sha256 = model.sha256;
+    npucc::CacheKey parsed = compute_key(model, options);
+    npucc::CacheKey fast = compute_key(identity, options);
+    CHECK(parsed.key == fast.key);
+    REQUIRE(parsed.components.size() == 5);
+    CHECK(parsed.components[0].value == k_key_salt);
+
+    SUBCASE("the compiler version and salt are separate components") {
+      CHECK(parsed.components[1].name == "compiler");
+      CHECK(parsed.components[0].digest != parsed.components[1].digest);
+    }
+    SUBCASE("an output folder is not part of the key") {
+      options.output_dir = "/somewhere";
+      CHECK(compute_key(identity, options).key == fast.key);
+    }
+  }
+
+  TEST_CASE("model index round-trips and refuses anything else") {
+    auto parsed = parse_model_index("npucc-model-index 1\nexternal a.bin\nexternal sub/b.bin\n");
+    REQUIRE(parsed.has_value());
+    CHECK(*parsed == std::vector<std::string>{"a.bin", "sub/b.bin"});
+    CHECK(parse_model_index("npucc-model-index 1\n")->empty());
+    CHECK_FALSE(parse_model_index("").has_value());
+    CHECK_FALSE(parse_model_index("npucc-model-index 1\nexternal a.bin").has_value());
+    CHECK_FALSE(parse_model_index("npucc-model-index 1\nother a.bin\n").has_value());
+    CHECK_FALSE(parse_model_index("npucc-model-index 2\n").has_value());
+  }
+}

@@ -1,0 +1,261 @@
+#include "cache/local_storage.h"
+#include "npucc/cache.h"
+#include "npucc/error.h"
+#include "npucc/version.h"
+#include "test_support.h"
+#include "util/file_io.h"
+
+#include <atomic>
+#include <doctest/doctest.h>
+#include <fstream>
+#include <sys/stat.h>
+#include <thread>
+#include <utime.h>
+
+namespace fs = std::filesystem;
+using namespace npucc::cache;
+
+namespace {
+
+std::string key_of(char c) {
+  return std::string(64, c);
+}
+
+// A cache folder and a source folder holding two files.
+struct Fixture {
+  fs::path root = npucc::test::temp_dir("cache");
+  fs::path source = npucc::test::temp_dir("source");
+  LocalStorage storage{(npucc::init_cache_dir(root), fs::canonical(root))};
+
+  Fixture() {
+    npucc::util::write_file_atomic(source / "high.onnx", std::string(1000, 'g'));
+    npucc::util::write_file_atomic(source / "manifest.json", "{}\n");
+  }
+
+  StoreResult put(const std::string& key, const std::string& version = npucc::k_version,
+                  Replace replace = Replace::no, const std::string& model = "m") {
+    EntryHeader header;
+    header.compiler_version = version;
+    header.key = key;
+    header.model = model;
+    header.variants = "high:float32";
+    return storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy,
+                         replace);
+  }
+
+  fs::path file(const std::string& key, const std::string& name) {
+    return storage.entry_dir(key) / name;
+  }
+};
+
+void set_mtime(const fs::path& path, int64_t seconds) {
+  struct utimbuf times {};
+  times.actime = seconds;
+  times.modtime = seconds;
+  ::utime(path.c_str(), &times);
+}
+
+} // namespace
+
+TEST_SUITE("npucc::cache::LocalStorage") {
+  TEST_CASE("stores an entry read-only and fetches it back, verified") {
+    Fixture f;
+    auto stored = f.put(key_of('a'));
+    CHECK(stored.status == StoreStatus::stored);
+    CHECK(stored.bytes == 1003);
+    struct stat info {};
+    REQUIRE(::stat(f.file(key_of('a'), "high.onnx").c_str(), &info) == 0);
+    CHECK((info.st_mode & 0777) == 0444);
+
+    fs::path out = npucc::test::temp_dir("out");
+    FetchResult fetched = f.storage.fetch(key_of('a'), out);
+    REQUIRE(fetched.status == FetchStatus::hit);
+    CHECK(npucc::util::read_file(out / "high.onnx") == std::string(1000, 'g'));
+    CHECK(fetched.header.files.size() == 2);
+    CHECK(f.storage.fetch(key_of('b'), out).status == FetchStatus::absent);
+    CHECK(f.storage.verify(Fix::no).findings.empty());
+  }
+
+  TEST_CASE("a second store of the same key leaves the first entry") {
+    Fixture f;
+    f.put(key_of('a'));
+    CHECK(f.put(key_of('a')).status == StoreStatus::already_present);
+    CHECK(f.storage.list(Check::contents).size() == 1);
+    CHECK(fs::is_empty(f.storage.root() / "tmp"));
+  }
+
+  TEST_CASE("concurrent stores of one key all succeed and leave one complete entry") {
+    Fixture f;
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&] {
+        try {
+          f.put(key_of('c'));
+        } catch (...) {
+          ++failures;
+        }
+      });
+    }
+    for (auto& thread : threads) {
+      thread.join();
+    }
+    CHECK(failures == 0);
+    auto entries = f.storage.list(Check::contents);
+    REQUIRE(entries.size() == 1);
+    CHECK(entries[0].state == EntryState::ok);
+  }
+
+  TEST_CASE("damaged entries are reported and treated as misses") {
+    Fixture f;
+    f.put(key_of('d'));
+    fs::path high = f.file(key_of('d'), "high.onnx");
+    ::chmod(high.c_str(), 0644);
+    FetchStatus expected = FetchStatus::corrupt;
+    Finding::Kind kind = Finding::Kind::corrupt;
+    SUBCASE("flipped byte") {
+      std::fstream file(high, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(500);
+      file.put('X');
+    }
+    SUBCASE("truncated") {
+      fs::resize_file(high, 10);
+      kind = Finding::Kind::truncated;
+    }
+    SUBCASE("deleted") {
+      fs::remove(high);
+      expected = FetchStatus::incomplete;
+      kind = Finding::Kind::incomplete;
+    }
+    SUBCASE("header damaged") {
+      fs::path header = f.file(key_of('d'), "entry.npucc");
+      ::chmod(header.c_str(), 0644);
+      std::string text = npucc::util::read_file(header);
+      text[25] ^= 4;
+      npucc::util::write_file_atomic(header, text);
+    }
+    fs::path out = npucc::test::temp_dir("out");
+    CHECK(f.storage.fetch(key_of('d'), out).status == expected);
+    auto report = f.storage.verify(Fix::no);
+    REQUIRE(report.findings.size() == 1);
+    CHECK(report.findings[0].kind == kind);
+    // A store that replaces repairs it.
+    CHECK(f.put(key_of('d'), npucc::k_version, Replace::yes).status == StoreStatus::stored);
+    CHECK(f.storage.verify(Fix::no).findings.empty());
+  }
+
+  TEST_CASE("planted symlinks and foreign names are stray and removed without following") {
+    Fixture f;
+    fs::path outside = npucc::test::temp_dir("outside");
+    npucc::util::write_file_atomic(outside / "precious", "keep me");
+    f.put(key_of('e'));
+    fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ff");
+    fs::create_directories(f.storage.root() / "entries" / "ee");
+    fs::create_directory_symlink(outside, f.storage.root() / "entries" / "ee" /
+                                              ("ee" + std::string(62, '0')));
+    fs::create_symlink(outside / "precious", f.storage.entry_dir(key_of('e')) / "extra");
+    npucc::util::write_file_atomic(f.storage.root() / "junk", "x");
+
+    auto report = f.storage.verify(Fix::no);
+    CHECK(report.findings.size() == 4);
+    CHECK(f.storage.fetch(key_of('e'), npucc::test::temp_dir("out")).status == FetchStatus::hit);
+    report = f.storage.verify(Fix::yes);
+    for (const auto& finding : report.findings) {
+      CHECK(finding.fixed);
+    }
+    CHECK(f.storage.verify(Fix::no).findings.empty());
+    CHECK(npucc::util::read_file(outside / "precious") == "keep me");
+    PurgeOptions all;
+    all.all = true;
+    f.storage.purge(all, DryRun::no);
+    CHECK(npucc::util::read_file(outside / "precious") == "keep me");
+  }
+
+  TEST_CASE("a symlinked layout folder is refused, not followed") {
+    Fixture f;
+    fs::path outside = npucc::test::temp_dir("outside");
+    fs::remove_all(f.storage.root() / "tmp");
+    fs::create_directory_symlink(outside, f.storage.root() / "tmp");
+    CHECK_THROWS_WITH_AS(f.put(key_of('a')), doctest::Contains("symlink"), npucc::Error);
+    CHECK(fs::is_empty(outside));
+  }
+
+  TEST_CASE("purge evicts least recently used first, and by age") {
+    Fixture f;
+    f.put(key_of('1'));
+    f.put(key_of('2'));
+    f.put(key_of('3'));
+    set_mtime(f.storage.entry_dir(key_of('1')), 1000);
+    set_mtime(f.storage.entry_dir(key_of('2')), 3000);
+    set_mtime(f.storage.entry_dir(key_of('3')), 2000);
+    uint64_t entry = f.storage.list(Check::sizes)[0].bytes;
+    PurgeOptions options;
+    options.max_size = entry * 2;
+    auto dry = f.storage.purge(options, DryRun::yes);
+    REQUIRE(dry.removed.size() == 1);
+    CHECK(dry.removed[0].key == key_of('1'));
+    CHECK(f.storage.list(Check::sizes).size() == 3);
+    options.max_size = entry;
+    auto report = f.storage.purge(options, DryRun::no);
+    REQUIRE(report.removed.size() == 2);
+    CHECK(report.removed[1].key == key_of('3'));
+    CHECK(f.storage.stats().read()["evictions"] == 2);
+
+    PurgeOptions by_age;
+    by_age.older_than = 3600;
+    CHECK(f.storage.purge(by_age, DryRun::no).removed.size() == 1);
+    CHECK(f.storage.list(Check::sizes).empty());
+  }
+
+  TEST_CASE("invalidate removes other versions by default, or exactly the selection") {
+    Fixture f;
+    f.put(key_of('a'));
+    f.put(key_of('b'), "9.9.9", Replace::no, "other");
+    f.put(key_of('c'), "9.9.8");
+    auto entries = f.storage.list(Check::sizes);
+    CHECK(entries[1].state == EntryState::other_version);
+    Selection by_model;
+    by_model.model = "other";
+    CHECK(f.storage.invalidate(by_model, DryRun::yes).size() == 1);
+    auto removed = f.storage.invalidate({}, DryRun::no);
+    CHECK(removed.size() == 2);
+    entries = f.storage.list(Check::sizes);
+    REQUIRE(entries.size() == 1);
+    CHECK(entries[0].key == key_of('a'));
+    Selection by_version;
+    by_version.version = npucc::k_version;
+    CHECK(f.storage.invalidate(by_version, DryRun::no).size() == 1);
+  }
+
+  TEST_CASE("stale temporaries are purged, fresh ones kept") {
+    Fixture f;
+    fs::path stale = f.storage.root() / "tmp" / "dead.1.abc";
+    fs::path fresh = f.storage.root() / "tmp" / "live.2.abc";
+    fs::create_directories(stale);
+    fs::create_directories(fresh);
+    set_mtime(stale, 1000);
+    auto report = f.storage.purge({}, DryRun::no);
+    CHECK(report.temporaries == 1);
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(fs::exists(fresh));
+  }
+
+  TEST_CASE("stats counters add up across threads and reset") {
+    Fixture f;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&] {
+        for (int j = 0; j < 10; ++j) {
+          f.storage.stats().update({{"hits", 1}});
+        }
+      });
+    }
+    for (auto& thread : threads) {
+      thread.join();
+    }
+    CHECK(f.storage.stats().read()["hits"] == 80);
+    f.storage.stats().zero();
+    CHECK(f.storage.stats().read().count("hits") == 0);
+    CHECK(f.storage.stats().read()["zeroed"] > 0);
+  }
+}

@@ -1,0 +1,235 @@
+#include "npucc/config.h"
+#include "npucc/error.h"
+#include "test_support.h"
+#include "util/file_io.h"
+
+#include <doctest/doctest.h>
+#include <map>
+
+using namespace npucc;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fake environment: HOME under the test's folder, nothing else unless added.
+struct Environment {
+  std::map<std::string, std::string> variables;
+
+  GetEnv getenv() const {
+    return [this](const std::string& name) -> std::optional<std::string> {
+      auto found = variables.find(name);
+      if (found == variables.end()) {
+        return std::nullopt;
+      }
+      return found->second;
+    };
+  }
+};
+
+struct Fixture {
+  fs::path home = test::temp_dir("config-home");
+  Environment env;
+  fs::path config_file = home / ".config" / "npucc" / "config.toml";
+
+  Fixture() { env.variables["HOME"] = home.string(); }
+
+  void write_config(const std::string& text) {
+    fs::create_directories(config_file.parent_path());
+    util::write_file_atomic(config_file, text);
+  }
+
+  Config load(std::vector<CommandLineValue> command_line = {}, fs::path options_file = {}) const {
+    ConfigSources sources;
+    sources.getenv = env.getenv();
+    sources.command_line = std::move(command_line);
+    sources.options_file = std::move(options_file);
+    return load_config(sources);
+  }
+
+  std::string error(std::vector<CommandLineValue> command_line = {}) const {
+    try {
+      load(std::move(command_line));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+} // namespace
+
+TEST_SUITE("npucc::load_config") {
+  TEST_CASE("built-in defaults") {
+    Fixture f;
+    Config config = f.load();
+    CHECK_FALSE(config.config_file_found);
+    CHECK(config.config_file == f.config_file);
+    CHECK(config.cache_dir() == f.home / ".cache" / "npucc");
+    CHECK(config.cache_dir_is_default());
+    CHECK_FALSE(config.cache_max_size());
+    CHECK_FALSE(config.cache_disabled());
+    CHECK(config.value("color") == "auto");
+    CHECK(config.get("precision_mode").source == SettingSource::built_in);
+    CHECK_FALSE(config.get("precision_mode").is_set());
+    CHECK(config.get("accelerate_train_mode").describe_source() == "default");
+  }
+
+  TEST_CASE("XDG folders move the config file and the default cache") {
+    Fixture f;
+    f.env.variables["XDG_CONFIG_HOME"] = (f.home / "xc").string();
+    f.env.variables["XDG_CACHE_HOME"] = (f.home / "xk").string();
+    Config config = f.load();
+    CHECK(config.config_file == f.home / "xc" / "npucc" / "config.toml");
+    CHECK(config.cache_dir() == f.home / "xk" / "npucc");
+    SUBCASE("a relative XDG path is ignored, as the spec says") {
+      f.env.variables["XDG_CACHE_HOME"] = "relative";
+      CHECK(f.load().cache_dir() == f.home / ".cache" / "npucc");
+    }
+  }
+
+  TEST_CASE("precedence: command line > options file > environment > config file > default") {
+    Fixture f;
+    f.write_config(
+        "precision_mode = \"force_fp16\"\n[cache]\ndir = \"from-file\"\nmax_size = \"1G\"\n");
+    fs::path options = f.home / "opts.json";
+    util::write_file_atomic(options, R"({"graph_compiler_cache_dir": "/from/options"})");
+
+    Config config = f.load();
+    CHECK(config.get("cache.dir").source == SettingSource::config_file);
+    // Relative paths in the config file are taken from its folder.
+    CHECK(config.cache_dir() == f.config_file.parent_path() / "from-file");
+    CHECK(config.get("cache.dir").origin == f.config_file.string() + ":3");
+    CHECK(config.get("cache.dir").describe_source() ==
+          "config file (" + f.config_file.string() + ":3)");
+    CHECK(config.cache_max_size() == 1000000000u);
+    CHECK(config.value("precision_mode") == "force_fp16");
+
+    f.env.variables["NPUCC_CACHE_DIR"] = "/from/env";
+    f.env.variables["NPUCC_CACHE_MAX_SIZE"] = "2GiB";
+    config = f.load();
+    CHECK(config.cache_dir() == "/from/env");
+    CHECK(config.get("cache.dir").source == SettingSource::environment);
+    CHECK(config.get("cache.dir").origin == "NPUCC_CACHE_DIR");
+    CHECK(config.cache_max_size() == 2ull * 1024 * 1024 * 1024);
+    CHECK(config.get("precision_mode").source == SettingSource::config_file);
+
+    config = f.load({}, options);
+    CHECK(config.cache_dir() == "/from/options");
+    CHECK(config.get("cache.dir").source == SettingSource::options_file);
+    CHECK(config.get("cache.dir").origin == options.string() + ": graph_compiler_cache_dir");
+
+    config = f.load({{"cache.dir", "/from/cli", "--graph-compiler-cache-dir"}}, options);
+    CHECK(config.cache_dir() == "/from/cli");
+    CHECK(config.get("cache.dir").describe_source() == "command line (--graph-compiler-cache-dir)");
+    CHECK_FALSE(config.cache_dir_is_default());
+
+    SUBCASE("an empty value on a higher layer does not hide a lower one") {
+      f.env.variables["NPUCC_CACHE_DIR"] = "";
+      config = f.load({{"cache.dir", "", "--cache-dir"}});
+      CHECK(config.get("cache.dir").source == SettingSource::config_file);
+    }
+  }
+
+  TEST_CASE("NO_COLOR turns colour off unless something more specific asks") {
+    Fixture f;
+    f.write_config("color = \"always\"\n");
+    CHECK(f.load().value("color") == "always");
+    f.env.variables["NO_COLOR"] = "1";
+    CHECK(f.load().value("color") == "never");
+    CHECK(f.load().get("color").origin == "NO_COLOR");
+    f.env.variables["NPUCC_COLOR"] = "always";
+    CHECK(f.load().value("color") == "always");
+    CHECK(f.load({{"color", "never", "--color"}}).value("color") == "never");
+  }
+
+  TEST_CASE("booleans, sizes and paths are normalised") {
+    Fixture f;
+    f.write_config("[cache]\ndisable = true\nmax_size = 4096\ndir = \"~/c\"\n");
+    Config config = f.load();
+    CHECK(config.cache_disabled());
+    CHECK(config.cache_max_size() == 4096u);
+    CHECK(config.cache_dir() == f.home / "c");
+    f.env.variables["NPUCC_CACHE_DISABLE"] = "off";
+    CHECK_FALSE(f.load().cache_disabled());
+    f.env.variables["NPUCC_CACHE_MAX_SIZE"] = "0";
+    CHECK_FALSE(f.load().cache_max_size());
+  }
+
+  TEST_CASE("bad values name their source") {
+    Fixture f;
+    SUBCASE("config file: unknown key with a suggestion and the line") {
+      f.write_config("# comment\n[cache]\ndri = \"x\"\n");
+      CHECK(f.error() == f.config_file.string() + ":3: unknown setting \"cache.dri\"");
+    }
+    SUBCASE("config file: wrong type") {
+      f.write_config("[cache]\ndisable = \"yes\"\n");
+      CHECK(f.error() == f.config_file.string() +
+                             ":2: cache.disable must be a boolean (true or false), not a string");
+    }
+    SUBCASE("config file: bad value") {
+      f.write_config("\nprecision_mode = \"allow_fp32_to_fp61\"\n");
+      CHECK(f.error().rfind(f.config_file.string() + ":2: ", 0) == 0);
+    }
+    SUBCASE("config file: syntax") {
+      f.write_config("color = never\n");
+      CHECK(f.error().rfind(f.config_file.string() + ":1: expected a value", 0) == 0);
+    }
+    SUBCASE("environment") {
+      f.env.variables["NPUCC_CACHE_MAX_SIZE"] = "ten gigs";
+      CHECK(f.error() == "NPUCC_CACHE_MAX_SIZE: \"ten gigs\" is not a size");
+      f.env.variables["NPUCC_CACHE_MAX_SIZE"] = "10X";
+      CHECK(f.error() == "NPUCC_CACHE_MAX_SIZE: \"10X\" is not a size");
+    }
+    SUBCASE("environment: accelerate_train_mode is checked by its own parser") {
+      f.env.variables["NPUCC_ACCELERATE_TRAIN_MODE"] = "fast|stpe";
+      CHECK(f.error().rfind("NPUCC_ACCELERATE_TRAIN_MODE: ", 0) == 0);
+    }
+    SUBCASE("environment: a choice gets a suggestion") {
+      f.env.variables["NPUCC_COLOR"] = "alway";
+      try {
+        f.load();
+        FAIL("no error");
+      } catch (const Error& e) {
+        CHECK(std::string(e.what()) == "NPUCC_COLOR: \"alway\" is not a valid color");
+        CHECK(e.hint().find("did you mean \"always\"?") != std::string::npos);
+        CHECK(e.status() == ExitStatus::usage);
+      }
+    }
+    SUBCASE("command line") {
+      CHECK(f.error({{"cache.disable", "maybe", "--no-cache"}}) ==
+            "--no-cache: \"maybe\" is not a boolean");
+      CHECK(f.error({{"precision_mode_v2", "fp64", "--precision-mode-v2"}})
+                .rfind("--precision-mode-v2: ", 0) == 0);
+    }
+    SUBCASE("NPUCC_CONFIG naming a missing file") {
+      f.env.variables["NPUCC_CONFIG"] = (f.home / "nope.toml").string();
+      CHECK(f.error().find("nope.toml, which does not exist") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("NPUCC_CONFIG picks the file") {
+    Fixture f;
+    fs::path file = f.home / "elsewhere.toml";
+    util::write_file_atomic(file, "modify_mixlist = \"lists/mix.json\"\n");
+    f.env.variables["NPUCC_CONFIG"] = file.string();
+    Config config = f.load();
+    CHECK(config.config_file_found);
+    CHECK(config.value("modify_mixlist") == (f.home / "lists" / "mix.json").string());
+  }
+
+  TEST_CASE("sizes") {
+    CHECK(parse_size_setting("4096", "x") == 4096u);
+    CHECK(parse_size_setting("10G", "x") == 10000000000u);
+    CHECK(parse_size_setting("10GB", "x") == 10000000000u);
+    CHECK(parse_size_setting("1.5GiB", "x") == 1610612736u);
+    CHECK(parse_size_setting("512 MiB", "x") == 536870912u);
+    CHECK(parse_size_setting("2k", "x") == 2000u);
+    CHECK(parse_size_setting("1T", "x") == 1000000000000u);
+    CHECK_THROWS_AS(parse_size_setting("", "x"), Error);
+    CHECK_THROWS_AS(parse_size_setting("1.5", "x"), Error);
+    CHECK_THROWS_AS(parse_size_setting("-1G", "x"), Error);
+    CHECK_THROWS_AS(parse_size_setting("1.2.3G", "x"), Error);
+    CHECK_THROWS_AS(parse_size_setting("5P", "x"), Error);
+    CHECK_THROWS_AS(parse_size_setting("99999999T", "x"), Error);
+  }
+}

@@ -1,0 +1,358 @@
+#include "passes/fold_constants.h"
+#include "test_passes_fold_support.h"
+
+#include <cmath>
+
+using npucc::passes::FoldConstants;
+using npucc::passes::FoldValue;
+using npucc::test::check_valid;
+using npucc::test::Floats;
+using npucc::test::initializer_value;
+using npucc::test::Ints;
+using npucc::test::run;
+using T = onnx::TensorProto;
+
+namespace {
+
+// A graph computing `y` from the initializers `inits` with `nodes`, returning
+// z = Identity(y) of type `out` (graph outputs are never folded, so y can be).
+std::string graph_text(const std::string& inits, const std::string& nodes, const std::string& out,
+                       int opset = 17) {
+  return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) +
+         "]>\nagraph (float[1] unused) => (" + out + " z) <" + inits + "> {\n" + nodes +
+         "\n z = Identity(y)\n}\n";
+}
+
+// Folds the graph; the value `y` became, or nullopt when its node stayed.
+std::optional<FoldValue> fold(const std::string& inits, const std::string& nodes,
+                              const std::string& out, int opset = 17) {
+  auto model = npucc::test::typed_model(graph_text(inits, nodes, out, opset));
+  FoldConstants pass;
+  int64_t changed = run(pass, model);
+  check_valid(model);
+  npucc::compiler::infer_shapes_strict(model);
+  auto y = initializer_value(model.graph(), "y");
+  CHECK((changed > 0) == y.has_value());
+  CHECK(run(pass, model) == 0);
+  return y;
+}
+
+} // namespace
+
+TEST_SUITE("npucc::passes::FoldConstants") {
+  TEST_CASE("Cast") {
+    SUBCASE("int64 to float") {
+      auto y = fold("int64[3] a = {1, -2, 3}", "y = Cast <to = 1> (a)", "float[3]");
+      REQUIRE(y);
+      CHECK(y->type == T::FLOAT);
+      CHECK(y->floats == Floats{1.0F, -2.0F, 3.0F});
+    }
+    SUBCASE("float to int64 truncates toward zero") {
+      auto y = fold("float[3] a = {1.7, -1.7, 2.5}", "y = Cast <to = 7> (a)", "int64[3]");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{1, -1, 2});
+    }
+    SUBCASE("int32 to bool") {
+      auto y = fold("int32[3] a = {0, 5, -1}", "y = Cast <to = 9> (a)", "bool[3]");
+      REQUIRE(y);
+      CHECK(y->type == T::BOOL);
+      CHECK(y->ints == Ints{0, 1, 1});
+    }
+    SUBCASE("out of range is left to the runtime") {
+      CHECK_FALSE(fold("int64[1] a = {3000000000}", "y = Cast <to = 6> (a)", "int32[1]"));
+      CHECK_FALSE(fold("float[1] a = {1e20}", "y = Cast <to = 7> (a)", "int64[1]"));
+    }
+    SUBCASE("unsupported target type") {
+      CHECK_FALSE(fold("int64[1] a = {1}", "y = Cast <to = 11> (a)", "double[1]"));
+    }
+  }
+
+  TEST_CASE("Concat") {
+    SUBCASE("1-D") {
+      auto y =
+          fold("int64[2] a = {1, 2}, int64[1] b = {3}", "y = Concat <axis = 0> (a, b)", "int64[3]");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{1, 2, 3});
+    }
+    SUBCASE("inner axis, negative") {
+      auto y = fold("int64[2,1] a = {1, 2}, int64[2,2] b = {3, 4, 5, 6}",
+                    "y = Concat <axis = -1> (a, b)", "int64[2,3]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 3});
+      CHECK(y->ints == Ints{1, 3, 4, 2, 5, 6});
+    }
+  }
+
+  TEST_CASE("Gather") {
+    SUBCASE("negative indices count from the end") {
+      auto y = fold("int64[4] a = {10, 20, 30, 40}, int64[2] i = {3, -1}", "y = Gather(a, i)",
+                    "int64[2]");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{40, 40});
+    }
+    SUBCASE("a scalar index drops the axis") {
+      auto y = fold("int64[4] a = {10, 20, 30, 40}, int64 i = {1}", "y = Gather(a, i)", "int64");
+      REQUIRE(y);
+      CHECK(y->dims.empty());
+      CHECK(y->ints == Ints{20});
+    }
+    SUBCASE("axis 1") {
+      auto y = fold("float[2,3] a = {1, 2, 3, 4, 5, 6}, int32[1] i = {2}",
+                    "y = Gather <axis = 1> (a, i)", "float[2,1]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 1});
+      CHECK(y->floats == Floats{3.0F, 6.0F});
+    }
+    SUBCASE("out of range stays") {
+      CHECK_FALSE(fold("int64[2] a = {1, 2}, int64[1] i = {2}", "y = Gather(a, i)", "int64[1]"));
+    }
+  }
+
+  TEST_CASE("Unsqueeze and Squeeze") {
+    SUBCASE("Unsqueeze with an axes input (opset 13)") {
+      auto y = fold("int64[2] a = {5, 6}, int64[2] axes = {0, -1}", "y = Unsqueeze(a, axes)",
+                    "int64[1,2,1]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{1, 2, 1});
+      CHECK(y->ints == Ints{5, 6});
+    }
+    SUBCASE("Unsqueeze with an axes attribute (opset 11)") {
+      auto y = fold("int64 a = {5}", "y = Unsqueeze <axes = [0]> (a)", "int64[1]", 11);
+      REQUIRE(y);
+      CHECK(y->dims == Ints{1});
+    }
+    SUBCASE("Squeeze with axes") {
+      auto y = fold("int64[1,2,1] a = {5, 6}, int64[1] axes = {0}", "y = Squeeze(a, axes)",
+                    "int64[2,1]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 1});
+    }
+    SUBCASE("Squeeze without axes removes every 1") {
+      auto y = fold("int64[1,2,1] a = {5, 6}", "y = Squeeze(a)", "int64[2]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2});
+      CHECK(y->ints == Ints{5, 6});
+    }
+  }
+
+  TEST_CASE("Slice") {
+    const std::string data = "int64[5] a = {0, 1, 2, 3, 4}, ";
+    SUBCASE("end past the dim is clamped") {
+      auto y = fold(data + "int64[1] s = {1}, int64[1] e = {9223372036854775807}",
+                    "y = Slice(a, s, e)", "int64[4]");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{1, 2, 3, 4});
+    }
+    SUBCASE("negative step from the back") {
+      auto y = fold(data + "int64[1] s = {-1}, int64[1] e = {-9223372036854775807}, "
+                           "int64[1] ax = {0}, int64[1] st = {-2}",
+                    "y = Slice(a, s, e, ax, st)", "int64[3]");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{4, 2, 0});
+    }
+    SUBCASE("negative start and end") {
+      auto y =
+          fold(data + "int64[1] s = {-3}, int64[1] e = {-1}", "y = Slice(a, s, e)", "int64[2]");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{2, 3});
+    }
+    SUBCASE("inner axis of a matrix") {
+      auto y = fold("float[2,3] a = {1, 2, 3, 4, 5, 6}, int64[1] s = {1}, int64[1] e = {3}, "
+                    "int64[1] ax = {-1}",
+                    "y = Slice(a, s, e, ax)", "float[2,2]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 2});
+      CHECK(y->floats == Floats{2.0F, 3.0F, 5.0F, 6.0F});
+    }
+    SUBCASE("attributes before opset 10") {
+      auto y = fold("int64[5] a = {0, 1, 2, 3, 4}", "y = Slice <starts = [1], ends = [3]> (a)",
+                    "int64[2]", 9);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{1, 2});
+    }
+    SUBCASE("empty result") {
+      auto y = fold(data + "int64[1] s = {3}, int64[1] e = {1}", "y = Slice(a, s, e)", "int64[0]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{0});
+    }
+  }
+
+  TEST_CASE("Reshape") {
+    const std::string data = "int64[2,3] a = {1, 2, 3, 4, 5, 6}, ";
+    SUBCASE("-1 is inferred") {
+      auto y = fold(data + "int64[2] s = {3, -1}", "y = Reshape(a, s)", "int64[3,2]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{3, 2});
+      CHECK(y->ints == Ints{1, 2, 3, 4, 5, 6});
+    }
+    SUBCASE("0 copies the input's dim") {
+      auto y = fold(data + "int64[3] s = {0, 3, 1}", "y = Reshape(a, s)", "int64[2,3,1]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 3, 1});
+    }
+  }
+
+  TEST_CASE("arithmetic") {
+    SUBCASE("Add broadcasts") {
+      auto y =
+          fold("int64[2,1] a = {1, 2}, int64[3] b = {10, 20, 30}", "y = Add(a, b)", "int64[2,3]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 3});
+      CHECK(y->ints == Ints{11, 21, 31, 12, 22, 32});
+    }
+    SUBCASE("Sub and Mul on int32") {
+      auto sub = fold("int32[2] a = {5, 1}, int32 b = {3}", "y = Sub(a, b)", "int32[2]");
+      REQUIRE(sub);
+      CHECK(sub->ints == Ints{2, -2});
+      auto mul = fold("int32[2] a = {5, 1}, int32 b = {-3}", "y = Mul(a, b)", "int32[2]");
+      REQUIRE(mul);
+      CHECK(mul->ints == Ints{-15, -3});
+    }
+    SUBCASE("integer Div truncates toward zero") {
+      auto y = fold("int64[2] a = {7, -7}, int64[1] b = {2}", "y = Div(a, b)", "int64[2]");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{3, -3});
+    }
+    SUBCASE("float Div rounds as float") {
+      auto y = fold("float[1] a = {1}, float[1] b = {3}", "y = Div(a, b)", "float[1]");
+      REQUIRE(y);
+      CHECK(y->floats == Floats{1.0F / 3.0F});
+    }
+    SUBCASE("division by zero and overflow stay") {
+      CHECK_FALSE(fold("int64[1] a = {1}, int64[1] b = {0}", "y = Div(a, b)", "int64[1]"));
+      CHECK_FALSE(fold("int64[1] a = {9223372036854775807}, int64[1] b = {1}", "y = Add(a, b)",
+                       "int64[1]"));
+      CHECK_FALSE(fold("int32[1] a = {2147483647}, int32[1] b = {2}", "y = Mul(a, b)", "int32[1]"));
+    }
+  }
+
+  TEST_CASE("Equal and Where") {
+    auto equal = fold("int64[3] a = {1, 2, 3}, int64[1] b = {2}", "y = Equal(a, b)", "bool[3]");
+    REQUIRE(equal);
+    CHECK(equal->type == T::BOOL);
+    CHECK(equal->ints == Ints{0, 1, 0});
+    auto where = fold("bool[3] c = {1, 0, 1}, int64[3] a = {1, 2, 3}, int64[1] b = {9}",
+                      "y = Where(c, a, b)", "int64[3]");
+    REQUIRE(where);
+    CHECK(where->ints == Ints{1, 9, 3});
+  }
+
+  TEST_CASE("ConstantOfShape and Range") {
+    SUBCASE("ConstantOfShape with a value") {
+      auto y = fold("int64[2] s = {2, 3}", "y = ConstantOfShape <value = int64[1] {7}> (s)",
+                    "int64[2,3]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 3});
+      CHECK(y->ints == Ints(6, 7));
+    }
+    SUBCASE("ConstantOfShape defaults to float zeros") {
+      auto y = fold("int64[1] s = {2}", "y = ConstantOfShape(s)", "float[2]");
+      REQUIRE(y);
+      CHECK(y->floats == Floats{0.0F, 0.0F});
+    }
+    SUBCASE("integer Range, both directions") {
+      auto up =
+          fold("int64 a = {0}, int64 b = {10}, int64 d = {3}", "y = Range(a, b, d)", "int64[4]");
+      REQUIRE(up);
+      CHECK(up->ints == Ints{0, 3, 6, 9});
+      auto down =
+          fold("int32 a = {5}, int32 b = {0}, int32 d = {-2}", "y = Range(a, b, d)", "int32[3]");
+      REQUIRE(down);
+      CHECK(down->ints == Ints{5, 3, 1});
+    }
+    SUBCASE("float Range is left to the runtime") {
+      CHECK_FALSE(
+          fold("float a = {0}, float b = {1}, float d = {0.25}", "y = Range(a, b, d)", "float[4]"));
+    }
+  }
+
+  TEST_CASE("Expand") {
+    SUBCASE("to a bigger shape") {
+      auto y = fold("int64[2,1] a = {1, 2}, int64[2] s = {2, 3}", "y = Expand(a, s)", "int64[2,3]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 3});
+      CHECK(y->ints == Ints{1, 1, 1, 2, 2, 2});
+    }
+    SUBCASE("a shape of lower rank or with ones keeps the input's dims") {
+      auto y = fold("float[1,3] a = {1, 2, 3}, int64[3] s = {2, 1, 1}", "y = Expand(a, s)",
+                    "float[2,1,3]");
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 1, 3});
+      CHECK(y->floats == Floats{1, 2, 3, 1, 2, 3});
+    }
+  }
+
+  TEST_CASE("chains fold in one run") {
+    auto y = fold("int64[2] a = {4, 5}, int64[1] i = {1}, int64[1] axes = {0}",
+                  "g = Gather(a, i)\n sq = Squeeze(g, axes)\n u = Unsqueeze(sq, axes)\n"
+                  "y = Concat <axis = 0> (u, a)",
+                  "int64[3]");
+    REQUIRE(y);
+    CHECK(y->ints == Ints{5, 4, 5});
+  }
+
+  TEST_CASE("oversize tensors are never folded or read") {
+    SUBCASE("a result over the cap") {
+      CHECK_FALSE(fold("int64[2] s = {300, 300}", "y = ConstantOfShape(s)", "float[300,300]"));
+    }
+    SUBCASE("an input over the cap (a weight)") {
+      auto model = npucc::test::parse_text_model(
+          graph_text("float[1] w = {0}, int64[1] s = {-1}", "y = Reshape(w, s)", "float[70000]"));
+      auto& weight = *model.mutable_graph()->mutable_initializer(0);
+      weight.set_dims(0, 70000);
+      weight.clear_float_data();
+      weight.set_raw_data(std::string(70000 * sizeof(float), '\0'));
+      npucc::compiler::infer_shapes_strict(model);
+      FoldConstants pass;
+      CHECK(run(pass, model) == 0);
+      CHECK(model.graph().initializer_size() == 2);
+    }
+  }
+
+  TEST_CASE("what can change at run time stays") {
+    SUBCASE("an initializer that is also a graph input can be overridden") {
+      auto model = npucc::test::typed_model(R"(
+        <ir_version: 8, opset_import: ["" : 17]>
+        agraph (int64[2] a) => (int64[2] z) <int64[2] a = {1, 2}, int64[2] b = {3, 4}> {
+          y = Add(a, b)
+          z = Identity(y)
+        }
+      )");
+      FoldConstants pass;
+      CHECK(run(pass, model) == 0);
+    }
+    SUBCASE("graph outputs stay computed by nodes") {
+      auto model = npucc::test::typed_model(R"(
+        <ir_version: 8, opset_import: ["" : 17]>
+        agraph (float[1] x) => (int64[2] y) <int64[2] a = {1, 2}, int64[2] b = {3, 4}> {
+          y = Add(a, b)
+        }
+      )");
+      FoldConstants pass;
+      CHECK(run(pass, model) == 0);
+    }
+  }
+
+  TEST_CASE("folds inside an If body, from the body's own initializers") {
+    auto model = npucc::test::typed_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (bool cond, float[2,3] x) => (float[6] y) {
+        y = If(cond) <
+          then_branch = g1 () => (float[6] t) <int64[1] a = {2}, int64[1] b = {3}> {
+            s = Mul(a, b)
+            t = Reshape(x, s)
+          },
+          else_branch = g2 () => (float[6] e) <int64[1] f = {6}> {
+            e = Reshape(x, f)
+          }>
+      }
+    )");
+    FoldConstants pass;
+    CHECK(run(pass, model) == 1);
+    const auto& body = model.graph().node(0).attribute(0).g();
+    auto s = initializer_value(body, "s");
+    REQUIRE(s);
+    CHECK(s->ints == Ints{6});
+    check_valid(model);
+  }
+}

@@ -1,0 +1,84 @@
+#include "npucc/error.h"
+#include "precision/keep_dtype.h"
+#include "precision/op_lists.h"
+
+#include <doctest/doctest.h>
+#include <onnx/defs/schema.h>
+
+using npucc::LowPrecision;
+using npucc::precision::apply_mixlist;
+using npucc::precision::default_op_lists;
+using npucc::precision::OpClass;
+using npucc::precision::parse_mixlist;
+
+TEST_SUITE("npucc::precision::OpLists") {
+  TEST_CASE("built-in lists name real ONNX ops, each in one list") {
+    for (auto low : {LowPrecision::float16, LowPrecision::bfloat16}) {
+      auto lists = default_op_lists(low);
+      std::map<std::string, int> seen;
+      for (const auto* list : {&lists.allow, &lists.infer, &lists.clear, &lists.deny}) {
+        for (const auto& op : *list) {
+          INFO(op);
+          CHECK(onnx::OpSchemaRegistry::Schema(op, "") != nullptr);
+          ++seen[op];
+        }
+      }
+      for (const auto& [op, count] : seen) {
+        INFO(op);
+        CHECK(count == 1);
+      }
+    }
+  }
+
+  TEST_CASE("the float16 and bfloat16 lists differ where TF's CUDA and oneDNN lists do") {
+    auto fp16 = default_op_lists(LowPrecision::float16);
+    auto bf16 = default_op_lists(LowPrecision::bfloat16);
+    CHECK(fp16.classify("MatMul") == OpClass::allow);
+    CHECK(fp16.classify("ReduceMean") == OpClass::deny);
+    CHECK(fp16.classify("Softmax") == OpClass::deny);
+    CHECK(fp16.classify("Add") == OpClass::infer);
+    CHECK(fp16.classify("Transpose") == OpClass::clear);
+    CHECK(fp16.classify("Erf") == OpClass::infer);
+    CHECK(bf16.classify("Erf") == OpClass::none);
+    CHECK(fp16.classify("Size") == OpClass::clear);
+    CHECK(bf16.classify("Size") == OpClass::none);
+    CHECK(fp16.classify("NonZero") == OpClass::none);
+  }
+
+  TEST_CASE("modify_mixlist moves ops between lists; removal makes an op gray") {
+    auto lists = default_op_lists(LowPrecision::float16);
+    auto edit = parse_mixlist(R"({"white-list": {"to-add": ["Exp"]},
+                                  "black-list": {"to-add": ["Relu"], "to-remove": ["Pow"]},
+                                  "gray-list": {"to-remove": ["MatMul"]}})",
+                              "mix.json");
+    auto warnings = apply_mixlist(lists, edit);
+    CHECK(lists.classify("Exp") == OpClass::allow);
+    CHECK(lists.classify("Relu") == OpClass::deny);
+    CHECK(lists.classify("Pow") == OpClass::infer);
+    REQUIRE(warnings.size() == 1); // MatMul is not gray
+    CHECK(warnings[0].find("MatMul") != std::string::npos);
+  }
+
+  TEST_CASE("modify_mixlist errors name the op or key") {
+    auto fails_with = [](const std::string& json, const std::string& text) {
+      CHECK_THROWS_WITH_AS(parse_mixlist(json, "mix.json"), doctest::Contains(text.c_str()),
+                           npucc::Error);
+    };
+    fails_with(R"({"white-list": {"to-add": ["Exp"]}, "black-list": {"to-add": ["Exp"]}})",
+               "\"Exp\" is added to both");
+    fails_with(R"({"white-list": {"to-add": ["MatMull"]}})", "unknown ONNX op \"MatMull\"");
+    fails_with(R"({"grey-list": {}})", "unknown key \"grey-list\"");
+    fails_with(R"({"white-list": {"add": ["Exp"]}})", "unknown key \"white-list.add\"");
+    fails_with(R"({"white-list": {"to-add": "Exp"}})", "must be an array");
+    fails_with(R"({"white-list": )", "not valid JSON");
+    fails_with(R"({"white-list": {"to-add": ["Exp"], "to-remove": ["Exp"]}})",
+               "both added to and removed from");
+    CHECK_THROWS_WITH_AS(parse_mixlist("[]", "mix.json"),
+                         doctest::Contains("--modify-mixlist mix.json"), npucc::Error);
+  }
+
+  TEST_CASE("keep-dtype files: trimmed names, comments and blanks skipped, sorted unique") {
+    auto names = npucc::precision::parse_keep_dtype("# pinned\n  conv2 \n\nconv1\nconv2\r\n");
+    CHECK(names == std::vector<std::string>{"conv1", "conv2"});
+  }
+}
