@@ -12,6 +12,7 @@
 #include <onnx/shape_inference/implementation.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace npucc::compiler {
 
@@ -179,6 +180,9 @@ std::string run_isolated(const std::string& what, const std::function<std::strin
 void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
   std::string reply = run_isolated("shape inference", [&] {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    // Only the types come back: the weights stay in the parent, so a large model is
+    // neither copied through the pipe nor limited by protobuf's 2 GiB.
+    model::for_each_tensor(*model.mutable_graph(), [](onnx::TensorProto& t) { t.clear_raw_data(); });
     return model.SerializeAsString();
   });
   if (reply[0] == '1') {
@@ -189,6 +193,22 @@ void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& o
   stream.SetRecursionLimit(1024);
   onnx::ModelProto inferred;
   if (!inferred.ParseFromCodedStream(&stream)) {
+    throw InferenceCrash("shape inference: the inferred model did not come back intact");
+  }
+  // Inference adds types, never tensors: both walks meet the same tensors in order.
+  std::vector<onnx::TensorProto*> weights;
+  model::for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) { weights.push_back(&t); });
+  size_t index = 0;
+  bool same = true;
+  model::for_each_tensor(*inferred.mutable_graph(), [&](onnx::TensorProto& t) {
+    if (index >= weights.size() || weights[index]->name() != t.name()) {
+      same = false;
+    } else if (weights[index]->has_raw_data()) {
+      t.mutable_raw_data()->swap(*weights[index]->mutable_raw_data());
+    }
+    ++index;
+  });
+  if (!same || index != weights.size()) {
     throw InferenceCrash("shape inference: the inferred model did not come back intact");
   }
   model = std::move(inferred);
