@@ -23,8 +23,8 @@ struct CommandArgs {
   CacheArgs cache;
   bool no_cache = false;
   bool json = false;
+  std::string max_memory;
 };
-
 
 void print_summary(const CompileOptions& options, const CompileResult& result, double seconds) {
   std::cout << "compiled " << options.model_path.string() << " -> " << options.output_dir.string()
@@ -84,10 +84,16 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
   add_cache_options(command, args->cache, MaxSizeOption::yes);
   command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
+  command.add_option("--max-memory", args->max_memory,
+                     "refuse models whose data would take more memory (e.g. 8G; default: a "
+                     "quarter of physical memory)");
   return [args, &global] {
     CompileOptions options = make_compile_options(args->compile);
     options.model_path = args->model;
     options.output_dir = args->output;
+    if (!args->max_memory.empty()) {
+      options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
+    }
     CacheConfig cache = make_cache_config(args->cache);
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);

@@ -2,10 +2,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace npucc {
 
@@ -15,10 +14,26 @@ inline constexpr int64_t k_max_default_opset = 17;
 inline constexpr int64_t k_max_ml_opset = 3;
 inline constexpr int64_t k_max_training_opset = 1;
 
+// A quarter of physical memory: compiling holds the model's data about three times
+// over (the read model, shape inference's copy, the written graph).
+uint64_t default_max_memory_bytes();
+
+// Deepest nesting of subgraphs (If/Loop/Scan bodies) a model may have; real models
+// nest a few levels, and deeper ones only exhaust the stack of ONNX's recursive code.
+inline constexpr int k_default_max_subgraph_depth = 64;
+
 struct ReadLimits {
   // Largest single tensor a model may declare, in bytes; guards against models that
   // claim enormous tensors (a dimension of 2^40) before anything is allocated.
   uint64_t max_tensor_bytes = uint64_t{64} << 30;
+  // Most bytes of model data brought into memory: the .onnx file plus the external
+  // data it loads. Checked before reading, so an oversized model fails fast.
+  uint64_t max_memory_bytes = default_max_memory_bytes();
+  int max_subgraph_depth = k_default_max_subgraph_depth;
+  // Most outer names all subgraphs together can see (each body sees every name its
+  // enclosing graphs define). ONNX's checker copies that scope per body, so the work
+  // grows with bodies x outer names: 20 M is about half a minute of checking.
+  uint64_t max_subgraph_scope_names = 20'000'000;
 };
 
 // One external data file a model refers to, as resolved inside the model's folder.
@@ -37,6 +52,10 @@ struct Model {
   std::string sha256; // of the .onnx file's bytes
   std::vector<ExternalFile> external_files;
 };
+
+// Parses a --max-memory value: bytes, or a number with a K/M/G/T suffix (powers of
+// 1024). Throws a usage error naming the option.
+uint64_t parse_memory_size(const std::string& text);
 
 // Reads and structurally validates an ONNX file: protobuf, IR and opset versions,
 // external data (relative, inside the model's folder, in bounds) and tensor sizes.

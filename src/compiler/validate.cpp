@@ -4,8 +4,15 @@
 #include "npucc/error.h"
 #include "util/strings.h"
 
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
 
 namespace npucc::compiler {
 
@@ -65,19 +72,151 @@ void apply_input_shapes(onnx::ModelProto& model, const std::vector<InputShape>& 
   }
 }
 
-void check_model(const onnx::ModelProto& model) {
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    throw Error("ONNX checker: " + util::first_line(e.what()));
-  }
+namespace {
+
+// Not retried: the same model would crash the same way.
+class InferenceCrash : public Error {
+public:
+  using Error::Error;
+};
+
+// Attributes ONNX 1.12's shape inference divides by or sizes loops with, unchecked: a
+// stride of 0 in a pooling node is a division by zero (SIGFPE) in
+// convPoolShapeInference. The checker does not look at values, so npucc does.
+constexpr const char* k_positive_attributes[] = {"strides", "dilations", "kernel_shape",
+                                                 "blocksize", "group"};
+
+void check_attribute_values(const onnx::GraphProto& root) {
+  model::for_each_graph(root, [](const onnx::GraphProto& graph, int) {
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const auto& node = graph.node(i);
+      if (!node.domain().empty() && node.domain() != "ai.onnx") {
+        continue;
+      }
+      for (const auto& attribute : node.attribute()) {
+        for (const char* name : k_positive_attributes) {
+          if (attribute.name() != name) {
+            continue;
+          }
+          bool positive = attribute.type() != onnx::AttributeProto::INT || attribute.i() > 0;
+          for (int64_t value : attribute.ints()) {
+            positive = positive && value > 0;
+          }
+          if (!positive) {
+            throw Error(model::describe_node(node, i) + ": attribute \"" + attribute.name() +
+                        "\" must be positive");
+          }
+        }
+      }
+    }
+  });
 }
 
-namespace {
+// Debian's libonnx 1.12 crashes in several ops' inference functions on malformed
+// models the checker accepts (RNN and ConvTranspose read dims past an input's rank or
+// of a missing input). A crash is a crash for the user, and those cases cannot all be
+// foreseen, so the checker and inference run in a forked child: `work` returns its
+// payload, and the reply is "0" + payload or "1" + the error line. A child that dies is
+// an InferenceCrash naming `what`.
+std::string run_isolated(const std::string& what, const std::function<std::string()>& work) {
+  int fds[2];
+  if (::pipe(fds) != 0) {
+    throw Error(std::string(what + ": cannot create a pipe: ") + std::strerror(errno));
+  }
+  pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error(what + ": cannot fork: " + std::strerror(errno));
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    std::string reply;
+    try {
+      reply = "0" + work();
+    } catch (const std::exception& e) {
+      reply = "1" + util::first_line(e.what());
+    }
+    size_t done = 0;
+    while (done < reply.size()) {
+      ssize_t n = ::write(fds[1], reply.data() + done, reply.size() - done);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        ::_exit(3);
+      }
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string reply;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    reply.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
+    throw InferenceCrash(
+        what + ": ONNX crashed on this model (" +
+        (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                             : "exit status " + std::to_string(WEXITSTATUS(status))) +
+        "): a node's inputs or attributes are malformed in a way the ONNX checker misses");
+  }
+  return reply;
+}
+
+void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
+  std::string reply = run_isolated("shape inference", [&] {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    // Only the types come back: the weights stay in the parent, so a large model is
+    // neither copied through the pipe nor limited by protobuf's 2 GiB.
+    model::for_each_tensor(*model.mutable_graph(), [](onnx::TensorProto& t) { t.clear_raw_data(); });
+    return model.SerializeAsString();
+  });
+  if (reply[0] == '1') {
+    throw std::runtime_error(reply.substr(1));
+  }
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(reply.data()) + 1,
+                                                static_cast<int>(reply.size() - 1));
+  stream.SetRecursionLimit(1024);
+  onnx::ModelProto inferred;
+  if (!inferred.ParseFromCodedStream(&stream)) {
+    throw InferenceCrash("shape inference: the inferred model did not come back intact");
+  }
+  // Inference adds types, never tensors: both walks meet the same tensors in order.
+  std::vector<onnx::TensorProto*> weights;
+  model::for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) { weights.push_back(&t); });
+  size_t index = 0;
+  bool same = true;
+  model::for_each_tensor(*inferred.mutable_graph(), [&](onnx::TensorProto& t) {
+    if (index >= weights.size() || weights[index]->name() != t.name()) {
+      same = false;
+    } else if (weights[index]->has_raw_data()) {
+      t.mutable_raw_data()->swap(*weights[index]->mutable_raw_data());
+    }
+    ++index;
+  });
+  if (!same || index != weights.size()) {
+    throw InferenceCrash("shape inference: the inferred model did not come back intact");
+  }
+  model = std::move(inferred);
+}
 
 void run_inference(onnx::ModelProto& model, bool data_propagation) {
   onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, data_propagation);
-  onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  run_inference(model, options);
 }
 
 void clear_value_info(onnx::ModelProto& model) {
@@ -87,7 +226,18 @@ void clear_value_info(onnx::ModelProto& model) {
 
 } // namespace
 
+void check_model(const onnx::ModelProto& model) {
+  std::string reply = run_isolated("ONNX checker", [&] {
+    onnx::checker::check_model(model);
+    return std::string();
+  });
+  if (reply[0] == '1') {
+    throw Error("ONNX checker: " + reply.substr(1));
+  }
+}
+
 void infer_shapes_strict(onnx::ModelProto& model) {
+  check_attribute_values(model.graph());
   // Data propagation gives static shapes through Shape/Reshape chains; stale
   // value_info written by exporters is a frequent cause of spurious conflicts, so a
   // failing attempt is retried on a copy without it before the model is refused.
@@ -101,6 +251,8 @@ void infer_shapes_strict(onnx::ModelProto& model) {
       run_inference(candidate, /*data_propagation=*/attempt != 2);
       model = std::move(candidate);
       return;
+    } catch (const InferenceCrash&) {
+      throw;
     } catch (const std::exception& e) {
       if (first_error.empty()) {
         first_error = util::first_line(e.what());
@@ -112,8 +264,9 @@ void infer_shapes_strict(onnx::ModelProto& model) {
 
 void infer_shapes_lenient(onnx::ModelProto& model) {
   try {
+    check_attribute_values(model.graph());
     onnx::ShapeInferenceOptions options(false, 0, true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    run_inference(model, options);
   } catch (const std::exception&) {
     // Best effort only.
   }

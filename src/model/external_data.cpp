@@ -14,8 +14,8 @@ namespace fs = std::filesystem;
 
 fs::path resolve_external_location(const std::string& location, const fs::path& folder,
                                    const std::string& model_file, const std::string& tensor_name) {
-  const std::string what = model_file + ": tensor \"" + tensor_name + "\": external data location \"" +
-                           location + "\"";
+  const std::string what =
+      model_file + ": tensor \"" + tensor_name + "\": external data location \"" + location + "\"";
   const std::string hint = "external data files must sit in the model's folder or below it";
   if (location.empty()) {
     throw Error(what + " is empty");
@@ -42,7 +42,8 @@ fs::path resolve_external_location(const std::string& location, const fs::path& 
     throw Error(what + ": file not found next to the model", "copy the data file beside the model");
   }
   // A symlink inside the folder may still point outside it.
-  auto [base_end, unused] = std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
+  auto [base_end, unused] =
+      std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
   (void)unused;
   if (base_end != base.end()) {
     throw Error(what + " resolves to " + resolved.string() + ", outside the model's folder", hint);
@@ -54,10 +55,11 @@ fs::path resolve_external_location(const std::string& location, const fs::path& 
 }
 
 std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::path& model_path,
-                                             const ReadLimits& limits) {
+                                             const ReadLimits& limits, uint64_t already_loaded) {
   const std::string model_file = model_path.string();
   const fs::path folder = model_path.parent_path();
   std::map<std::string, ExternalFile> files;
+  uint64_t loaded = already_loaded;
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
       return;
@@ -80,23 +82,31 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
     fs::path path = resolve_external_location(location, folder, model_file, tensor.name());
     auto expected = data_bytes(tensor);
     uint64_t file_size = fs::file_size(path);
-    uint64_t bytes = length >= 0 ? static_cast<uint64_t>(length)
-                                 : (static_cast<uint64_t>(offset) <= file_size ? file_size - offset : 0);
+    uint64_t bytes = length >= 0
+                         ? static_cast<uint64_t>(length)
+                         : (static_cast<uint64_t>(offset) <= file_size ? file_size - offset : 0);
+    const std::string what = model_file + ": tensor \"" + tensor.name() + "\": external data in " +
+                             location + " (" + std::to_string(bytes) + " bytes at offset " +
+                             std::to_string(offset) + ")";
     if (expected && element_size(tensor.data_type()) != 0 && *expected != bytes) {
-      throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data length " +
-                  std::to_string(bytes) + " does not match its dims (" + std::to_string(*expected) +
-                  " bytes)");
+      throw Error(what + " does not match its dims (" + std::to_string(*expected) + " bytes)");
     }
     if (bytes > limits.max_tensor_bytes) {
-      throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data length " +
-                  std::to_string(bytes) + " is over the per-tensor limit");
+      throw Error(what + " is over the per-tensor limit of " +
+                  std::to_string(limits.max_tensor_bytes) + " bytes");
     }
     if (static_cast<uint64_t>(offset) > file_size || bytes > file_size - offset) {
-      throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data range " +
-                      std::to_string(offset) + "+" + std::to_string(bytes) + " runs past the end of " +
-                      location + " (" + std::to_string(file_size) + " bytes)",
+      throw Error(what + " runs past the end of the file (" + std::to_string(file_size) + " bytes)",
                   "the data file is truncated or belongs to another model");
     }
+    // Checked before reading, so an oversized model is refused without allocating.
+    if (bytes > limits.max_memory_bytes || loaded > limits.max_memory_bytes - bytes) {
+      throw Error(what + " would bring the model's data in memory to " +
+                      std::to_string(loaded + bytes) + " bytes, over the memory limit of " +
+                      std::to_string(limits.max_memory_bytes) + " bytes",
+                  "raise the limit with --max-memory");
+    }
+    loaded += bytes;
     tensor.set_raw_data(util::read_file_range(path, offset, bytes));
     tensor.clear_external_data();
     tensor.set_data_location(onnx::TensorProto::DEFAULT);

@@ -13,7 +13,7 @@ namespace npucc::model {
 // refused, as are ranges past the end of the file. Returns the files used.
 std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto,
                                              const std::filesystem::path& model_path,
-                                             const ReadLimits& limits);
+                                             const ReadLimits& limits, uint64_t already_loaded);
 
 // Checks a location string and resolves it inside `folder`; throws npucc::Error
 // naming `model_file` and the tensor when it escapes or does not exist.

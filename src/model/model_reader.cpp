@@ -1,15 +1,18 @@
-#include "npucc/model.h"
-
 #include "model/external_data.h"
 #include "model/graph_walk.h"
+#include "model/nesting_scan.h"
 #include "model/shape_check.h"
 #include "model/tensor_info.h"
 #include "npucc/error.h"
+#include "npucc/model.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 
+#include <algorithm>
 #include <google/protobuf/io/coded_stream.h>
 #include <limits>
+#include <optional>
+#include <utility>
 
 namespace npucc {
 
@@ -17,9 +20,56 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Subgraphs nest through messages; protobuf's recursion limit bounds the depth a
-// hostile model can reach (If inside If inside ...), well above real models.
-constexpr int k_protobuf_recursion_limit = 200;
+// Subgraphs nest through messages (graph, node, attribute: three per level), so this
+// lets a model nest deeper than ReadLimits allows and be refused with a clear message
+// by check_nesting; parsing itself stays far from exhausting the stack.
+constexpr int k_protobuf_recursion_limit = 1024;
+
+// Iterative, so a hostile depth is measured without recursing on it. Also bounds the
+// names every subgraph sees from its enclosing graphs, summed over subgraphs: ONNX's
+// checker and the passes copy that scope per subgraph, so 20000 If nodes in a
+// 20000-node graph would take hours, not seconds.
+void check_nesting(const onnx::GraphProto& root, const std::string& file,
+                   const ReadLimits& limits) {
+  struct Pending {
+    const onnx::GraphProto* graph;
+    int depth;
+    uint64_t outer_names;
+  };
+  std::vector<Pending> stack{{&root, 0, 0}};
+  uint64_t scope_names = 0;
+  uint64_t subgraphs = 0;
+  while (!stack.empty()) {
+    auto [graph, depth, outer_names] = stack.back();
+    stack.pop_back();
+    uint64_t visible = outer_names + static_cast<uint64_t>(graph->input_size()) +
+                       static_cast<uint64_t>(graph->initializer_size());
+    for (const auto& node : graph->node()) {
+      visible += static_cast<uint64_t>(node.output_size());
+    }
+    for (int i = 0; i < graph->node_size(); ++i) {
+      const auto& node = graph->node(i);
+      for (const auto* sub : model::subgraphs_of(node)) {
+        if (depth + 1 > limits.max_subgraph_depth) {
+          throw Error(file + ": subgraphs are nested more than " +
+                          std::to_string(limits.max_subgraph_depth) + " levels deep (at " +
+                          model::describe_node(node, i) + ")",
+                      "the model is damaged or hostile; real models nest a few levels");
+        }
+        ++subgraphs;
+        scope_names += visible;
+        if (scope_names > limits.max_subgraph_scope_names) {
+          throw Error(file + ": " + std::to_string(subgraphs) + "+ subgraphs see more than " +
+                          std::to_string(limits.max_subgraph_scope_names) +
+                          " outer names in all (" + std::to_string(visible) + " at " +
+                          model::describe_node(node, i) + "); checking it would take hours",
+                      "the model is damaged or hostile; real models have a few subgraphs");
+        }
+        stack.push_back({sub, depth + 1, visible});
+      }
+    }
+  }
+}
 
 void check_versions(const onnx::ModelProto& proto, const std::string& file) {
   if (proto.ir_version() <= 0) {
@@ -92,14 +142,28 @@ void check_tensor_sizes(onnx::GraphProto& graph, const std::string& file,
     uint64_t stored_elements = tensor.has_raw_data() ? stored / element : 0;
     if (!tensor.has_raw_data()) {
       switch (tensor.data_type()) {
-      case onnx::TensorProto::FLOAT: stored_elements = tensor.float_data_size(); break;
-      case onnx::TensorProto::COMPLEX64: stored_elements = tensor.float_data_size() / 2; break;
-      case onnx::TensorProto::DOUBLE: stored_elements = tensor.double_data_size(); break;
-      case onnx::TensorProto::COMPLEX128: stored_elements = tensor.double_data_size() / 2; break;
-      case onnx::TensorProto::INT64: stored_elements = tensor.int64_data_size(); break;
+      case onnx::TensorProto::FLOAT:
+        stored_elements = tensor.float_data_size();
+        break;
+      case onnx::TensorProto::COMPLEX64:
+        stored_elements = tensor.float_data_size() / 2;
+        break;
+      case onnx::TensorProto::DOUBLE:
+        stored_elements = tensor.double_data_size();
+        break;
+      case onnx::TensorProto::COMPLEX128:
+        stored_elements = tensor.double_data_size() / 2;
+        break;
+      case onnx::TensorProto::INT64:
+        stored_elements = tensor.int64_data_size();
+        break;
       case onnx::TensorProto::UINT32:
-      case onnx::TensorProto::UINT64: stored_elements = tensor.uint64_data_size(); break;
-      default: stored_elements = tensor.int32_data_size(); break;
+      case onnx::TensorProto::UINT64:
+        stored_elements = tensor.uint64_data_size();
+        break;
+      default:
+        stored_elements = tensor.int32_data_size();
+        break;
       }
     }
     if (tensor.has_raw_data() && stored != *bytes) {
@@ -113,12 +177,54 @@ void check_tensor_sizes(onnx::GraphProto& graph, const std::string& file,
   });
 }
 
-void check_protobuf_size(uint64_t bytes, const std::string& file) {
-  if (bytes > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
-    throw Error(file + ": " + std::to_string(bytes) +
+void check_file_size(uint64_t size, const std::string& file, const ReadLimits& limits) {
+  if (size > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+    throw Error(file + ": " + std::to_string(size) +
                     " bytes is more than one protobuf message can hold (2 GiB)",
                 "store the weights as external data (onnx.save(..., save_as_external_data=True))");
   }
+  if (size > limits.max_memory_bytes) {
+    throw Error(file + ": " + std::to_string(size) + " bytes is over the memory limit of " +
+                    std::to_string(limits.max_memory_bytes) + " bytes",
+                "raise the limit with --max-memory");
+  }
+}
+
+// A sparse tensor stores few values but stands for its dense dims, which consumers
+// (checkers, runtimes) may materialise: the dense size must fit the limit too.
+void check_sparse_tensor(const onnx::SparseTensorProto& sparse, const std::string& file,
+                         const ReadLimits& limits) {
+  uint64_t bytes = std::max<uint64_t>(model::element_size(sparse.values().data_type()), 1);
+  for (int64_t dim : sparse.dims()) {
+    auto next = dim < 0 ? std::nullopt : model::checked_mul(bytes, static_cast<uint64_t>(dim));
+    if (!next || *next > limits.max_tensor_bytes) {
+      throw Error(file + ": sparse tensor \"" + sparse.values().name() +
+                      "\" has dense dims over the limit of " +
+                      std::to_string(limits.max_tensor_bytes) +
+                      " bytes per tensor (or a negative dim)",
+                  "the model is damaged or hostile; check the tensor's dims");
+    }
+    bytes = *next;
+  }
+}
+
+void check_sparse_tensors(const onnx::GraphProto& root, const std::string& file,
+                          const ReadLimits& limits) {
+  model::for_each_graph(root, [&](const onnx::GraphProto& graph, int) {
+    for (const auto& sparse : graph.sparse_initializer()) {
+      check_sparse_tensor(sparse, file, limits);
+    }
+    for (const auto& node : graph.node()) {
+      for (const auto& attribute : node.attribute()) {
+        if (attribute.has_sparse_tensor()) {
+          check_sparse_tensor(attribute.sparse_tensor(), file, limits);
+        }
+        for (const auto& sparse : attribute.sparse_tensors()) {
+          check_sparse_tensor(sparse, file, limits);
+        }
+      }
+    }
+  });
 }
 
 } // namespace
@@ -128,7 +234,7 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   if (bytes.empty()) {
     throw Error(file + ": file is empty; expected an ONNX model (protobuf)");
   }
-  check_protobuf_size(bytes.size(), file);
+  check_file_size(bytes.size(), file, limits);
   Model model;
   model.path = path;
   model.file_bytes = bytes.size();
@@ -137,6 +243,13 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
                                                 static_cast<int>(bytes.size()));
   stream.SetRecursionLimit(k_protobuf_recursion_limit);
   if (!model.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
+    // Too deep for the parser: say so precisely rather than "corrupt".
+    int depth = model::scan_subgraph_depth(bytes, limits.max_subgraph_depth);
+    if (depth > limits.max_subgraph_depth) {
+      throw Error(file + ": subgraphs are nested more than " +
+                      std::to_string(limits.max_subgraph_depth) + " levels deep",
+                  "the model is damaged or hostile; real models nest a few levels");
+    }
     throw Error(file + ": not a valid ONNX protobuf (truncated, corrupt, nested too deeply, "
                        "or not an ONNX file)");
   }
@@ -144,9 +257,11 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
     throw Error(file + ": not an ONNX model: it has no graph");
   }
   check_versions(model.proto, file);
+  check_nesting(model.proto.graph(), file, limits);
   check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
+  check_sparse_tensors(model.proto.graph(), file, limits);
   model::check_value_shapes(model.proto.graph(), file, limits);
-  model.external_files = model::load_external_data(model.proto, path, limits);
+  model.external_files = model::load_external_data(model.proto, path, limits, bytes.size());
   return model;
 }
 
@@ -159,10 +274,10 @@ Model read_model(const fs::path& path, const ReadLimits& limits) {
   if (!fs::is_regular_file(status)) {
     throw Error(path.string() + ": not a regular file; expected an .onnx model");
   }
-  // Refuse an oversized file before reading it all into memory.
-  auto size = fs::file_size(path, ec);
+  // Refuse before reading: a 10 GB file must not be loaded just to be rejected.
+  uint64_t size = fs::file_size(path, ec);
   if (!ec) {
-    check_protobuf_size(size, path.string());
+    check_file_size(size, path.string(), limits);
   }
   return parse_model(util::read_file(path), path, limits);
 }
