@@ -1,6 +1,7 @@
 // `npucc cache verify | invalidate | purge`: the subcommands that may delete.
 #include "cache/local_storage.h"
 #include "cache_commands.h"
+#include "npucc/config.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/strings.h"
@@ -166,7 +167,7 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
       options.older_than = parse_age(args->older_than);
     }
     if (!args->max_size.empty()) {
-      options.max_size = parse_size(args->max_size);
+      options.max_size = parse_size_setting(args->max_size, "--max-size");
     }
     cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
     auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;

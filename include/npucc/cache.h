@@ -56,8 +56,7 @@ std::filesystem::path open_cache_dir(const CacheConfig& config);
 // `npucc cache init DIR`: creates DIR (and parents) with the cache layout and CACHEDIR.TAG.
 void init_cache_dir(const std::filesystem::path& dir);
 
-// "10G", "512M", "1.5GiB", "4096" (bytes). Decimal k/M/G/T, binary Ki/Mi/Gi/Ti.
-uint64_t parse_size(const std::string& text);
+// Sizes: parse_size_setting in npucc/config.h.
 // "7d", "12h", "30m", "45s" -> seconds.
 int64_t parse_age(const std::string& text);
 

@@ -1,11 +1,10 @@
 #include "cache/file_ops.h"
 #include "npucc/cache.h"
+#include "npucc/config.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/strings.h"
 
-#include <cctype>
-#include <cmath>
 #include <cstdlib>
 
 namespace npucc {
@@ -48,50 +47,6 @@ const char* outcome_name(CacheOutcome outcome) {
     return "disabled";
   }
   return "disabled";
-}
-
-uint64_t parse_size(const std::string& text) {
-  std::string value(util::trim(text));
-  size_t digits = 0;
-  while (digits < value.size() &&
-         (std::isdigit(static_cast<unsigned char>(value[digits])) || value[digits] == '.')) {
-    ++digits;
-  }
-  std::string number = value.substr(0, digits);
-  std::string unit = value.substr(digits);
-  double multiplier = 0;
-  const std::pair<const char*, double> units[] = {{"", 1},
-                                                  {"B", 1},
-                                                  {"k", 1e3},
-                                                  {"K", 1e3},
-                                                  {"KB", 1e3},
-                                                  {"M", 1e6},
-                                                  {"MB", 1e6},
-                                                  {"G", 1e9},
-                                                  {"GB", 1e9},
-                                                  {"T", 1e12},
-                                                  {"TB", 1e12},
-                                                  {"Ki", 1024.0},
-                                                  {"KiB", 1024.0},
-                                                  {"Mi", 1048576.0},
-                                                  {"MiB", 1048576.0},
-                                                  {"Gi", 1073741824.0},
-                                                  {"GiB", 1073741824.0},
-                                                  {"Ti", 1099511627776.0},
-                                                  {"TiB", 1099511627776.0}};
-  for (const auto& [name, factor] : units) {
-    if (unit == name) {
-      multiplier = factor;
-    }
-  }
-  char* end = nullptr;
-  double amount = number.empty() ? -1 : std::strtod(number.c_str(), &end);
-  if (multiplier == 0 || amount < 0 || end == nullptr || *end != '\0' || !std::isfinite(amount) ||
-      amount * multiplier > 9.2e18) {
-    throw usage_error("invalid size \"" + text + "\"",
-                      "write a number with an optional unit: 500M, 10G, 1.5GiB");
-  }
-  return static_cast<uint64_t>(amount * multiplier);
 }
 
 int64_t parse_age(const std::string& text) {
@@ -149,7 +104,8 @@ CacheConfig resolve_cache_config(const std::string& dir_option,
   std::string max_size =
       max_size_option.empty() ? environment("NPUCC_CACHE_MAX_SIZE") : max_size_option;
   if (!max_size.empty()) {
-    config.max_size = parse_size(max_size);
+    config.max_size = parse_size_setting(
+        max_size, max_size_option.empty() ? "NPUCC_CACHE_MAX_SIZE" : "--max-size");
   }
   return config;
 }

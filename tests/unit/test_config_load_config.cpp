@@ -231,5 +231,9 @@ TEST_SUITE("npucc::load_config") {
     CHECK_THROWS_AS(parse_size_setting("1.2.3G", "x"), Error);
     CHECK_THROWS_AS(parse_size_setting("5P", "x"), Error);
     CHECK_THROWS_AS(parse_size_setting("99999999T", "x"), Error);
+    for (const char* bad : {"G", "10X", "1e30T"}) {
+      CAPTURE(bad);
+      CHECK_THROWS_AS(parse_size_setting(bad, "x"), Error);
+    }
   }
 }
