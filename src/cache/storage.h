@@ -20,6 +20,9 @@ const char* fetch_status_name(FetchStatus status);
 struct FetchResult {
   FetchStatus status = FetchStatus::absent;
   std::string problem; // corrupt/incomplete: what is wrong, naming the file
+  // corrupt because a signing key is configured and the entry's signature is missing or
+  // wrong (entry_signature.h): worth a warning, unlike ordinary damage.
+  bool untrusted = false;
   EntryHeader header;  // hit: the entry's header
   Transfer transfer = Transfer::copy;
 };
