@@ -316,8 +316,8 @@ std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global) 
   command.add_option("DIR", args->dir, "the folder to create")->required();
   command.add_option("--shared", args->shared,
                      "group: make the folder setgid and group-writable (02770) for a team's "
-                     "shared cache; no: private to you")
-      ->check(CLI::IsMember({"auto", "no", "group"}))
+                     "shared cache; no: private to you; world: readable by all")
+      ->check(CLI::IsMember({"auto", "no", "group", "world"}))
       ->capture_default_str();
   return [args, &global] {
     CacheSharing sharing = parse_cache_sharing(args->shared, "--shared");

@@ -91,7 +91,8 @@ void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_siz
                    "$NPUCC_CACHE_READ_ONLY)");
   command.add_option("--cache-shared", args.shared,
                      "who may use entries written: no (private), group (setgid, group-writable "
-                     "folders) or auto (default: $NPUCC_CACHE_SHARED, else auto)");
+                     "folders), world (readable by all) or auto (default: $NPUCC_CACHE_SHARED, "
+                     "else auto)");
   command.add_option("--cache-key-file", args.key_file,
                      "sign entries with HMAC-SHA-256 under this key and reject entries without "
                      "a valid signature (default: $NPUCC_CACHE_KEY_FILE)");

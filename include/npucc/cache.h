@@ -42,12 +42,14 @@ enum class CacheAccess { read_write, read_only };
 //   none  - private to the writing user: folders 0700 (mutable files 0600);
 //   group - a group's shared cache: folders 02770 (setgid, so the group is inherited),
 //           mutable files (statistics, locks) 0660, whatever the writer's umask;
+//   world - readable by everyone, writable by the writer only: folders 0755, files 0644
+//           (one publisher, e.g. CI, and read-only consumers under other user ids);
 //   automatic - group when the cache folder itself is setgid and group-writable (as
 //           `npucc cache init --shared group` leaves it), else none.
 // Entry files are 0444 in every mode (hard-linked outputs stay readable by the user's
 // tools); the folders above them decide who can reach them.
-enum class CacheSharing { automatic, none, group };
-// "auto", "no", "group".
+enum class CacheSharing { automatic, none, group, world };
+// "auto", "no", "group", "world".
 const char* cache_sharing_name(CacheSharing sharing);
 // Throws usage_error for anything else, naming `where`.
 CacheSharing parse_cache_sharing(const std::string& text, const std::string& where);

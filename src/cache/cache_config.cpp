@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
@@ -49,18 +50,21 @@ const char* cache_sharing_name(CacheSharing sharing) {
     return "no";
   case CacheSharing::group:
     return "group";
+  case CacheSharing::world:
+    return "world";
   }
   return "auto";
 }
 
 CacheSharing parse_cache_sharing(const std::string& text, const std::string& where) {
-  for (CacheSharing sharing : {CacheSharing::automatic, CacheSharing::none, CacheSharing::group}) {
+  for (CacheSharing sharing : {CacheSharing::automatic, CacheSharing::none, CacheSharing::group,
+                               CacheSharing::world}) {
     if (text == cache_sharing_name(sharing)) {
       return sharing;
     }
   }
   throw usage_error(where + ": \"" + text + "\" is not a cache sharing mode",
-                    "use auto, no or group");
+                    "use auto, no, group or world");
 }
 
 const char* outcome_name(CacheOutcome outcome) {
@@ -233,15 +237,25 @@ void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
                 (ec ? ": " + ec.message() : std::string()));
   }
   fs::path root = fs::canonical(dir);
-  if (sharing == CacheSharing::group) {
-    // The mark `auto` looks for; later writers then use group modes without being told.
-    if (::chmod(root.c_str(), cache::modes_for(CacheSharing::group).dir) != 0) {
-      throw Error(root.string() + ": cannot make the cache folder group-shared: " +
+  if (sharing != CacheSharing::automatic) {
+    // Group: the mark `auto` looks for, so later writers use group modes untold.
+    unsigned mode = cache::modes_for(sharing).dir;
+    if (::chmod(root.c_str(), mode) != 0) {
+      char octal[8];
+      std::snprintf(octal, sizeof octal, "%o", mode);
+      throw Error(root.string() + ": cannot set the cache folder's mode to " + octal + ": " +
                       std::strerror(errno),
-                  "run as the folder's owner, or chmod 2770 it yourself");
+                  std::string("run as the folder's owner, or chmod ") + octal + " it yourself");
     }
   }
   create_layout(root, sharing);
+  if (sharing != CacheSharing::automatic) {
+    // Re-running init with another mode converts the layout (entries already written
+    // keep theirs: `npucc cache purge --all` starts afresh).
+    for (const char* sub : {"entries", "tmp", "lock", "models"}) {
+      ::chmod((root / sub).c_str(), cache::modes_for(sharing).dir);
+    }
+  }
 }
 
 } // namespace npucc

@@ -336,6 +336,9 @@ Modes modes_for(CacheSharing resolved) {
   if (resolved == CacheSharing::group) {
     return {02770, 0660};
   }
+  if (resolved == CacheSharing::world) {
+    return {0755, 0644};
+  }
   return {0700, 0600};
 }
 

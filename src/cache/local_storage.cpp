@@ -176,8 +176,11 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   if (info.state == EntryState::ok) {
     try {
       for (const auto& file : info.header.files) {
-        result.transfer =
-            materialise_file(dir / file.name, into / file.name, AllowLink::yes, Sync::no);
+        // A read-only user does not even link: that would change the cache's inodes
+        // (link count, ctime) and tie the output to a cache someone else manages.
+        result.transfer = materialise_file(
+            dir / file.name, into / file.name,
+            m_access == CacheAccess::read_only ? AllowLink::no : AllowLink::yes, Sync::no);
       }
     } catch (const Error& e) {
       // Removed under us (eviction, a concurrent replace): a miss, not a failure.

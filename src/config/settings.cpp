@@ -61,9 +61,10 @@ const std::vector<SettingInfo>& settings_table() {
        "--cache-shared",
        "",
        SettingKind::choice,
-       {"auto", "no", "group"},
+       {"auto", "no", "group", "world"},
        "who may use the entries written: no (private: folders 0700), group (folders 02770), "
-       "auto (group when the cache folder is setgid and group-writable)"},
+       "world (readable by all: 0755), auto (group when the cache folder is setgid and "
+       "group-writable, else no)"},
       {"cache.key_file",
        "NPUCC_CACHE_KEY_FILE",
        "--cache-key-file",
