@@ -314,9 +314,10 @@ std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global) 
   };
   auto args = std::make_shared<Args>();
   command.add_option("DIR", args->dir, "the folder to create")->required();
-  command.add_option("--shared", args->shared,
-                     "group: make the folder setgid and group-writable (02770) for a team's "
-                     "shared cache; no: private to you; world: readable by all")
+  command
+      .add_option("--shared", args->shared,
+                  "group: make the folder setgid and group-writable (02770) for a team's "
+                  "shared cache; no: private to you; world: readable by all")
       ->check(CLI::IsMember({"auto", "no", "group", "world"}))
       ->capture_default_str();
   return [args, &global] {

@@ -6,8 +6,8 @@
 #include "util/strings.h"
 
 #include <cctype>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,8 +57,8 @@ const char* cache_sharing_name(CacheSharing sharing) {
 }
 
 CacheSharing parse_cache_sharing(const std::string& text, const std::string& where) {
-  for (CacheSharing sharing : {CacheSharing::automatic, CacheSharing::none, CacheSharing::group,
-                               CacheSharing::world}) {
+  for (CacheSharing sharing :
+       {CacheSharing::automatic, CacheSharing::none, CacheSharing::group, CacheSharing::world}) {
     if (text == cache_sharing_name(sharing)) {
       return sharing;
     }

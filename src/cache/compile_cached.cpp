@@ -217,8 +217,8 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
                        : "new key";
   if (fetched.untrusted) {
     // Someone may be trying to feed us a forged entry: say so even without --verbose.
-    out.warning = "cache entry " + storage.entry_dir(key.key).string() + " rejected: " +
-                  fetched.problem + "; compiled locally";
+    out.warning = "cache entry " + storage.entry_dir(key.key).string() +
+                  " rejected: " + fetched.problem + "; compiled locally";
   }
   storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
   say("cache: miss: " + out.reason);

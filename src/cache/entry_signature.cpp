@@ -7,8 +7,8 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -64,8 +64,8 @@ int hex_value(char c) {
 // The MAC recorded in a signature file's text; false when the text is not one.
 bool parse_signature(const std::string& text, Mac& mac) {
   const std::string prefix = std::string(k_signature_magic) + "\nhmac-sha256 ";
-  if (text.size() != prefix.size() + 2 * k_mac_bytes + 1 || text.compare(0, prefix.size(), prefix) != 0 ||
-      text.back() != '\n') {
+  if (text.size() != prefix.size() + 2 * k_mac_bytes + 1 ||
+      text.compare(0, prefix.size(), prefix) != 0 || text.back() != '\n') {
     return false;
   }
   for (size_t i = 0; i < k_mac_bytes; ++i) {
@@ -108,8 +108,8 @@ SigningKey load_signing_key(const fs::path& file) {
   if (fd < 0) {
     int error = errno;
     throw Error(where + ": cannot open it: " + std::strerror(error),
-                error == ENOENT ? "create it (openssl rand -hex 32 > " + name +
-                                      "; chmod 600 " + name + ") or unset NPUCC_CACHE_KEY_FILE"
+                error == ENOENT ? "create it (openssl rand -hex 32 > " + name + "; chmod 600 " +
+                                      name + ") or unset NPUCC_CACHE_KEY_FILE"
                                 : "");
   }
   struct stat st {};
@@ -147,9 +147,8 @@ SigningKey load_signing_key(const fs::path& file) {
     secret.pop_back();
   }
   if (secret.empty()) {
-    throw Error(where + " is empty",
-                "write a random key into it: openssl rand -hex 32 > " + name + "; chmod 600 " +
-                    name);
+    throw Error(where + " is empty", "write a random key into it: openssl rand -hex 32 > " + name +
+                                         "; chmod 600 " + name);
   }
   if (secret.size() < k_min_key_bytes) {
     throw Error(where + " holds " + std::to_string(secret.size()) + " bytes; at least " +
@@ -158,7 +157,7 @@ SigningKey load_signing_key(const fs::path& file) {
   }
   if (secret.size() > k_max_key_bytes) {
     throw Error(where + " is larger than " + std::to_string(k_max_key_bytes) +
-                    " bytes; is it the right file?");
+                " bytes; is it the right file?");
   }
   return {file, std::move(secret)};
 }
@@ -173,8 +172,8 @@ SignatureCheck check_signature(const SigningKey& key, const std::string& header_
   SignatureCheck check;
   if (signature.empty()) {
     check.state = SignatureState::missing;
-    check.problem = std::string("unsigned entry (no ") + k_signature_file +
-                    ") but a cache key is configured";
+    check.problem =
+        std::string("unsigned entry (no ") + k_signature_file + ") but a cache key is configured";
     return check;
   }
   Mac recorded{};

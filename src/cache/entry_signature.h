@@ -57,7 +57,6 @@ SignatureCheck check_signature(const SigningKey& key, const std::string& header_
 void sign_entry(const std::filesystem::path& entry_dir, const SigningKey& key);
 
 // Reads entry.npucc and entry.sig of `entry_dir` (never through a symlink) and checks them.
-SignatureCheck check_entry_signature(const std::filesystem::path& entry_dir,
-                                     const SigningKey& key);
+SignatureCheck check_entry_signature(const std::filesystem::path& entry_dir, const SigningKey& key);
 
 } // namespace npucc::cache

@@ -41,8 +41,8 @@ struct EntryInfo {
   EntryHeader header;              // parsed unless corrupt or foreign
   // Checked only with a signing key and Check::contents; not valid makes the entry corrupt.
   std::optional<SignatureState> signature;
-  uint64_t bytes = 0;              // on disk
-  int64_t last_used = 0;           // seconds since the epoch
+  uint64_t bytes = 0;    // on disk
+  int64_t last_used = 0; // seconds since the epoch
 };
 
 // How closely to look at an entry: sizes (cheap, for listings) or every checksum.

@@ -23,7 +23,7 @@ struct FetchResult {
   // corrupt because a signing key is configured and the entry's signature is missing or
   // wrong (entry_signature.h): worth a warning, unlike ordinary damage.
   bool untrusted = false;
-  EntryHeader header;  // hit: the entry's header
+  EntryHeader header; // hit: the entry's header
   Transfer transfer = Transfer::copy;
 };
 
