@@ -103,7 +103,7 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
   command.add_option("--model", args->model, "only entries of this model (the .onnx file's stem)");
   command.add_option("--version", args->version, "only entries of this compiler version");
   return [args, &global] {
-    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
     auto entries = storage.list(cache::Check::sizes);
     size_t other_versions = 0;
     for (const auto& info : entries) {
@@ -191,7 +191,7 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
   return [args] {
     CacheConfig config = make_cache_config(args->cache);
-    cache::LocalStorage storage(open_cache_dir(config));
+    cache::LocalStorage storage = cache::open_local_storage(config);
     if (args->zero) {
       storage.stats().zero();
     }
@@ -308,12 +308,24 @@ std::function<int()> setup_explain(CLI::App& command, const GlobalOptions&) {
 }
 
 std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global) {
-  auto dir = std::make_shared<std::string>();
-  command.add_option("DIR", *dir, "the folder to create")->required();
-  return [dir, &global] {
-    init_cache_dir(*dir);
+  struct Args {
+    std::string dir;
+    std::string shared = "auto";
+  };
+  auto args = std::make_shared<Args>();
+  command.add_option("DIR", args->dir, "the folder to create")->required();
+  command
+      .add_option("--shared", args->shared,
+                  "group: make the folder setgid and group-writable (02770) for a team's "
+                  "shared cache; no: private to you; world: readable by all")
+      ->check(CLI::IsMember({"auto", "no", "group", "world"}))
+      ->capture_default_str();
+  return [args, &global] {
+    CacheSharing sharing = parse_cache_sharing(args->shared, "--shared");
+    init_cache_dir(args->dir, sharing);
     if (!global.quiet) {
-      std::cout << "initialised cache folder " << *dir << "\n";
+      std::cout << "initialised " << (sharing == CacheSharing::group ? "group-shared " : "")
+                << "cache folder " << args->dir << "\n";
     }
     return 0;
   };

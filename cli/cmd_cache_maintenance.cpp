@@ -59,7 +59,7 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
   command.add_flag("--dry-run", args->dry_run, "with --fix: only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
   return [args, &global] {
-    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
     bool fix = args->fix && !args->dry_run;
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
     auto report =
@@ -124,7 +124,7 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
     if (!args->key.empty() && args->key.size() < 4) {
       throw usage_error("--key " + args->key + ": too short", "give at least 4 hex digits");
     }
-    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
     cache::Selection selection;
     if (!args->version.empty()) {
       selection.version = args->version;
@@ -169,7 +169,7 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     if (!args->max_size.empty()) {
       options.max_size = parse_size_setting(args->max_size, "--max-size");
     }
-    cache::LocalStorage storage(open_cache_dir(make_cache_config(args->cache)));
+    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
     auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
     auto report = storage.purge(options, dry_run);
     if (args->json) {

@@ -85,17 +85,37 @@ void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_siz
                        "keep the cache under this size after each store, least recently used "
                        "first (e.g. 10G; default: $NPUCC_CACHE_MAX_SIZE, else unbounded)");
   }
+  command.add_flag("--read-only", args.read_only,
+                   "use cache hits but write nothing to the cache: misses are compiled and not "
+                   "stored; commands that modify the cache refuse (default: "
+                   "$NPUCC_CACHE_READ_ONLY)");
+  command.add_option("--cache-shared", args.shared,
+                     "who may use entries written: no (private), group (setgid, group-writable "
+                     "folders), world (readable by all) or auto (default: $NPUCC_CACHE_SHARED, "
+                     "else auto)");
+  command.add_option("--cache-key-file", args.key_file,
+                     "sign entries with HMAC-SHA-256 under this key and reject entries without "
+                     "a valid signature (default: $NPUCC_CACHE_KEY_FILE)");
   add_options_file(command, args.options_file);
 }
 
 CacheConfig make_cache_config(const CacheArgs& args) {
   Config config = load_settings({{"cache.dir", args.dir, "--cache-dir"},
-                                 {"cache.max_size", args.max_size, "--max-size"}},
+                                 {"cache.max_size", args.max_size, "--max-size"},
+                                 {"cache.read_only", args.read_only ? "true" : "", "--read-only"},
+                                 {"cache.shared", args.shared, "--cache-shared"},
+                                 {"cache.key_file", args.key_file, "--cache-key-file"}},
                                 args.options_file);
   CacheConfig cache;
   cache.dir = config.cache_dir();
   cache.max_size = config.cache_max_size();
   cache.disabled = config.cache_disabled();
+  cache.access = config.cache_read_only() ? CacheAccess::read_only : CacheAccess::read_write;
+  const Setting& shared = config.get("cache.shared");
+  if (shared.is_set()) {
+    cache.sharing = parse_cache_sharing(shared.value, shared.describe_source());
+  }
+  cache.key_file = config.value("cache.key_file");
   switch (config.get("cache.dir").source) {
   case SettingSource::built_in: cache.source = CacheDirSource::default_location; break;
   case SettingSource::command_line: cache.source = CacheDirSource::option; break;

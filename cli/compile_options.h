@@ -24,11 +24,14 @@ void add_compile_options(CLI::App& command, CompileArgs& args);
 // Fills everything but model_path and output_dir.
 CompileOptions make_compile_options(const CompileArgs& args);
 
-// --cache-dir (alias --graph-compiler-cache-dir, Ascend's name) and, with
-// MaxSizeOption::yes, --max-size.
+// --cache-dir (alias --graph-compiler-cache-dir, Ascend's name), --read-only,
+// --cache-shared, --cache-key-file and, with MaxSizeOption::yes, --max-size.
 struct CacheArgs {
   std::string dir;
   std::string max_size;
+  bool read_only = false;   // --read-only
+  std::string shared;       // --cache-shared
+  std::string key_file;     // --cache-key-file
   std::string options_file; // --options FILE, shared with CompileArgs
 };
 enum class MaxSizeOption { no, yes };

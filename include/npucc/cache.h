@@ -34,6 +34,26 @@ CacheKey explain_cache_key(const CompileOptions& options);
 
 enum class CacheDirSource { option, environment, default_location };
 
+// read_only: hits are used, misses compile into the output folder only; nothing in the
+// cache is created, changed or removed (no entry, no statistics, no lock file).
+enum class CacheAccess { read_write, read_only };
+
+// Who may use what npucc writes into the cache (cache.shared):
+//   none  - private to the writing user: folders 0700 (mutable files 0600);
+//   group - a group's shared cache: folders 02770 (setgid, so the group is inherited),
+//           mutable files (statistics, locks) 0660, whatever the writer's umask;
+//   world - readable by everyone, writable by the writer only: folders 0755, files 0644
+//           (one publisher, e.g. CI, and read-only consumers under other user ids);
+//   automatic - group when the cache folder itself is setgid and group-writable (as
+//           `npucc cache init --shared group` leaves it), else none.
+// Entry files are 0444 in every mode (hard-linked outputs stay readable by the user's
+// tools); the folders above them decide who can reach them.
+enum class CacheSharing { automatic, none, group, world };
+// "auto", "no", "group", "world".
+const char* cache_sharing_name(CacheSharing sharing);
+// Throws usage_error for anything else, naming `where`.
+CacheSharing parse_cache_sharing(const std::string& text, const std::string& where);
+
 struct CacheConfig {
   std::filesystem::path dir;
   CacheDirSource source = CacheDirSource::default_location;
@@ -41,6 +61,13 @@ struct CacheConfig {
   std::optional<uint64_t> max_size;
   // NPUCC_CACHE_DISABLE / `disable = true` in config.toml: as --no-cache.
   bool disabled = false;
+  // NPUCC_CACHE_READ_ONLY / `read_only = true` / --read-only.
+  CacheAccess access = CacheAccess::read_write;
+  // NPUCC_CACHE_SHARED / `shared = "group"` / --cache-shared.
+  CacheSharing sharing = CacheSharing::automatic;
+  // NPUCC_CACHE_KEY_FILE / `key_file` / --cache-key-file: sign entries written and reject
+  // entries read without a valid signature (src/cache/entry_signature.h). Empty: none.
+  std::filesystem::path key_file;
 };
 
 // The directory is `dir_option`, else $NPUCC_CACHE_DIR, else
@@ -50,11 +77,15 @@ CacheConfig resolve_cache_config(const std::string& dir_option, const std::strin
 
 // Makes sure the cache directory can be used: the default one is created on first use
 // (with a CACHEDIR.TAG); an explicitly configured one must exist (as Ascend's
-// graph_compiler_cache_dir), else an error naming it and the fix. Returns the path.
+// graph_compiler_cache_dir), else an error naming it and the fix. A read-only cache is
+// never created or changed: it must exist. Returns the path.
 std::filesystem::path open_cache_dir(const CacheConfig& config);
 
 // `npucc cache init DIR`: creates DIR (and parents) with the cache layout and CACHEDIR.TAG.
-void init_cache_dir(const std::filesystem::path& dir);
+// With CacheSharing::group, DIR and its layout folders are made setgid and group-writable
+// (02770), so later writers follow suit automatically.
+void init_cache_dir(const std::filesystem::path& dir,
+                    CacheSharing sharing = CacheSharing::automatic);
 
 // Sizes: parse_size_setting in npucc/config.h.
 // "7d", "12h", "30m", "45s" -> seconds.

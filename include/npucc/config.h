@@ -101,6 +101,7 @@ public:
   bool cache_dir_is_default() const { return get("cache.dir").source == SettingSource::built_in; }
   std::optional<uint64_t> cache_max_size() const; // nullopt: unbounded
   bool cache_disabled() const;
+  bool cache_read_only() const;
 
 private:
   std::map<std::string, Setting, std::less<>> m_settings;

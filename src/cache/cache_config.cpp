@@ -1,11 +1,18 @@
 #include "cache/file_ops.h"
+#include "config/value.h"
 #include "npucc/cache.h"
 #include "npucc/config.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/strings.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
 
 namespace npucc {
 
@@ -24,9 +31,10 @@ std::string environment(const char* name) {
 }
 
 // The layout folders and the tag; safe to run concurrently and on an existing cache.
-void create_layout(const fs::path& dir) {
+void create_layout(const fs::path& dir, CacheSharing sharing) {
+  cache::Modes modes = cache::modes_for(cache::resolve_sharing(sharing, dir));
   for (const char* sub : {"entries", "tmp", "lock", "models"}) {
-    cache::ensure_real_directory(dir / sub);
+    cache::ensure_real_directory(dir / sub, modes.dir);
   }
   if (cache::path_kind(dir / "CACHEDIR.TAG") == cache::PathKind::missing) {
     util::write_file_atomic(dir / "CACHEDIR.TAG", k_cachedir_tag);
@@ -34,6 +42,31 @@ void create_layout(const fs::path& dir) {
 }
 
 } // namespace
+
+const char* cache_sharing_name(CacheSharing sharing) {
+  switch (sharing) {
+  case CacheSharing::automatic:
+    return "auto";
+  case CacheSharing::none:
+    return "no";
+  case CacheSharing::group:
+    return "group";
+  case CacheSharing::world:
+    return "world";
+  }
+  return "auto";
+}
+
+CacheSharing parse_cache_sharing(const std::string& text, const std::string& where) {
+  for (CacheSharing sharing :
+       {CacheSharing::automatic, CacheSharing::none, CacheSharing::group, CacheSharing::world}) {
+    if (text == cache_sharing_name(sharing)) {
+      return sharing;
+    }
+  }
+  throw usage_error(where + ": \"" + text + "\" is not a cache sharing mode",
+                    "use auto, no, group or world");
+}
 
 const char* outcome_name(CacheOutcome outcome) {
   switch (outcome) {
@@ -107,20 +140,36 @@ CacheConfig resolve_cache_config(const std::string& dir_option,
     config.max_size = parse_size_setting(
         max_size, max_size_option.empty() ? "NPUCC_CACHE_MAX_SIZE" : "--max-size");
   }
+  std::string read_only = environment("NPUCC_CACHE_READ_ONLY");
+  if (!read_only.empty()) {
+    auto value = config::parse_bool_text(read_only);
+    if (!value) {
+      throw usage_error("NPUCC_CACHE_READ_ONLY: \"" + read_only + "\" is not a boolean",
+                        "use 1 or 0");
+    }
+    config.access = *value ? CacheAccess::read_only : CacheAccess::read_write;
+  }
+  if (!environment("NPUCC_CACHE_SHARED").empty()) {
+    config.sharing = parse_cache_sharing(environment("NPUCC_CACHE_SHARED"), "NPUCC_CACHE_SHARED");
+  }
+  config.key_file = environment("NPUCC_CACHE_KEY_FILE");
   return config;
 }
 
 fs::path open_cache_dir(const CacheConfig& config) {
   std::error_code ec;
   fs::path dir = config.dir;
-  if (config.source == CacheDirSource::default_location) {
+  bool read_only = config.access == CacheAccess::read_only;
+  if (config.source == CacheDirSource::default_location && !read_only) {
     fs::create_directories(dir, ec);
     if (ec) {
       throw Error(dir.string() + ": cannot create the default cache folder: " + ec.message(),
                   "pass --cache-dir DIR, set NPUCC_CACHE_DIR, or --no-cache");
     }
   } else if (!fs::is_directory(dir, ec)) {
-    std::string from = config.source == CacheDirSource::option ? "--cache-dir" : "NPUCC_CACHE_DIR";
+    std::string from = config.source == CacheDirSource::option        ? "--cache-dir"
+                       : config.source == CacheDirSource::environment ? "NPUCC_CACHE_DIR"
+                                                                      : "default, read-only";
     throw Error(dir.string() + ": the cache folder (" + from + ") " +
                     (fs::exists(dir, ec) ? "is not a folder" : "does not exist"),
                 "create it with `npucc cache init " + dir.string() +
@@ -132,18 +181,39 @@ fs::path open_cache_dir(const CacheConfig& config) {
   if (ec) {
     throw Error(config.dir.string() + ": cannot open the cache folder: " + ec.message());
   }
-  create_layout(dir);
+  if (!read_only) {
+    create_layout(dir, config.sharing);
+  }
   return dir;
 }
 
-void init_cache_dir(const fs::path& dir) {
+void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec)) {
     throw Error(dir.string() + ": cannot create the cache folder" +
                 (ec ? ": " + ec.message() : std::string()));
   }
-  create_layout(fs::canonical(dir));
+  fs::path root = fs::canonical(dir);
+  if (sharing != CacheSharing::automatic) {
+    // Group: the mark `auto` looks for, so later writers use group modes untold.
+    unsigned mode = cache::modes_for(sharing).dir;
+    if (::chmod(root.c_str(), mode) != 0) {
+      char octal[8];
+      std::snprintf(octal, sizeof octal, "%o", mode);
+      throw Error(root.string() + ": cannot set the cache folder's mode to " + octal + ": " +
+                      std::strerror(errno),
+                  std::string("run as the folder's owner, or chmod ") + octal + " it yourself");
+    }
+  }
+  create_layout(root, sharing);
+  if (sharing != CacheSharing::automatic) {
+    // Re-running init with another mode converts the layout (entries already written
+    // keep theirs: `npucc cache purge --all` starts afresh).
+    for (const char* sub : {"entries", "tmp", "lock", "models"}) {
+      ::chmod((root / sub).c_str(), cache::modes_for(sharing).dir);
+    }
+  }
 }
 
 } // namespace npucc

@@ -211,11 +211,25 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
   bool replace =
       fetched.status == FetchStatus::corrupt || fetched.status == FetchStatus::incomplete;
   out.outcome = CacheOutcome::miss;
-  out.reason = replace ? std::string(fetch_status_name(fetched.status)) + " entry replaced (" +
+  out.reason = replace ? std::string(fetch_status_name(fetched.status)) + " entry " +
+                             (storage.read_only() ? "not used" : "replaced") + " (" +
                              fetched.problem + ")"
                        : "new key";
+  if (fetched.untrusted) {
+    // Someone may be trying to feed us a forged entry: say so even without --verbose.
+    out.warning = "cache entry " + storage.entry_dir(key.key).string() +
+                  " rejected: " + fetched.problem + "; compiled locally";
+  }
   storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
   say("cache: miss: " + out.reason);
+  if (storage.read_only()) {
+    out.reason += " (read-only cache: not stored)";
+    if (deliver == Deliver::cache_only) {
+      throw Error(storage.root().string() + ": the cache is used read-only; cannot populate it");
+    }
+    out.result = compile(std::move(model), options, log);
+    return out;
+  }
 
   fs::path scratch;
   if (deliver == Deliver::cache_only) {
@@ -247,8 +261,9 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
       }
     } catch (const Error& e) {
       storage.stats().update({{"store_errors", 1}});
-      out.warning = std::string("not stored in the cache: ") + e.what() +
-                    (e.hint().empty() ? "" : " (" + e.hint() + ")");
+      out.warning += std::string(out.warning.empty() ? "" : "; ") +
+                     "not stored in the cache: " + e.what() +
+                     (e.hint().empty() ? "" : " (" + e.hint() + ")");
       if (deliver == Deliver::cache_only) {
         throw Error(out.warning);
       }
@@ -281,7 +296,7 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     out.reason = "--no-cache";
     return out;
   }
-  cache::LocalStorage storage(open_cache_dir(config));
+  cache::LocalStorage storage = cache::open_local_storage(config);
   return cache::run_cached(storage, config, options, cache::Deliver::output_folder, log);
 }
 

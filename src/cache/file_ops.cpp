@@ -194,13 +194,19 @@ void sync_directory(const fs::path& dir) {
   }
 }
 
-void ensure_real_directory(const fs::path& dir) {
+void ensure_real_directory(const fs::path& dir, unsigned mode) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (path_kind(dir)) {
     case PathKind::directory:
       return;
     case PathKind::missing:
-      if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
+      if (::mkdir(dir.c_str(), mode == 0 ? 0755 : (mode & 0777)) == 0) {
+        if (mode != 0) {
+          ::chmod(dir.c_str(), mode);
+        }
+        continue;
+      }
+      if (errno == EEXIST) {
         continue; // re-check: another process may have made something else
       }
       throw io_error(dir, "cannot create the cache folder", errno);
@@ -308,6 +314,32 @@ std::string read_small_file(const fs::path& path, uint64_t limit) {
     done += static_cast<size_t>(n);
   }
   return data;
+}
+
+} // namespace npucc::cache
+
+namespace npucc::cache {
+
+CacheSharing resolve_sharing(CacheSharing sharing, const fs::path& root) {
+  if (sharing != CacheSharing::automatic) {
+    return sharing;
+  }
+  struct stat info {};
+  if (::stat(root.c_str(), &info) == 0 && (info.st_mode & S_ISGID) != 0 &&
+      (info.st_mode & S_IWGRP) != 0) {
+    return CacheSharing::group;
+  }
+  return CacheSharing::none;
+}
+
+Modes modes_for(CacheSharing resolved) {
+  if (resolved == CacheSharing::group) {
+    return {02770, 0660};
+  }
+  if (resolved == CacheSharing::world) {
+    return {0755, 0644};
+  }
+  return {0700, 0600};
 }
 
 } // namespace npucc::cache

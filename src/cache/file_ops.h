@@ -1,5 +1,7 @@
 #pragma once
 
+#include "npucc/cache.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -42,8 +44,10 @@ Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink al
 void sync_directory(const fs::path& dir);
 
 // Creates `dir` (one level) unless it exists as a real directory; refuses a symlink
-// or other file in its place with an npucc::Error naming it.
-void ensure_real_directory(const fs::path& dir);
+// or other file in its place with an npucc::Error naming it. A folder it creates gets
+// `mode` exactly (chmod, so neither the umask nor mkdir's handling of setgid interferes);
+// 0: 0755 less the umask. An existing folder is left as it is.
+void ensure_real_directory(const fs::path& dir, unsigned mode = 0);
 
 // Sets a path's modification time to now without following symlinks.
 void touch(const fs::path& path);
@@ -60,6 +64,17 @@ uint64_t tree_bytes(const fs::path& dir);
 
 // "<dir>/<stem>.<pid>.<random>": a unique name for staging or trash.
 fs::path unique_name(const fs::path& dir, const std::string& stem);
+
+// Modes of what npucc creates in a cache, for one CacheSharing (npucc/cache.h).
+struct Modes {
+  unsigned dir = 0700;          // every folder: layout, shards, entries, staging
+  unsigned mutable_file = 0600; // statistics, lock files, model indexes
+};
+inline constexpr unsigned k_entry_file_mode = 0444;
+
+// CacheSharing::automatic becomes group when `root` is setgid and group-writable.
+CacheSharing resolve_sharing(CacheSharing sharing, const fs::path& root);
+Modes modes_for(CacheSharing resolved);
 
 } // namespace npucc::cache
 

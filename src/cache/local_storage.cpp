@@ -45,7 +45,27 @@ const char* fetch_status_name(FetchStatus status) {
   return "absent";
 }
 
-LocalStorage::LocalStorage(fs::path root) : m_root(std::move(root)), m_stats(m_root) {}
+LocalStorage::LocalStorage(fs::path root, CacheAccess access, CacheSharing sharing)
+    : m_root(std::move(root)), m_access(access), m_sharing(resolve_sharing(sharing, m_root)),
+      m_modes(modes_for(m_sharing)), m_stats(m_root, m_modes, access) {}
+
+void LocalStorage::require_writable(const std::string& what) const {
+  if (m_access == CacheAccess::read_only) {
+    throw Error("cache " + what + ": " + m_root.string() + " is used read-only; nothing changed",
+                "drop --read-only (NPUCC_CACHE_READ_ONLY, cache.read_only in config.toml) to "
+                "modify the cache");
+  }
+}
+
+LocalStorage open_local_storage(const CacheConfig& config) {
+  std::optional<SigningKey> key;
+  if (!config.key_file.empty()) {
+    key = load_signing_key(config.key_file); // before touching the cache: a bad key is fatal
+  }
+  LocalStorage storage(open_cache_dir(config), config.access, config.sharing);
+  storage.set_signing_key(std::move(key));
+  return storage;
+}
 
 std::string LocalStorage::describe() const {
   return "local:" + m_root.string();
@@ -96,7 +116,7 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
   }
   info.header = std::move(parsed.header);
   for (const auto& name : names) {
-    bool listed = name == k_header_file;
+    bool listed = name == k_header_file || name == k_signature_file;
     for (const auto& file : info.header.files) {
       listed = listed || file.name == name;
     }
@@ -133,6 +153,13 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
       }
     }
   }
+  if (check == Check::contents && m_key) {
+    SignatureCheck signature = check_entry_signature(dir, *m_key);
+    info.signature = signature.state;
+    if (signature.state != SignatureState::valid) {
+      return broken(EntryState::corrupt, signature.problem);
+    }
+  }
   if (info.header.compiler_version != k_version) {
     info.state = EntryState::other_version;
   }
@@ -149,8 +176,11 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   if (info.state == EntryState::ok) {
     try {
       for (const auto& file : info.header.files) {
-        result.transfer =
-            materialise_file(dir / file.name, into / file.name, AllowLink::yes, Sync::no);
+        // A read-only user does not even link: that would change the cache's inodes
+        // (link count, ctime) and tie the output to a cache someone else manages.
+        result.transfer = materialise_file(
+            dir / file.name, into / file.name,
+            m_access == CacheAccess::read_only ? AllowLink::no : AllowLink::yes, Sync::no);
       }
     } catch (const Error& e) {
       // Removed under us (eviction, a concurrent replace): a miss, not a failure.
@@ -159,7 +189,9 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
       }
       throw;
     }
-    touch(dir);
+    if (m_access == CacheAccess::read_write) {
+      touch(dir); // last use, for eviction
+    }
     result.status = FetchStatus::hit;
     result.header = std::move(info.header);
     return result;
@@ -170,24 +202,27 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   // the version is part of the key.
   result.problem = info.state == EntryState::other_version ? "written by another compiler version"
                                                            : info.problem;
+  result.untrusted = info.signature && *info.signature != SignatureState::valid;
   return result;
 }
 
 StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
                                 const std::vector<std::string>& names, SourceFiles source,
                                 Replace replace) {
+  require_writable("store");
   for (const auto& name : names) {
-    if (!is_plain_file_name(name)) {
+    if (!is_plain_file_name(name) || name == k_signature_file) {
       throw Error(name + ": not a plain file name; cannot store it in the cache");
     }
   }
-  ensure_real_directory(m_root / "tmp");
-  ensure_real_directory(m_root / "entries");
-  ensure_real_directory(m_root / "entries" / header.key.substr(0, 2));
+  ensure_real_directory(m_root / "tmp", m_modes.dir);
+  ensure_real_directory(m_root / "entries", m_modes.dir);
+  ensure_real_directory(m_root / "entries" / header.key.substr(0, 2), m_modes.dir);
   fs::path stage = unique_name(m_root / "tmp", header.key.substr(0, 16));
-  if (::mkdir(stage.c_str(), 0755) != 0) {
+  if (::mkdir(stage.c_str(), 0700) != 0) {
     throw Error(stage.string() + ": cannot create a staging folder: " + std::strerror(errno));
   }
+  ::chmod(stage.c_str(), m_modes.dir); // renamed into place whole: this is the entry's mode
   StoreResult result;
   try {
     header.files.clear();
@@ -199,14 +234,17 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
         materialise_file(from / name, target, AllowLink::no, Sync::yes);
       }
       FileDigest digest = digest_file(target);
-      ::chmod(target.c_str(), 0444);
+      ::chmod(target.c_str(), k_entry_file_mode);
       header.files.push_back({name, digest.sha256, digest.bytes});
       result.bytes += digest.bytes;
     }
     util::AtomicFile header_file(stage / k_header_file);
     header_file.write(serialize_header(header));
     header_file.commit();
-    ::chmod((stage / k_header_file).c_str(), 0444);
+    ::chmod((stage / k_header_file).c_str(), k_entry_file_mode);
+    if (m_key) {
+      sign_entry(stage, *m_key);
+    }
     sync_directory(stage);
 
     fs::path target = entry_dir(header.key);
@@ -238,8 +276,9 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
 }
 
 void LocalStorage::remove_dir(const fs::path& dir) const {
+  require_writable("remove");
   // Renamed into tmp/ first, so nobody sees a half-deleted entry.
-  ensure_real_directory(m_root / "tmp");
+  ensure_real_directory(m_root / "tmp", m_modes.dir);
   fs::path trash = unique_name(m_root / "tmp", "trash");
   if (::rename(dir.c_str(), trash.c_str()) != 0) {
     if (path_kind(dir) == PathKind::missing) {
@@ -275,13 +314,14 @@ LocalStorage::model_index(const std::string& model_sha256) const {
 
 void LocalStorage::record_model_index(const std::string& model_sha256,
                                       const std::string& text) const {
-  if (!is_key(model_sha256)) {
+  if (!is_key(model_sha256) || m_access == CacheAccess::read_only) {
     return;
   }
-  ensure_real_directory(m_root / "models");
+  ensure_real_directory(m_root / "models", m_modes.dir);
   fs::path shard = m_root / "models" / model_sha256.substr(0, 2);
-  ensure_real_directory(shard);
+  ensure_real_directory(shard, m_modes.dir);
   util::write_file_atomic(shard / model_sha256, text);
+  ::chmod((shard / model_sha256).c_str(), m_modes.mutable_file);
 }
 
 std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress) const {

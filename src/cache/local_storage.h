@@ -1,5 +1,6 @@
 #pragma once
 
+#include "cache/entry_signature.h"
 #include "cache/stats.h"
 #include "cache/storage.h"
 
@@ -11,6 +12,7 @@
 //
 //   CACHE_DIR/CACHEDIR.TAG                  marks the folder as a cache (backup tools skip it)
 //   CACHE_DIR/entries/<kk>/<key>/           one published entry: entry.npucc + its files
+//                                           (+ entry.sig when signed: entry_signature.h)
 //   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (cache_key.h), so
 //                                           a hit need not parse the model
 //   CACHE_DIR/tmp/                          staging folders and trash; stale after an hour
@@ -21,6 +23,9 @@
 // into entries/ whole, so it is either absent or complete; it is removed by renaming it
 // back into tmp/ first. Nothing in the cache is opened through a symlink: a planted link
 // is reported as stray and removed (the link, never its target).
+//
+// Folders and mutable files are created with the modes of the cache's CacheSharing
+// (npucc/cache.h); a read-only LocalStorage creates, changes and removes nothing.
 namespace npucc::cache {
 
 enum class EntryState { ok, other_version, corrupt, incomplete, foreign };
@@ -34,8 +39,10 @@ struct EntryInfo {
   bool truncated = false;          // corrupt because a file is shorter than recorded
   std::vector<std::string> strays; // names in the entry folder not in its table
   EntryHeader header;              // parsed unless corrupt or foreign
-  uint64_t bytes = 0;              // on disk
-  int64_t last_used = 0;           // seconds since the epoch
+  // Checked only with a signing key and Check::contents; not valid makes the entry corrupt.
+  std::optional<SignatureState> signature;
+  uint64_t bytes = 0;    // on disk
+  int64_t last_used = 0; // seconds since the epoch
 };
 
 // How closely to look at an entry: sizes (cheap, for listings) or every checksum.
@@ -46,7 +53,16 @@ enum class Fix { no, yes };
 using Progress = std::function<void(size_t done, size_t total)>;
 
 struct Finding {
-  enum class Kind { corrupt, truncated, incomplete, foreign_version, stray };
+  // unsigned_entry, bad_signature: found only with a signing key (entry_signature.h).
+  enum class Kind {
+    corrupt,
+    truncated,
+    incomplete,
+    foreign_version,
+    stray,
+    unsigned_entry,
+    bad_signature
+  };
   Kind kind = Kind::corrupt;
   std::filesystem::path path;
   std::string detail;
@@ -94,8 +110,16 @@ inline constexpr int64_t k_stale_temporary_seconds = 3600;
 
 class LocalStorage : public Storage {
 public:
-  // `root` must exist; the layout folders are created as needed.
-  explicit LocalStorage(std::filesystem::path root);
+  // `root` must exist; the layout folders are created as needed (never when read-only).
+  explicit LocalStorage(std::filesystem::path root, CacheAccess access = CacheAccess::read_write,
+                        CacheSharing sharing = CacheSharing::automatic);
+
+  // With a key, store() signs every entry and fetch()/verify() reject entries whose
+  // signature is missing or wrong (as corrupt).
+  void set_signing_key(std::optional<SigningKey> key) { m_key = std::move(key); }
+  bool signing() const { return m_key.has_value(); }
+  bool read_only() const { return m_access == CacheAccess::read_only; }
+  CacheSharing sharing() const { return m_sharing; }
 
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
@@ -124,8 +148,19 @@ private:
   void remove_dir(const std::filesystem::path& dir) const;
   PurgeReport purge_locked(const PurgeOptions& options, DryRun dry_run) const;
 
+  // Throws the one-line "read-only" error for `what` ("purge", ...) when read-only.
+  void require_writable(const std::string& what) const;
+
   std::filesystem::path m_root;
+  CacheAccess m_access;
+  CacheSharing m_sharing; // resolved: none or group
+  Modes m_modes;
   StatsFile m_stats;
+  std::optional<SigningKey> m_key;
 };
+
+// The local storage a CacheConfig describes: open_cache_dir, its access and sharing, and
+// its signing key (loaded and checked: load_signing_key throws for a weak key file).
+LocalStorage open_local_storage(const CacheConfig& config);
 
 } // namespace npucc::cache

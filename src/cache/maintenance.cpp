@@ -51,11 +51,18 @@ const char* finding_name(Finding::Kind kind) {
     return "foreign-version";
   case Finding::Kind::stray:
     return "stray";
+  case Finding::Kind::unsigned_entry:
+    return "unsigned";
+  case Finding::Kind::bad_signature:
+    return "tampered";
   }
   return "corrupt";
 }
 
 VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
+  if (fix == Fix::yes) {
+    require_writable("verify --fix");
+  }
   VerifyReport report;
   auto stray = [&](const fs::path& path, const std::string& detail) {
     Finding finding{Finding::Kind::stray, path, detail, false};
@@ -151,6 +158,11 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
       break;
     case EntryState::corrupt:
       finding.kind = info.truncated ? Finding::Kind::truncated : Finding::Kind::corrupt;
+      if (info.signature == SignatureState::missing) {
+        finding.kind = Finding::Kind::unsigned_entry;
+      } else if (info.signature == SignatureState::mismatch) {
+        finding.kind = Finding::Kind::bad_signature;
+      }
       break;
     case EntryState::incomplete:
       finding.kind = Finding::Kind::incomplete;
@@ -178,6 +190,9 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
 }
 
 std::vector<Removal> LocalStorage::invalidate(const Selection& selection, DryRun dry_run) const {
+  if (dry_run == DryRun::no) {
+    require_writable("invalidate");
+  }
   bool default_sweep =
       !selection.version && selection.model.empty() && selection.key_prefix.empty();
   std::vector<Removal> removed;
@@ -215,12 +230,19 @@ std::vector<Removal> LocalStorage::invalidate(const Selection& selection, DryRun
 }
 
 PurgeReport LocalStorage::purge(const PurgeOptions& options, DryRun dry_run) const {
-  DirectoryLock lock(m_root, "cleanup", Wait::yes);
+  if (dry_run == DryRun::yes && m_access == CacheAccess::read_only) {
+    return purge_locked(options, dry_run); // a lock would create a file
+  }
+  require_writable("purge");
+  DirectoryLock lock(m_root, "cleanup", Wait::yes, m_modes);
   return purge_locked(options, dry_run);
 }
 
 PurgeReport LocalStorage::enforce_max_size(uint64_t max_size) const {
-  DirectoryLock lock(m_root, "cleanup", Wait::no);
+  if (m_access == CacheAccess::read_only) {
+    return {};
+  }
+  DirectoryLock lock(m_root, "cleanup", Wait::no, m_modes);
   if (!lock.acquired()) {
     return {}; // someone else is cleaning right now
   }

@@ -40,7 +40,13 @@ std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
 PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions& options,
                                const PopulateProgress& progress) {
   std::vector<fs::path> models = find_models(options.inputs);
-  cache::LocalStorage storage(open_cache_dir(config));
+  cache::LocalStorage storage = cache::open_local_storage(config);
+  if (storage.read_only()) {
+    throw Error("cache populate: " + storage.root().string() +
+                    " is used read-only; nothing compiled",
+                "drop --read-only (NPUCC_CACHE_READ_ONLY, cache.read_only in config.toml) to "
+                "fill the cache");
+  }
   PopulateSummary summary;
   if (options.invalidate_first == InvalidateFirst::yes) {
     summary.invalidated = storage.invalidate({}, cache::DryRun::no).size();

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sstream>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace npucc::cache {
@@ -47,12 +48,13 @@ std::string serialize(const Counters& counters) {
 
 // Replaces the file by rename, without fsync: counters are advisory, and a hit must not
 // wait for the disk.
-void replace_file(const fs::path& path, const std::string& text) {
+void replace_file(const fs::path& path, const std::string& text, unsigned mode) {
   fs::path tmp = util::temporary_sibling(path);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) {
     return;
   }
+  ::fchmod(fd, mode); // the umask must not take the group's write bit
   bool written = true;
   try {
     util::write_all(fd, text.data(), text.size(), tmp);
@@ -77,16 +79,22 @@ Counters read_unlocked(const fs::path& file) {
 
 } // namespace
 
-DirectoryLock::DirectoryLock(const fs::path& root, const std::string& name, Wait wait) {
+DirectoryLock::DirectoryLock(const fs::path& root, const std::string& name, Wait wait,
+                             const Modes& modes) {
   try {
-    ensure_real_directory(root / "lock");
+    ensure_real_directory(root / "lock", modes.dir);
   } catch (const Error&) {
     return;
   }
   fs::path path = root / "lock" / name;
-  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, modes.mutable_file);
   if (m_fd < 0) {
     return;
+  }
+  struct stat info {};
+  if (::fstat(m_fd, &info) == 0 && info.st_uid == ::geteuid() &&
+      (info.st_mode & 07777) != modes.mutable_file) {
+    ::fchmod(m_fd, modes.mutable_file); // ours, created under a narrower umask
   }
   int operation = LOCK_EX | (wait == Wait::no ? LOCK_NB : 0);
   while (::flock(m_fd, operation) != 0) {
@@ -105,11 +113,15 @@ DirectoryLock::~DirectoryLock() {
   }
 }
 
-StatsFile::StatsFile(fs::path root) : m_root(std::move(root)) {}
+StatsFile::StatsFile(fs::path root, Modes modes, CacheAccess access)
+    : m_root(std::move(root)), m_modes(modes), m_access(access) {}
 
 void StatsFile::update(const Counters& deltas, const Counters& set) const {
+  if (m_access == CacheAccess::read_only) {
+    return;
+  }
   try {
-    DirectoryLock lock(m_root, "stats", Wait::yes);
+    DirectoryLock lock(m_root, "stats", Wait::yes, m_modes);
     if (!lock.acquired()) {
       return;
     }
@@ -120,7 +132,7 @@ void StatsFile::update(const Counters& deltas, const Counters& set) const {
     for (const auto& [name, value] : set) {
       counters[name] = value;
     }
-    replace_file(m_root / "stats", serialize(counters));
+    replace_file(m_root / "stats", serialize(counters), m_modes.mutable_file);
   } catch (const Error&) {
     // statistics are advisory
   }
@@ -131,7 +143,11 @@ Counters StatsFile::read() const {
 }
 
 void StatsFile::zero() const {
-  DirectoryLock lock(m_root, "stats", Wait::yes);
+  if (m_access == CacheAccess::read_only) {
+    throw Error(m_root.string() + ": the cache is read-only; statistics not reset",
+                "drop --read-only (NPUCC_CACHE_READ_ONLY, cache.read_only) to change the cache");
+  }
+  DirectoryLock lock(m_root, "stats", Wait::yes, m_modes);
   Counters old = read_unlocked(m_root / "stats");
   Counters fresh;
   if (old.count("last_cleanup") != 0) {
@@ -139,6 +155,7 @@ void StatsFile::zero() const {
   }
   fresh["zeroed"] = static_cast<uint64_t>(std::time(nullptr));
   util::write_file_atomic(m_root / "stats", serialize(fresh));
+  ::chmod((m_root / "stats").c_str(), m_modes.mutable_file);
 }
 
 } // namespace npucc::cache

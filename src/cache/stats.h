@@ -11,6 +11,8 @@
 //
 // Unknown names are kept, so an older npucc does not drop a newer one's counters.
 
+#include "cache/file_ops.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -22,7 +24,8 @@ using Counters = std::map<std::string, uint64_t>;
 
 class StatsFile {
 public:
-  explicit StatsFile(std::filesystem::path root);
+  // A read-only cache's statistics are never written: update() does nothing.
+  StatsFile(std::filesystem::path root, Modes modes, CacheAccess access);
 
   // Adds `deltas`; `set` values replace (times). Best effort: a statistics failure must
   // never fail a compile, so errors are swallowed.
@@ -33,13 +36,18 @@ public:
 
 private:
   std::filesystem::path m_root;
+  Modes m_modes;
+  CacheAccess m_access;
 };
 
 // An exclusive flock on CACHE_DIR/lock/<name>, released by the destructor.
 enum class Wait { yes, no };
 class DirectoryLock {
 public:
-  DirectoryLock(const std::filesystem::path& root, const std::string& name, Wait wait);
+  // The lock folder and file are created with `modes` (group-writable in a shared cache:
+  // every user must be able to open the lock file for writing).
+  DirectoryLock(const std::filesystem::path& root, const std::string& name, Wait wait,
+                const Modes& modes);
   ~DirectoryLock();
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;

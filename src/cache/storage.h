@@ -20,7 +20,10 @@ const char* fetch_status_name(FetchStatus status);
 struct FetchResult {
   FetchStatus status = FetchStatus::absent;
   std::string problem; // corrupt/incomplete: what is wrong, naming the file
-  EntryHeader header;  // hit: the entry's header
+  // corrupt because a signing key is configured and the entry's signature is missing or
+  // wrong (entry_signature.h): worth a warning, unlike ordinary damage.
+  bool untrusted = false;
+  EntryHeader header; // hit: the entry's header
   Transfer transfer = Transfer::copy;
 };
 

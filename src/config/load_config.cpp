@@ -21,6 +21,8 @@ void apply_defaults(Config& config, const GetEnv& getenv) {
     config.set(info.key, Setting{});
   }
   config.set("cache.disable", Setting{"false", SettingSource::built_in, ""});
+  config.set("cache.read_only", Setting{"false", SettingSource::built_in, ""});
+  config.set("cache.shared", Setting{"auto", SettingSource::built_in, ""});
   config.set("color", Setting{"auto", SettingSource::built_in, ""});
   // The XDG base directory rule: $XDG_CACHE_HOME only when absolute.
   auto xdg = getenv("XDG_CACHE_HOME");

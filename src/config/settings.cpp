@@ -49,6 +49,30 @@ const std::vector<SettingInfo>& settings_table() {
        SettingKind::boolean,
        {},
        "compile without reading or writing the cache"},
+      {"cache.read_only",
+       "NPUCC_CACHE_READ_ONLY",
+       "--read-only",
+       "",
+       SettingKind::boolean,
+       {},
+       "use cache hits but write nothing to the cache (misses are compiled, not stored)"},
+      {"cache.shared",
+       "NPUCC_CACHE_SHARED",
+       "--cache-shared",
+       "",
+       SettingKind::choice,
+       {"auto", "no", "group", "world"},
+       "who may use the entries written: no (private: folders 0700), group (folders 02770), "
+       "world (readable by all: 0755), auto (group when the cache folder is setgid and "
+       "group-writable, else no)"},
+      {"cache.key_file",
+       "NPUCC_CACHE_KEY_FILE",
+       "--cache-key-file",
+       "",
+       SettingKind::path,
+       {},
+       "sign entries with HMAC-SHA-256 under this key and reject entries without a valid "
+       "signature"},
       {"accelerate_train_mode",
        "NPUCC_ACCELERATE_TRAIN_MODE",
        "--accelerate-train-mode",
@@ -139,6 +163,10 @@ std::optional<uint64_t> Config::cache_max_size() const {
 
 bool Config::cache_disabled() const {
   return value("cache.disable") == "true";
+}
+
+bool Config::cache_read_only() const {
+  return value("cache.read_only") == "true";
 }
 
 } // namespace npucc
