@@ -37,6 +37,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
   command.add_option("-j,--jobs", args->jobs, "compile N models at once (default: the CPU count)");
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
+  add_remote_cache_options(command, args->cache);
   command.add_flag("--invalidate", args->invalidate,
                    "first remove the entries of other compiler versions");
   command.add_flag("--json", args->json, "print a JSON summary");

@@ -34,6 +34,16 @@ CacheKey explain_cache_key(const CompileOptions& options);
 
 enum class CacheDirSource { option, environment, default_location };
 
+// The shared remote tier (--remote-cache URL; src/cache/remote/): a local miss looks it
+// up, a remote hit is imported into the local cache, a local compile is uploaded unless
+// read-only. An empty URL: no remote tier.
+struct RemoteCacheConfig {
+  std::string url; // http://host:port/path or redis://host:port/db
+  bool read_only = false;
+  double connect_timeout = 2.0; // seconds to connect
+  double timeout = 5.0;         // seconds without progress before a transfer is abandoned
+};
+
 struct CacheConfig {
   std::filesystem::path dir;
   CacheDirSource source = CacheDirSource::default_location;
@@ -41,6 +51,7 @@ struct CacheConfig {
   std::optional<uint64_t> max_size;
   // NPUCC_CACHE_DISABLE / `disable = true` in config.toml: as --no-cache.
   bool disabled = false;
+  RemoteCacheConfig remote;
 };
 
 // The directory is `dir_option`, else $NPUCC_CACHE_DIR, else
@@ -75,6 +86,9 @@ struct CachedCompile {
   // Set when the compile succeeded but storing it did not (a full disk): the output is
   // good, the cache unchanged.
   std::string warning;
+  // One line when the remote tier failed or sent a bad entry (the compile went on
+  // locally); empty otherwise.
+  std::string remote_warning;
 };
 
 // compile() through the cache: a hit materialises the entry's files into
