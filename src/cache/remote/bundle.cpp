@@ -236,7 +236,8 @@ UnpackResult unpack_bundle(const fs::path& bundle, const fs::path& into) {
     row.size = get_uint(rest, 8);
     row.sha256 = hex_from_raw(rest + 8, 32);
     if (row.size > object_bytes || payload + row.size > object_bytes) {
-      return refuse(row.name + ": size " + std::to_string(row.size) + " exceeds the object");
+      return refuse("truncated: " + row.name + " has " + std::to_string(row.size) +
+                    " bytes, more than the object's " + std::to_string(object_bytes));
     }
     payload += row.size;
     rows.push_back(std::move(row));
