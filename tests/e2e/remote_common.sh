@@ -39,6 +39,45 @@ while True:
     c, _ = s.accept(); held.append(c)
 " "$1" &
   SERVER_PIDS+=($!)
+  disown $! # killed at exit without a "Killed" line
+  wait_port "$1"
+}
+
+# start_slow_relay PORT TARGET_PORT MARK: forwards to TARGET_PORT, answers at 256 KiB/s (a
+# slow network, so a test can kill the server side mid-transfer); creates the file MARK
+# once it has sent 300 KB of one answer.
+start_slow_relay() {
+  $PY -c "
+import socket, sys, threading, time
+def pump(src, dst, rate):
+    sent = 0
+    try:
+        while True:
+            data = src.recv(16384 if rate else 65536)
+            if not data:
+                break
+            dst.sendall(data)
+            sent += len(data)
+            if rate and sent > 300000:
+                open(sys.argv[3], 'w').close()
+            if rate:
+                time.sleep(len(data) / rate)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try: s.shutdown(socket.SHUT_RDWR)
+        except OSError: pass
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(16)
+while True:
+    c, _ = s.accept()
+    u = socket.create_connection(('127.0.0.1', int(sys.argv[2])))
+    threading.Thread(target=pump, args=(c, u, 0), daemon=True).start()
+    threading.Thread(target=pump, args=(u, c, 262144), daemon=True).start()
+" "$1" "$2" "$3" &
+  RELAY_PID=$!
+  SERVER_PIDS+=($RELAY_PID)
+  disown $RELAY_PID
   wait_port "$1"
 }
 

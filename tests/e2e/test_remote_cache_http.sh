@@ -44,6 +44,7 @@ start_nginx() {
   "$NGINX" -p "$N" -e "$N/logs/error.log" -c "$N/nginx.conf" -g 'daemon off;' >>"$N/logs/stdout" 2>&1 &
   NGINX_PID=$!
   SERVER_PIDS+=($NGINX_PID)
+  disown $NGINX_PID
   wait_port "$PORT"
 }
 start_nginx
