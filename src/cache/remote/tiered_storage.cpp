@@ -58,7 +58,11 @@ std::vector<std::string> entry_folder_files(const fs::path& dir) {
 }
 
 TieredStorage::TieredStorage(LocalStorage& local, const RemoteCacheConfig& config)
-    : m_local(local), m_config(config), m_transport(make_transport(config)) {}
+    : TieredStorage(local, config, make_transport(config)) {}
+
+TieredStorage::TieredStorage(LocalStorage& local, const RemoteCacheConfig& config,
+                             std::unique_ptr<Transport> transport)
+    : m_local(local), m_config(config), m_transport(std::move(transport)) {}
 
 std::string TieredStorage::describe() const {
   return m_local.describe() + ", remote:" + m_config.url +

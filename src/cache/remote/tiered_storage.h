@@ -24,6 +24,9 @@ namespace npucc::cache::remote {
 class TieredStorage : public Storage {
 public:
   TieredStorage(LocalStorage& local, const RemoteCacheConfig& config);
+  // With a given transport (tests).
+  TieredStorage(LocalStorage& local, const RemoteCacheConfig& config,
+                std::unique_ptr<Transport> transport);
 
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
