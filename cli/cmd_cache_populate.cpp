@@ -60,6 +60,12 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
         }
         std::cerr << "npucc: error: " << item.detail << "\n";
       }
+      if (!item.remote_warning.empty()) {
+        if (bar) {
+          std::cerr << "\r\033[K";
+        }
+        std::cerr << "npucc: warning: " << item.remote_warning << "\n";
+      }
     };
     PopulateSummary summary = populate_cache(make_cache_config(args->cache), options, progress);
     if (bar) {

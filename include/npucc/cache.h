@@ -114,6 +114,7 @@ struct PopulateItem {
   CacheOutcome outcome = CacheOutcome::miss; // miss: compiled and stored; hit: already cached
   bool failed = false;
   std::string detail; // the error, the bypass reason, or a store warning
+  std::string remote_warning; // CachedCompile::remote_warning
 };
 
 struct PopulateSummary {
