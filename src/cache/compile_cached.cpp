@@ -219,7 +219,8 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     CachedCompile hit = hit_result(fetched, options, key.key, model.sha256, deliver);
     if (remote_hit) {
       hit.reason = "from the remote cache " + config.remote.url + ", " + hit.reason;
-      say("cache: remote hit " + key.key);
+      say("cache: remote hit " + key.key + ": " + std::to_string(tiered->hit_bytes()) +
+          " bytes in " + std::to_string(tiered->hit_seconds()) + " s");
     }
     hit.remote_warning = remote_warning();
     return hit;

@@ -168,128 +168,224 @@ uint64_t write_bundle(const fs::path& dir, const std::vector<std::string>& names
   return total + digest.size();
 }
 
-UnpackResult unpack_bundle(const fs::path& bundle, const fs::path& into) {
-  UnpackResult result;
-  auto refuse = [&](const std::string& problem) {
-    result.ok = false;
-    result.problem = problem;
-    return result;
-  };
-  Fd fd(::open(bundle.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  struct stat st {};
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
-    return refuse("cannot read the downloaded object: " + std::string(std::strerror(errno)));
+BundleReceiver::BundleReceiver(fs::path into) : m_into(std::move(into)) {}
+
+BundleReceiver::~BundleReceiver() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
   }
-  const uint64_t object_bytes = static_cast<uint64_t>(st.st_size);
-  unsigned char head[k_magic_bytes + 4];
-  if (object_bytes < sizeof head + k_digest_bytes || !read_exact(fd.get(), head, sizeof head)) {
-    return refuse("object too short (" + std::to_string(object_bytes) + " bytes)");
+}
+
+void BundleReceiver::expect_size(uint64_t bytes) {
+  m_expected = bytes;
+  m_expected_known = true;
+}
+
+bool BundleReceiver::refuse(const std::string& problem) {
+  if (m_problem.empty()) {
+    m_problem = problem;
   }
-  if (std::memcmp(head, k_bundle_magic, k_magic_bytes) != 0) {
+  return false;
+}
+
+// Parses as much of the table as m_head holds; true when it is complete and checked.
+bool BundleReceiver::parse_table() {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(m_head.data());
+  size_t size = m_head.size();
+  if (size < k_magic_bytes + 4) {
+    return false;
+  }
+  if (std::memcmp(bytes, k_bundle_magic, k_magic_bytes) != 0) {
     return refuse("not an npucc bundle (bad magic)");
   }
-  util::Sha256 whole;
-  whole.update(head, sizeof head);
-  uint64_t count = get_uint(head + k_magic_bytes, 4);
+  uint64_t count = get_uint(bytes + k_magic_bytes, 4);
   if (count == 0 || count > k_bundle_max_files) {
     return refuse("bad file count " + std::to_string(count));
   }
-  struct Row {
-    std::string name;
-    uint64_t size = 0;
-    std::string sha256;
-  };
-  std::vector<Row> rows;
-  uint64_t offset = sizeof head;
-  uint64_t payload = 0;
+  size_t offset = k_magic_bytes + 4;
+  m_rows.clear();
   bool has_header = false;
+  uint64_t payload = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    unsigned char length_bytes[2];
-    if (offset + 2 > object_bytes || !read_exact(fd.get(), length_bytes, 2)) {
-      return refuse("truncated file table");
+    if (offset + 2 > size) {
+      return false;
     }
-    uint64_t length = get_uint(length_bytes, 2);
-    if (length == 0 || length > k_bundle_max_name || offset + 2 + length + 8 + 32 > object_bytes) {
+    size_t length = static_cast<size_t>(get_uint(bytes + offset, 2));
+    if (length == 0 || length > k_bundle_max_name) {
       return refuse("bad name length " + std::to_string(length) + " in the file table");
     }
-    Row row;
-    row.name.resize(length);
-    unsigned char rest[8 + 32];
-    if (!read_exact(fd.get(), row.name.data(), length) ||
-        !read_exact(fd.get(), rest, sizeof rest)) {
-      return refuse("truncated file table");
+    if (offset + 2 + length + 8 + k_digest_bytes > size) {
+      return false;
     }
-    whole.update(length_bytes, 2);
-    whole.update(row.name);
-    whole.update(rest, sizeof rest);
-    offset += 2 + length + sizeof rest;
+    Row row;
+    row.name.assign(m_head.data() + offset + 2, length);
+    row.size = get_uint(bytes + offset + 2 + length, 8);
+    row.sha256 = hex_from_raw(bytes + offset + 2 + length + 8, k_digest_bytes);
+    offset += 2 + length + 8 + k_digest_bytes;
     if (!(is_plain_file_name(row.name) || row.name == k_header_file) ||
-        row.name.find("..") != std::string::npos) {
+        row.name.find("..") != std::string::npos || row.name.find('/') != std::string::npos) {
       return refuse("refused file name \"" + row.name + "\"");
     }
-    for (const auto& seen : rows) {
+    for (const auto& seen : m_rows) {
       if (seen.name == row.name) {
         return refuse("file \"" + row.name + "\" appears twice");
       }
     }
     has_header = has_header || row.name == k_header_file;
-    row.size = get_uint(rest, 8);
-    row.sha256 = hex_from_raw(rest + 8, 32);
-    if (row.size > object_bytes || payload + row.size > object_bytes) {
+    if (row.size > (uint64_t{1} << 50) || payload + row.size > (uint64_t{1} << 50) ||
+        (m_expected_known && payload + row.size > m_expected)) {
       return refuse("truncated: " + row.name + " has " + std::to_string(row.size) +
-                    " bytes, more than the object's " + std::to_string(object_bytes));
+                    " bytes, more than the object's " +
+                    (m_expected_known ? std::to_string(m_expected) : std::string("limit")));
     }
     payload += row.size;
-    rows.push_back(std::move(row));
+    m_rows.push_back(std::move(row));
   }
   if (!has_header) {
     return refuse(std::string("no ") + k_header_file + " in the bundle");
   }
-  if (offset + payload + k_digest_bytes != object_bytes) {
-    return refuse("object has " + std::to_string(object_bytes) + " bytes, its table describes " +
-                  std::to_string(offset + payload + k_digest_bytes) +
-                  (object_bytes < offset + payload + k_digest_bytes ? " (truncated)" : ""));
+  uint64_t total = offset + payload + k_digest_bytes;
+  if (m_expected_known && total != m_expected) {
+    return refuse("object has " + std::to_string(m_expected) + " bytes, its table describes " +
+                  std::to_string(total) + (m_expected < total ? " (truncated)" : ""));
   }
-  std::string buffer(k_chunk, '\0');
-  for (const auto& row : rows) {
-    fs::path path = into / row.name;
-    Fd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (out.get() < 0) {
-      return refuse(path.string() + ": cannot create: " + std::strerror(errno));
-    }
-    util::Sha256 file_hash;
-    uint64_t left = row.size;
-    while (left > 0) {
-      size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
-      if (!read_exact(fd.get(), buffer.data(), want)) {
-        return refuse(row.name + ": truncated");
+  m_whole.update(m_head.data(), offset);
+  m_table_done = true;
+  // Bytes past the table already belong to the payload.
+  std::string rest = m_head.substr(offset);
+  m_head.clear();
+  return rest.empty() || feed_payload(rest.data(), rest.size());
+}
+
+bool BundleReceiver::open_next() {
+  const Row& row = m_rows[m_file];
+  fs::path path = m_into / row.name;
+  m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (m_fd < 0) {
+    return refuse(path.string() + ": cannot create: " + std::strerror(errno));
+  }
+  m_file_hash = std::make_unique<util::Sha256>();
+  m_left = row.size;
+  return true;
+}
+
+bool BundleReceiver::close_current() {
+  const Row& row = m_rows[m_file];
+  int fd = m_fd;
+  m_fd = -1;
+  if (::close(fd) != 0) {
+    return refuse((m_into / row.name).string() + ": cannot write: " + std::strerror(errno));
+  }
+  if (m_file_hash->hex_digest() != row.sha256) {
+    return refuse(row.name + " does not match its checksum");
+  }
+  m_names.push_back(row.name);
+  ++m_file;
+  return true;
+}
+
+bool BundleReceiver::feed_payload(const char* data, size_t size) {
+  while (size > 0) {
+    if (m_file < m_rows.size()) {
+      if (m_fd < 0 && !open_next()) {
+        return false;
       }
-      whole.update(buffer.data(), want);
-      file_hash.update(buffer.data(), want);
-      try {
-        util::write_all(out.get(), buffer.data(), want, path);
-      } catch (const Error& e) {
-        return refuse(e.what());
+      size_t take = static_cast<size_t>(std::min<uint64_t>(m_left, size));
+      if (take > 0) {
+        m_whole.update(data, take);
+        m_file_hash->update(data, take);
+        try {
+          util::write_all(m_fd, data, take, m_into / m_rows[m_file].name);
+        } catch (const Error& e) {
+          return refuse(e.what());
+        }
+        data += take;
+        size -= take;
+        m_left -= take;
       }
-      left -= want;
+      if (m_left == 0 && !close_current()) {
+        return false;
+      }
+      continue;
     }
-    if (::close(out.release()) != 0) {
-      return refuse(path.string() + ": cannot write: " + std::strerror(errno));
+    if (m_digest.size() + size > k_digest_bytes) {
+      return refuse("the object is longer than its table and digest (padded)");
     }
-    if (file_hash.hex_digest() != row.sha256) {
-      return refuse(row.name + " does not match its checksum");
+    m_digest.append(data, size);
+    size = 0;
+  }
+  // Empty files at the end of the table take no bytes.
+  while (m_file < m_rows.size() && m_rows[m_file].size == 0) {
+    if (!open_next() || !close_current()) {
+      return false;
     }
-    result.names.push_back(row.name);
   }
-  unsigned char digest[k_digest_bytes];
-  if (!read_exact(fd.get(), digest, sizeof digest)) {
-    return refuse("truncated digest");
+  return true;
+}
+
+bool BundleReceiver::feed(const char* data, size_t size) {
+  if (!m_problem.empty()) {
+    return false;
   }
-  if (whole.hex_digest() != hex_from_raw(digest, sizeof digest)) {
-    return refuse("the bundle does not match its digest");
+  m_received += size;
+  if (m_table_done) {
+    return feed_payload(data, size);
   }
-  result.ok = true;
+  if (m_head.size() + size > k_max_table_bytes) {
+    size_t room = k_max_table_bytes - m_head.size();
+    m_head.append(data, room);
+    if (!parse_table()) {
+      return m_problem.empty() ? refuse("file table too long") : false;
+    }
+    return feed_payload(data + room, size - room);
+  }
+  m_head.append(data, size);
+  if (!parse_table()) {
+    return m_problem.empty();
+  }
+  return true;
+}
+
+UnpackResult BundleReceiver::finish() {
+  UnpackResult result;
+  if (m_problem.empty()) {
+    if (!m_table_done) {
+      refuse("object too short (" + std::to_string(m_received) + " bytes): truncated");
+    } else if (m_file < m_rows.size() || m_digest.size() < k_digest_bytes) {
+      refuse("object truncated at byte " + std::to_string(m_received));
+    } else if (m_whole.hex_digest() !=
+               hex_from_raw(reinterpret_cast<const unsigned char*>(m_digest.data()),
+                            k_digest_bytes)) {
+      refuse("the bundle does not match its digest");
+    }
+  }
+  result.ok = m_problem.empty();
+  result.problem = m_problem;
+  result.names = m_names;
   return result;
+}
+
+UnpackResult unpack_bundle(const fs::path& bundle, const fs::path& into) {
+  BundleReceiver receiver(into);
+  Fd fd(::open(bundle.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
+    UnpackResult result;
+    result.problem = "cannot read the object: " + std::string(std::strerror(errno));
+    return result;
+  }
+  receiver.expect_size(static_cast<uint64_t>(st.st_size));
+  std::string buffer(k_chunk, '\0');
+  for (;;) {
+    ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got <= 0 || !receiver.feed(buffer.data(), static_cast<size_t>(got))) {
+      break;
+    }
+  }
+  return receiver.finish();
 }
 
 } // namespace npucc::cache::remote

@@ -52,21 +52,13 @@ public:
 
   std::string describe() const override { return m_config.url; }
 
-  TransferResult get(const std::string& key, const fs::path& to) override {
-    File out;
-    out.file = std::fopen(to.c_str(), "wbx");
-    if (out.file == nullptr) {
-      return {Status::error, to.string() + ": cannot create: " + std::strerror(errno), 0};
-    }
+  TransferResult get(const std::string& key, BundleReceiver& receiver) override {
     Easy easy;
     configure(easy, key);
-    curl_easy_setopt(easy.handle, CURLOPT_WRITEDATA, out.file);
-    TransferResult result = perform(easy, "GET");
-    if (std::fclose(out.file) != 0 && result.status == Status::ok) {
-      result = {Status::error, to.string() + ": cannot write the download", 0};
-    }
-    out.file = nullptr;
-    return result;
+    Download download{easy.handle, &receiver};
+    curl_easy_setopt(easy.handle, CURLOPT_WRITEFUNCTION, &HttpTransport::on_data);
+    curl_easy_setopt(easy.handle, CURLOPT_WRITEDATA, &download);
+    return perform(easy, "GET");
   }
 
   TransferResult put(const std::string& key, const fs::path& from) override {
@@ -95,6 +87,32 @@ public:
   std::optional<std::vector<RemoteObject>> list(std::string&) override { return std::nullopt; }
 
 private:
+  struct Download {
+    CURL* handle;
+    BundleReceiver* receiver;
+    bool started = false;
+    bool ignore = false; // an error page's body
+  };
+
+  static size_t on_data(char* data, size_t, size_t size, void* user) {
+    auto* download = static_cast<Download*>(user);
+    if (!download->started) {
+      download->started = true;
+      long http = 0;
+      curl_easy_getinfo(download->handle, CURLINFO_RESPONSE_CODE, &http);
+      download->ignore = http < 200 || http > 299;
+      curl_off_t length = -1;
+      curl_easy_getinfo(download->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      if (!download->ignore && length >= 0) {
+        download->receiver->expect_size(static_cast<uint64_t>(length));
+      }
+    }
+    if (download->ignore) {
+      return size;
+    }
+    return download->receiver->feed(data, size) ? size : 0;
+  }
+
   std::string url_of(const std::string& key) const { return m_base + "/" + key + ".bundle"; }
 
   void configure(Easy& easy, const std::string& key) const {

@@ -48,7 +48,7 @@ public:
 
   std::string describe() const override { return m_config.url; }
 
-  TransferResult get(const std::string& key, const fs::path& to) override {
+  TransferResult get(const std::string& key, BundleReceiver& receiver) override {
     std::string problem;
     if (!connect(problem)) {
       return {Status::error, problem, 0};
@@ -65,19 +65,9 @@ public:
     if (reply.reply->type != REDIS_REPLY_STRING) {
       return {Status::error, m_config.url + ": GET answered an unexpected reply", 0};
     }
-    int fd = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-      return {Status::error, to.string() + ": cannot create: " + std::strerror(errno), 0};
-    }
-    uint64_t bytes = reply.reply->len;
-    try {
-      util::write_all(fd, reply.reply->str, reply.reply->len, to);
-    } catch (const std::exception& e) {
-      ::close(fd);
-      return {Status::error, e.what(), bytes};
-    }
-    ::close(fd);
-    return {Status::ok, "", bytes};
+    receiver.expect_size(reply.reply->len);
+    receiver.feed(reply.reply->str, reply.reply->len);
+    return {Status::ok, "", static_cast<uint64_t>(reply.reply->len)};
   }
 
   TransferResult put(const std::string& key, const fs::path& from) override {

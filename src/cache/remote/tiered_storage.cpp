@@ -5,6 +5,7 @@
 #include "npucc/error.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -88,12 +89,14 @@ FetchResult TieredStorage::fetch(const std::string& key, const fs::path& into) {
   if (local.status == FetchStatus::hit || remote_is_down(m_config.url)) {
     return local;
   }
+  auto start = std::chrono::steady_clock::now();
   if (import_from_remote(key, local.status) == Imported::no) {
     return local;
   }
   FetchResult imported = m_local.fetch(key, into);
   if (imported.status == FetchStatus::hit) {
     m_served_remotely = true;
+    m_hit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     m_local.stats().update({{"remote.hits", 1}});
     return imported;
   }
@@ -109,23 +112,26 @@ TieredStorage::Imported TieredStorage::import_from_remote(const std::string& key
                                                           FetchStatus local_status) {
   fs::path tmp = m_local.root() / "tmp";
   ensure_real_directory(tmp);
-  Scratch download(unique_name(tmp, "remote-" + key.substr(0, 16) + ".bundle"));
-  TransferResult got = m_transport->get(key, download.path());
-  m_local.stats().update({{"remote.bytes_down", got.bytes}});
-  if (got.status == Status::absent) {
-    m_local.stats().update({{"remote.misses", 1}});
-    return Imported::no;
-  }
-  if (got.status == Status::error) {
-    fail(got.problem);
-    return Imported::no;
-  }
   Scratch stage(unique_name(tmp, "remote-" + key.substr(0, 16)));
   if (::mkdir(stage.path().c_str(), 0755) != 0) {
     throw Error(stage.path().string() +
                 ": cannot create a staging folder: " + std::strerror(errno));
   }
-  UnpackResult unpacked = unpack_bundle(download.path(), stage.path());
+  BundleReceiver receiver(stage.path());
+  TransferResult got = m_transport->get(key, receiver);
+  m_hit_bytes = got.bytes;
+  m_local.stats().update({{"remote.bytes_down", got.bytes}});
+  if (got.status == Status::absent) {
+    m_local.stats().update({{"remote.misses", 1}});
+    return Imported::no;
+  }
+  // A refused bundle is the object's fault, not the network's; a cut transfer is the
+  // network's (the receiver then only knows it is short).
+  if (got.status == Status::error && receiver.problem().empty()) {
+    fail(got.problem);
+    return Imported::no;
+  }
+  UnpackResult unpacked = receiver.finish();
   if (!unpacked.ok) {
     m_local.stats().update({{"remote.rejected", 1}});
     warn("remote cache entry " + key.substr(0, 12) + " rejected: " + unpacked.problem);

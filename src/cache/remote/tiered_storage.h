@@ -37,6 +37,10 @@ public:
 
   // Whether the last fetch's hit came from the remote.
   bool served_remotely() const { return m_served_remotely; }
+  // The last remote hit: bytes downloaded and seconds from the request to the entry
+  // delivered (download, unpack, checks, materialisation).
+  uint64_t hit_bytes() const { return m_hit_bytes; }
+  double hit_seconds() const { return m_hit_seconds; }
   // One line when the remote failed or sent a bad entry; empty otherwise.
   const std::string& warning() const { return m_warning; }
 
@@ -51,6 +55,8 @@ private:
   RemoteCacheConfig m_config;
   std::unique_ptr<Transport> m_transport;
   bool m_served_remotely = false;
+  uint64_t m_hit_bytes = 0;
+  double m_hit_seconds = 0;
   std::string m_warning;
 };
 

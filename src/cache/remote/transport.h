@@ -10,6 +10,7 @@
 // A transport never throws for the network: a server that is down, slow or refusing
 // gives Status::error with a one-line reason, after at most the connect timeout plus the
 // stall timeout (no byte for that long).
+#include "cache/remote/bundle.h"
 #include "npucc/cache.h"
 
 #include <cstdint>
@@ -39,8 +40,9 @@ public:
   virtual ~Transport() = default;
   // The URL, for messages.
   virtual std::string describe() const = 0;
-  // Downloads the object of `key` into the new file `to`.
-  virtual TransferResult get(const std::string& key, const std::filesystem::path& to) = 0;
+  // Downloads the object of `key`, feeding it to `receiver` as it arrives (with its size
+  // first when known). Stops early when the receiver refuses the bytes.
+  virtual TransferResult get(const std::string& key, BundleReceiver& receiver) = 0;
   // Uploads the file `from` as the object of `key`, replacing any.
   virtual TransferResult put(const std::string& key, const std::filesystem::path& from) = 0;
   // Every object, or nullopt when the backend cannot list (plain HTTP); `problem` is set
