@@ -120,11 +120,11 @@ TieredStorage::Imported TieredStorage::import_from_remote(const std::string& key
   BundleReceiver receiver(stage.path());
   TransferResult got = m_transport->get(key, receiver);
   m_hit_bytes = got.bytes;
-  m_local.stats().update({{"remote.bytes_down", got.bytes}});
   if (got.status == Status::absent) {
     m_local.stats().update({{"remote.misses", 1}});
     return Imported::no;
   }
+  m_local.stats().update({{"remote.bytes_down", got.bytes}});
   // A refused bundle is the object's fault, not the network's; a cut transfer is the
   // network's (the receiver then only knows it is short).
   if (got.status == Status::error && receiver.problem().empty()) {
