@@ -27,6 +27,9 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
 std::function<int()> setup_explain(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global);
 
+// `cache ls --remote` (cmd_cache_remote.cpp).
+int list_remote(const CacheConfig& config, bool json, bool quiet);
+
 // "2026-11-29 17:59" in UTC, or "-" for 0.
 std::string format_time(int64_t seconds);
 

@@ -72,6 +72,7 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
 struct LsArgs {
   CacheArgs cache;
   bool json = false;
+  bool remote = false;
   std::string sort = "model";
   bool reverse = false;
   std::string model;
@@ -102,7 +103,13 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
   command.add_flag("--reverse", args->reverse, "reverse the order");
   command.add_option("--model", args->model, "only entries of this model (the .onnx file's stem)");
   command.add_option("--version", args->version, "only entries of this compiler version");
+  command.add_flag("--remote", args->remote,
+                   "list the remote cache's objects instead (Redis; plain HTTP cannot list)");
+  add_remote_cache_options(command, args->cache);
   return [args, &global] {
+    if (args->remote) {
+      return list_remote(make_cache_config(args->cache), args->json, global.quiet);
+    }
     cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
     auto entries = storage.list(cache::Check::sizes);
     size_t other_versions = 0;
@@ -187,6 +194,7 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   };
   auto args = std::make_shared<Args>();
   add_cache_options(command, args->cache, MaxSizeOption::no);
+  add_remote_cache_options(command, args->cache);
   command.add_flag("--json", args->json, "print JSON");
   command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
   return [args] {
@@ -215,7 +223,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
         bypass_total += value;
       }
     }
-    uint64_t lookups = get("hits") + get("misses");
+    // A remote hit is neither a local hit nor a miss (nothing was compiled).
+    uint64_t lookups = get("hits") + get("remote.hits") + get("misses");
     json out = {{"cache_dir", storage.root().string()},
                 {"entries", entries.size()},
                 {"bytes", bytes},
@@ -235,7 +244,16 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
                 {"evicted_bytes", get("evicted_bytes")},
                 {"cleanups", get("cleanups")},
                 {"last_cleanup", get("last_cleanup")},
-                {"zeroed", get("zeroed")}};
+                {"zeroed", get("zeroed")},
+                {"remote",
+                 {{"url", config.remote.url.empty() ? json(nullptr) : json(config.remote.url)},
+                  {"hits", get("remote.hits")},
+                  {"misses", get("remote.misses")},
+                  {"errors", get("remote.errors")},
+                  {"rejected", get("remote.rejected")},
+                  {"uploads", get("remote.uploads")},
+                  {"bytes_down", get("remote.bytes_down")},
+                  {"bytes_up", get("remote.bytes_up")}}}};
     if (args->json) {
       print_json(out);
       return 0;
@@ -267,6 +285,13 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
               << " failed)\n";
     std::cout << "evictions            " << get("evictions") << " (+" << get("invalidations")
               << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
+    std::cout << "remote hits          " << get("remote.hits") << " (" << get("remote.misses")
+              << " misses, " << get("remote.errors") << " errors, " << get("remote.rejected")
+              << " rejected entries)"
+              << (config.remote.url.empty() ? "" : "  " + config.remote.url) << "\n";
+    std::cout << "remote transfers     " << util::format_bytes(get("remote.bytes_down"))
+              << " down, " << util::format_bytes(get("remote.bytes_up")) << " up ("
+              << get("remote.uploads") << " uploads)\n";
     std::cout << "last cleanup         " << format_time(static_cast<int64_t>(get("last_cleanup")))
               << "\n";
     std::cout << "counters zeroed      " << format_time(static_cast<int64_t>(get("zeroed")))

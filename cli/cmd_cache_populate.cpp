@@ -37,6 +37,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
   command.add_option("-j,--jobs", args->jobs, "compile N models at once (default: the CPU count)");
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
+  add_remote_cache_options(command, args->cache);
   command.add_flag("--invalidate", args->invalidate,
                    "first remove the entries of other compiler versions");
   command.add_flag("--json", args->json, "print a JSON summary");
@@ -58,6 +59,12 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
           std::cerr << "\r\033[K";
         }
         std::cerr << "npucc: error: " << item.detail << "\n";
+      }
+      if (!item.remote_warning.empty()) {
+        if (bar) {
+          std::cerr << "\r\033[K";
+        }
+        std::cerr << "npucc: warning: " << item.remote_warning << "\n";
       }
     };
     PopulateSummary summary = populate_cache(make_cache_config(args->cache), options, progress);

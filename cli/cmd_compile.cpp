@@ -82,6 +82,7 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
       ->required();
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
+  add_remote_cache_options(command, args->cache);
   command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
   command.add_option("--max-memory", args->max_memory,
@@ -110,6 +111,9 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     }
     if (!global.quiet) {
       (args->json ? std::cerr : std::cout) << cache_line(cached) << "\n";
+    }
+    if (!cached.remote_warning.empty()) {
+      std::cerr << "npucc: warning: " << cached.remote_warning << "\n";
     }
     if (!cached.warning.empty()) {
       std::cerr << "npucc: warning: " << cached.warning << "\n";

@@ -99,13 +99,31 @@ void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_siz
   add_options_file(command, args.options_file);
 }
 
+void add_remote_cache_options(CLI::App& command, CacheArgs& args) {
+  command.add_option("--remote-cache", args.remote,
+                     "a shared remote cache: http://host:port/path or redis://host:port/db "
+                     "(default: $NPUCC_REMOTE_CACHE)");
+  command.add_flag("--remote-read-only", args.remote_read_only,
+                   "read the remote cache but upload nothing to it");
+  command.add_option("--remote-connect-timeout", args.remote_connect_timeout,
+                     "seconds to wait for the remote cache to accept a connection (default 2)");
+  command.add_option("--remote-timeout", args.remote_timeout,
+                     "seconds without progress before a remote transfer is abandoned "
+                     "(default 5)");
+}
+
 CacheConfig make_cache_config(const CacheArgs& args) {
-  Config config = load_settings({{"cache.dir", args.dir, "--cache-dir"},
-                                 {"cache.max_size", args.max_size, "--max-size"},
-                                 {"cache.read_only", args.read_only ? "true" : "", "--read-only"},
-                                 {"cache.shared", args.shared, "--cache-shared"},
-                                 {"cache.key_file", args.key_file, "--cache-key-file"}},
-                                args.options_file);
+  Config config = load_settings(
+      {{"cache.dir", args.dir, "--cache-dir"},
+       {"cache.max_size", args.max_size, "--max-size"},
+       {"cache.read_only", args.read_only ? "true" : "", "--read-only"},
+       {"cache.shared", args.shared, "--cache-shared"},
+       {"cache.key_file", args.key_file, "--cache-key-file"},
+       {"cache.remote", args.remote, "--remote-cache"},
+       {"cache.remote_read_only", args.remote_read_only ? "true" : "", "--remote-read-only"},
+       {"cache.remote_connect_timeout", args.remote_connect_timeout, "--remote-connect-timeout"},
+       {"cache.remote_timeout", args.remote_timeout, "--remote-timeout"}},
+      args.options_file);
   CacheConfig cache;
   cache.dir = config.cache_dir();
   cache.max_size = config.cache_max_size();
@@ -116,6 +134,11 @@ CacheConfig make_cache_config(const CacheArgs& args) {
     cache.sharing = parse_cache_sharing(shared.value, shared.describe_source());
   }
   cache.key_file = config.value("cache.key_file");
+  RemoteCacheSettings remote = config.remote_cache();
+  cache.remote.url = remote.url;
+  cache.remote.read_only = remote.read_only;
+  cache.remote.connect_timeout = remote.connect_timeout;
+  cache.remote.timeout = remote.timeout;
   switch (config.get("cache.dir").source) {
   case SettingSource::built_in: cache.source = CacheDirSource::default_location; break;
   case SettingSource::command_line: cache.source = CacheDirSource::option; break;

@@ -33,9 +33,16 @@ struct CacheArgs {
   std::string shared;       // --cache-shared
   std::string key_file;     // --cache-key-file
   std::string options_file; // --options FILE, shared with CompileArgs
+  // add_remote_cache_options: --remote-cache and its options
+  std::string remote;
+  bool remote_read_only = false;
+  std::string remote_connect_timeout;
+  std::string remote_timeout;
 };
 enum class MaxSizeOption { no, yes };
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size);
+// --remote-cache URL, --remote-read-only, --remote-connect-timeout, --remote-timeout.
+void add_remote_cache_options(CLI::App& command, CacheArgs& args);
 CacheConfig make_cache_config(const CacheArgs& args);
 
 } // namespace npucc::cli

@@ -53,6 +53,15 @@ enum class CacheSharing { automatic, none, group, world };
 const char* cache_sharing_name(CacheSharing sharing);
 // Throws usage_error for anything else, naming `where`.
 CacheSharing parse_cache_sharing(const std::string& text, const std::string& where);
+// The shared remote tier (--remote-cache URL; src/cache/remote/): a local miss looks it
+// up, a remote hit is imported into the local cache, a local compile is uploaded unless
+// read-only. An empty URL: no remote tier.
+struct RemoteCacheConfig {
+  std::string url; // http://host:port/path or redis://host:port/db
+  bool read_only = false;
+  double connect_timeout = 2.0; // seconds to connect
+  double timeout = 5.0;         // seconds without progress before a transfer is abandoned
+};
 
 struct CacheConfig {
   std::filesystem::path dir;
@@ -68,6 +77,7 @@ struct CacheConfig {
   // NPUCC_CACHE_KEY_FILE / `key_file` / --cache-key-file: sign entries written and reject
   // entries read without a valid signature (src/cache/entry_signature.h). Empty: none.
   std::filesystem::path key_file;
+  RemoteCacheConfig remote;
 };
 
 // The directory is `dir_option`, else $NPUCC_CACHE_DIR, else
@@ -105,6 +115,9 @@ struct CachedCompile {
   // Set when the compile succeeded but storing it did not (a full disk): the output is
   // good, the cache unchanged.
   std::string warning;
+  // One line when the remote tier failed or sent a bad entry (the compile went on
+  // locally); empty otherwise.
+  std::string remote_warning;
 };
 
 // compile() through the cache: a hit materialises the entry's files into
@@ -130,6 +143,7 @@ struct PopulateItem {
   CacheOutcome outcome = CacheOutcome::miss; // miss: compiled and stored; hit: already cached
   bool failed = false;
   std::string detail; // the error, the bypass reason, or a store warning
+  std::string remote_warning; // CachedCompile::remote_warning
 };
 
 struct PopulateSummary {

@@ -38,6 +38,15 @@ enum class SettingKind {
   train_mode,     // accelerate_train_mode: "TYPE|TRIGGER[|RATIO]"
   precision_mode, // Ascend precision_mode values (validated by npucc/train_mode.h)
   precision_mode_v2, // Ascend precision_mode_v2 values
+  remote_url,        // http://host:port/path or redis://host:port/db
+  seconds,           // a positive number of seconds ("2", "0.5")
+};
+
+struct RemoteCacheSettings {
+  std::string url;
+  bool read_only = false;
+  double connect_timeout = 2.0;
+  double timeout = 5.0;
 };
 
 // One row of the settings table: the one place a setting's names live.
@@ -102,6 +111,8 @@ public:
   std::optional<uint64_t> cache_max_size() const; // nullopt: unbounded
   bool cache_disabled() const;
   bool cache_read_only() const;
+  // cache.remote and its options; an empty url when there is no remote tier.
+  RemoteCacheSettings remote_cache() const;
 
 private:
   std::map<std::string, Setting, std::less<>> m_settings;

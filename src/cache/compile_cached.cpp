@@ -1,5 +1,6 @@
 #include "cache/cache_key.h"
 #include "cache/cached_compile.h"
+#include "cache/remote/tiered_storage.h"
 #include "cache/resource_ops.h"
 #include "compiler/output_folder.h"
 #include "model/external_data.h"
@@ -9,6 +10,7 @@
 #include "util/sha256.h"
 
 #include <ctime>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 namespace npucc {
@@ -91,11 +93,11 @@ namespace {
 // Looks the key up and, on a hit, delivers the files: into the output folder (through
 // a staging folder, so a failed fetch leaves nothing), or for populate only checks them
 // (materialising into a scratch folder verifies every checksum and costs only links).
-FetchResult fetch_and_deliver(LocalStorage& storage, const std::string& key,
+FetchResult fetch_and_deliver(LocalStorage& storage, Storage& tier, const std::string& key,
                               const CompileOptions& options, Deliver deliver) {
   if (deliver == Deliver::output_folder) {
     compiler::OutputFolder output(options.output_dir);
-    FetchResult fetched = storage.fetch(key, output.staging());
+    FetchResult fetched = tier.fetch(key, output.staging());
     if (fetched.status == FetchStatus::hit) {
       output.publish();
     }
@@ -106,7 +108,7 @@ FetchResult fetch_and_deliver(LocalStorage& storage, const std::string& key,
   ensure_real_directory(scratch);
   FetchResult fetched;
   try {
-    fetched = storage.fetch(key, scratch);
+    fetched = tier.fetch(key, scratch);
   } catch (...) {
     remove_tree(scratch);
     throw;
@@ -155,7 +157,7 @@ std::optional<CachedCompile> fast_hit(LocalStorage& storage, const CompileOption
     return std::nullopt; // a missing data file: read_model says which
   }
   CacheKey key = compute_key(identity, options);
-  FetchResult fetched = fetch_and_deliver(storage, key.key, options, deliver);
+  FetchResult fetched = fetch_and_deliver(storage, storage, key.key, options, deliver);
   if (fetched.status != FetchStatus::hit) {
     return std::nullopt;
   }
@@ -199,13 +201,29 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     return out;
   }
 
-  FetchResult fetched = fetch_and_deliver(storage, key.key, options, deliver);
+  // The shared remote tier, when configured: asked on a local miss, fed by compiles.
+  std::unique_ptr<remote::TieredStorage> tiered;
+  if (!config.remote.url.empty()) {
+    tiered = std::make_unique<remote::TieredStorage>(storage, config.remote);
+  }
+  Storage& tier = tiered ? static_cast<Storage&>(*tiered) : storage;
+  auto remote_warning = [&] { return tiered ? tiered->warning() : std::string(); };
+
+  FetchResult fetched = fetch_and_deliver(storage, tier, key.key, options, deliver);
   if (fetched.status == FetchStatus::hit) {
-    if (deliver == Deliver::output_folder) {
+    bool remote_hit = tiered && tiered->served_remotely();
+    if (deliver == Deliver::output_folder && !remote_hit) {
       storage.stats().update({{"hits", 1}});
     }
     storage.record_model_index(model.sha256, serialize_model_index(model));
-    return hit_result(fetched, options, key.key, model.sha256, deliver);
+    CachedCompile hit = hit_result(fetched, options, key.key, model.sha256, deliver);
+    if (remote_hit) {
+      hit.reason = "from the remote cache " + config.remote.url + ", " + hit.reason;
+      say("cache: remote hit " + key.key + ": " + std::to_string(tiered->hit_bytes()) +
+          " bytes in " + std::to_string(tiered->hit_seconds()) + " s");
+    }
+    hit.remote_warning = remote_warning();
+    return hit;
   }
 
   bool replace =
@@ -228,6 +246,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
       throw Error(storage.root().string() + ": the cache is used read-only; cannot populate it");
     }
     out.result = compile(std::move(model), options, log);
+    out.remote_warning = remote_warning();
     return out;
   }
 
@@ -250,7 +269,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     header.options = canonical_options(given);
     try {
       StoreResult stored =
-          storage.store(header, options.output_dir, written_files(out.result),
+          tier.store(header, options.output_dir, written_files(out.result),
                         deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::copy,
                         replace ? Replace::yes : Replace::no);
       storage.stats().update(
@@ -277,6 +296,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
   if (!scratch.empty()) {
     remove_tree(scratch);
   }
+  out.remote_warning = remote_warning();
   return out;
 }
 

@@ -118,6 +118,7 @@ public:
   // signature is missing or wrong (as corrupt).
   void set_signing_key(std::optional<SigningKey> key) { m_key = std::move(key); }
   bool signing() const { return m_key.has_value(); }
+  const std::optional<SigningKey>& signing_key() const { return m_key; }
   bool read_only() const { return m_access == CacheAccess::read_only; }
   CacheSharing sharing() const { return m_sharing; }
 

@@ -66,6 +66,7 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
             cache::run_cached(storage, config, compile, cache::Deliver::cache_only, {});
         item.outcome = done.outcome;
         item.detail = done.outcome == CacheOutcome::miss ? done.warning : done.reason;
+        item.remote_warning = done.remote_warning;
       } catch (const Error& e) {
         item.failed = true;
         item.detail = std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")");

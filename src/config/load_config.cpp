@@ -82,7 +82,8 @@ void apply_config_file(Config& config, const GetEnv& getenv) {
                                       : "did you mean \"" + match + "\"?");
     }
     bool type_ok = entry.type == config::TomlType::string ||
-                   (entry.type == config::TomlType::integer && info->kind == SettingKind::size);
+                   (entry.type == config::TomlType::integer &&
+                    (info->kind == SettingKind::size || info->kind == SettingKind::seconds));
     if (info->kind == SettingKind::boolean) {
       type_ok = entry.type == config::TomlType::boolean;
     }

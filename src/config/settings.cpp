@@ -73,6 +73,34 @@ const std::vector<SettingInfo>& settings_table() {
        {},
        "sign entries with HMAC-SHA-256 under this key and reject entries without a valid "
        "signature"},
+      {"cache.remote",
+       "NPUCC_REMOTE_CACHE",
+       "--remote-cache",
+       "",
+       SettingKind::remote_url,
+       {},
+       "a shared remote cache: http://host:port/path or redis://host:port/db"},
+      {"cache.remote_read_only",
+       "NPUCC_REMOTE_CACHE_READ_ONLY",
+       "--remote-read-only",
+       "",
+       SettingKind::boolean,
+       {},
+       "read the remote cache but upload nothing to it"},
+      {"cache.remote_connect_timeout",
+       "NPUCC_REMOTE_CACHE_CONNECT_TIMEOUT",
+       "--remote-connect-timeout",
+       "",
+       SettingKind::seconds,
+       {},
+       "seconds to wait for the remote cache to accept a connection (default 2)"},
+      {"cache.remote_timeout",
+       "NPUCC_REMOTE_CACHE_TIMEOUT",
+       "--remote-timeout",
+       "",
+       SettingKind::seconds,
+       {},
+       "seconds without progress before a remote transfer is abandoned (default 5)"},
       {"accelerate_train_mode",
        "NPUCC_ACCELERATE_TRAIN_MODE",
        "--accelerate-train-mode",
@@ -167,6 +195,19 @@ bool Config::cache_disabled() const {
 
 bool Config::cache_read_only() const {
   return value("cache.read_only") == "true";
+}
+
+RemoteCacheSettings Config::remote_cache() const {
+  RemoteCacheSettings remote;
+  remote.url = value("cache.remote");
+  remote.read_only = value("cache.remote_read_only") == "true";
+  if (get("cache.remote_connect_timeout").is_set()) {
+    remote.connect_timeout = std::stod(value("cache.remote_connect_timeout"));
+  }
+  if (get("cache.remote_timeout").is_set()) {
+    remote.timeout = std::stod(value("cache.remote_timeout"));
+  }
+  return remote;
 }
 
 } // namespace npucc

@@ -1,5 +1,7 @@
 #include "config/value.h"
 
+#include "cache/remote/transport.h"
+
 #include "npucc/error.h"
 #include "npucc/train_mode.h"
 #include "util/strings.h"
@@ -102,6 +104,19 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
   case SettingKind::precision_mode:
   case SettingKind::precision_mode_v2:
     return check_precision(info, text, where);
+  case SettingKind::remote_url:
+    cache::remote::check_remote_url(text, where);
+    return text;
+  case SettingKind::seconds: {
+    char* end = nullptr;
+    double seconds = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 ||
+        seconds > 86400) {
+      throw usage_error(where + ": \"" + text + "\" is not a number of seconds",
+                        "write a positive number, e.g. 2 or 0.5");
+    }
+    return text;
+  }
   }
   return text;
 }

@@ -1,0 +1,391 @@
+#include "cache/remote/bundle.h"
+
+#include "cache/entry_format.h"
+#include "npucc/error.h"
+#include "util/file_io.h"
+#include "util/sha256.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace npucc::cache::remote {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t k_magic_bytes = sizeof(k_bundle_magic) - 1;
+constexpr size_t k_digest_bytes = 32;
+constexpr size_t k_chunk = size_t{1} << 20;
+
+// Closes the descriptor whatever happens.
+class Fd {
+public:
+  explicit Fd(int fd) : m_fd(fd) {}
+  ~Fd() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return m_fd; }
+  int release() {
+    int fd = m_fd;
+    m_fd = -1;
+    return fd;
+  }
+
+private:
+  int m_fd;
+};
+
+void put_u16(std::string& out, uint16_t value) {
+  out += static_cast<char>(value >> 8);
+  out += static_cast<char>(value & 0xff);
+}
+
+void put_u32(std::string& out, uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out += static_cast<char>((value >> shift) & 0xff);
+  }
+}
+
+void put_u64(std::string& out, uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    out += static_cast<char>((value >> shift) & 0xff);
+  }
+}
+
+uint64_t get_uint(const unsigned char* bytes, size_t count) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < count; ++i) {
+    value = (value << 8) | bytes[i];
+  }
+  return value;
+}
+
+std::string raw_from_hex(const std::string& hex) {
+  std::string raw;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  return raw;
+}
+
+std::string hex_from_raw(const unsigned char* raw, size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (size_t i = 0; i < size; ++i) {
+    hex += digits[raw[i] >> 4];
+    hex += digits[raw[i] & 0xf];
+  }
+  return hex;
+}
+
+// Reads exactly `size` bytes; false at end of file or on an error.
+bool read_exact(int fd, void* data, size_t size) {
+  auto* out = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t got = ::read(fd, out, size);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got <= 0) {
+      return false;
+    }
+    out += got;
+    size -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+// The writer's side: copies `path` into `fd`, hashing what it writes into `whole`.
+void append_file(int fd, const fs::path& path, uint64_t bytes, util::Sha256& whole,
+                 const fs::path& out) {
+  Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (in.get() < 0) {
+    throw Error(path.string() + ": cannot read for the remote cache: " + std::strerror(errno));
+  }
+  std::string buffer(k_chunk, '\0');
+  uint64_t left = bytes;
+  while (left > 0) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
+    if (!read_exact(in.get(), buffer.data(), want)) {
+      throw Error(path.string() + ": changed while it was being bundled");
+    }
+    whole.update(buffer.data(), want);
+    util::write_all(fd, buffer.data(), want, out);
+    left -= want;
+  }
+}
+
+} // namespace
+
+uint64_t write_bundle(const fs::path& dir, const std::vector<std::string>& names,
+                      const fs::path& out) {
+  if (names.empty() || names.size() > k_bundle_max_files) {
+    throw Error(dir.string() + ": cannot bundle " + std::to_string(names.size()) + " files");
+  }
+  std::string head(k_bundle_magic, k_magic_bytes);
+  put_u32(head, static_cast<uint32_t>(names.size()));
+  std::vector<uint64_t> sizes;
+  for (const auto& name : names) {
+    if (name.size() > k_bundle_max_name || !(is_plain_file_name(name) || name == k_header_file)) {
+      throw Error(name + ": not a plain file name; cannot bundle it");
+    }
+    struct stat st {};
+    fs::path path = dir / name;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      throw Error(path.string() + ": not a regular file; cannot bundle it");
+    }
+    sizes.push_back(static_cast<uint64_t>(st.st_size));
+    put_u16(head, static_cast<uint16_t>(name.size()));
+    head += name;
+    put_u64(head, sizes.back());
+    head += raw_from_hex(util::sha256_file_hex(path));
+  }
+  Fd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (fd.get() < 0) {
+    throw Error(out.string() + ": cannot create: " + std::strerror(errno));
+  }
+  util::Sha256 whole;
+  whole.update(head);
+  util::write_all(fd.get(), head.data(), head.size(), out);
+  uint64_t total = head.size();
+  for (size_t i = 0; i < names.size(); ++i) {
+    append_file(fd.get(), dir / names[i], sizes[i], whole, out);
+    total += sizes[i];
+  }
+  std::string digest = raw_from_hex(whole.hex_digest());
+  util::write_all(fd.get(), digest.data(), digest.size(), out);
+  if (::close(fd.release()) != 0) {
+    throw Error(out.string() + ": cannot write: " + std::strerror(errno));
+  }
+  return total + digest.size();
+}
+
+BundleReceiver::BundleReceiver(fs::path into) : m_into(std::move(into)) {}
+
+BundleReceiver::~BundleReceiver() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+}
+
+void BundleReceiver::expect_size(uint64_t bytes) {
+  m_expected = bytes;
+  m_expected_known = true;
+}
+
+bool BundleReceiver::refuse(const std::string& problem) {
+  if (m_problem.empty()) {
+    m_problem = problem;
+  }
+  return false;
+}
+
+// Parses as much of the table as m_head holds; true when it is complete and checked.
+bool BundleReceiver::parse_table() {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(m_head.data());
+  size_t size = m_head.size();
+  if (size < k_magic_bytes + 4) {
+    return false;
+  }
+  if (std::memcmp(bytes, k_bundle_magic, k_magic_bytes) != 0) {
+    return refuse("not an npucc bundle (bad magic)");
+  }
+  uint64_t count = get_uint(bytes + k_magic_bytes, 4);
+  if (count == 0 || count > k_bundle_max_files) {
+    return refuse("bad file count " + std::to_string(count));
+  }
+  size_t offset = k_magic_bytes + 4;
+  m_rows.clear();
+  bool has_header = false;
+  uint64_t payload = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (offset + 2 > size) {
+      return false;
+    }
+    size_t length = static_cast<size_t>(get_uint(bytes + offset, 2));
+    if (length == 0 || length > k_bundle_max_name) {
+      return refuse("bad name length " + std::to_string(length) + " in the file table");
+    }
+    if (offset + 2 + length + 8 + k_digest_bytes > size) {
+      return false;
+    }
+    Row row;
+    row.name.assign(m_head.data() + offset + 2, length);
+    row.size = get_uint(bytes + offset + 2 + length, 8);
+    row.sha256 = hex_from_raw(bytes + offset + 2 + length + 8, k_digest_bytes);
+    offset += 2 + length + 8 + k_digest_bytes;
+    if (!(is_plain_file_name(row.name) || row.name == k_header_file) ||
+        row.name.find("..") != std::string::npos || row.name.find('/') != std::string::npos) {
+      return refuse("refused file name \"" + row.name + "\"");
+    }
+    for (const auto& seen : m_rows) {
+      if (seen.name == row.name) {
+        return refuse("file \"" + row.name + "\" appears twice");
+      }
+    }
+    has_header = has_header || row.name == k_header_file;
+    if (row.size > (uint64_t{1} << 50) || payload + row.size > (uint64_t{1} << 50) ||
+        (m_expected_known && payload + row.size > m_expected)) {
+      return refuse("truncated: " + row.name + " has " + std::to_string(row.size) +
+                    " bytes, more than the object's " +
+                    (m_expected_known ? std::to_string(m_expected) : std::string("limit")));
+    }
+    payload += row.size;
+    m_rows.push_back(std::move(row));
+  }
+  if (!has_header) {
+    return refuse(std::string("no ") + k_header_file + " in the bundle");
+  }
+  uint64_t total = offset + payload + k_digest_bytes;
+  if (m_expected_known && total != m_expected) {
+    return refuse("object has " + std::to_string(m_expected) + " bytes, its table describes " +
+                  std::to_string(total) + (m_expected < total ? " (truncated)" : ""));
+  }
+  m_whole.update(m_head.data(), offset);
+  m_table_done = true;
+  // Bytes past the table already belong to the payload.
+  std::string rest = m_head.substr(offset);
+  m_head.clear();
+  return rest.empty() || feed_payload(rest.data(), rest.size());
+}
+
+bool BundleReceiver::open_next() {
+  const Row& row = m_rows[m_file];
+  fs::path path = m_into / row.name;
+  m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (m_fd < 0) {
+    return refuse(path.string() + ": cannot create: " + std::strerror(errno));
+  }
+  m_file_hash = std::make_unique<util::Sha256>();
+  m_left = row.size;
+  return true;
+}
+
+bool BundleReceiver::close_current() {
+  const Row& row = m_rows[m_file];
+  int fd = m_fd;
+  m_fd = -1;
+  if (::close(fd) != 0) {
+    return refuse((m_into / row.name).string() + ": cannot write: " + std::strerror(errno));
+  }
+  if (m_file_hash->hex_digest() != row.sha256) {
+    return refuse(row.name + " does not match its checksum");
+  }
+  m_names.push_back(row.name);
+  ++m_file;
+  return true;
+}
+
+bool BundleReceiver::feed_payload(const char* data, size_t size) {
+  while (size > 0) {
+    if (m_file < m_rows.size()) {
+      if (m_fd < 0 && !open_next()) {
+        return false;
+      }
+      size_t take = static_cast<size_t>(std::min<uint64_t>(m_left, size));
+      if (take > 0) {
+        m_whole.update(data, take);
+        m_file_hash->update(data, take);
+        try {
+          util::write_all(m_fd, data, take, m_into / m_rows[m_file].name);
+        } catch (const Error& e) {
+          return refuse(e.what());
+        }
+        data += take;
+        size -= take;
+        m_left -= take;
+      }
+      if (m_left == 0 && !close_current()) {
+        return false;
+      }
+      continue;
+    }
+    if (m_digest.size() + size > k_digest_bytes) {
+      return refuse("the object is longer than its table and digest (padded)");
+    }
+    m_digest.append(data, size);
+    size = 0;
+  }
+  // Empty files at the end of the table take no bytes.
+  while (m_file < m_rows.size() && m_rows[m_file].size == 0) {
+    if (!open_next() || !close_current()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool BundleReceiver::feed(const char* data, size_t size) {
+  if (!m_problem.empty()) {
+    return false;
+  }
+  m_received += size;
+  if (m_table_done) {
+    return feed_payload(data, size);
+  }
+  if (m_head.size() + size > k_max_table_bytes) {
+    size_t room = k_max_table_bytes - m_head.size();
+    m_head.append(data, room);
+    if (!parse_table()) {
+      return m_problem.empty() ? refuse("file table too long") : false;
+    }
+    return feed_payload(data + room, size - room);
+  }
+  m_head.append(data, size);
+  if (!parse_table()) {
+    return m_problem.empty();
+  }
+  return true;
+}
+
+UnpackResult BundleReceiver::finish() {
+  UnpackResult result;
+  if (m_problem.empty()) {
+    if (!m_table_done) {
+      refuse("object too short (" + std::to_string(m_received) + " bytes): truncated");
+    } else if (m_file < m_rows.size() || m_digest.size() < k_digest_bytes) {
+      refuse("object truncated at byte " + std::to_string(m_received));
+    } else if (m_whole.hex_digest() !=
+               hex_from_raw(reinterpret_cast<const unsigned char*>(m_digest.data()),
+                            k_digest_bytes)) {
+      refuse("the bundle does not match its digest");
+    }
+  }
+  result.ok = m_problem.empty();
+  result.problem = m_problem;
+  result.names = m_names;
+  return result;
+}
+
+UnpackResult unpack_bundle(const fs::path& bundle, const fs::path& into) {
+  BundleReceiver receiver(into);
+  Fd fd(::open(bundle.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
+    UnpackResult result;
+    result.problem = "cannot read the object: " + std::string(std::strerror(errno));
+    return result;
+  }
+  receiver.expect_size(static_cast<uint64_t>(st.st_size));
+  std::string buffer(k_chunk, '\0');
+  for (;;) {
+    ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got <= 0 || !receiver.feed(buffer.data(), static_cast<size_t>(got))) {
+      break;
+    }
+  }
+  return receiver.finish();
+}
+
+} // namespace npucc::cache::remote

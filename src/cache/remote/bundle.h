@@ -1,0 +1,101 @@
+#pragma once
+
+// The one object a cache entry travels as between machines: every file of the local
+// entry folder (entry.npucc verbatim, so whatever it carries, a signature included,
+// arrives untouched) in one length-prefixed, checksummed archive. Binary, integers
+// big-endian:
+//
+//   bundle  = magic count table payload digest
+//   magic   = "NPUCCBD1"                       ; 8 bytes: format 1
+//   count   = u32                              ; 1 .. k_bundle_max_files
+//   table   = count * file-row
+//   file-row= name-length:u16 name size:u64 sha256:32   ; name: 1 .. 255 bytes
+//   payload = the files' bytes, in table order, sizes as in the table
+//   digest  = SHA-256 (32 raw bytes) of every byte before it
+//
+// A name must be a plain file name (no "/", no NUL, not starting with "."), and the
+// header file entry.npucc must be present. A reader checks every length against the
+// object's size before it reads or writes anything, then the per-file checksums and the
+// digest: a truncated, padded or edited object is refused as a whole.
+
+#include "util/sha256.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace npucc::cache::remote {
+
+inline constexpr char k_bundle_magic[] = "NPUCCBD1";
+inline constexpr uint32_t k_bundle_max_files = 4096;
+inline constexpr size_t k_bundle_max_name = 255;
+
+// Writes the files `names` of folder `dir` as a bundle to `out` (created, must not
+// exist). Returns the bundle's size. Throws npucc::Error.
+uint64_t write_bundle(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                      const std::filesystem::path& out);
+
+struct UnpackResult {
+  bool ok = false;
+  std::string problem; // when !ok: what is wrong, one line
+  std::vector<std::string> names;
+};
+
+// Unpacks a bundle as it arrives (no copy of the whole object on disk or in memory):
+// feed() the bytes in order, then finish(). Files are written into the existing empty
+// folder `into` as they complete, each checked against its checksum; with expect_size()
+// (Content-Length, a Redis value's length) the table's lengths are checked against the
+// object's size before any file is created. A refused bundle leaves partial files for
+// the caller to remove with the folder.
+class BundleReceiver {
+public:
+  explicit BundleReceiver(std::filesystem::path into);
+  ~BundleReceiver();
+  BundleReceiver(const BundleReceiver&) = delete;
+  BundleReceiver& operator=(const BundleReceiver&) = delete;
+
+  void expect_size(uint64_t bytes);
+  // False once the bundle is refused (problem() says why): stop sending.
+  bool feed(const char* data, size_t size);
+  const std::string& problem() const { return m_problem; }
+  UnpackResult finish();
+
+private:
+  struct Row {
+    std::string name;
+    uint64_t size = 0;
+    std::string sha256;
+  };
+  static constexpr size_t k_max_table_bytes = 12 + k_bundle_max_files * (2 + 255 + 8 + 32);
+
+  bool refuse(const std::string& problem);
+  bool parse_table();
+  bool feed_payload(const char* data, size_t size);
+  bool open_next();
+  bool close_current();
+
+  std::filesystem::path m_into;
+  uint64_t m_expected = 0;
+  bool m_expected_known = false;
+  uint64_t m_received = 0;
+  std::string m_head; // the magic, count and table until they are complete
+  bool m_table_done = false;
+  std::vector<Row> m_rows;
+  size_t m_file = 0;   // the file being written
+  uint64_t m_left = 0; // its bytes still to come
+  int m_fd = -1;
+  std::unique_ptr<util::Sha256> m_file_hash;
+  util::Sha256 m_whole;
+  std::string m_digest;
+  std::vector<std::string> m_names;
+  std::string m_problem;
+};
+
+// Checks the bundle file `bundle` and writes its files into the existing empty folder
+// `into`. Never throws for a bad bundle (the result says why); files written before a
+// problem was found are left for the caller to remove with the folder.
+UnpackResult unpack_bundle(const std::filesystem::path& bundle, const std::filesystem::path& into);
+
+} // namespace npucc::cache::remote

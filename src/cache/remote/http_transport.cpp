@@ -1,0 +1,173 @@
+// The HTTP backend (transport.h) through libcurl: GET/PUT of URL/<key>.bundle.
+#include "cache/remote/transport.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <curl/curl.h>
+#include <mutex>
+
+namespace npucc::cache::remote {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Owns a FILE* and a curl handle.
+struct File {
+  std::FILE* file = nullptr;
+  ~File() {
+    if (file != nullptr) {
+      std::fclose(file);
+    }
+  }
+};
+
+struct Easy {
+  CURL* handle = curl_easy_init();
+  curl_slist* headers = nullptr;
+  ~Easy() {
+    curl_slist_free_all(headers);
+    if (handle != nullptr) {
+      curl_easy_cleanup(handle);
+    }
+  }
+};
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+class HttpTransport : public Transport {
+public:
+  explicit HttpTransport(const RemoteCacheConfig& config) : m_config(config) {
+    global_init();
+    m_base = config.url;
+    while (!m_base.empty() && m_base.back() == '/') {
+      m_base.pop_back();
+    }
+  }
+
+  std::string describe() const override { return m_config.url; }
+
+  TransferResult get(const std::string& key, BundleReceiver& receiver) override {
+    Easy easy;
+    configure(easy, key);
+    Download download{easy.handle, &receiver};
+    curl_easy_setopt(easy.handle, CURLOPT_WRITEFUNCTION, &HttpTransport::on_data);
+    curl_easy_setopt(easy.handle, CURLOPT_WRITEDATA, &download);
+    // Large pieces: fewer callbacks, hash updates and write() calls per object.
+    curl_easy_setopt(easy.handle, CURLOPT_BUFFERSIZE, 512L * 1024);
+    return perform(easy, "GET");
+  }
+
+  TransferResult put(const std::string& key, const fs::path& from) override {
+    File in;
+    in.file = std::fopen(from.c_str(), "rb");
+    std::error_code ec;
+    auto size = fs::file_size(from, ec);
+    if (in.file == nullptr || ec) {
+      return {Status::error, from.string() + ": cannot read the bundle", 0};
+    }
+    Easy easy;
+    configure(easy, key);
+    curl_easy_setopt(easy.handle, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(easy.handle, CURLOPT_READDATA, in.file);
+    curl_easy_setopt(easy.handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
+    // No "Expect: 100-continue" round trip before the body.
+    easy.headers = curl_slist_append(easy.headers, "Expect:");
+    curl_easy_setopt(easy.handle, CURLOPT_HTTPHEADER, easy.headers);
+    TransferResult result = perform(easy, "PUT");
+    if (result.status == Status::absent) {
+      result = {Status::error, m_config.url + ": PUT refused (404)", 0};
+    }
+    return result;
+  }
+
+  std::optional<std::vector<RemoteObject>> list(std::string&) override { return std::nullopt; }
+
+private:
+  struct Download {
+    CURL* handle;
+    BundleReceiver* receiver;
+    bool started = false;
+    bool ignore = false; // an error page's body
+  };
+
+  static size_t on_data(char* data, size_t, size_t size, void* user) {
+    auto* download = static_cast<Download*>(user);
+    if (!download->started) {
+      download->started = true;
+      long http = 0;
+      curl_easy_getinfo(download->handle, CURLINFO_RESPONSE_CODE, &http);
+      download->ignore = http < 200 || http > 299;
+      curl_off_t length = -1;
+      curl_easy_getinfo(download->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      if (!download->ignore && length >= 0) {
+        download->receiver->expect_size(static_cast<uint64_t>(length));
+      }
+    }
+    if (download->ignore) {
+      return size;
+    }
+    return download->receiver->feed(data, size) ? size : 0;
+  }
+
+  std::string url_of(const std::string& key) const { return m_base + "/" + key + ".bundle"; }
+
+  void configure(Easy& easy, const std::string& key) const {
+    CURL* handle = easy.handle;
+    std::string url = url_of(key);
+    curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::lround(m_config.connect_timeout * 1000)));
+    // A stalled server: less than one byte a second for `timeout` seconds ends it.
+    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
+                     std::max(1L, static_cast<long>(std::lround(m_config.timeout))));
+    curl_easy_setopt(handle, CURLOPT_USERAGENT, "npucc");
+  }
+
+  TransferResult perform(Easy& easy, const char* method) const {
+    if (easy.handle == nullptr) {
+      return {Status::error, "cannot start libcurl", 0};
+    }
+    char error[CURL_ERROR_SIZE] = {0};
+    curl_easy_setopt(easy.handle, CURLOPT_ERRORBUFFER, error);
+    CURLcode code = curl_easy_perform(easy.handle);
+    curl_off_t down = 0;
+    curl_off_t up = 0;
+    curl_easy_getinfo(easy.handle, CURLINFO_SIZE_DOWNLOAD_T, &down);
+    curl_easy_getinfo(easy.handle, CURLINFO_SIZE_UPLOAD_T, &up);
+    uint64_t bytes = static_cast<uint64_t>(down + up);
+    if (code != CURLE_OK) {
+      std::string why = error[0] != '\0' ? error : curl_easy_strerror(code);
+      return {Status::error, m_config.url + ": " + method + " failed: " + why, bytes};
+    }
+    long http = 0;
+    curl_easy_getinfo(easy.handle, CURLINFO_RESPONSE_CODE, &http);
+    if (http == 404) {
+      return {Status::absent, "", bytes};
+    }
+    if (http < 200 || http > 299) {
+      return {Status::error,
+              m_config.url + ": " + method + " answered HTTP " + std::to_string(http), bytes};
+    }
+    return {Status::ok, "", bytes};
+  }
+
+  RemoteCacheConfig m_config;
+  std::string m_base;
+};
+
+} // namespace
+
+std::unique_ptr<Transport> make_http_transport(const RemoteCacheConfig& config) {
+  return std::make_unique<HttpTransport>(config);
+}
+
+} // namespace npucc::cache::remote

@@ -1,0 +1,183 @@
+// The Redis backend (transport.h) through hiredis: one string value per key, named
+// "npucc:bundle:<key>"; `cache ls --remote` lists them with SCAN.
+#include "cache/remote/transport.h"
+#include "cache/remote/url.h"
+#include "util/file_io.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
+namespace npucc::cache::remote {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_prefix = "npucc:bundle:";
+
+struct Reply {
+  redisReply* reply = nullptr;
+  ~Reply() {
+    if (reply != nullptr) {
+      freeReplyObject(reply);
+    }
+  }
+};
+
+timeval timeval_of(double seconds) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(seconds);
+  tv.tv_usec = static_cast<suseconds_t>((seconds - std::floor(seconds)) * 1e6);
+  return tv;
+}
+
+class RedisTransport : public Transport {
+public:
+  explicit RedisTransport(const RemoteCacheConfig& config) : m_config(config) {}
+  ~RedisTransport() override {
+    if (m_context != nullptr) {
+      redisFree(m_context);
+    }
+  }
+  RedisTransport(const RedisTransport&) = delete;
+  RedisTransport& operator=(const RedisTransport&) = delete;
+
+  std::string describe() const override { return m_config.url; }
+
+  TransferResult get(const std::string& key, BundleReceiver& receiver) override {
+    std::string problem;
+    if (!connect(problem)) {
+      return {Status::error, problem, 0};
+    }
+    std::string name = k_prefix + key;
+    Reply reply;
+    reply.reply = command(problem, "GET %b", name.data(), name.size());
+    if (reply.reply == nullptr) {
+      return {Status::error, problem, 0};
+    }
+    if (reply.reply->type == REDIS_REPLY_NIL) {
+      return {Status::absent, "", 0};
+    }
+    if (reply.reply->type != REDIS_REPLY_STRING) {
+      return {Status::error, m_config.url + ": GET answered an unexpected reply", 0};
+    }
+    receiver.expect_size(reply.reply->len);
+    receiver.feed(reply.reply->str, reply.reply->len);
+    return {Status::ok, "", static_cast<uint64_t>(reply.reply->len)};
+  }
+
+  TransferResult put(const std::string& key, const fs::path& from) override {
+    std::string problem;
+    if (!connect(problem)) {
+      return {Status::error, problem, 0};
+    }
+    std::string data;
+    try {
+      data = util::read_file(from);
+    } catch (const std::exception& e) {
+      return {Status::error, e.what(), 0};
+    }
+    std::string name = k_prefix + key;
+    Reply reply;
+    reply.reply = command(problem, "SET %b %b", name.data(), name.size(), data.data(), data.size());
+    if (reply.reply == nullptr) {
+      return {Status::error, problem, 0};
+    }
+    if (reply.reply->type == REDIS_REPLY_ERROR) {
+      return {Status::error, m_config.url + ": SET refused: " + reply.reply->str, 0};
+    }
+    return {Status::ok, "", data.size()};
+  }
+
+  std::optional<std::vector<RemoteObject>> list(std::string& problem) override {
+    std::vector<RemoteObject> objects;
+    if (!connect(problem)) {
+      return objects;
+    }
+    std::string cursor = "0";
+    std::string pattern = std::string(k_prefix) + "*";
+    do {
+      Reply reply;
+      reply.reply = command(problem, "SCAN %s MATCH %b COUNT 1000", cursor.c_str(), pattern.data(),
+                            pattern.size());
+      if (reply.reply == nullptr || reply.reply->type != REDIS_REPLY_ARRAY ||
+          reply.reply->elements != 2) {
+        problem = problem.empty() ? m_config.url + ": SCAN answered an unexpected reply" : problem;
+        return objects;
+      }
+      cursor = std::string(reply.reply->element[0]->str, reply.reply->element[0]->len);
+      redisReply* keys = reply.reply->element[1];
+      for (size_t i = 0; i < keys->elements; ++i) {
+        std::string name(keys->element[i]->str, keys->element[i]->len);
+        Reply length;
+        length.reply = command(problem, "STRLEN %b", name.data(), name.size());
+        if (length.reply == nullptr) {
+          return objects;
+        }
+        objects.push_back(
+            {name.substr(std::strlen(k_prefix)), length.reply->type == REDIS_REPLY_INTEGER
+                                                     ? static_cast<uint64_t>(length.reply->integer)
+                                                     : 0});
+      }
+    } while (cursor != "0");
+    return objects;
+  }
+
+private:
+  bool connect(std::string& problem) {
+    if (m_context != nullptr) {
+      return true;
+    }
+    ParsedUrl url = parse_url(m_config.url);
+    m_context = redisConnectWithTimeout(url.host.c_str(), url.port == 0 ? 6379 : url.port,
+                                        timeval_of(m_config.connect_timeout));
+    if (m_context == nullptr || m_context->err != 0) {
+      problem = m_config.url +
+                ": cannot connect: " + (m_context != nullptr ? m_context->errstr : "out of memory");
+      return false;
+    }
+    redisSetTimeout(m_context, timeval_of(m_config.timeout));
+    std::string db = url.path.size() > 1 ? url.path.substr(1) : "";
+    if (!db.empty() && db != "0") {
+      Reply reply;
+      reply.reply = command(problem, "SELECT %s", db.c_str());
+      if (reply.reply == nullptr || reply.reply->type == REDIS_REPLY_ERROR) {
+        problem = problem.empty() ? m_config.url + ": SELECT " + db + " refused" : problem;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // nullptr on an I/O error or timeout; the connection is then unusable.
+  template <typename... Args>
+  redisReply* command(std::string& problem, const char* format, Args... args) {
+    if (m_context == nullptr || m_context->err != 0) {
+      problem = m_config.url + ": not connected";
+      return nullptr;
+    }
+    auto* reply = static_cast<redisReply*>(redisCommand(m_context, format, args...));
+    if (reply == nullptr) {
+      problem = m_config.url + ": " +
+                (m_context->err == REDIS_ERR_IO && errno == EAGAIN
+                     ? std::string("no answer within the timeout")
+                     : std::string(m_context->errstr));
+    }
+    return reply;
+  }
+
+  RemoteCacheConfig m_config;
+  redisContext* m_context = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<Transport> make_redis_transport(const RemoteCacheConfig& config) {
+  return std::make_unique<RedisTransport>(config);
+}
+
+} // namespace npucc::cache::remote

@@ -1,0 +1,227 @@
+#include "cache/remote/tiered_storage.h"
+
+#include "cache/remote/bundle.h"
+#include "cache/remote/circuit_breaker.h"
+#include "npucc/cache.h"
+#include "npucc/error.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace npucc::cache::remote {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Removes a temporary file or folder when the scope ends.
+class Scratch {
+public:
+  explicit Scratch(fs::path path) : m_path(std::move(path)) {}
+  ~Scratch() {
+    if (!m_path.empty()) {
+      try {
+        remove_tree(m_path);
+      } catch (...) {
+        // a leftover in tmp/ is removed by the next cleanup
+      }
+    }
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  const fs::path& path() const { return m_path; }
+  void release() { m_path.clear(); }
+
+private:
+  fs::path m_path;
+};
+
+} // namespace
+
+std::vector<std::string> entry_folder_files(const fs::path& dir) {
+  ParsedHeader parsed = parse_header(read_small_file(dir / k_header_file));
+  if (parsed.problem != HeaderProblem::none) {
+    throw Error((dir / k_header_file).string() + ": " + parsed.error);
+  }
+  std::vector<std::string> names = {k_header_file};
+  for (const auto& file : parsed.header.files) {
+    names.push_back(file.name);
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("entry.", 0) == 0 && name != k_header_file && it->is_regular_file(ec)) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+TieredStorage::TieredStorage(LocalStorage& local, const RemoteCacheConfig& config)
+    : TieredStorage(local, config, make_transport(config)) {}
+
+TieredStorage::TieredStorage(LocalStorage& local, const RemoteCacheConfig& config,
+                             std::unique_ptr<Transport> transport)
+    : m_local(local), m_config(config), m_transport(std::move(transport)) {}
+
+std::string TieredStorage::describe() const {
+  return m_local.describe() + ", remote:" + m_config.url +
+         (m_config.read_only ? " (read-only)" : "");
+}
+
+void TieredStorage::warn(const std::string& line) {
+  if (m_warning.empty()) {
+    m_warning = line;
+  }
+}
+
+void TieredStorage::fail(const std::string& problem) {
+  m_local.stats().update({{"remote.errors", 1}});
+  if (mark_remote_down(m_config.url)) {
+    warn("remote cache unavailable, compiling locally: " + problem);
+  }
+}
+
+FetchResult TieredStorage::fetch(const std::string& key, const fs::path& into) {
+  m_served_remotely = false;
+  FetchResult local = m_local.fetch(key, into);
+  if (local.status == FetchStatus::hit || remote_is_down(m_config.url)) {
+    return local;
+  }
+  if (m_local.read_only()) {
+    return fetch_through_scratch(key, into, local);
+  }
+  auto start = std::chrono::steady_clock::now();
+  if (import_from_remote(m_local, key, local.status) == Imported::no) {
+    return local;
+  }
+  FetchResult imported = deliver_imported(m_local, key, into);
+  m_hit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return imported.status == FetchStatus::hit ? imported : FetchResult{};
+}
+
+FetchResult TieredStorage::fetch_through_scratch(const std::string& key, const fs::path& into,
+                                                 FetchResult local) {
+  std::string pattern = (fs::temp_directory_path() / "npucc-remote-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    warn("remote cache not used: cannot create a scratch folder in " +
+         fs::temp_directory_path().string() + ": " + std::strerror(errno));
+    return local;
+  }
+  Scratch root{fs::path(pattern)};
+  init_cache_dir(root.path());
+  LocalStorage scratch(root.path(), CacheAccess::read_write, CacheSharing::none);
+  scratch.set_signing_key(m_local.signing_key());
+  auto start = std::chrono::steady_clock::now();
+  if (import_from_remote(scratch, key, FetchStatus::absent) == Imported::no) {
+    return local;
+  }
+  FetchResult imported = deliver_imported(scratch, key, into);
+  m_hit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return imported.status == FetchStatus::hit ? imported : local;
+}
+
+FetchResult TieredStorage::deliver_imported(LocalStorage& target, const std::string& key,
+                                            const fs::path& into) {
+  FetchResult imported = target.fetch(key, into);
+  if (imported.status == FetchStatus::hit) {
+    m_served_remotely = true;
+    m_local.stats().update({{"remote.hits", 1}});
+    return imported;
+  }
+  // Whole and checksummed, but the local store refuses it (a bad signature, another
+  // compiler version, a key that does not match): never used.
+  target.remove(key);
+  m_local.stats().update({{"remote.rejected", 1}});
+  warn("remote cache entry " + key.substr(0, 12) + " rejected: " + imported.problem);
+  return imported;
+}
+
+TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
+                                                          const std::string& key,
+                                                          FetchStatus local_status) {
+  fs::path tmp = target.root() / "tmp";
+  ensure_real_directory(tmp);
+  Scratch stage(unique_name(tmp, "remote-" + key.substr(0, 16)));
+  if (::mkdir(stage.path().c_str(), 0755) != 0) {
+    throw Error(stage.path().string() +
+                ": cannot create a staging folder: " + std::strerror(errno));
+  }
+  BundleReceiver receiver(stage.path());
+  TransferResult got = m_transport->get(key, receiver);
+  m_hit_bytes = got.bytes;
+  if (got.status == Status::absent) {
+    m_local.stats().update({{"remote.misses", 1}});
+    return Imported::no;
+  }
+  m_local.stats().update({{"remote.bytes_down", got.bytes}});
+  // A refused bundle is the object's fault, not the network's; a cut transfer is the
+  // network's (the receiver then only knows it is short).
+  if (got.status == Status::error && receiver.problem().empty()) {
+    fail(got.problem);
+    return Imported::no;
+  }
+  UnpackResult unpacked = receiver.finish();
+  if (!unpacked.ok) {
+    m_local.stats().update({{"remote.rejected", 1}});
+    warn("remote cache entry " + key.substr(0, 12) + " rejected: " + unpacked.problem);
+    return Imported::no;
+  }
+  for (const auto& name : unpacked.names) {
+    ::chmod((stage.path() / name).c_str(), 0444);
+  }
+  sync_directory(stage.path());
+  if (local_status != FetchStatus::absent) {
+    target.remove(key); // the corrupt local entry the remote one replaces
+  }
+  fs::path entry = target.entry_dir(key);
+  ensure_real_directory(entry.parent_path());
+  if (::rename(stage.path().c_str(), entry.c_str()) != 0) {
+    // Another process published this key meanwhile: its entry is as good.
+    return path_kind(entry) == PathKind::directory ? Imported::yes : Imported::no;
+  }
+  stage.release();
+  sync_directory(entry.parent_path());
+  return Imported::yes;
+}
+
+StoreResult TieredStorage::store(EntryHeader header, const fs::path& from,
+                                 const std::vector<std::string>& names, SourceFiles source,
+                                 Replace replace) {
+  std::string key = header.key;
+  StoreResult stored = m_local.store(std::move(header), from, names, source, replace);
+  if (!m_config.read_only && !remote_is_down(m_config.url)) {
+    upload(key);
+  }
+  return stored;
+}
+
+void TieredStorage::upload(const std::string& key) {
+  fs::path tmp = m_local.root() / "tmp";
+  ensure_real_directory(tmp);
+  Scratch bundle(unique_name(tmp, "upload-" + key.substr(0, 16) + ".bundle"));
+  try {
+    fs::path dir = m_local.entry_dir(key);
+    write_bundle(dir, entry_folder_files(dir), bundle.path());
+  } catch (const Error& e) {
+    // Evicted or replaced under us: nothing to upload this time.
+    warn(std::string("not uploaded to the remote cache: ") + e.what());
+    return;
+  }
+  TransferResult sent = m_transport->put(key, bundle.path());
+  m_local.stats().update({{"remote.bytes_up", sent.bytes}});
+  if (sent.status != Status::ok) {
+    fail(sent.problem);
+    return;
+  }
+  m_local.stats().update({{"remote.uploads", 1}});
+}
+
+bool TieredStorage::remove(const std::string& key) {
+  return m_local.remove(key);
+}
+
+} // namespace npucc::cache::remote

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The shared remote cache in Redis (redis-server on loopback): two cache folders play two
+# machines. Covers a remote hit, cache ls --remote (SCAN), a corrupted value, a server
+# cut mid-transfer, a down and a hung server, and --remote-read-only.
+source "$(dirname "$0")/cache_common.sh"
+source "$(dirname "$0")/remote_common.sh"
+
+REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
+[ -x "$REDIS" ] || fail "redis-server is not installed (scripts/install-deps installs it)"
+CLI=$(command -v redis-cli || echo /usr/bin/redis-cli)
+MODEL="$TESTDATA/models/ppocr_cls.onnx"
+BIG="$TESTDATA/models/ppocrv4_det.onnx"
+OTHER="$TESTDATA/models/oww_hello_deepa.onnx"
+
+PORT=$(free_port)
+mkdir -p "$WORK/redis"
+"$REDIS" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/redis" \
+  --daemonize no --logfile "$WORK/redis/log" &
+SERVER_PIDS+=($!)
+disown $!
+wait_port "$PORT"
+URL="redis://127.0.0.1:$PORT/3"
+rcli() { "$CLI" -p "$PORT" -n 3 "$@"; }
+objects() { rcli --scan --pattern 'npucc:bundle:*' | wc -l; }
+
+# 1. Machine A compiles and uploads; machine B hits it, byte for byte.
+mkdir -p "$WORK/a" "$WORK/b"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-a" --cache-dir "$WORK/a" --remote-cache "$URL"
+contains "$WORK/out" "cache: miss"
+[ "$(objects)" = 1 ] || fail "A uploaded $(objects) objects to database 3, want 1"
+[ "$("$CLI" -p "$PORT" -n 0 dbsize)" = 0 ] || fail "the object went to database 0, not 3"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-b" --cache-dir "$WORK/b" --remote-cache "$URL"
+contains "$WORK/out" "cache: hit: from the remote cache"
+outputs_equal "$WORK/out-a" "$WORK/out-b"
+[ "$(remote_stat "$WORK/b" hits)" = 1 ] || fail "B counts no remote hit"
+[ "$(remote_stat "$WORK/b" bytes_down)" -gt 1000 ] || fail "B counts no bytes down"
+pass "machine B hits what machine A compiled, byte-identical, counted"
+
+# 2. cache ls --remote lists the keys (SCAN), as text and JSON.
+key=$(rcli --scan --pattern 'npucc:bundle:*' | head -1 | sed 's/^npucc:bundle://')
+NPUCC_REMOTE_CACHE="$URL" expect_status 0 "$NPUCC" cache ls --remote --cache-dir "$WORK/b"
+contains "$WORK/out" "$key"
+contains "$WORK/out" "1 entry"
+expect_status 0 "$NPUCC" cache ls --remote --json --remote-cache "$URL" --cache-dir "$WORK/b"
+[ "$(json_get "$WORK/out" "d[0]['key']")" = "$key" ] || fail "ls --remote --json lacks the key"
+pass "cache ls --remote lists the Redis keys"
+
+# 3. A corrupted value is rejected, counted, never used; a bad value too.
+offset=$(($(rcli strlen "npucc:bundle:$key") / 2))
+rcli setrange "npucc:bundle:$key" "$offset" "XXXX" >/dev/null
+mkdir -p "$WORK/c"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c" --cache-dir "$WORK/c" --remote-cache "$URL" \
+  --remote-read-only
+contains "$WORK/out" "cache: miss"
+contains "$WORK/err" "rejected"
+[ "$(warnings_in "$WORK/err")" = 1 ] || fail "want one warning for a corrupt value"
+outputs_equal "$WORK/out-a" "$WORK/out-c"
+[ "$(remote_stat "$WORK/c" rejected)" = 1 ] || fail "the rejected value is not counted"
+rcli set "npucc:bundle:$key" "not a bundle" >/dev/null
+mkdir -p "$WORK/c2"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c2" --cache-dir "$WORK/c2" --remote-cache "$URL"
+contains "$WORK/err" "rejected"
+outputs_equal "$WORK/out-a" "$WORK/out-c2"
+[ "$(remote_stat "$WORK/c2" rejected)" = 1 ] || fail "the bad value is not counted"
+# C2's compile replaced it: the next machine hits again.
+mkdir -p "$WORK/c3"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c3" --cache-dir "$WORK/c3" --remote-cache "$URL"
+contains "$WORK/out" "from the remote cache"
+pass "corrupted and bad Redis values are rejected and counted, compiled locally"
+
+# 4. --remote-read-only uploads nothing.
+before=$(objects)
+mkdir -p "$WORK/r"
+expect_status 0 "$NPUCC" compile "$OTHER" -o "$WORK/out-r" --cache-dir "$WORK/r" --remote-cache "$URL" \
+  --remote-read-only
+contains "$WORK/out" "cache: miss"
+[ "$(objects)" = "$before" ] || fail "--remote-read-only uploaded"
+[ "$(remote_stat "$WORK/r" misses)" = 1 ] || fail "the remote was not asked"
+pass "--remote-read-only uploads nothing"
+
+# 5. A down server (closed port) and a hung one: one warning, a local compile.
+mkdir -p "$WORK/d" "$WORK/h"
+start=$(now_ms)
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-d" --cache-dir "$WORK/d" \
+  --remote-cache "redis://127.0.0.1:$(free_port)/0"
+elapsed=$(($(now_ms) - start))
+[ "$(warnings_in "$WORK/err")" = 1 ] || { cat "$WORK/err"; fail "want one warning for a down server"; }
+outputs_equal "$WORK/out-a" "$WORK/out-d"
+[ "$elapsed" -lt 10000 ] || fail "a down server took ${elapsed} ms"
+HPORT=$(free_port)
+start_silent_listener "$HPORT"
+start=$(now_ms)
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-h" --cache-dir "$WORK/h" \
+  --remote-cache "redis://127.0.0.1:$HPORT/0" --remote-timeout 2
+elapsed=$(($(now_ms) - start))
+[ "$(warnings_in "$WORK/err")" = 1 ] || { cat "$WORK/err"; fail "want one warning for a hung server"; }
+outputs_equal "$WORK/out-a" "$WORK/out-h"
+[ "$elapsed" -lt 12000 ] || fail "a hung server took ${elapsed} ms (timeout 2 s)"
+[ "$(remote_stat "$WORK/h" errors)" = 1 ] || fail "the hung server's error is not counted once"
+pass "down and hung Redis servers: one warning each, local compile (hung: ${elapsed} ms)"
+
+# 6. The connection cut during B's download (a slow relay, killed): B compiles locally.
+mkdir -p "$WORK/k1" "$WORK/k2"
+expect_status 0 "$NPUCC" compile "$BIG" -o "$WORK/out-k1" --cache-dir "$WORK/k1" --remote-cache "$URL"
+RPORT=$(free_port)
+start_slow_relay "$RPORT" "$PORT" "$WORK/relay-sent"
+"$NPUCC" compile "$BIG" -o "$WORK/out-k2" --cache-dir "$WORK/k2" \
+  --remote-cache "redis://127.0.0.1:$RPORT/3" --remote-timeout 3 >"$WORK/k2.out" 2>"$WORK/k2.err" &
+client=$!
+for i in $(seq 600); do
+  [ -e "$WORK/relay-sent" ] && break
+  sleep 0.1
+done
+[ -e "$WORK/relay-sent" ] || fail "B's download did not start"
+kill -9 "$RELAY_PID"
+set +e; wait "$client"; status=$?; set -e
+[ "$status" = 0 ] || { cat "$WORK/k2.err"; fail "B failed after the connection was cut: exit $status"; }
+contains "$WORK/k2.out" "cache: miss"
+contains "$WORK/k2.err" "remote cache unavailable"
+outputs_equal "$WORK/out-k1" "$WORK/out-k2"
+[ "$(remote_stat "$WORK/k2" hits)" = 0 ] || fail "a cut download counted as a hit"
+pass "connection cut mid-transfer: one warning, correct local compile"

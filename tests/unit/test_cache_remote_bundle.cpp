@@ -1,0 +1,141 @@
+#include "cache/entry_format.h"
+#include "cache/remote/bundle.h"
+#include "cache/remote/circuit_breaker.h"
+#include "cache/remote/transport.h"
+#include "npucc/error.h"
+#include "test_support.h"
+#include "util/file_io.h"
+
+#include <doctest/doctest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace npucc::cache::remote;
+
+// A folder with a header and two files, bundled; returns the bundle's bytes.
+std::string make_bundle(const fs::path& dir) {
+  fs::create_directories(dir / "src");
+  npucc::util::write_file_atomic(dir / "src" / npucc::cache::k_header_file, "header text\n");
+  npucc::util::write_file_atomic(dir / "src" / "high.onnx", std::string(5000, 'g'));
+  npucc::util::write_file_atomic(dir / "src" / "manifest.json", "{}");
+  uint64_t bytes = write_bundle(
+      dir / "src", {npucc::cache::k_header_file, "high.onnx", "manifest.json"}, dir / "object");
+  std::string data = npucc::util::read_file(dir / "object");
+  CHECK(data.size() == bytes);
+  return data;
+}
+
+UnpackResult unpack_bytes(const fs::path& dir, const std::string& data) {
+  npucc::util::write_file_atomic(dir / "edited", data);
+  fs::path into = dir / ("into" + std::to_string(data.size()) + std::to_string(rand()));
+  fs::create_directories(into);
+  return unpack_bundle(dir / "edited", into);
+}
+
+void put_u64(std::string& data, size_t at, uint64_t value) {
+  for (int i = 7; i >= 0; --i) {
+    data[at + static_cast<size_t>(7 - i)] = static_cast<char>((value >> (i * 8)) & 0xff);
+  }
+}
+
+} // namespace
+
+TEST_SUITE("npucc::cache::remote::bundle") {
+  TEST_CASE("a bundle round-trips every file byte for byte") {
+    fs::path dir = npucc::test::temp_dir("bundle-roundtrip");
+    make_bundle(dir);
+    fs::create_directories(dir / "out");
+    UnpackResult result = unpack_bundle(dir / "object", dir / "out");
+    REQUIRE(result.ok);
+    CHECK(result.names.size() == 3);
+    CHECK(npucc::util::read_file(dir / "out" / "high.onnx") == std::string(5000, 'g'));
+    CHECK(npucc::util::read_file(dir / "out" / npucc::cache::k_header_file) == "header text\n");
+    CHECK(npucc::util::read_file(dir / "out" / "manifest.json") == "{}");
+  }
+
+  TEST_CASE("a damaged bundle is refused") {
+    fs::path dir = npucc::test::temp_dir("bundle-damaged");
+    std::string good = make_bundle(dir);
+    // Table: magic(8) count(4), then name-length(2) "entry.npucc"(11) size(8) sha(32).
+    const size_t first_size = 8 + 4 + 2 + 11;
+    std::string data = good;
+    SUBCASE("truncated") {
+      data.resize(data.size() - 100);
+      UnpackResult result = unpack_bytes(dir, data);
+      CHECK_FALSE(result.ok);
+      CHECK(result.problem.find("truncated") != std::string::npos);
+    }
+    SUBCASE("padded") {
+      data += "x";
+      CHECK_FALSE(unpack_bytes(dir, data).ok);
+    }
+    SUBCASE("a flipped payload byte") {
+      data[data.size() - 1000] ^= 1;
+      UnpackResult result = unpack_bytes(dir, data);
+      CHECK_FALSE(result.ok);
+      CHECK(result.problem.find("checksum") != std::string::npos);
+    }
+    SUBCASE("a flipped digest byte") {
+      data[data.size() - 1] ^= 1;
+      UnpackResult result = unpack_bytes(dir, data);
+      CHECK_FALSE(result.ok);
+      CHECK(result.problem.find("digest") != std::string::npos);
+    }
+    SUBCASE("a huge size is refused before anything is written") {
+      put_u64(data, first_size, uint64_t{1} << 62);
+      UnpackResult result = unpack_bytes(dir, data);
+      CHECK_FALSE(result.ok);
+      CHECK(result.problem.find("truncated") != std::string::npos);
+    }
+    SUBCASE("a huge file count") {
+      data[8] = '\x7f';
+      CHECK(unpack_bytes(dir, data).problem.find("file count") != std::string::npos);
+    }
+    SUBCASE("bad magic") {
+      data[0] = 'X';
+      CHECK(unpack_bytes(dir, data).problem.find("magic") != std::string::npos);
+    }
+    SUBCASE("a path name") {
+      // Same length as "entry.npucc" (11 bytes): a parent reference and a slash.
+      data.replace(8 + 4 + 2, 11, "../x/evil.o");
+      UnpackResult result = unpack_bytes(dir, data);
+      CHECK_FALSE(result.ok);
+      CHECK(result.problem.find("refused file name") != std::string::npos);
+      CHECK_FALSE(fs::exists(dir / "x"));
+    }
+    SUBCASE("empty object") {
+      CHECK_FALSE(unpack_bytes(dir, "").ok);
+    }
+  }
+
+  TEST_CASE("names that are not plain are not bundled") {
+    fs::path dir = npucc::test::temp_dir("bundle-names");
+    fs::create_directories(dir / "src");
+    npucc::util::write_file_atomic(dir / "src" / ".hidden", "x");
+    CHECK_THROWS_AS(write_bundle(dir / "src", {".hidden"}, dir / "object"), npucc::Error);
+    CHECK_THROWS_AS(write_bundle(dir / "src", {}, dir / "object2"), npucc::Error);
+  }
+}
+
+TEST_SUITE("npucc::cache::remote::transport") {
+  TEST_CASE("remote URLs") {
+    CHECK_NOTHROW(check_remote_url("http://127.0.0.1:8080/cache", "--remote-cache"));
+    CHECK_NOTHROW(check_remote_url("https://cache.example/npucc/", "--remote-cache"));
+    CHECK_NOTHROW(check_remote_url("redis://localhost:6379/2", "--remote-cache"));
+    CHECK_NOTHROW(check_remote_url("redis://localhost", "--remote-cache"));
+    CHECK_THROWS_AS(check_remote_url("ftp://host/x", "--remote-cache"), npucc::Error);
+    CHECK_THROWS_AS(check_remote_url("redis://host:6379/db", "--remote-cache"), npucc::Error);
+    CHECK_THROWS_AS(check_remote_url("http://host:99999/", "--remote-cache"), npucc::Error);
+    CHECK_THROWS_AS(check_remote_url("http://user:pw@host/", "--remote-cache"), npucc::Error);
+    CHECK_THROWS_AS(check_remote_url("cache.example:80", "--remote-cache"), npucc::Error);
+  }
+
+  TEST_CASE("the circuit breaker opens once per URL") {
+    CHECK_FALSE(remote_is_down("http://unit-test-breaker/"));
+    CHECK(mark_remote_down("http://unit-test-breaker/"));
+    CHECK_FALSE(mark_remote_down("http://unit-test-breaker/"));
+    CHECK(remote_is_down("http://unit-test-breaker/"));
+    CHECK_FALSE(remote_is_down("http://unit-test-other/"));
+  }
+}
