@@ -181,7 +181,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     return *hit;
   }
   CachedCompile out;
-  Model model = read_model(given.model_path, given.limits);
+  Model model = read_model(given.model_path, given.limits, Weights::in_table);
   CompileOptions options = given;
   CacheKey key = compute_key(model, options);
   options.cache_key = key.key;
@@ -268,7 +268,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 } // namespace cache
 
 CacheKey explain_cache_key(const CompileOptions& options) {
-  Model model = read_model(options.model_path, options.limits);
+  Model model = read_model(options.model_path, options.limits, Weights::in_table);
   return cache::compute_key(model, options);
 }
 
