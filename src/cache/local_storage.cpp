@@ -6,10 +6,12 @@
 #include "util/file_io.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
+#include <thread>
 
 namespace npucc::cache {
 
@@ -54,6 +56,35 @@ std::string LocalStorage::describe() const {
 fs::path LocalStorage::entry_dir(const std::string& key) const {
   return m_root / "entries" / key.substr(0, 2) / key;
 }
+
+namespace {
+
+// Runs work(0..count-1) on up to one thread per core; work must not throw.
+void parallel_for(size_t count, const std::function<void(size_t)>& work) {
+  size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    for (size_t i = 0; i < count; ++i) {
+      work(i);
+    }
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < count; i = next++) {
+      work(i);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& thread : pool) {
+    thread.join();
+  }
+}
+
+} // namespace
 
 EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Check check) const {
   EntryInfo info;
@@ -123,13 +154,23 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
                     file.name + " has " + std::to_string(size) + " bytes, the header records " +
                         std::to_string(file.bytes) + (info.truncated ? " (truncated)" : ""));
     }
-    if (check == Check::contents) {
+  }
+  if (check == Check::contents) {
+    // Hashing is the cost of verify and of a first hit: the files hash on all cores.
+    std::vector<std::string> problems(info.header.files.size());
+    parallel_for(info.header.files.size(), [&](size_t i) {
+      const auto& file = info.header.files[i];
       try {
-        if (digest_file(path).sha256 != file.sha256) {
-          return broken(EntryState::corrupt, file.name + " does not match its checksum");
+        if (digest_file(dir / file.name).sha256 != file.sha256) {
+          problems[i] = file.name + " does not match its checksum";
         }
       } catch (const Error& e) {
-        return broken(EntryState::corrupt, e.what());
+        problems[i] = e.what();
+      }
+    });
+    for (const auto& problem : problems) {
+      if (!problem.empty()) {
+        return broken(EntryState::corrupt, problem);
       }
     }
   }
@@ -139,13 +180,88 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
   return info;
 }
 
+namespace {
+
+constexpr const char* k_stamp_magic = "npucc-verified 1\n";
+
+// What the entry's files look like on disk: inode, size and mtime (ns) of each. A write
+// to a file (an edit through a hard-linked output, a truncation) or its replacement
+// changes them; so while the stamp matches, the files are taken to be the bytes last
+// hashed, and a hit need not hash them again (a hit then costs what hashing the model
+// costs, whatever the output size). Not the ctime: hard links to the files come and go
+// with every hit and every deleted output. What a stamp cannot see (bit rot, an mtime
+// set back on purpose) `cache verify` finds: it always hashes. Empty when a file cannot
+// be stat'ed.
+std::string stat_stamp(const fs::path& dir, const EntryHeader& header) {
+  std::string out = k_stamp_magic;
+  std::vector<std::string> names{k_header_file};
+  for (const auto& file : header.files) {
+    names.push_back(file.name);
+  }
+  for (const auto& name : names) {
+    struct stat st {};
+    if (::lstat((dir / name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return "";
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "%llu %llu %lld.%09ld ",
+                  static_cast<unsigned long long>(st.st_ino),
+                  static_cast<unsigned long long>(st.st_size),
+                  static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec);
+    out += line + name + "\n";
+  }
+  return out;
+}
+
+} // namespace
+
+fs::path LocalStorage::stamp_path(const std::string& key) const {
+  return m_root / "stamps" / key.substr(0, 2) / key;
+}
+
+bool LocalStorage::stamp_matches(const std::string& key, const std::string& stamp) const {
+  fs::path path = stamp_path(key);
+  if (stamp.empty() || path_kind(path) != PathKind::file) {
+    return false;
+  }
+  try {
+    return read_small_file(path, 1 << 20) == stamp;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void LocalStorage::write_stamp(const std::string& key, const std::string& stamp) const {
+  if (stamp.empty()) {
+    return;
+  }
+  try {
+    ensure_real_directory(m_root / "stamps");
+    ensure_real_directory(m_root / "stamps" / key.substr(0, 2));
+    util::write_file_atomic(stamp_path(key), stamp);
+  } catch (const Error&) {
+    // Only an optimisation: the next hit hashes the files instead.
+  }
+}
+
 FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   FetchResult result;
   fs::path dir = entry_dir(key);
   if (path_kind(dir) == PathKind::missing) {
     return result;
   }
-  EntryInfo info = examine(dir, key, Check::contents);
+  EntryInfo info = examine(dir, key, Check::sizes);
+  if (info.state == EntryState::ok) {
+    // Taken before hashing: a write during the hash changes the mtime, so the stamp
+    // can only be older than the bytes hashed, never newer.
+    std::string stamp = stat_stamp(dir, info.header);
+    if (!stamp_matches(key, stamp)) {
+      info = examine(dir, key, Check::contents);
+      if (info.state == EntryState::ok) {
+        write_stamp(key, stamp);
+      }
+    }
+  }
   if (info.state == EntryState::ok) {
     try {
       for (const auto& file : info.header.files) {
@@ -208,11 +324,15 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
     header_file.commit();
     ::chmod((stage / k_header_file).c_str(), 0444);
     sync_directory(stage);
+    // The files were hashed above, in a folder only this process knows, and a rename
+    // keeps their inodes and times: a stamp now spares the first hit the hashing.
+    std::string stamp = stat_stamp(stage, header);
 
     fs::path target = entry_dir(header.key);
     for (int attempt = 0; attempt < 3; ++attempt) {
       if (::rename(stage.c_str(), target.c_str()) == 0) {
         sync_directory(target.parent_path());
+        write_stamp(header.key, stamp);
         return result;
       }
       int error = errno;
