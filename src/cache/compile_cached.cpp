@@ -9,6 +9,7 @@
 #include "util/sha256.h"
 
 #include <ctime>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace npucc {
@@ -140,6 +141,10 @@ std::optional<CachedCompile> fast_hit(LocalStorage& storage, const CompileOption
   ModelIdentity identity;
   identity.file_name = options.model_path.filename().string();
   identity.bytes = fs::file_size(options.model_path, ec);
+  if (ec || identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+      identity.bytes > options.limits.max_memory_bytes) {
+    return std::nullopt; // read_model refuses it without reading it
+  }
   identity.sha256 = util::sha256_file_hex(options.model_path);
   auto locations = storage.model_index(identity.sha256);
   if (!locations) {
@@ -237,7 +242,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     try {
       StoreResult stored =
           storage.store(header, options.output_dir, written_files(out.result),
-                        deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::copy,
+                        deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::link,
                         replace ? Replace::yes : Replace::no);
       storage.stats().update(
           {{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});

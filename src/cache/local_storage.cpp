@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sys/stat.h>
 #include <thread>
 
@@ -90,27 +91,40 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
   EntryInfo info;
   info.key = key;
   info.dir = dir;
-  info.last_used = mtime_of(dir);
   auto broken = [&](EntryState state, const std::string& problem) {
     info.state = state;
     info.problem = problem;
     return info;
   };
-  PathKind kind = path_kind(dir);
-  if (kind == PathKind::symlink) {
-    return broken(EntryState::corrupt, "the entry is a symlink");
-  }
-  if (kind != PathKind::directory) {
+  // `cache ls` examines every entry: one lstat per name, reused below, keeps it to a
+  // few system calls per entry.
+  struct stat dir_stat {};
+  if (::lstat(dir.c_str(), &dir_stat) != 0) {
     return broken(EntryState::corrupt, "the entry is not a folder");
   }
-  info.bytes = tree_bytes(dir);
+  info.last_used = static_cast<int64_t>(dir_stat.st_mtim.tv_sec);
+  if (S_ISLNK(dir_stat.st_mode)) {
+    return broken(EntryState::corrupt, "the entry is a symlink");
+  }
+  if (!S_ISDIR(dir_stat.st_mode)) {
+    return broken(EntryState::corrupt, "the entry is not a folder");
+  }
   std::error_code ec;
   std::vector<std::string> names;
+  std::map<std::string, struct stat> stats;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    names.push_back(it->path().filename().string());
+    std::string name = it->path().filename().string();
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0) {
+      stats[name] = st;
+      info.bytes += S_ISREG(st.st_mode)   ? static_cast<uint64_t>(st.st_size)
+                    : S_ISDIR(st.st_mode) ? tree_bytes(it->path())
+                                          : 0;
+    }
+    names.push_back(std::move(name));
   }
   fs::path header_path = dir / k_header_file;
-  if (path_kind(header_path) == PathKind::missing) {
+  if (stats.count(k_header_file) == 0) {
     return broken(EntryState::incomplete, std::string(k_header_file) + " is missing");
   }
   ParsedHeader parsed;
@@ -139,11 +153,11 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
     return broken(EntryState::corrupt, "the header's key does not match the entry's folder");
   }
   for (const auto& file : info.header.files) {
-    fs::path path = dir / file.name;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
+    auto found = stats.find(file.name);
+    if (found == stats.end()) {
       return broken(EntryState::incomplete, file.name + " is missing");
     }
+    const struct stat& st = found->second;
     if (!S_ISREG(st.st_mode)) {
       return broken(EntryState::corrupt, file.name + " is not a regular file");
     }
@@ -312,12 +326,30 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       bool moved =
           source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
       if (!moved) {
-        materialise_file(from / name, target, AllowLink::no, Sync::yes);
+        // A link shares the output's inode, so both become read-only before hashing.
+        if (source == SourceFiles::link) {
+          ::chmod((from / name).c_str(), 0444);
+        }
+        materialise_file(from / name, target,
+                         source == SourceFiles::link ? AllowLink::yes : AllowLink::no, Sync::yes);
       }
-      FileDigest digest = digest_file(target);
       ::chmod(target.c_str(), 0444);
-      header.files.push_back({name, digest.sha256, digest.bytes});
-      result.bytes += digest.bytes;
+    }
+    std::vector<FileDigest> digests(names.size());
+    std::vector<std::string> problems(names.size());
+    parallel_for(names.size(), [&](size_t i) {
+      try {
+        digests[i] = digest_file(stage / names[i]);
+      } catch (const Error& e) {
+        problems[i] = e.what();
+      }
+    });
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!problems[i].empty()) {
+        throw Error(problems[i]);
+      }
+      header.files.push_back({names[i], digests[i].sha256, digests[i].bytes});
+      result.bytes += digests[i].bytes;
     }
     util::AtomicFile header_file(stage / k_header_file);
     header_file.write(serialize_header(header));
