@@ -120,6 +120,14 @@ void check_attribute_values(const onnx::GraphProto& root) {
 // payload, and the reply is "0" + payload or "1" + the error line. A child that dies is
 // an InferenceCrash naming `what`.
 std::string run_isolated(const std::string& what, const std::function<std::string()>& work) {
+  // ONNX builds its schema registry lazily, inside a function-local static. If another
+  // thread (cache populate -j N) is building it when this one forks, the child inherits
+  // the held initialisation guard and waits for it forever. Built here, once, before
+  // any fork, every child finds it ready.
+  static const bool k_registry_ready =
+      onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
+      !onnx::OpSchemaRegistry::get_all_schemas_with_history().empty();
+  (void)k_registry_ready;
   int fds[2];
   if (::pipe(fds) != 0) {
     throw Error(std::string(what + ": cannot create a pipe: ") + std::strerror(errno));
