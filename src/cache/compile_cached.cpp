@@ -239,18 +239,10 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     header.model = given.model_path.stem().string();
     header.variants = variants_of(out.result);
     header.options = canonical_options(given);
-    // The graphs were hashed as they were written: with the files linked (not copied)
-    // into the entry, the store need not read them again.
-    for (const auto& graph : out.result.graphs) {
-      header.files.push_back({graph.graph.file, graph.graph.sha256, graph.graph.bytes});
-      for (const auto& data : graph.external_data) {
-        header.files.push_back({data.file, data.sha256, data.bytes});
-      }
-    }
     try {
       StoreResult stored =
           storage.store(header, options.output_dir, written_files(out.result),
-                        deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::link,
+                        deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::copy,
                         replace ? Replace::yes : Replace::no);
       storage.stats().update(
           {{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});

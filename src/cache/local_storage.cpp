@@ -320,27 +320,13 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
   }
   StoreResult result;
   try {
-    // Digests the caller already knows (files it wrote and hashed), trusted only for a
-    // file linked into the entry (the same inode) whose size still matches.
-    std::map<std::string, EntryFile> known;
-    for (const auto& file : header.files) {
-      known[file.name] = file;
-    }
     header.files.clear();
-    std::vector<bool> linked(names.size(), false);
-    for (size_t i = 0; i < names.size(); ++i) {
-      const auto& name = names[i];
+    for (const auto& name : names) {
       fs::path target = stage / name;
       bool moved =
           source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
       if (!moved) {
-        // A link shares the output's inode, so both become read-only before hashing.
-        if (source == SourceFiles::link) {
-          ::chmod((from / name).c_str(), 0444);
-        }
-        linked[i] = materialise_file(from / name, target,
-                                     source == SourceFiles::link ? AllowLink::yes : AllowLink::no,
-                                     Sync::yes) == Transfer::hard_link;
+        materialise_file(from / name, target, AllowLink::no, Sync::yes);
       }
       ::chmod(target.c_str(), 0444);
     }
@@ -348,14 +334,6 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
     std::vector<std::string> problems(names.size());
     parallel_for(names.size(), [&](size_t i) {
       try {
-        auto found = known.find(names[i]);
-        struct stat st {};
-        if (linked[i] && found != known.end() && !found->second.sha256.empty() &&
-            ::lstat((stage / names[i]).c_str(), &st) == 0 &&
-            static_cast<uint64_t>(st.st_size) == found->second.bytes) {
-          digests[i] = {found->second.sha256, found->second.bytes};
-          return;
-        }
         digests[i] = digest_file(stage / names[i]);
       } catch (const Error& e) {
         problems[i] = e.what();

@@ -34,10 +34,9 @@ struct StoreResult {
 // Whether a store may replace an entry already published under the key (one found
 // corrupt by fetch); otherwise the first complete entry wins.
 enum class Replace { no, yes };
-// Whether the source files may be moved (a scratch folder), must be copied, or may be
-// shared (a user's output folder: hard-linked when the file system allows, and then
-// read-only (0444) in both places, as a hit's outputs are; otherwise copied).
-enum class SourceFiles { copy, move, link };
+// Whether the source files may be moved (a scratch folder) or must be copied (a
+// user's output folder).
+enum class SourceFiles { copy, move };
 
 class Storage {
 public:
