@@ -2,11 +2,16 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
 
 namespace npucc {
+
+namespace model {
+class WeightStore;
+}
 
 // What ONNX 1.12 (the ONNX npucc is built on) can handle.
 inline constexpr int64_t k_max_ir_version = 8;
@@ -43,10 +48,17 @@ struct ExternalFile {
   uint64_t bytes_used = 0;
 };
 
-// A model read from disk, with external data loaded into the tensors (so that the
-// checker, shape inference and passes see ordinary tensors).
+// Where a read model's weights go. in_proto: every tensor holds its bytes (raw_data),
+// and `proto` stands alone. in_table (what compile uses): initializers of 16 KiB or
+// more stay outside the protobuf in `weights`, external data mapped rather than
+// copied (src/model/weight_store.h): their TensorProto holds name, type and dims, and
+// `proto` is only valid while the Model (its `weights`) lives.
+enum class Weights { in_proto, in_table };
+
+// A model read from disk.
 struct Model {
   onnx::ModelProto proto;
+  std::shared_ptr<model::WeightStore> weights;
   std::filesystem::path path;
   uint64_t file_bytes = 0;
   std::string sha256; // of the .onnx file's bytes
@@ -60,11 +72,12 @@ uint64_t parse_memory_size(const std::string& text);
 // Reads and structurally validates an ONNX file: protobuf, IR and opset versions,
 // external data (relative, inside the model's folder, in bounds) and tensor sizes.
 // Throws npucc::Error with a one-line message naming the file.
-Model read_model(const std::filesystem::path& path, const ReadLimits& limits = {});
+Model read_model(const std::filesystem::path& path, const ReadLimits& limits = {},
+                 Weights weights = Weights::in_proto);
 
 // Parses a model from bytes already in memory (tests, fuzzing). External data is
 // resolved relative to `dir`.
 Model parse_model(const std::string& bytes, const std::filesystem::path& name_for_errors,
-                  const ReadLimits& limits = {});
+                  const ReadLimits& limits = {}, Weights weights = Weights::in_proto);
 
 } // namespace npucc

@@ -10,7 +10,7 @@
 #include "util/sha256.h"
 
 #include <ctime>
-#include <memory>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace npucc {
@@ -142,6 +142,10 @@ std::optional<CachedCompile> fast_hit(LocalStorage& storage, const CompileOption
   ModelIdentity identity;
   identity.file_name = options.model_path.filename().string();
   identity.bytes = fs::file_size(options.model_path, ec);
+  if (ec || identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+      identity.bytes > options.limits.max_memory_bytes) {
+    return std::nullopt; // read_model refuses it without reading it
+  }
   identity.sha256 = util::sha256_file_hex(options.model_path);
   auto locations = storage.model_index(identity.sha256);
   if (!locations) {
@@ -183,7 +187,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     return *hit;
   }
   CachedCompile out;
-  Model model = read_model(given.model_path, given.limits);
+  Model model = read_model(given.model_path, given.limits, Weights::in_table);
   CompileOptions options = given;
   CacheKey key = compute_key(model, options);
   options.cache_key = key.key;
@@ -303,7 +307,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 } // namespace cache
 
 CacheKey explain_cache_key(const CompileOptions& options) {
-  Model model = read_model(options.model_path, options.limits);
+  Model model = read_model(options.model_path, options.limits, Weights::in_table);
   return cache::compute_key(model, options);
 }
 

@@ -6,10 +6,13 @@
 #include "util/file_io.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sys/stat.h>
+#include <thread>
 
 namespace npucc::cache {
 
@@ -75,31 +78,73 @@ fs::path LocalStorage::entry_dir(const std::string& key) const {
   return m_root / "entries" / key.substr(0, 2) / key;
 }
 
+namespace {
+
+// Runs work(0..count-1) on up to one thread per core; work must not throw.
+void parallel_for(size_t count, const std::function<void(size_t)>& work) {
+  size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    for (size_t i = 0; i < count; ++i) {
+      work(i);
+    }
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < count; i = next++) {
+      work(i);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& thread : pool) {
+    thread.join();
+  }
+}
+
+} // namespace
+
 EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Check check) const {
   EntryInfo info;
   info.key = key;
   info.dir = dir;
-  info.last_used = mtime_of(dir);
   auto broken = [&](EntryState state, const std::string& problem) {
     info.state = state;
     info.problem = problem;
     return info;
   };
-  PathKind kind = path_kind(dir);
-  if (kind == PathKind::symlink) {
-    return broken(EntryState::corrupt, "the entry is a symlink");
-  }
-  if (kind != PathKind::directory) {
+  // `cache ls` examines every entry: one lstat per name, reused below, keeps it to a
+  // few system calls per entry.
+  struct stat dir_stat {};
+  if (::lstat(dir.c_str(), &dir_stat) != 0) {
     return broken(EntryState::corrupt, "the entry is not a folder");
   }
-  info.bytes = tree_bytes(dir);
+  info.last_used = static_cast<int64_t>(dir_stat.st_mtim.tv_sec);
+  if (S_ISLNK(dir_stat.st_mode)) {
+    return broken(EntryState::corrupt, "the entry is a symlink");
+  }
+  if (!S_ISDIR(dir_stat.st_mode)) {
+    return broken(EntryState::corrupt, "the entry is not a folder");
+  }
   std::error_code ec;
   std::vector<std::string> names;
+  std::map<std::string, struct stat> stats;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    names.push_back(it->path().filename().string());
+    std::string name = it->path().filename().string();
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0) {
+      stats[name] = st;
+      info.bytes += S_ISREG(st.st_mode)   ? static_cast<uint64_t>(st.st_size)
+                    : S_ISDIR(st.st_mode) ? tree_bytes(it->path())
+                                          : 0;
+    }
+    names.push_back(std::move(name));
   }
   fs::path header_path = dir / k_header_file;
-  if (path_kind(header_path) == PathKind::missing) {
+  if (stats.count(k_header_file) == 0) {
     return broken(EntryState::incomplete, std::string(k_header_file) + " is missing");
   }
   ParsedHeader parsed;
@@ -128,11 +173,11 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
     return broken(EntryState::corrupt, "the header's key does not match the entry's folder");
   }
   for (const auto& file : info.header.files) {
-    fs::path path = dir / file.name;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
+    auto found = stats.find(file.name);
+    if (found == stats.end()) {
       return broken(EntryState::incomplete, file.name + " is missing");
     }
+    const struct stat& st = found->second;
     if (!S_ISREG(st.st_mode)) {
       return broken(EntryState::corrupt, file.name + " is not a regular file");
     }
@@ -143,13 +188,23 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
                     file.name + " has " + std::to_string(size) + " bytes, the header records " +
                         std::to_string(file.bytes) + (info.truncated ? " (truncated)" : ""));
     }
-    if (check == Check::contents) {
+  }
+  if (check == Check::contents) {
+    // Hashing is the cost of verify and of a first hit: the files hash on all cores.
+    std::vector<std::string> problems(info.header.files.size());
+    parallel_for(info.header.files.size(), [&](size_t i) {
+      const auto& file = info.header.files[i];
       try {
-        if (digest_file(path).sha256 != file.sha256) {
-          return broken(EntryState::corrupt, file.name + " does not match its checksum");
+        if (digest_file(dir / file.name).sha256 != file.sha256) {
+          problems[i] = file.name + " does not match its checksum";
         }
       } catch (const Error& e) {
-        return broken(EntryState::corrupt, e.what());
+        problems[i] = e.what();
+      }
+    });
+    for (const auto& problem : problems) {
+      if (!problem.empty()) {
+        return broken(EntryState::corrupt, problem);
       }
     }
   }
@@ -166,13 +221,90 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
   return info;
 }
 
+namespace {
+
+constexpr const char* k_stamp_magic = "npucc-verified 1\n";
+
+// What the entry's files look like on disk: inode, size and mtime (ns) of each. A write
+// to a file (an edit through a hard-linked output, a truncation) or its replacement
+// changes them; so while the stamp matches, the files are taken to be the bytes last
+// hashed, and a hit need not hash them again (a hit then costs what hashing the model
+// costs, whatever the output size). Not the ctime: hard links to the files come and go
+// with every hit and every deleted output. What a stamp cannot see (bit rot, an mtime
+// set back on purpose) `cache verify` finds: it always hashes. Empty when a file cannot
+// be stat'ed.
+std::string stat_stamp(const fs::path& dir, const EntryHeader& header) {
+  std::string out = k_stamp_magic;
+  std::vector<std::string> names{k_header_file};
+  for (const auto& file : header.files) {
+    names.push_back(file.name);
+  }
+  for (const auto& name : names) {
+    struct stat st {};
+    if (::lstat((dir / name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return "";
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "%llu %llu %lld.%09ld ",
+                  static_cast<unsigned long long>(st.st_ino),
+                  static_cast<unsigned long long>(st.st_size),
+                  static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec);
+    out += line + name + "\n";
+  }
+  return out;
+}
+
+} // namespace
+
+fs::path LocalStorage::stamp_path(const std::string& key) const {
+  return m_root / "stamps" / key.substr(0, 2) / key;
+}
+
+bool LocalStorage::stamp_matches(const std::string& key, const std::string& stamp) const {
+  fs::path path = stamp_path(key);
+  if (stamp.empty() || path_kind(path) != PathKind::file) {
+    return false;
+  }
+  try {
+    return read_small_file(path, 1 << 20) == stamp;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void LocalStorage::write_stamp(const std::string& key, const std::string& stamp) const {
+  if (stamp.empty() || m_access == CacheAccess::read_only) {
+    return;
+  }
+  try {
+    ensure_real_directory(m_root / "stamps");
+    ensure_real_directory(m_root / "stamps" / key.substr(0, 2));
+    util::write_file_atomic(stamp_path(key), stamp);
+  } catch (const Error&) {
+    // Only an optimisation: the next hit hashes the files instead.
+  }
+}
+
 FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   FetchResult result;
   fs::path dir = entry_dir(key);
   if (path_kind(dir) == PathKind::missing) {
     return result;
   }
-  EntryInfo info = examine(dir, key, Check::contents);
+  // With a signing key every hit checks the signature and the contents (a stamp could be
+  // forged by whoever may write the cache); without one, a matching stamp spares the hash.
+  EntryInfo info = examine(dir, key, m_key ? Check::contents : Check::sizes);
+  if (info.state == EntryState::ok && !m_key) {
+    // Taken before hashing: a write during the hash changes the mtime, so the stamp
+    // can only be older than the bytes hashed, never newer.
+    std::string stamp = stat_stamp(dir, info.header);
+    if (!stamp_matches(key, stamp)) {
+      info = examine(dir, key, Check::contents);
+      if (info.state == EntryState::ok) {
+        write_stamp(key, stamp);
+      }
+    }
+  }
   if (info.state == EntryState::ok) {
     try {
       for (const auto& file : info.header.files) {
@@ -181,6 +313,14 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
         result.transfer = materialise_file(
             dir / file.name, into / file.name,
             m_access == CacheAccess::read_only ? AllowLink::no : AllowLink::yes, Sync::no);
+        // With a key the threat is a writer swapping files between the check and the
+        // copy: check what was delivered (a hard link pins the checked inode).
+        if (m_key && digest_file(into / file.name).sha256 != file.sha256) {
+          result.problem = file.name + " changed while it was fetched";
+          result.status = FetchStatus::corrupt;
+          result.untrusted = true;
+          return result;
+        }
       }
     } catch (const Error& e) {
       // Removed under us (eviction, a concurrent replace): a miss, not a failure.
@@ -233,10 +373,23 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       if (!moved) {
         materialise_file(from / name, target, AllowLink::no, Sync::yes);
       }
-      FileDigest digest = digest_file(target);
       ::chmod(target.c_str(), k_entry_file_mode);
-      header.files.push_back({name, digest.sha256, digest.bytes});
-      result.bytes += digest.bytes;
+    }
+    std::vector<FileDigest> digests(names.size());
+    std::vector<std::string> problems(names.size());
+    parallel_for(names.size(), [&](size_t i) {
+      try {
+        digests[i] = digest_file(stage / names[i]);
+      } catch (const Error& e) {
+        problems[i] = e.what();
+      }
+    });
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!problems[i].empty()) {
+        throw Error(problems[i]);
+      }
+      header.files.push_back({names[i], digests[i].sha256, digests[i].bytes});
+      result.bytes += digests[i].bytes;
     }
     util::AtomicFile header_file(stage / k_header_file);
     header_file.write(serialize_header(header));
@@ -246,11 +399,15 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       sign_entry(stage, *m_key);
     }
     sync_directory(stage);
+    // The files were hashed above, in a folder only this process knows, and a rename
+    // keeps their inodes and times: a stamp now spares the first hit the hashing.
+    std::string stamp = stat_stamp(stage, header);
 
     fs::path target = entry_dir(header.key);
     for (int attempt = 0; attempt < 3; ++attempt) {
       if (::rename(stage.c_str(), target.c_str()) == 0) {
         sync_directory(target.parent_path());
+        write_stamp(header.key, stamp);
         return result;
       }
       int error = errno;

@@ -15,6 +15,8 @@
 //                                           (+ entry.sig when signed: entry_signature.h)
 //   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (cache_key.h), so
 //                                           a hit need not parse the model
+//   CACHE_DIR/stamps/<kk>/<key>             inode, size and times of an entry's files when last
+//                                           hashed: while they match, a hit skips the hashing
 //   CACHE_DIR/tmp/                          staging folders and trash; stale after an hour
 //   CACHE_DIR/lock/                         flock files (stats, cleanup)
 //   CACHE_DIR/stats                         counters (stats.h)
@@ -146,6 +148,10 @@ public:
 
 private:
   EntryInfo examine(const std::filesystem::path& dir, const std::string& key, Check check) const;
+  // CACHE_DIR/stamps/<kk>/<key>: the entry's files as last hashed (local_storage.cpp).
+  std::filesystem::path stamp_path(const std::string& key) const;
+  bool stamp_matches(const std::string& key, const std::string& stamp) const;
+  void write_stamp(const std::string& key, const std::string& stamp) const;
   void remove_dir(const std::filesystem::path& dir) const;
   PurgeReport purge_locked(const PurgeOptions& options, DryRun dry_run) const;
 

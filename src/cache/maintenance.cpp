@@ -82,7 +82,8 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
   for (const auto& path : children(m_root)) {
     std::string name = path.filename().string();
     PathKind kind = path_kind(path);
-    bool expected_dir = name == "entries" || name == "tmp" || name == "lock" || name == "models";
+    bool expected_dir = name == "entries" || name == "tmp" || name == "lock" || name == "models" ||
+                        name == "stamps";
     bool expected_file = name == "CACHEDIR.TAG" || name == "stats";
     bool transient = util::starts_with(name, "stats.tmp.") && kind == PathKind::file &&
                      mtime_of(path) > now() - k_stale_temporary_seconds;

@@ -3,6 +3,7 @@
 #include "compiler/output_folder.h"
 #include "compiler/validate.h"
 #include "model/shape_check.h"
+#include "model/weight_store.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
 #include "passes/pass_manager.h"
@@ -24,8 +25,7 @@ std::vector<PassSummary> summarise(const std::vector<passes::PassReport>& report
 
 // Runs `step`, prefixing any error with the model's file name so every message
 // names the file it is about.
-template <typename Step>
-void in_file(const std::string& file, Step&& step) {
+template <typename Step> void in_file(const std::string& file, Step&& step) {
   try {
     step();
   } catch (const Error& e) {
@@ -53,8 +53,15 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
   auto pass_names = options.passes.empty() ? passes::default_pipeline() : options.passes;
   auto pipeline = passes::create_passes(pass_names);
 
-  Model model = preread != nullptr ? std::move(*preread)
-                                    : read_model(options.model_path, options.limits);
+  Model model = preread != nullptr
+                    ? std::move(*preread)
+                    : read_model(options.model_path, options.limits, Weights::in_table);
+  // Large weights leave the protobuf (moved, not copied) so that the checker, shape
+  // inference and the precision variants copy metadata only.
+  if (!model.weights) {
+    model.weights = std::make_shared<model::WeightStore>();
+  }
+  model.weights->adopt_initializers(*model.proto.mutable_graph());
   CompileResult result;
   result.model_sha256 = model.sha256;
   in_file(file, [&] {
@@ -113,7 +120,8 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
 
   auto manifest = compiler::build_manifest(options, model, result);
   util::write_file_atomic(output.staging() / "manifest.json",
-                          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+                          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                              "\n");
   output.publish();
   result.manifest_path = options.output_dir / "manifest.json";
   return result;

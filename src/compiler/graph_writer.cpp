@@ -1,6 +1,7 @@
 #include "compiler/graph_writer.h"
 
 #include "model/graph_walk.h"
+#include "model/weight_store.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
@@ -18,14 +19,90 @@ constexpr uint64_t k_external_alignment = 64;
 // Leave headroom under protobuf's 2 GiB limit for the graph itself.
 constexpr uint64_t k_inline_limit = (uint64_t{2} << 30) - (uint64_t{64} << 20);
 
+// Wire-format tags (field number << 3 | length-delimited) of the fields streamed by hand.
+constexpr char k_model_graph_tag = (7 << 3) | 2;
+constexpr char k_graph_initializer_tag = (5 << 3) | 2;
+constexpr char k_tensor_raw_data_tag = (9 << 3) | 2;
+
+std::string varint(uint64_t value) {
+  std::string out;
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+  return out;
+}
+
+// An AtomicFile that hashes what it writes, buffering small pieces.
+class HashedFile {
+public:
+  explicit HashedFile(const fs::path& path) : m_file(path) { m_buffer.reserve(k_buffer); }
+
+  void write(std::string_view data) {
+    m_hash.update(data);
+    m_bytes += data.size();
+    if (m_buffer.size() + data.size() <= k_buffer) {
+      m_buffer.append(data);
+      return;
+    }
+    flush();
+    if (data.size() < k_buffer) {
+      m_buffer.append(data);
+    } else {
+      m_file.write(data.data(), data.size());
+    }
+  }
+  uint64_t bytes() const { return m_bytes; }
+  std::string commit() {
+    flush();
+    m_file.commit();
+    return m_hash.hex_digest();
+  }
+
+private:
+  static constexpr size_t k_buffer = 1 << 20;
+  void flush() {
+    m_file.write(m_buffer);
+    m_buffer.clear();
+  }
+  util::AtomicFile m_file;
+  util::Sha256 m_hash;
+  std::string m_buffer;
+  uint64_t m_bytes = 0;
+};
+
+// Puts a tensor's table reference (weight_store.h) back after it was replaced for
+// writing, so the caller's model is unchanged.
+struct SavedReference {
+  onnx::TensorProto* tensor;
+  google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto> external_data;
+};
+
+void restore(std::vector<SavedReference>& saved) {
+  for (auto& entry : saved) {
+    entry.tensor->clear_raw_data();
+    entry.tensor->mutable_external_data()->Swap(&entry.external_data);
+    entry.tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+  }
+  saved.clear();
+}
+
+SavedReference save_reference(onnx::TensorProto& tensor) {
+  SavedReference saved{&tensor, {}};
+  saved.external_data.Swap(tensor.mutable_external_data());
+  tensor.clear_data_location();
+  return saved;
+}
+
 struct Moved {
   onnx::TensorProto* tensor;
   std::string data;
 };
 
-// Moves large raw_data out of the tensors into the data file, rewriting them as
-// external references; restore() puts everything back so the caller's model is
-// unchanged.
+// Moves large raw_data and table references out of the tensors into the data file,
+// rewriting them as external references; restore() puts everything back so the
+// caller's model is unchanged.
 class Externalizer {
 public:
   Externalizer(onnx::ModelProto& model, const fs::path& data_path, const std::string& location)
@@ -34,21 +111,32 @@ public:
 
   void run() {
     model::for_each_tensor(*m_model.mutable_graph(), [&](onnx::TensorProto& tensor) {
-      if (!tensor.has_raw_data() || tensor.raw_data().size() < k_external_threshold) {
+      std::optional<std::string_view> stored;
+      if (model::is_stored(tensor)) {
+        stored = model::raw_bytes(tensor);
+      } else if (!tensor.has_raw_data() || tensor.raw_data().size() < k_external_threshold) {
         return;
       }
-      uint64_t padding = (k_external_alignment - m_offset % k_external_alignment) % k_external_alignment;
+      uint64_t padding =
+          (k_external_alignment - m_offset % k_external_alignment) % k_external_alignment;
       if (padding > 0) {
         static const char zeros[k_external_alignment] = {};
-        m_file.write(zeros, padding);
-        m_hash.update(zeros, padding);
+        m_file.write(std::string_view(zeros, padding));
         m_offset += padding;
       }
-      Moved moved{&tensor, {}};
-      moved.data.swap(*tensor.mutable_raw_data());
-      tensor.clear_raw_data();
-      m_file.write(moved.data);
-      m_hash.update(moved.data);
+      uint64_t length = 0;
+      if (stored) {
+        m_references.push_back(save_reference(tensor));
+        m_file.write(*stored);
+        length = stored->size();
+      } else {
+        Moved moved{&tensor, {}};
+        moved.data.swap(*tensor.mutable_raw_data());
+        tensor.clear_raw_data();
+        m_file.write(moved.data);
+        length = moved.data.size();
+        m_moved.push_back(std::move(moved));
+      }
       tensor.set_data_location(onnx::TensorProto::EXTERNAL);
       auto add = [&](const char* key, const std::string& value) {
         auto* entry = tensor.add_external_data();
@@ -57,15 +145,14 @@ public:
       };
       add("location", m_location);
       add("offset", std::to_string(m_offset));
-      add("length", std::to_string(moved.data.size()));
-      m_offset += moved.data.size();
-      m_moved.push_back(std::move(moved));
+      add("length", std::to_string(length));
+      m_offset += length;
     });
   }
 
   WrittenFile commit() {
-    m_file.commit();
-    return {m_location, m_hash.hex_digest(), m_offset};
+    std::string digest = m_file.commit();
+    return {m_location, digest, m_offset};
   }
 
   void restore() {
@@ -75,29 +162,111 @@ public:
       moved.tensor->mutable_raw_data()->swap(moved.data);
     }
     m_moved.clear();
+    compiler::restore(m_references);
   }
 
 private:
   onnx::ModelProto& m_model;
   std::string m_location;
-  util::AtomicFile m_file;
-  util::Sha256 m_hash;
+  HashedFile m_file;
   uint64_t m_offset = 0;
   std::vector<Moved> m_moved;
+  std::vector<SavedReference> m_references;
 };
 
-WrittenFile write_proto(const onnx::ModelProto& model, const fs::path& path) {
-  size_t size = model.ByteSizeLong();
-  if (size > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    throw Error(path.string() + ": graph is too large for one protobuf message",
-                "use --external-data");
+uint64_t stored_weight_bytes(onnx::ModelProto& model) {
+  uint64_t total = 0;
+  model::for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& tensor) {
+    if (model::is_stored(tensor)) {
+      total += model::raw_bytes(tensor)->size();
+    }
+  });
+  return total;
+}
+
+// Serialises `model` with its weights inline, streaming the top-level initializers'
+// bytes from the weight table rather than building the message in memory: protobuf
+// accepts fields in any order, so the graph's initializers follow its other fields and
+// each table reference's raw_data follows the rest of its tensor.
+WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path) {
+  auto& graph = *model.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+  initializers.Swap(graph.mutable_initializer());
+  // Rare: references in subgraphs are copied into raw_data for the write.
+  std::vector<SavedReference> nested;
+  auto put_back = [&] {
+    for (auto& saved : nested) {
+      saved.tensor->clear_raw_data();
+    }
+    restore(nested);
+    initializers.Swap(graph.mutable_initializer());
+  };
+  try {
+    model::for_each_tensor(graph, [&](onnx::TensorProto& tensor) {
+      if (model::is_stored(tensor)) {
+        std::string bytes(*model::raw_bytes(tensor));
+        nested.push_back(save_reference(tensor));
+        tensor.set_raw_data(std::move(bytes));
+      }
+    });
+    struct Piece {
+      std::string head;
+      std::optional<std::string_view> raw;
+    };
+    std::vector<Piece> pieces;
+    uint64_t initializer_bytes = 0;
+    for (const auto& tensor : initializers) {
+      Piece piece;
+      if (model::is_stored(tensor)) {
+        onnx::TensorProto meta = tensor;
+        meta.clear_external_data();
+        meta.clear_data_location();
+        piece.head = meta.SerializeAsString();
+        piece.raw = model::raw_bytes(tensor);
+      } else {
+        piece.head = tensor.SerializeAsString();
+      }
+      uint64_t body = piece.head.size();
+      if (piece.raw) {
+        body += 1 + varint(piece.raw->size()).size() + piece.raw->size();
+      }
+      initializer_bytes += 1 + varint(body).size() + body;
+      pieces.push_back(std::move(piece));
+    }
+    onnx::GraphProto* released = model.release_graph();
+    std::string head;
+    bool ok = model.SerializeToString(&head);
+    model.set_allocated_graph(released);
+    std::string rest;
+    ok = ok && graph.SerializeToString(&rest);
+    if (!ok) {
+      throw Error(path.string() + ": cannot serialise the graph");
+    }
+    uint64_t graph_bytes = rest.size() + initializer_bytes;
+    HashedFile file(path);
+    file.write(head);
+    file.write(std::string(1, k_model_graph_tag) + varint(graph_bytes));
+    file.write(rest);
+    for (const auto& piece : pieces) {
+      uint64_t body = piece.head.size();
+      if (piece.raw) {
+        body += 1 + varint(piece.raw->size()).size() + piece.raw->size();
+      }
+      file.write(std::string(1, k_graph_initializer_tag) + varint(body));
+      file.write(piece.head);
+      if (piece.raw) {
+        file.write(std::string(1, k_tensor_raw_data_tag) + varint(piece.raw->size()));
+        file.write(*piece.raw);
+      }
+    }
+    uint64_t bytes = file.bytes();
+    std::string digest = file.commit();
+    put_back();
+    return {path.filename().string(), digest, bytes};
+  } catch (...) {
+    put_back();
+    throw;
   }
-  std::string bytes;
-  if (!model.SerializeToString(&bytes)) {
-    throw Error(path.string() + ": cannot serialise the graph");
-  }
-  util::write_file_atomic(path, bytes);
-  return {path.filename().string(), util::sha256_hex(bytes), bytes.size()};
 }
 
 } // namespace
@@ -106,15 +275,20 @@ CompiledGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
                           const std::string& file_name, ExternalData mode) {
   CompiledGraph result;
   const fs::path path = folder / file_name;
-  bool external = mode == ExternalData::always || model.ByteSizeLong() > k_inline_limit;
+  bool external = mode == ExternalData::always ||
+                  model.ByteSizeLong() + stored_weight_bytes(model) > k_inline_limit;
   if (!external) {
-    result.graph = write_proto(model, path);
+    result.graph = write_inline(model, path);
     return result;
   }
   const std::string data_name = file_name + ".data";
   Externalizer externalizer(model, folder / data_name, data_name);
   externalizer.run();
-  result.graph = write_proto(model, path);
+  if (model.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    throw Error(path.string() + ": graph is too large for one protobuf message",
+                "its structure alone (not the weights) is over 2 GiB");
+  }
+  result.graph = write_inline(model, path);
   result.external_data.push_back(externalizer.commit());
   externalizer.restore();
   return result;

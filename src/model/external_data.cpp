@@ -7,6 +7,7 @@
 #include "util/strings.h"
 
 #include <map>
+#include <unordered_set>
 
 namespace npucc::model {
 
@@ -55,11 +56,19 @@ fs::path resolve_external_location(const std::string& location, const fs::path& 
 }
 
 std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::path& model_path,
-                                             const ReadLimits& limits, uint64_t already_loaded) {
+                                             const ReadLimits& limits, uint64_t already_loaded,
+                                             WeightStore* store) {
   const std::string model_file = model_path.string();
   const fs::path folder = model_path.parent_path();
   std::map<std::string, ExternalFile> files;
+  std::map<std::string, std::shared_ptr<const util::MappedFile>> mapped;
   uint64_t loaded = already_loaded;
+  std::unordered_set<const onnx::TensorProto*> initializers;
+  for_each_graph(*proto.mutable_graph(), [&](onnx::GraphProto& graph, int) {
+    for (const auto& tensor : graph.initializer()) {
+      initializers.insert(&tensor);
+    }
+  });
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
       return;
@@ -81,7 +90,11 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
     }
     fs::path path = resolve_external_location(location, folder, model_file, tensor.name());
     auto expected = data_bytes(tensor);
-    uint64_t file_size = fs::file_size(path);
+    auto& map = mapped[path.string()];
+    if (!map) {
+      map = util::MappedFile::open(path);
+    }
+    uint64_t file_size = map->bytes().size();
     uint64_t bytes = length >= 0
                          ? static_cast<uint64_t>(length)
                          : (static_cast<uint64_t>(offset) <= file_size ? file_size - offset : 0);
@@ -107,9 +120,13 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
                   "raise the limit with --max-memory");
     }
     loaded += bytes;
-    tensor.set_raw_data(util::read_file_range(path, offset, bytes));
-    tensor.clear_external_data();
-    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    if (store != nullptr && initializers.count(&tensor) != 0 && bytes >= k_weight_store_threshold) {
+      store->adopt_mapped(tensor, map, static_cast<uint64_t>(offset), bytes);
+    } else {
+      tensor.set_raw_data(std::string(map->bytes().substr(static_cast<size_t>(offset), bytes)));
+      tensor.clear_external_data();
+      tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    }
     auto& file = files[path.string()];
     file.location = location;
     file.path = path;

@@ -3,6 +3,7 @@
 #include "model/nesting_scan.h"
 #include "model/shape_check.h"
 #include "model/tensor_info.h"
+#include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
 #include "util/file_io.h"
@@ -229,7 +230,8 @@ void check_sparse_tensors(const onnx::GraphProto& root, const std::string& file,
 
 } // namespace
 
-Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimits& limits) {
+Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimits& limits,
+                  Weights weights) {
   const std::string file = path.string();
   if (bytes.empty()) {
     throw Error(file + ": file is empty; expected an ONNX model (protobuf)");
@@ -261,11 +263,18 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
   check_sparse_tensors(model.proto.graph(), file, limits);
   model::check_value_shapes(model.proto.graph(), file, limits);
-  model.external_files = model::load_external_data(model.proto, path, limits, bytes.size());
+  if (weights == Weights::in_table) {
+    model.weights = std::make_shared<model::WeightStore>();
+  }
+  model.external_files =
+      model::load_external_data(model.proto, path, limits, bytes.size(), model.weights.get());
+  if (model.weights) {
+    model.weights->adopt_initializers(*model.proto.mutable_graph());
+  }
   return model;
 }
 
-Model read_model(const fs::path& path, const ReadLimits& limits) {
+Model read_model(const fs::path& path, const ReadLimits& limits, Weights weights) {
   std::error_code ec;
   auto status = fs::status(path, ec);
   if (ec || !fs::exists(status)) {
@@ -279,7 +288,7 @@ Model read_model(const fs::path& path, const ReadLimits& limits) {
   if (!ec) {
     check_file_size(size, path.string(), limits);
   }
-  return parse_model(util::read_file(path), path, limits);
+  return parse_model(util::read_file(path), path, limits, weights);
 }
 
 } // namespace npucc

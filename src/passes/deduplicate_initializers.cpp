@@ -1,5 +1,6 @@
 #include "passes/deduplicate_initializers.h"
 
+#include "model/weight_store.h"
 #include "passes/rename.h"
 
 #include <cstring>
@@ -25,7 +26,7 @@ size_t hash_tensor(const onnx::TensorProto& tensor) {
   for (int64_t dim : tensor.dims()) {
     seed = combine(seed, std::hash<int64_t>()(dim));
   }
-  seed = combine(seed, hash(tensor.raw_data()));
+  seed = combine(seed, hash(model::raw_bytes(tensor).value_or(std::string_view())));
   seed = combine(seed, hash(bytes_of(tensor.float_data())));
   seed = combine(seed, hash(bytes_of(tensor.int32_data())));
   seed = combine(seed, hash(bytes_of(tensor.int64_data())));
@@ -40,7 +41,9 @@ size_t hash_tensor(const onnx::TensorProto& tensor) {
 // Bitwise equality of what is stored (so -0.0 and 0.0, or two NaN payloads, differ).
 bool same_tensor(const onnx::TensorProto& a, const onnx::TensorProto& b) {
   if (a.data_type() != b.data_type() || bytes_of(a.dims()) != bytes_of(b.dims()) ||
-      a.raw_data() != b.raw_data() || bytes_of(a.float_data()) != bytes_of(b.float_data()) ||
+      model::raw_bytes(a).value_or(std::string_view()) !=
+          model::raw_bytes(b).value_or(std::string_view()) ||
+      bytes_of(a.float_data()) != bytes_of(b.float_data()) ||
       bytes_of(a.int32_data()) != bytes_of(b.int32_data()) ||
       bytes_of(a.int64_data()) != bytes_of(b.int64_data()) ||
       bytes_of(a.double_data()) != bytes_of(b.double_data()) ||
@@ -58,6 +61,9 @@ bool same_tensor(const onnx::TensorProto& a, const onnx::TensorProto& b) {
 
 // Tensors whose bytes live elsewhere or in pieces are not compared.
 bool comparable(const onnx::TensorProto& tensor) {
+  if (model::is_stored(tensor)) {
+    return !tensor.has_segment();
+  }
   return tensor.data_location() != onnx::TensorProto::EXTERNAL && !tensor.has_segment() &&
          tensor.external_data_size() == 0;
 }

@@ -1,6 +1,7 @@
 #include "passes/fold_values.h"
 
 #include "model/tensor_info.h"
+#include "model/weight_store.h"
 
 #include <cstring>
 
@@ -11,7 +12,7 @@ namespace {
 using T = onnx::TensorProto;
 
 template <typename Stored, typename Out>
-bool read_raw(const std::string& raw, size_t count, std::vector<Out>& out) {
+bool read_raw(std::string_view raw, size_t count, std::vector<Out>& out) {
   if (raw.size() != count * sizeof(Stored)) {
     return false;
   }
@@ -57,7 +58,7 @@ bool is_foldable_type(int32_t type) {
 
 std::optional<FoldValue> read_fold_value(const onnx::TensorProto& tensor) {
   if (!is_foldable_type(tensor.data_type()) || tensor.has_segment() ||
-      tensor.data_location() == T::EXTERNAL) {
+      model::is_unloaded_external(tensor)) {
     return std::nullopt;
   }
   auto elements = model::element_count(tensor);
@@ -68,26 +69,28 @@ std::optional<FoldValue> read_fold_value(const onnx::TensorProto& tensor) {
   value.type = tensor.data_type();
   value.dims.assign(tensor.dims().begin(), tensor.dims().end());
   const size_t count = static_cast<size_t>(*elements);
-  const bool raw = tensor.has_raw_data();
+  const auto raw_view = model::raw_bytes(tensor);
+  const bool raw = raw_view.has_value();
+  const std::string_view raw_data = raw ? *raw_view : std::string_view();
   bool ok = false;
   switch (value.type) {
   case T::INT64:
-    ok = raw ? read_raw<int64_t>(tensor.raw_data(), count, value.ints)
+    ok = raw ? read_raw<int64_t>(raw_data, count, value.ints)
              : read_field(tensor.int64_data(), count, value.ints);
     break;
   case T::INT32:
-    ok = raw ? read_raw<int32_t>(tensor.raw_data(), count, value.ints)
+    ok = raw ? read_raw<int32_t>(raw_data, count, value.ints)
              : read_field(tensor.int32_data(), count, value.ints);
     break;
   case T::BOOL:
-    ok = raw ? read_raw<uint8_t>(tensor.raw_data(), count, value.ints)
+    ok = raw ? read_raw<uint8_t>(raw_data, count, value.ints)
              : read_field(tensor.int32_data(), count, value.ints);
     for (auto& element : value.ints) {
       element = element != 0 ? 1 : 0;
     }
     break;
   default: // FLOAT
-    ok = raw ? read_raw<float>(tensor.raw_data(), count, value.floats)
+    ok = raw ? read_raw<float>(raw_data, count, value.floats)
              : read_field(tensor.float_data(), count, value.floats);
     break;
   }

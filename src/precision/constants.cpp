@@ -4,6 +4,7 @@
 // a master weight, not a graph input or output, and no value would overflow to inf.
 
 #include "model/tensor_info.h"
+#include "model/weight_store.h"
 #include "precision/float_convert.h"
 #include "precision/rewrite_state.h"
 #include "precision/schema_check.h"
@@ -71,8 +72,7 @@ void decide(Scope& scope, Context& context) {
       continue;
     }
     bool convertible = !tensor.graph_output && !tensor.overridable && tensor.overflow == 0 &&
-                       !tensor.master_weight &&
-                       tensor.data->data_location() != TensorProto::EXTERNAL;
+                       !tensor.master_weight && !model::is_unloaded_external(*tensor.data);
     if (convertible && tensor.low_uses > 0 && tensor.other_uses == 0) {
       tensor.final_type = context.low;
       continue;
@@ -99,9 +99,9 @@ void decide(Scope& scope, Context& context) {
 
 std::vector<float> float_values(const TensorProto& tensor) {
   std::vector<float> values;
-  if (tensor.has_raw_data()) {
-    values.resize(tensor.raw_data().size() / sizeof(float));
-    std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(float));
+  if (auto raw = model::raw_bytes(tensor)) {
+    values.resize(raw->size() / sizeof(float));
+    std::memcpy(values.data(), raw->data(), values.size() * sizeof(float));
   } else {
     values.assign(tensor.float_data().begin(), tensor.float_data().end());
   }
@@ -120,7 +120,7 @@ void convert(TensorProto& tensor, int32_t low) {
   std::memcpy(raw.data(), bits.data(), raw.size());
   tensor.clear_float_data();
   tensor.set_data_type(low);
-  tensor.set_raw_data(std::move(raw));
+  model::replace_bytes(tensor, std::move(raw));
 }
 
 void convert_in(Scope& scope, Context& context) {

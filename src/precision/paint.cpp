@@ -7,6 +7,7 @@
 // read are known; their interface (inputs, outputs) keeps its types.
 
 #include "model/graph_walk.h"
+#include "model/weight_store.h"
 #include "precision/float_convert.h"
 #include "precision/rewrite_state.h"
 #include "precision/schema_check.h"
@@ -56,13 +57,20 @@ int32_t type_of(const onnx::TypeProto& type) {
 }
 
 uint64_t count_overflows(const TensorProto& tensor, int32_t low) {
-  if (tensor.data_type() != TensorProto::FLOAT || tensor.data_location() == TensorProto::EXTERNAL) {
+  if (tensor.data_type() != TensorProto::FLOAT || model::is_unloaded_external(tensor)) {
     return 0;
   }
   std::vector<float> values;
-  if (tensor.has_raw_data()) {
-    values.resize(tensor.raw_data().size() / sizeof(float));
-    std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(float));
+  if (auto raw = model::raw_bytes(tensor)) {
+    size_t count = raw->size() / sizeof(float);
+    // Mapped weights are usually aligned: scan them in place rather than copy.
+    if (reinterpret_cast<uintptr_t>(raw->data()) % alignof(float) == 0) {
+      const auto* data = reinterpret_cast<const float*>(raw->data());
+      return low == TensorProto::FLOAT16 ? npucc::precision::count_half_overflows(data, count)
+                                         : npucc::precision::count_bfloat16_overflows(data, count);
+    }
+    values.resize(count);
+    std::memcpy(values.data(), raw->data(), count * sizeof(float));
   } else {
     values.assign(tensor.float_data().begin(), tensor.float_data().end());
   }
@@ -442,9 +450,9 @@ std::unique_ptr<Scope> build_and_paint(onnx::GraphProto& graph, Context& context
   onnx::NodeProto cast;
   cast.set_op_type("Cast");
   const auto* schema = find_schema(cast, *context.model);
-  context.cast_supports_low =
-      schema != nullptr && schema_accepts(*schema, {TensorProto::FLOAT}, {context.low}) &&
-      schema_accepts(*schema, {context.low}, {TensorProto::FLOAT});
+  context.cast_supports_low = schema != nullptr &&
+                              schema_accepts(*schema, {TensorProto::FLOAT}, {context.low}) &&
+                              schema_accepts(*schema, {context.low}, {TensorProto::FLOAT});
   return paint(graph, nullptr, context);
 }
 

@@ -1,0 +1,61 @@
+#pragma once
+
+#include "util/mapped_file.h"
+
+#include <memory>
+#include <onnx/onnx_pb.h>
+#include <optional>
+#include <string>
+#include <string_view>
+
+// Large weights live outside the protobuf while a model is compiled: the TensorProto
+// keeps its name, type and dims and is marked EXTERNAL with a location naming an entry
+// of a process-wide table, whose bytes are a slice of a mapped file or a buffer the
+// table owns. Copying the proto (checker, shape inference retries, precision variants)
+// then copies metadata only, external data is read once (through the page cache), and
+// a model past protobuf's 2 GiB limit is never one message. The writers stream the
+// bytes back into the output (compiler/graph_writer.cpp); nothing else may write such
+// a location to disk.
+namespace npucc::model {
+
+// Tensors of this many bytes or more are kept in the table; smaller ones (shape
+// arguments that shape inference reads) stay in raw_data.
+inline constexpr uint64_t k_weight_store_threshold = 16 * 1024;
+
+// Owns the table entries it created; they are released with it. Held by a Model.
+class WeightStore {
+public:
+  WeightStore();
+  ~WeightStore();
+  WeightStore(const WeightStore&) = delete;
+  WeightStore& operator=(const WeightStore&) = delete;
+
+  // Moves `tensor`'s bytes into the table (no copy): the tensor becomes a reference.
+  void adopt(onnx::TensorProto& tensor, std::string bytes);
+  // Points `tensor` at `length` bytes of `file` from `offset` (checked by the caller).
+  void adopt_mapped(onnx::TensorProto& tensor, std::shared_ptr<const util::MappedFile> file,
+                    uint64_t offset, uint64_t length);
+  // Moves every large raw_data of the graph's initializers (any depth) into the table.
+  void adopt_initializers(onnx::GraphProto& graph);
+
+private:
+  void refer(onnx::TensorProto& tensor, uint64_t id);
+  uint64_t m_store_id;
+};
+
+// True when `tensor` refers to a table entry (its bytes are available in memory).
+bool is_stored(const onnx::TensorProto& tensor);
+// True when `tensor` is external data that nobody loaded (its bytes are unavailable).
+bool is_unloaded_external(const onnx::TensorProto& tensor);
+// The tensor's bytes when they are raw: raw_data, or its table entry. nullopt for
+// typed fields (float_data...) and unloaded external data. The view stays valid while
+// the owning WeightStore lives.
+std::optional<std::string_view> raw_bytes(const onnx::TensorProto& tensor);
+// Replaces a table reference by ordinary raw_data (a copy), e.g. before a tensor is
+// handed to code that reads raw_data itself.
+void materialize(onnx::TensorProto& tensor);
+// Gives `tensor` new raw bytes, kept in the same store as `like` when that one is a
+// table reference (so converted weights stay outside the protobuf too).
+void replace_bytes(onnx::TensorProto& tensor, std::string bytes);
+
+} // namespace npucc::model
