@@ -7,6 +7,7 @@
 #include "util/strings.h"
 
 #include <map>
+#include <vector>
 
 namespace npucc::model {
 
@@ -60,6 +61,17 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
   const fs::path folder = model_path.parent_path();
   std::map<std::string, ExternalFile> files;
   uint64_t loaded = already_loaded;
+  // Every tensor's range is checked and counted before any is read: many tensors each
+  // within the limits can still sum past the memory limit, and must be refused without
+  // reading the first of them.
+  struct Pending {
+    onnx::TensorProto* tensor;
+    fs::path path;
+    std::string location;
+    int64_t offset;
+    uint64_t bytes;
+  };
+  std::vector<Pending> pending;
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
       return;
@@ -107,14 +119,17 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
                   "raise the limit with --max-memory");
     }
     loaded += bytes;
-    tensor.set_raw_data(util::read_file_range(path, offset, bytes));
-    tensor.clear_external_data();
-    tensor.set_data_location(onnx::TensorProto::DEFAULT);
-    auto& file = files[path.string()];
-    file.location = location;
-    file.path = path;
-    file.bytes_used += bytes;
+    pending.push_back({&tensor, path, location, offset, bytes});
   });
+  for (const auto& item : pending) {
+    item.tensor->set_raw_data(util::read_file_range(item.path, item.offset, item.bytes));
+    item.tensor->clear_external_data();
+    item.tensor->set_data_location(onnx::TensorProto::DEFAULT);
+    auto& file = files[item.path.string()];
+    file.location = item.location;
+    file.path = item.path;
+    file.bytes_used += item.bytes;
+  }
   std::vector<ExternalFile> result;
   for (auto& [name, file] : files) {
     result.push_back(std::move(file));
