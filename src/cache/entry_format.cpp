@@ -4,6 +4,7 @@
 #include "util/strings.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 namespace npucc::cache {
@@ -177,7 +178,8 @@ ParsedHeader parse_header(const std::string& text) {
   }
   header.compiler_version = unescape(values[0]);
   uint64_t number = 0;
-  if (!parse_u64(values[1], number)) {
+  // created is an int64_t: 19 digits can exceed it, and would be written back negative.
+  if (!parse_u64(values[1], number) || number > static_cast<uint64_t>(INT64_MAX)) {
     return fail("header's creation time is not a number");
   }
   header.created = static_cast<int64_t>(number);

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <unordered_set>
+#include <vector>
 
 namespace npucc::model {
 
@@ -69,6 +70,18 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
       initializers.insert(&tensor);
     }
   });
+  // Every tensor's range is checked and counted before any is read: many tensors each
+  // within the limits can still sum past the memory limit, and must be refused without
+  // reading the first of them.
+  struct Pending {
+    onnx::TensorProto* tensor;
+    std::shared_ptr<const util::MappedFile> map;
+    fs::path path;
+    std::string location;
+    int64_t offset;
+    uint64_t bytes;
+  };
+  std::vector<Pending> pending;
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
       return;
@@ -120,18 +133,24 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
                   "raise the limit with --max-memory");
     }
     loaded += bytes;
-    if (store != nullptr && initializers.count(&tensor) != 0 && bytes >= k_weight_store_threshold) {
-      store->adopt_mapped(tensor, map, static_cast<uint64_t>(offset), bytes);
+    pending.push_back({&tensor, map, path, location, offset, bytes});
+  });
+  for (const auto& item : pending) {
+    onnx::TensorProto& tensor = *item.tensor;
+    if (store != nullptr && initializers.count(&tensor) != 0 &&
+        item.bytes >= k_weight_store_threshold) {
+      store->adopt_mapped(tensor, item.map, static_cast<uint64_t>(item.offset), item.bytes);
     } else {
-      tensor.set_raw_data(std::string(map->bytes().substr(static_cast<size_t>(offset), bytes)));
+      tensor.set_raw_data(std::string(
+          item.map->bytes().substr(static_cast<size_t>(item.offset), item.bytes)));
       tensor.clear_external_data();
       tensor.set_data_location(onnx::TensorProto::DEFAULT);
     }
-    auto& file = files[path.string()];
-    file.location = location;
-    file.path = path;
-    file.bytes_used += bytes;
-  });
+    auto& file = files[item.path.string()];
+    file.location = item.location;
+    file.path = item.path;
+    file.bytes_used += item.bytes;
+  }
   std::vector<ExternalFile> result;
   for (auto& [name, file] : files) {
     result.push_back(std::move(file));

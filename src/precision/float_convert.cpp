@@ -4,6 +4,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define NPUCC_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -221,7 +222,11 @@ namespace detail {
 bool has_simd_half() {
 #ifdef NPUCC_X86
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID directly: clang 14 (the fuzz build) has no "f16c" for
+  // __builtin_cpu_supports.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  return __builtin_cpu_supports("avx") && f16c;
 #else
   return false;
 #endif

@@ -151,6 +151,29 @@ def external_10g(path):
                  [helper.make_tensor_value_info("y", FLOAT, None)], [w])
 
 
+def external_many(path, count):
+    """count tensors of 256 MB each, every one within the limits alone, in one sparse
+    10 GB file: only their sum is too much."""
+    folder = os.path.dirname(os.path.abspath(path))
+    with open(os.path.join(folder, "many.bin"), "wb") as out:
+        out.truncate(10 * 10**9)
+    size = 256 * 2**20
+    tensors, nodes, previous = [], [], "x"
+    for i in range(count):
+        w = TensorProto(name="w%d" % i, data_type=FLOAT, dims=[size // 4])
+        w.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", "many.bin"), ("offset", str(i * size)),
+                           ("length", str(size))):
+            entry = w.external_data.add()
+            entry.key, entry.value = key, value
+        tensors.append(w)
+        nodes.append(helper.make_node("Add", [previous, "w%d" % i], ["t%d" % i]))
+        previous = "t%d" % i
+    nodes.append(helper.make_node("Identity", [previous], ["y"]))
+    return model(nodes, [helper.make_tensor_value_info("x", FLOAT, [1])],
+                 [helper.make_tensor_value_info("y", FLOAT, None)], tensors)
+
+
 def main():
     kind, out = sys.argv[1], sys.argv[2]
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 0
@@ -160,7 +183,12 @@ def main():
         "constant_of_shape": constant_of_shape, "expand": expand, "nested_if": nested_if,
         "relu_chain": relu_chain, "if_chain": if_chain,
     }
-    result = external_10g(out) if kind == "external_10g" else makers[kind](count)
+    if kind == "external_10g":
+        result = external_10g(out)
+    elif kind == "external_many":
+        result = external_many(out, count)
+    else:
+        result = makers[kind](count)
     with open(out, "wb") as stream:
         stream.write(result.SerializeToString())
 

@@ -86,6 +86,11 @@ run external_10g_limit 30 200 refuse 'weights.bin.*memory limit of 1048576 bytes
   compile external_10g.onnx -o out8 --max-memory 1M
 truncate -s 1000 weights.bin
 run external_short 30 200 refuse 'weights.bin .*runs past the end' compile external_10g.onnx -o out9
+# Many external tensors, each within every limit alone, whose sum (10 GB) is not: the
+# running total is refused before it is read.
+make_model external_many external_many.onnx 38
+run external_many 30 200 refuse 'external data in many.bin .*memory limit' \
+  compile external_many.onnx -o out14 --max-memory 4G
 # A .onnx over protobuf's 2 GiB is refused without reading it.
 truncate -s 3G big.onnx
 run big_file 30 200 refuse '2 GiB' compile big.onnx -o out10

@@ -112,12 +112,52 @@ inline void mutate_attribute(onnx::AttributeProto& attribute, std::mt19937_64& r
   }
 }
 
+// Moves a tensor's data to external storage in one of the files the fuzz workspace
+// provides (fuzz_inputs.h: weights.bin, sub/more.bin, the escaping symlink
+// outside.bin) or a hostile location, with an interesting offset and length.
+inline void externalize(onnx::TensorProto& tensor, std::mt19937_64& random) {
+  static const char* locations[] = {"weights.bin",
+                                    "sub/more.bin",
+                                    "outside.bin",
+                                    "missing.bin",
+                                    "../secret.bin",
+                                    "/etc/hostname",
+                                    "sub/../weights.bin",
+                                    "",
+                                    "sub"};
+  static const int64_t sizes[] = {0, 4, 16, 255, 256, 4095, 4096, 4097, 10'000'000'000};
+  tensor.clear_raw_data();
+  tensor.clear_float_data();
+  tensor.clear_int64_data();
+  tensor.clear_int32_data();
+  tensor.clear_double_data();
+  tensor.clear_external_data();
+  tensor.set_data_location(random() % 8 ? onnx::TensorProto::EXTERNAL : onnx::TensorProto::DEFAULT);
+  auto add = [&](const std::string& key, const std::string& value) {
+    auto* entry = tensor.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  };
+  add("location", locations[random() % (sizeof(locations) / sizeof(locations[0]))]);
+  if (random() % 4) {
+    add("offset", std::to_string(sizes[random() % (sizeof(sizes) / sizeof(sizes[0]))]));
+  }
+  if (random() % 4) {
+    add("length", random() % 8
+                      ? std::to_string(sizes[random() % (sizeof(sizes) / sizeof(sizes[0]))])
+                      : std::string("-1"));
+  }
+  if (random() % 16 == 0) {
+    add("checksum", "0");
+  }
+}
+
 inline void mutate_model(onnx::ModelProto& model, std::mt19937_64& random) {
   auto& graph = *model.mutable_graph();
   auto pick = [&](int count) { return static_cast<int>(random() % static_cast<uint64_t>(count)); };
   onnx::NodeProto* node =
       graph.node_size() > 0 ? graph.mutable_node(pick(graph.node_size())) : nullptr;
-  switch (random() % 10) {
+  switch (random() % 11) {
   case 0:
     if (node) {
       node->set_op_type(op_names()[random() % op_names().size()]);
@@ -171,6 +211,11 @@ inline void mutate_model(onnx::ModelProto& model, std::mt19937_64& random) {
   case 7:
     if (model.opset_import_size() > 0) {
       model.mutable_opset_import(0)->set_version(1 + static_cast<int64_t>(random() % 17));
+    }
+    break;
+  case 9:
+    if (graph.initializer_size() > 0) {
+      externalize(*graph.mutable_initializer(pick(graph.initializer_size())), random);
     }
     break;
   case 8:

@@ -48,4 +48,14 @@ TEST_SUITE("npucc::fuzz regressions") {
     replay("fuzz_options",
            [](const uint8_t* data, size_t size) { npucc::fuzz::feed_options(data, size); });
   }
+
+  TEST_CASE("cache entry headers are refused or round-trip, never crash") {
+    replay("fuzz_cache_entry",
+           [](const uint8_t* data, size_t size) { npucc::fuzz::feed_cache_entry(data, size); });
+  }
+
+  TEST_CASE("cached manifests are refused or read, never crash") {
+    replay("fuzz_manifest",
+           [](const uint8_t* data, size_t size) { npucc::fuzz::feed_manifest(data, size); });
+  }
 }

@@ -1,0 +1,95 @@
+#include "cache/manifest_reader.h"
+
+#include "npucc/error.h"
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <type_traits>
+
+namespace npucc::cache {
+
+using nlohmann::json;
+
+namespace {
+
+// A size, count, offset or index: json's value() converts any number with a plain
+// cast, and a float or a negative number out of the target's range is undefined
+// behaviour (1e300 as an int), so only whole numbers in range are taken.
+template <typename Int>
+Int whole_number(const json& object, const char* key, Int fallback, const std::string& where) {
+  if (!object.is_object()) {
+    return object.value(key, fallback); // throws json's type_error
+  }
+  auto it = object.find(key);
+  if (it == object.end()) {
+    return fallback;
+  }
+  constexpr auto max = static_cast<uint64_t>(std::numeric_limits<Int>::max());
+  if (it->is_number_unsigned() && it->get<uint64_t>() <= max) {
+    return static_cast<Int>(it->get<uint64_t>());
+  }
+  if (it->is_number_integer()) {
+    const int64_t value = it->get<int64_t>();
+    if (value >= 0 ? static_cast<uint64_t>(value) <= max
+                   : std::is_signed_v<Int> &&
+                         value >= static_cast<int64_t>(std::numeric_limits<Int>::min())) {
+      return static_cast<Int>(value);
+    }
+  }
+  throw Error(where + ": cached manifest is not readable: \"" + key + "\" is " + it->dump() +
+              ", not a whole number in range");
+}
+
+WrittenFile written_from(const json& file, const std::string& where) {
+  return {file.value("file", ""), file.value("sha256", ""),
+          whole_number(file, "bytes", uint64_t{0}, where)};
+}
+
+} // namespace
+
+CompileResult parse_cached_manifest(const std::string& text,
+                                    const std::filesystem::path& manifest_path,
+                                    const std::string& model_sha256) {
+  const std::string where = manifest_path.string();
+  CompileResult result;
+  result.manifest_path = manifest_path;
+  result.model_sha256 = model_sha256;
+  json manifest;
+  try {
+    manifest = json::parse(text);
+    for (const auto& graph : manifest.at("graphs")) {
+      CompiledGraph compiled;
+      compiled.role = graph.value("role", "");
+      compiled.precision = graph.value("precision", "");
+      compiled.graph = written_from(graph, where);
+      for (const auto& data : graph.value("external_data", json::array())) {
+        compiled.external_data.push_back(written_from(data, where));
+      }
+      result.graphs.push_back(std::move(compiled));
+    }
+    for (const auto& pass : manifest.value("passes", json::array())) {
+      result.passes.push_back({pass.value("name", ""), pass.value("unit", ""),
+                               whole_number(pass, "changed", int64_t{0}, where)});
+    }
+    const json& plan = manifest.at("memory_plan");
+    result.memory_plan.available = plan.value("available", false);
+    result.memory_plan.reason = plan.value("reason", "");
+    result.memory_plan.arena_bytes = whole_number(plan, "arena_bytes", uint64_t{0}, where);
+    result.memory_plan.lower_bound_bytes =
+        whole_number(plan, "lower_bound_bytes", uint64_t{0}, where);
+    result.memory_plan.unshared_bytes = whole_number(plan, "unshared_bytes", uint64_t{0}, where);
+    result.memory_plan.alignment = whole_number(plan, "alignment", uint64_t{64}, where);
+    for (const auto& tensor : plan.value("tensors", json::array())) {
+      result.memory_plan.tensors.push_back(
+          {tensor.value("name", ""), whole_number(tensor, "bytes", uint64_t{0}, where),
+           whole_number(tensor, "offset", uint64_t{0}, where),
+           whole_number(tensor, "first", 0, where), whole_number(tensor, "last", 0, where)});
+    }
+  } catch (const json::exception& e) {
+    throw Error(where + ": cached manifest is not readable: " + e.what());
+  }
+  return result;
+}
+
+} // namespace npucc::cache

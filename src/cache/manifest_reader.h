@@ -1,0 +1,19 @@
+#pragma once
+
+#include "npucc/compile.h"
+
+#include <filesystem>
+#include <string>
+
+namespace npucc::cache {
+
+// A cache hit does no compile work, so its CompileResult comes from the stored
+// manifest.json. `text` is the manifest's contents; `manifest_path` names it in errors
+// and becomes the result's manifest_path. Throws npucc::Error when the text is not
+// JSON or lacks what a manifest must have ("graphs", "memory_plan"), or a field has
+// the wrong type.
+CompileResult parse_cached_manifest(const std::string& text,
+                                    const std::filesystem::path& manifest_path,
+                                    const std::string& model_sha256);
+
+} // namespace npucc::cache
