@@ -1,7 +1,6 @@
 #include "passes/eliminate_identity.h"
 #include "test_passes_support.h"
 
-#include <chrono>
 
 using npucc::passes::EliminateIdentity;
 using npucc::test::check_valid;
@@ -237,11 +236,7 @@ TEST_SUITE("npucc::passes::EliminateIdentity") {
     last->add_input(previous);
     last->add_output("y");
     EliminateIdentity pass;
-    auto start = std::chrono::steady_clock::now();
     CHECK(run(pass, model) == 2 * k_links + 1);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(seconds < 5.0);
     REQUIRE(graph->node_size() == k_links);
     CHECK(inputs_of(graph->node(1)) == Names{"n0"});
     CHECK(graph->node(k_links - 1).output(0) == "y");

@@ -1,6 +1,5 @@
 #include "npucc/memory_plan.h"
 
-#include <chrono>
 #include <doctest/doctest.h>
 #include <random>
 
@@ -83,7 +82,9 @@ TEST_SUITE("npucc::plan_memory") {
     }
   }
 
-  TEST_CASE("a chain of a million tensors plans in seconds") {
+  // Not timed here (timings belong to tests/bench/run); a quadratic planner would run into
+  // ctest's timeout on this chain.
+  TEST_CASE("a chain of a million tensors plans, reusing two buffers") {
     onnx::GraphProto graph;
     graph.add_input()->set_name("t0");
     const int count = 1000000;
@@ -95,9 +96,7 @@ TEST_SUITE("npucc::plan_memory") {
       add_value(graph, "t" + std::to_string(i), 16);
     }
     *graph.add_output() = graph.value_info(count - 1);
-    auto start = std::chrono::steady_clock::now();
     auto plan = npucc::plan_memory(graph);
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
     REQUIRE(plan.available);
     CHECK(plan.tensors.size() == count);
     CHECK(plan.arena_bytes == 2 * plan.alignment); // producer and consumer alternate
