@@ -77,6 +77,25 @@ Fd open_regular(const fs::path& path) {
 }
 
 void copy_bytes(int from, int to, const fs::path& to_path) {
+  // In the kernel first, as cp does (no round trip of the bytes through user space); a
+  // file system or kernel that cannot falls back to read and write from where it stopped.
+  while (true) {
+    ssize_t n = ::copy_file_range(from, nullptr, to, nullptr, size_t{1} << 30, 0);
+    if (n > 0) {
+      continue;
+    }
+    if (n == 0) {
+      return;
+    }
+    if (errno == EINTR) {
+      continue;
+    }
+    if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP &&
+        errno != EBADF && errno != EPERM) {
+      throw io_error(to_path, "copy failed", errno);
+    }
+    break;
+  }
   std::vector<char> buffer(1 << 20);
   while (true) {
     ssize_t n = ::read(from, buffer.data(), buffer.size());

@@ -20,8 +20,23 @@ size_t combine(size_t seed, size_t value) {
   return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
 }
 
-size_t hash_tensor(const onnx::TensorProto& tensor) {
+// Only buckets candidates (same_tensor compares every byte), so large data is sampled:
+// its size and three 16 KiB windows. Distinct weights then cost no full pass over their
+// bytes; duplicates pay one memcmp.
+size_t hash_bytes(std::string_view bytes) {
   std::hash<std::string_view> hash;
+  constexpr size_t k_window = 16 * 1024;
+  if (bytes.size() <= 4 * k_window) {
+    return hash(bytes);
+  }
+  size_t seed = std::hash<size_t>()(bytes.size());
+  seed = combine(seed, hash(bytes.substr(0, k_window)));
+  seed = combine(seed, hash(bytes.substr(bytes.size() / 2 - k_window / 2, k_window)));
+  return combine(seed, hash(bytes.substr(bytes.size() - k_window)));
+}
+
+size_t hash_tensor(const onnx::TensorProto& tensor) {
+  auto hash = hash_bytes;
   size_t seed = std::hash<int32_t>()(tensor.data_type());
   for (int64_t dim : tensor.dims()) {
     seed = combine(seed, std::hash<int64_t>()(dim));
