@@ -285,6 +285,22 @@ void LocalStorage::write_stamp(const std::string& key, const std::string& stamp)
   }
 }
 
+void LocalStorage::adopt_verified(const std::string& key,
+                                  const std::map<std::string, std::string>& sha256) {
+  fs::path dir = entry_dir(key);
+  EntryInfo info = examine(dir, key, Check::sizes);
+  if (info.state != EntryState::ok) {
+    return;
+  }
+  for (const auto& file : info.header.files) {
+    auto it = sha256.find(file.name);
+    if (it == sha256.end() || it->second != file.sha256) {
+      return; // the next fetch hashes and judges
+    }
+  }
+  write_stamp(key, stat_stamp(dir, info.header));
+}
+
 FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   FetchResult result;
   fs::path dir = entry_dir(key);

@@ -5,6 +5,7 @@
 #include "cache/storage.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -121,6 +122,9 @@ public:
   void set_signing_key(std::optional<SigningKey> key) { m_key = std::move(key); }
   bool signing() const { return m_key.has_value(); }
   const std::optional<SigningKey>& signing_key() const { return m_key; }
+  // After an entry arrived whose files were hashed on the way in (a remote bundle): when
+  // its header records exactly those digests, a stamp spares the first hit a re-hash.
+  void adopt_verified(const std::string& key, const std::map<std::string, std::string>& sha256);
   bool read_only() const { return m_access == CacheAccess::read_only; }
   CacheSharing sharing() const { return m_sharing; }
 

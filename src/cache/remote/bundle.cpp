@@ -362,6 +362,11 @@ UnpackResult BundleReceiver::finish() {
   result.ok = m_problem.empty();
   result.problem = m_problem;
   result.names = m_names;
+  if (result.ok) {
+    for (const auto& row : m_rows) {
+      result.sha256[row.name] = row.sha256;
+    }
+  }
   return result;
 }
 

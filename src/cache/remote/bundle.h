@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ struct UnpackResult {
   bool ok = false;
   std::string problem; // when !ok: what is wrong, one line
   std::vector<std::string> names;
+  // ok: each file's SHA-256 (hex), as checked while it arrived: name -> digest.
+  std::map<std::string, std::string> sha256;
 };
 
 // Unpacks a bundle as it arrives (no copy of the whole object on disk or in memory):

@@ -185,6 +185,7 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
   }
   stage.release();
   sync_directory(entry.parent_path());
+  target.adopt_verified(key, unpacked.sha256);
   return Imported::yes;
 }
 
