@@ -101,9 +101,9 @@ FetchResult fetch_and_deliver(LocalStorage& storage, const std::string& key,
     }
     return fetched;
   }
-  ensure_real_directory(storage.root() / "tmp");
+  ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
   fs::path scratch = unique_name(storage.root() / "tmp", "check");
-  ensure_real_directory(scratch);
+  ensure_real_directory(scratch, storage.modes().dir); // a group member may purge it
   FetchResult fetched;
   try {
     fetched = storage.fetch(key, scratch);
@@ -233,7 +233,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 
   fs::path scratch;
   if (deliver == Deliver::cache_only) {
-    ensure_real_directory(storage.root() / "tmp");
+    ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
     scratch = unique_name(storage.root() / "tmp", "compile");
     options.output_dir = scratch;
   }

@@ -103,8 +103,10 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
     return broken(EntryState::incomplete, std::string(k_header_file) + " is missing");
   }
   ParsedHeader parsed;
+  std::string header_text; // the signature must cover these very bytes, not a re-read
   try {
-    parsed = parse_header(read_small_file(header_path));
+    header_text = read_small_file(header_path);
+    parsed = parse_header(header_text);
   } catch (const Error& e) {
     return broken(EntryState::corrupt, e.what());
   }
@@ -154,7 +156,7 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
     }
   }
   if (check == Check::contents && m_key) {
-    SignatureCheck signature = check_entry_signature(dir, *m_key);
+    SignatureCheck signature = check_entry_signature(dir, *m_key, header_text);
     info.signature = signature.state;
     if (signature.state != SignatureState::valid) {
       return broken(EntryState::corrupt, signature.problem);
@@ -181,6 +183,14 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
         result.transfer = materialise_file(
             dir / file.name, into / file.name,
             m_access == CacheAccess::read_only ? AllowLink::no : AllowLink::yes, Sync::no);
+        // With a key the threat is a writer swapping files between the check and the
+        // copy: check what was delivered (a hard link pins the checked inode).
+        if (m_key && digest_file(into / file.name).sha256 != file.sha256) {
+          result.problem = file.name + " changed while it was fetched";
+          result.status = FetchStatus::corrupt;
+          result.untrusted = true;
+          return result;
+        }
       }
     } catch (const Error& e) {
       // Removed under us (eviction, a concurrent replace): a miss, not a failure.

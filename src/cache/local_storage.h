@@ -120,6 +120,7 @@ public:
   bool signing() const { return m_key.has_value(); }
   bool read_only() const { return m_access == CacheAccess::read_only; }
   CacheSharing sharing() const { return m_sharing; }
+  const Modes& modes() const { return m_modes; }
 
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
