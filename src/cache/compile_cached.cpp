@@ -65,9 +65,9 @@ FetchResult fetch_and_deliver(LocalStorage& storage, Storage& tier, const std::s
     }
     return fetched;
   }
-  ensure_real_directory(storage.root() / "tmp");
+  ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
   fs::path scratch = unique_name(storage.root() / "tmp", "check");
-  ensure_real_directory(scratch);
+  ensure_real_directory(scratch, storage.modes().dir); // a group member may purge it
   FetchResult fetched;
   try {
     fetched = tier.fetch(key, scratch);
@@ -218,7 +218,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 
   fs::path scratch;
   if (deliver == Deliver::cache_only) {
-    ensure_real_directory(storage.root() / "tmp");
+    ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
     scratch = unique_name(storage.root() / "tmp", "compile");
     options.output_dir = scratch;
   }

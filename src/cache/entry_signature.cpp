@@ -202,7 +202,8 @@ void sign_entry(const fs::path& entry_dir, const SigningKey& key) {
   ::chmod(path.c_str(), 0444);
 }
 
-SignatureCheck check_entry_signature(const fs::path& entry_dir, const SigningKey& key) {
+SignatureCheck check_entry_signature(const fs::path& entry_dir, const SigningKey& key,
+                                     const std::optional<std::string>& header_text) {
   fs::path path = entry_dir / k_signature_file;
   PathKind kind = path_kind(path);
   if (kind == PathKind::missing) {
@@ -216,7 +217,7 @@ SignatureCheck check_entry_signature(const fs::path& entry_dir, const SigningKey
   }
   try {
     std::string signature = read_small_file(path, 4096);
-    std::string header = read_small_file(entry_dir / k_header_file);
+    std::string header = header_text ? *header_text : read_small_file(entry_dir / k_header_file);
     if (signature.empty()) {
       check.problem = std::string(k_signature_file) + " is empty";
       return check;

@@ -16,6 +16,7 @@
 // (a remote cache) can check an archive's header and signature before storing it.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace npucc::cache {
@@ -56,7 +57,10 @@ SignatureCheck check_signature(const SigningKey& key, const std::string& header_
 // Writes entry.sig (0444) into `entry_dir`, which must hold entry.npucc. Throws npucc::Error.
 void sign_entry(const std::filesystem::path& entry_dir, const SigningKey& key);
 
-// Reads entry.npucc and entry.sig of `entry_dir` (never through a symlink) and checks them.
-SignatureCheck check_entry_signature(const std::filesystem::path& entry_dir, const SigningKey& key);
+// Reads entry.sig of `entry_dir` (never through a symlink) and checks it against
+// `header_text`, the entry.npucc bytes the caller parsed and will trust (reading the
+// header again here would let it be swapped in between); nullopt: read entry.npucc too.
+SignatureCheck check_entry_signature(const std::filesystem::path& entry_dir, const SigningKey& key,
+                                     const std::optional<std::string>& header_text = std::nullopt);
 
 } // namespace npucc::cache

@@ -148,8 +148,10 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
     return broken(EntryState::incomplete, std::string(k_header_file) + " is missing");
   }
   ParsedHeader parsed;
+  std::string header_text; // the signature must cover these very bytes, not a re-read
   try {
-    parsed = parse_header(read_small_file(header_path));
+    header_text = read_small_file(header_path);
+    parsed = parse_header(header_text);
   } catch (const Error& e) {
     return broken(EntryState::corrupt, e.what());
   }
@@ -209,7 +211,7 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
     }
   }
   if (check == Check::contents && m_key) {
-    SignatureCheck signature = check_entry_signature(dir, *m_key);
+    SignatureCheck signature = check_entry_signature(dir, *m_key, header_text);
     info.signature = signature.state;
     if (signature.state != SignatureState::valid) {
       return broken(EntryState::corrupt, signature.problem);

@@ -127,6 +127,7 @@ public:
   void adopt_verified(const std::string& key, const std::map<std::string, std::string>& sha256);
   bool read_only() const { return m_access == CacheAccess::read_only; }
   CacheSharing sharing() const { return m_sharing; }
+  const Modes& modes() const { return m_modes; }
 
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
