@@ -1,6 +1,7 @@
 #include "cache/file_ops.h"
 
 #include "npucc/error.h"
+#include "util/fd.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 
@@ -22,36 +23,7 @@ std::string errno_text(int error) {
   return std::strerror(error);
 }
 
-class Fd {
-public:
-  explicit Fd(int fd) : m_fd(fd) {}
-  ~Fd() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  Fd(Fd&& other) noexcept : m_fd(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      if (m_fd >= 0) {
-        ::close(m_fd);
-      }
-      m_fd = other.release();
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return m_fd; }
-  int release() {
-    int fd = m_fd;
-    m_fd = -1;
-    return fd;
-  }
-
-private:
-  int m_fd;
-};
+using util::Fd;
 
 Error io_error(const fs::path& path, const std::string& what, int error) {
   return Error(path.string() + ": " + what + ": " + errno_text(error),

@@ -2,6 +2,7 @@
 
 #include "cache/entry_format.h"
 #include "npucc/error.h"
+#include "util/fd.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 
@@ -22,26 +23,7 @@ constexpr size_t k_digest_bytes = 32;
 constexpr size_t k_chunk = size_t{1} << 20;
 
 // Closes the descriptor whatever happens.
-class Fd {
-public:
-  explicit Fd(int fd) : m_fd(fd) {}
-  ~Fd() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return m_fd; }
-  int release() {
-    int fd = m_fd;
-    m_fd = -1;
-    return fd;
-  }
-
-private:
-  int m_fd;
-};
+using util::Fd;
 
 void put_u16(std::string& out, uint16_t value) {
   out += static_cast<char>(value >> 8);

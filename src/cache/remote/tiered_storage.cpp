@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sys/stat.h>
 
 namespace npucc::cache::remote {
@@ -91,37 +92,36 @@ FetchResult TieredStorage::fetch(const std::string& key, const fs::path& into) {
   if (local.status == FetchStatus::hit || remote_is_down(m_config.url)) {
     return local;
   }
+  // A read-only local cache is not written: the entry goes through a private scratch
+  // cache instead, with the same checks (and the same signing key).
+  std::optional<Scratch> scratch_root;
+  std::optional<LocalStorage> scratch;
+  LocalStorage* target = &m_local;
   if (m_local.read_only()) {
-    return fetch_through_scratch(key, into, local);
+    std::string pattern = (fs::temp_directory_path() / "npucc-remote-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      warn("remote cache not used: cannot create a scratch folder in " +
+           fs::temp_directory_path().string() + ": " + std::strerror(errno));
+      return local;
+    }
+    scratch_root.emplace(fs::path(pattern));
+    init_cache_dir(scratch_root->path());
+    scratch.emplace(scratch_root->path(), CacheAccess::read_write, CacheSharing::none);
+    scratch->set_signing_key(m_local.signing_key());
+    target = &*scratch;
   }
   auto start = std::chrono::steady_clock::now();
-  if (import_from_remote(m_local, key, local.status) == Imported::no) {
+  FetchStatus replaced = target == &m_local ? local.status : FetchStatus::absent;
+  if (import_from_remote(*target, key, replaced) == Imported::no) {
     return local;
   }
-  FetchResult imported = deliver_imported(m_local, key, into);
+  FetchResult imported = deliver_imported(*target, key, into);
   m_hit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return imported.status == FetchStatus::hit ? imported : FetchResult{};
-}
-
-FetchResult TieredStorage::fetch_through_scratch(const std::string& key, const fs::path& into,
-                                                 FetchResult local) {
-  std::string pattern = (fs::temp_directory_path() / "npucc-remote-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    warn("remote cache not used: cannot create a scratch folder in " +
-         fs::temp_directory_path().string() + ": " + std::strerror(errno));
-    return local;
+  if (imported.status == FetchStatus::hit) {
+    return imported;
   }
-  Scratch root{fs::path(pattern)};
-  init_cache_dir(root.path());
-  LocalStorage scratch(root.path(), CacheAccess::read_write, CacheSharing::none);
-  scratch.set_signing_key(m_local.signing_key());
-  auto start = std::chrono::steady_clock::now();
-  if (import_from_remote(scratch, key, FetchStatus::absent) == Imported::no) {
-    return local;
-  }
-  FetchResult imported = deliver_imported(scratch, key, into);
-  m_hit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return imported.status == FetchStatus::hit ? imported : local;
+  // Rejected: a local entry it replaced is gone, a read-only one is still as it was.
+  return target == &m_local ? FetchResult{} : local;
 }
 
 FetchResult TieredStorage::deliver_imported(LocalStorage& target, const std::string& key,

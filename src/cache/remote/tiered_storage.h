@@ -52,8 +52,6 @@ private:
                               FetchStatus local_status);
   FetchResult deliver_imported(LocalStorage& target, const std::string& key,
                                const std::filesystem::path& into);
-  FetchResult fetch_through_scratch(const std::string& key, const std::filesystem::path& into,
-                                    FetchResult local);
   void upload(const std::string& key);
   void fail(const std::string& problem);
   void warn(const std::string& line);
