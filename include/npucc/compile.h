@@ -1,5 +1,6 @@
 #pragma once
 
+#include "npucc/file_identity.h"
 #include "npucc/memory_plan.h"
 #include "npucc/model.h"
 #include "npucc/train_mode.h"
@@ -35,8 +36,8 @@ struct CompileOptions {
   // With a mode: high.onnx + low.onnx (+ emulation.onnx) in one compile.
   std::optional<AccelerateTrainMode> accelerate_train_mode;
   PrecisionOptions precision;
-  std::string modify_mixlist;        // the JSON CONTENTS of --modify-mixlist (cache key)
-  std::string modify_mixlist_source; // its path, for messages only (not in the cache key)
+  std::string modify_mixlist;                // the JSON CONTENTS of --modify-mixlist (cache key)
+  std::string modify_mixlist_source;         // its path, for messages only (not in the cache key)
   std::vector<std::string> keep_dtype_nodes; // --keep-dtype: node names, sorted, unique
   bool keep_io_types = true;                 // --no-keep-io-types clears it
   bool low_precision_weights = false;        // store trainable weights in the low type
@@ -60,6 +61,9 @@ struct WrittenFile {
   std::string file; // name inside the output folder
   std::string sha256;
   uint64_t bytes = 0;
+  // The file as the writer left it: while it still looks so, a cache store takes
+  // `sha256` as its checksum instead of reading the file again.
+  FileIdentity written_as;
 };
 
 struct CompiledGraph {

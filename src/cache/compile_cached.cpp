@@ -1,7 +1,7 @@
 #include "cache/cache_key.h"
 #include "cache/cached_compile.h"
-#include "cache/remote/tiered_storage.h"
 #include "cache/manifest_reader.h"
+#include "cache/remote/tiered_storage.h"
 #include "cache/resource_ops.h"
 #include "compiler/output_folder.h"
 #include "model/external_data.h"
@@ -34,6 +34,22 @@ std::string variants_of(const CompileResult& result) {
     out += (out.empty() ? "" : ",") + graph.role + ":" + graph.precision;
   }
   return out;
+}
+
+} // namespace
+
+namespace {
+
+// The digests the graph writer computed: the store need not read the graphs again.
+KnownDigests written_digests(const CompileResult& result) {
+  KnownDigests known;
+  for (const auto& graph : result.graphs) {
+    known[graph.graph.file] = {graph.graph.sha256, graph.graph.written_as};
+    for (const auto& data : graph.external_data) {
+      known[data.file] = {data.sha256, data.written_as};
+    }
+  }
+  return known;
 }
 
 } // namespace
@@ -236,8 +252,8 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     try {
       StoreResult stored =
           tier.store(header, options.output_dir, written_files(out.result),
-                        deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::copy,
-                        replace ? Replace::yes : Replace::no);
+                     deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::link,
+                     replace ? Replace::yes : Replace::no, written_digests(out.result));
       storage.stats().update(
           {{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});
       storage.record_model_index(model_sha256, model_index);

@@ -196,7 +196,7 @@ SignatureCheck check_signature(const SigningKey& key, const std::string& header_
 void sign_entry(const fs::path& entry_dir, const SigningKey& key) {
   std::string header = read_small_file(entry_dir / k_header_file);
   fs::path path = entry_dir / k_signature_file;
-  util::AtomicFile file(path);
+  util::AtomicFile file(path, util::Durability::unsynced); // like the entry it signs
   file.write(signature_text(key, header));
   file.commit();
   ::chmod(path.c_str(), 0444);

@@ -4,15 +4,15 @@
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/file_io.h"
+#include "util/parallel.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sys/stat.h>
-#include <thread>
 
 namespace npucc::cache {
 
@@ -78,34 +78,7 @@ fs::path LocalStorage::entry_dir(const std::string& key) const {
   return m_root / "entries" / key.substr(0, 2) / key;
 }
 
-namespace {
-
-// Runs work(0..count-1) on up to one thread per core; work must not throw.
-void parallel_for(size_t count, const std::function<void(size_t)>& work) {
-  size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
-  if (threads <= 1) {
-    for (size_t i = 0; i < count; ++i) {
-      work(i);
-    }
-    return;
-  }
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < count; i = next++) {
-      work(i);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) {
-    pool.emplace_back(worker);
-  }
-  worker();
-  for (auto& thread : pool) {
-    thread.join();
-  }
-}
-
-} // namespace
+using util::parallel_for;
 
 EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Check check) const {
   EntryInfo info;
@@ -225,22 +198,24 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
 
 namespace {
 
-constexpr const char* k_stamp_magic = "npucc-verified 1\n";
+constexpr const char* k_stamp_magic = "npucc-verified 2\n";
 
-// What the entry's files look like on disk: inode, size and mtime (ns) of each. A write
-// to a file (an edit through a hard-linked output, a truncation) or its replacement
-// changes them; so while the stamp matches, the files are taken to be the bytes last
-// hashed, and a hit need not hash them again (a hit then costs what hashing the model
-// costs, whatever the output size). Not the ctime: hard links to the files come and go
-// with every hit and every deleted output. What a stamp cannot see (bit rot, an mtime
-// set back on purpose) `cache verify` finds: it always hashes. Empty when a file cannot
-// be stat'ed.
-std::string stat_stamp(const fs::path& dir, const EntryHeader& header) {
-  std::string out = k_stamp_magic;
-  std::vector<std::string> names{k_header_file};
-  for (const auto& file : header.files) {
-    names.push_back(file.name);
-  }
+// This boot of the machine. Entries are written without fsync, so what was hashed before
+// a crash may not be what is on disk after it: a stamp holds only within the boot that
+// wrote it. Empty when unknown (then no stamp ever matches).
+const std::string& boot_id() {
+  static const std::string id = [] {
+    std::ifstream file("/proc/sys/kernel/random/boot_id"); // size 0 to stat: read a line
+    std::string line;
+    std::getline(file, line);
+    return line.size() == 36 ? line : std::string();
+  }();
+  return id;
+}
+
+// Inode, size and mtime (ns) of each file, a line each; empty when one cannot be stat'ed.
+std::string files_stamp(const fs::path& dir, const std::vector<std::string>& names) {
+  std::string out;
   for (const auto& name : names) {
     struct stat st {};
     if (::lstat((dir / name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -254,6 +229,26 @@ std::string stat_stamp(const fs::path& dir, const EntryHeader& header) {
     out += line + name + "\n";
   }
   return out;
+}
+
+// What the entry's files look like on disk, in this boot: inode, size and mtime (ns) of
+// each. A write to a file (an edit through a hard-linked output, a truncation) or its
+// replacement changes them; so while the stamp matches, the files are taken to be the
+// bytes last hashed, and a hit need not hash them again (a hit then costs what hashing
+// the model costs, whatever the output size). Not the ctime: hard links to the files
+// come and go with every hit and every deleted output. What a stamp cannot see (bit rot,
+// an mtime set back on purpose) `cache verify` finds: it always hashes. Empty when a
+// file cannot be stat'ed or the boot is unknown.
+std::string stat_stamp(const fs::path& dir, const EntryHeader& header) {
+  std::vector<std::string> names{k_header_file};
+  for (const auto& file : header.files) {
+    names.push_back(file.name);
+  }
+  std::string files = files_stamp(dir, names);
+  if (files.empty() || boot_id().empty()) {
+    return "";
+  }
+  return k_stamp_magic + ("boot " + boot_id() + "\n") + files;
 }
 
 } // namespace
@@ -366,7 +361,7 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
 
 StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
                                 const std::vector<std::string>& names, SourceFiles source,
-                                Replace replace) {
+                                Replace replace, const KnownDigests& known) {
   require_writable("store");
   for (const auto& name : names) {
     if (!is_plain_file_name(name) || name == k_signature_file) {
@@ -389,13 +384,30 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       bool moved =
           source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
       if (!moved) {
-        materialise_file(from / name, target, AllowLink::no, Sync::yes);
+        // Not synced: an entry written since the last boot is hashed before its first
+        // use after a crash (stat_stamp), so a cut-short file is found, never used.
+        materialise_file(from / name, target,
+                         source == SourceFiles::link ? AllowLink::yes : AllowLink::no, Sync::no);
       }
       ::chmod(target.c_str(), k_entry_file_mode);
     }
+    // The writer's digests stand for files that still look as it left them (a link or
+    // a rename keeps inode, size and mtime); the rest are hashed, on all cores.
+    const std::string files_before = files_stamp(stage, names);
     std::vector<FileDigest> digests(names.size());
     std::vector<std::string> problems(names.size());
-    parallel_for(names.size(), [&](size_t i) {
+    std::vector<size_t> unknown;
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = known.find(names[i]);
+      auto now = util::identify(stage / names[i]);
+      if (it != known.end() && now && *now == it->second.written_as) {
+        digests[i] = {it->second.sha256, now->size};
+      } else {
+        unknown.push_back(i);
+      }
+    }
+    parallel_for(unknown.size(), [&](size_t u) {
+      size_t i = unknown[u];
       try {
         digests[i] = digest_file(stage / names[i]);
       } catch (const Error& e) {
@@ -409,22 +421,22 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       header.files.push_back({names[i], digests[i].sha256, digests[i].bytes});
       result.bytes += digests[i].bytes;
     }
-    util::AtomicFile header_file(stage / k_header_file);
+    util::AtomicFile header_file(stage / k_header_file, util::Durability::unsynced);
     header_file.write(serialize_header(header));
     header_file.commit();
     ::chmod((stage / k_header_file).c_str(), k_entry_file_mode);
     if (m_key) {
       sign_entry(stage, *m_key);
     }
-    sync_directory(stage);
-    // The files were hashed above, in a folder only this process knows, and a rename
-    // keeps their inodes and times: a stamp now spares the first hit the hashing.
-    std::string stamp = stat_stamp(stage, header);
+    // The files were hashed above (by the writer or here), and a rename keeps their
+    // inodes and times: a stamp now spares the first hit the hashing, unless a file
+    // changed meanwhile (a linked output is also in the user's folder).
+    std::string stamp =
+        files_stamp(stage, names) == files_before ? stat_stamp(stage, header) : std::string();
 
     fs::path target = entry_dir(header.key);
     for (int attempt = 0; attempt < 3; ++attempt) {
       if (::rename(stage.c_str(), target.c_str()) == 0) {
-        sync_directory(target.parent_path());
         write_stamp(header.key, stamp);
         return result;
       }

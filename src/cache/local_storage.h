@@ -133,7 +133,7 @@ public:
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
   StoreResult store(EntryHeader header, const std::filesystem::path& from,
                     const std::vector<std::string>& names, SourceFiles source,
-                    Replace replace) override;
+                    Replace replace, const KnownDigests& known) override;
   bool remove(const std::string& key) override;
 
   std::vector<EntryInfo> list(Check check, const Progress& progress = {}) const;

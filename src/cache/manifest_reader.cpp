@@ -42,8 +42,11 @@ Int whole_number(const json& object, const char* key, Int fallback, const std::s
 }
 
 WrittenFile written_from(const json& file, const std::string& where) {
-  return {file.value("file", ""), file.value("sha256", ""),
-          whole_number(file, "bytes", uint64_t{0}, where)};
+  WrittenFile out;
+  out.file = file.value("file", "");
+  out.sha256 = file.value("sha256", "");
+  out.bytes = whole_number(file, "bytes", uint64_t{0}, where);
+  return out;
 }
 
 } // namespace

@@ -2,8 +2,10 @@
 
 #include "cache/entry_format.h"
 #include "cache/file_ops.h"
+#include "npucc/file_identity.h"
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,9 +39,18 @@ struct StoreResult {
 // Whether a store may replace an entry already published under the key (one found
 // corrupt by fetch); otherwise the first complete entry wins.
 enum class Replace { no, yes };
-// Whether the source files may be moved (a scratch folder) or must be copied (a
-// user's output folder).
-enum class SourceFiles { copy, move };
+// What a store may do with the source files: move them (a scratch folder), hard-link
+// them (a user's output folder on the cache's filesystem: the output then shares the
+// entry's read-only inode, as a hit's output does; a copy elsewhere), or only copy them.
+enum class SourceFiles { copy, link, move };
+
+// A digest the caller computed while writing a file, and the file as it was then: the
+// store takes it instead of hashing again while the file still looks so.
+struct KnownDigest {
+  std::string sha256;
+  FileIdentity written_as;
+};
+using KnownDigests = std::map<std::string, KnownDigest>;
 
 class Storage {
 public:
@@ -52,10 +63,11 @@ public:
   virtual FetchResult fetch(const std::string& key, const std::filesystem::path& into) = 0;
 
   // Publishes the files `names` of folder `from` under header.key, atomically: readers
-  // see the whole entry or none. `header.files` is filled in by the store.
+  // see the whole entry or none. `header.files` is filled in by the store, from `known`
+  // where it applies, else by hashing.
   virtual StoreResult store(EntryHeader header, const std::filesystem::path& from,
                             const std::vector<std::string>& names, SourceFiles source,
-                            Replace replace) = 0;
+                            Replace replace, const KnownDigests& known) = 0;
 
   // Removes the entry; false when there was none.
   virtual bool remove(const std::string& key) = 0;

@@ -10,6 +10,7 @@
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
 #include "util/file_io.h"
+#include "util/parallel.h"
 
 namespace npucc {
 
@@ -103,14 +104,17 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
   // Precision variants (high / low / emulation) from the optimised graph.
   precision::PrecisionBuild variants;
   in_file(file, [&] { variants = precision::build_precision_variants(model.proto, options); });
-  for (auto& variant : variants.graphs) {
-    CompiledGraph written = compiler::write_graph(variant.model, output.staging(),
-                                                  variant.role + ".onnx", options.external_data);
-    written.role = variant.role;
-    written.precision = variant.precision;
-    written.emulates = variant.emulates;
-    result.graphs.push_back(std::move(written));
-  }
+  // Writing (and hashing) the graphs is most of a compile's time: one core each.
+  std::vector<CompiledGraph> written(variants.graphs.size());
+  util::parallel_for(variants.graphs.size(), [&](size_t i) {
+    auto& variant = variants.graphs[i];
+    written[i] = compiler::write_graph(variant.model, output.staging(), variant.role + ".onnx",
+                                       options.external_data);
+    written[i].role = variant.role;
+    written[i].precision = variant.precision;
+    written[i].emulates = variant.emulates;
+  });
+  result.graphs = std::move(written);
   if (!variants.report.is_null()) {
     result.precision_report = variants.report.dump();
   }

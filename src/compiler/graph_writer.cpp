@@ -6,6 +6,7 @@
 #include "util/file_io.h"
 #include "util/sha256.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace npucc::compiler {
@@ -37,32 +38,39 @@ std::string varint(uint64_t value) {
 // An AtomicFile that hashes what it writes, buffering small pieces.
 class HashedFile {
 public:
-  explicit HashedFile(const fs::path& path) : m_file(path) { m_buffer.reserve(k_buffer); }
+  // Unsynced: a compiler's outputs (see util::Durability); the cache re-hashes what a
+  // crash may have cut short.
+  explicit HashedFile(const fs::path& path) : m_file(path, util::Durability::unsynced) {
+    m_buffer.reserve(k_buffer);
+  }
 
+  // Everything goes through the buffer, even large weights: they are mostly views of
+  // a mapped input file, and write() straight from a file mapping is several times
+  // slower than from anonymous memory (measured: 1.4 s vs 0.2 s CPU for 500 MB). The
+  // copy also leaves each piece cache-hot for the hash.
   void write(std::string_view data) {
-    m_hash.update(data);
     m_bytes += data.size();
-    if (m_buffer.size() + data.size() <= k_buffer) {
-      m_buffer.append(data);
-      return;
-    }
-    flush();
-    if (data.size() < k_buffer) {
-      m_buffer.append(data);
-    } else {
-      m_file.write(data.data(), data.size());
+    while (!data.empty()) {
+      size_t room = k_buffer - m_buffer.size();
+      size_t take = std::min(room, data.size());
+      m_buffer.append(data.data(), take);
+      data.remove_prefix(take);
+      if (m_buffer.size() == k_buffer) {
+        flush();
+      }
     }
   }
   uint64_t bytes() const { return m_bytes; }
-  std::string commit() {
+  WrittenFile commit(const std::string& name) {
     flush();
     m_file.commit();
-    return m_hash.hex_digest();
+    return {name, m_hash.hex_digest(), m_bytes, m_file.identity()};
   }
 
 private:
   static constexpr size_t k_buffer = 1 << 20;
   void flush() {
+    m_hash.update(m_buffer);
     m_file.write(m_buffer);
     m_buffer.clear();
   }
@@ -150,10 +158,7 @@ public:
     });
   }
 
-  WrittenFile commit() {
-    std::string digest = m_file.commit();
-    return {m_location, digest, m_offset};
-  }
+  WrittenFile commit() { return m_file.commit(m_location); }
 
   void restore() {
     for (auto& moved : m_moved) {
@@ -259,10 +264,9 @@ WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path) {
         file.write(*piece.raw);
       }
     }
-    uint64_t bytes = file.bytes();
-    std::string digest = file.commit();
+    WrittenFile written = file.commit(path.filename().string());
     put_back();
-    return {path.filename().string(), digest, bytes};
+    return written;
   } catch (...) {
     put_back();
     throw;

@@ -13,7 +13,9 @@ namespace npucc::util {
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 class Descriptor {
 public:
@@ -48,8 +50,9 @@ Descriptor open_for_reading(const fs::path& path) {
 void read_exactly(int fd, char* out, uint64_t length, uint64_t offset, const fs::path& path) {
   uint64_t done = 0;
   while (done < length) {
-    ssize_t n = ::pread(fd, out + done, static_cast<size_t>(std::min<uint64_t>(length - done, 1u << 30)),
-                        static_cast<off_t>(offset + done));
+    ssize_t n =
+        ::pread(fd, out + done, static_cast<size_t>(std::min<uint64_t>(length - done, 1u << 30)),
+                static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) {
         continue;
@@ -104,14 +107,37 @@ void write_all(int fd, const char* data, size_t size, const fs::path& path_for_e
 }
 
 fs::path temporary_sibling(const fs::path& path) {
-  static thread_local std::mt19937_64 random(std::random_device{}() ^ static_cast<uint64_t>(::getpid()));
+  static thread_local std::mt19937_64 random(std::random_device{}() ^
+                                             static_cast<uint64_t>(::getpid()));
   char suffix[40];
   std::snprintf(suffix, sizeof suffix, ".tmp.%d.%08llx", static_cast<int>(::getpid()),
                 static_cast<unsigned long long>(random() & 0xffffffffULL));
   return fs::path(path.string() + suffix);
 }
 
-AtomicFile::AtomicFile(fs::path target) : m_target(std::move(target)) {
+namespace {
+
+FileIdentity identity_of(const struct stat& st) {
+  FileIdentity out;
+  out.device = static_cast<uint64_t>(st.st_dev);
+  out.inode = static_cast<uint64_t>(st.st_ino);
+  out.size = static_cast<uint64_t>(st.st_size);
+  out.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return out;
+}
+
+} // namespace
+
+std::optional<FileIdentity> identify(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
+  return identity_of(st);
+}
+
+AtomicFile::AtomicFile(fs::path target, Durability durability)
+    : m_target(std::move(target)), m_durability(durability) {
   m_tmp_path = temporary_sibling(m_target);
   m_fd = ::open(m_tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (m_fd < 0) {
@@ -128,12 +154,19 @@ AtomicFile::~AtomicFile() {
   }
 }
 
-void AtomicFile::write(const char* data, size_t size) { write_all(m_fd, data, size, m_target); }
+void AtomicFile::write(const char* data, size_t size) {
+  write_all(m_fd, data, size, m_target);
+}
 
 void AtomicFile::commit() {
-  if (::fsync(m_fd) != 0) {
+  if (m_durability == Durability::synced && ::fsync(m_fd) != 0) {
     throw Error(m_target.string() + ": fsync failed: " + errno_text());
   }
+  struct stat st {};
+  if (::fstat(m_fd, &st) != 0) {
+    throw Error(m_target.string() + ": fstat failed: " + errno_text());
+  }
+  m_identity = identity_of(st);
   int fd = m_fd;
   m_fd = -1;
   if (::close(fd) != 0) {

@@ -1,12 +1,16 @@
 #pragma once
 
+#include "npucc/file_identity.h"
+
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace npucc::util {
 
 namespace fs = std::filesystem;
+using npucc::FileIdentity;
 
 // Reads a whole regular file; throws npucc::Error naming the path on failure.
 std::string read_file(const fs::path& path);
@@ -17,27 +21,40 @@ std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t leng
 // Writes `data` to an open descriptor, retrying short writes; throws on failure.
 void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors);
 
+// lstat of `path`; nullopt when it is missing or not a regular file.
+std::optional<FileIdentity> identify(const fs::path& path);
+
+// Whether commit() fsyncs. Small state files (settings, statistics, signatures) are
+// synced; bulk outputs are not: like a compiler's or ccache's outputs, a crash may lose
+// them, and whatever reads them back checks their digests (the cache re-hashes entries
+// written before the last boot, see cache/local_storage.cpp).
+enum class Durability { synced, unsynced };
+
 // A file written beside its target and renamed into place by commit(); if commit()
 // is never reached (an error, an exception) the destructor removes the temporary,
 // so a reader never sees a partial file.
 class AtomicFile {
 public:
-  explicit AtomicFile(fs::path target);
+  explicit AtomicFile(fs::path target, Durability durability = Durability::synced);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(const char* data, size_t size);
   void write(const std::string& data) { write(data.data(), data.size()); }
-  // fsyncs, closes and renames over the target.
+  // fsyncs (Durability::synced), closes and renames over the target.
   void commit();
   const fs::path& temporary_path() const { return m_tmp_path; }
+  // After commit(): the target as it was written.
+  const FileIdentity& identity() const { return m_identity; }
 
 private:
   fs::path m_target;
   fs::path m_tmp_path;
+  Durability m_durability;
   int m_fd = -1;
   bool m_committed = false;
+  FileIdentity m_identity;
 };
 
 // Convenience: atomically replace `path` with `data`.

@@ -8,6 +8,11 @@ M="$TESTDATA/models/ppocr_cls.onnx"
 key=$(json_get "$WORK/o/manifest.json" "d['cache_key']")
 E="$C/entries/${key:0:2}/$key"
 [ -f "$E/entry.npucc" ] || fail "entry not at $E"
+# The miss hard-linked its outputs into the entry (one write, no copy): same inode.
+[ "$(stat -c %i "$WORK/o/high.onnx")" = "$(stat -c %i "$E/high.onnx")" ] || fail "output not linked into the entry"
+[ "$(stat -c %a "$WORK/o/high.onnx")" = 444 ] || fail "linked output is not read-only"
+# Damage in place reaches every link of the inode: keep a reference copy to compare with.
+cp "$WORK/o/high.onnx" "$WORK/reference.onnx"
 
 damage() {
   local how=$1 file=$2
@@ -26,7 +31,7 @@ for case in "flip high.onnx corrupt" "truncate high.onnx truncated" "delete high
   [ "$(json_get "$WORK/out" "[f['kind'] for f in d['findings']]")" = "['$3']" ] || fail "$1 $2: want $3"
   expect_status 0 "$NPUCC" compile "$M" -o "$WORK/r" --cache-dir "$C"
   contains "$WORK/out" "cache: miss: .* entry replaced"
-  cmp "$WORK/r/high.onnx" "$WORK/o/high.onnx" || fail "$1 $2: repaired output differs"
+  cmp "$WORK/r/high.onnx" "$WORK/reference.onnx" || fail "$1 $2: repaired output differs"
   expect_status 0 "$NPUCC" cache verify --cache-dir "$C"
   rm -rf "$WORK/r"
   pass "$1 $2: verify reports $3, compile treats it as a miss and repairs it"

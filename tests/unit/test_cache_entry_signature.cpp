@@ -58,7 +58,7 @@ struct Fixture {
     header.compiler_version = npucc::k_version;
     header.key = key;
     header.model = "m";
-    storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no);
+    storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no, {});
   }
 
   FetchResult get(const std::optional<SigningKey>& reader) {
@@ -258,7 +258,7 @@ TEST_SUITE("npucc::cache::LocalStorage read-only and sharing") {
     EntryHeader header;
     header.key = key_of('b');
     CHECK_THROWS_WITH_AS(
-        storage.store(header, f.source, {"high.onnx"}, SourceFiles::copy, Replace::no),
+        storage.store(header, f.source, {"high.onnx"}, SourceFiles::copy, Replace::no, {}),
         doctest::Contains("read-only"), npucc::Error);
     CHECK_FALSE(fs::exists(storage.entry_dir(key_of('b'))));
     CHECK_THROWS_AS(storage.remove(key_of('a')), npucc::Error);
@@ -293,7 +293,7 @@ TEST_SUITE("npucc::cache::LocalStorage read-only and sharing") {
       LocalStorage storage(fs::canonical(dir), npucc::CacheAccess::read_write, c.sharing);
       EntryHeader header;
       header.key = key_of('d');
-      storage.store(header, source, {"high.onnx"}, SourceFiles::copy, Replace::no);
+      storage.store(header, source, {"high.onnx"}, SourceFiles::copy, Replace::no, {});
       storage.stats().update({{"hits", 1}});
       CHECK(mode_of(storage.entry_dir(key_of('d'))) == c.dir);
       CHECK(mode_of(storage.entry_dir(key_of('d')).parent_path()) == c.dir);

@@ -39,8 +39,8 @@ struct Fixture {
     header.key = key;
     header.model = model;
     header.variants = "high:float32";
-    return storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy,
-                         replace);
+    return storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, replace,
+                         {});
   }
 
   fs::path file(const std::string& key, const std::string& name) {
@@ -74,6 +74,65 @@ TEST_SUITE("npucc::cache::LocalStorage") {
     CHECK(fetched.header.files.size() == 2);
     CHECK(f.storage.fetch(key_of('b'), out).status == FetchStatus::absent);
     CHECK(f.storage.verify(Fix::no).findings.empty());
+  }
+
+  TEST_CASE("a linked store takes the writer's digest only while the file is as written") {
+    Fixture f;
+    EntryHeader header;
+    header.compiler_version = npucc::k_version;
+    header.key = key_of('c');
+    header.model = "m";
+    header.variants = "high:float32";
+    npucc::util::AtomicFile written(f.source / "high.onnx", npucc::util::Durability::unsynced);
+    written.write(std::string(1000, 'h'));
+    written.commit();
+    const std::string claimed(64, '0'); // not the real SHA-256: shows whether it was taken
+    SUBCASE("unchanged since written: taken, and the output shares the entry's inode") {
+      f.storage.store(header, f.source, {"high.onnx", "manifest.json"}, SourceFiles::link,
+                      Replace::no, {{"high.onnx", {claimed, written.identity()}}});
+      auto listed = f.storage.list(Check::sizes);
+      REQUIRE(listed.size() == 1);
+      const auto& info = listed[0];
+      REQUIRE(info.header.files.size() == 2);
+      CHECK(info.header.files[0].sha256 == claimed);
+      struct stat a {
+      }, b{};
+      REQUIRE(::stat((f.source / "high.onnx").c_str(), &a) == 0);
+      REQUIRE(::stat(f.file(header.key, "high.onnx").c_str(), &b) == 0);
+      CHECK(a.st_ino == b.st_ino);
+      CHECK((a.st_mode & 0777) == 0444);
+    }
+    SUBCASE("rewritten after the writer closed it: hashed again") {
+      std::ofstream(f.source / "high.onnx", std::ios::app) << "more";
+      f.storage.store(header, f.source, {"high.onnx", "manifest.json"}, SourceFiles::link,
+                      Replace::no, {{"high.onnx", {claimed, written.identity()}}});
+      auto listed = f.storage.list(Check::contents);
+      REQUIRE(listed.size() == 1);
+      const auto& info = listed[0];
+      REQUIRE(info.header.files.size() == 2);
+      CHECK(info.header.files[0].sha256 != claimed);
+      CHECK(info.header.files[0].bytes == 1004);
+      CHECK(info.state == EntryState::ok);
+    }
+  }
+
+  TEST_CASE("a stat stamp holds only within the boot that wrote it") {
+    Fixture f;
+    f.put(key_of('e'));
+    fs::path stamp = f.root / "stamps" / "ee" / key_of('e');
+    REQUIRE(fs::exists(stamp));
+    std::string text = npucc::util::read_file(stamp);
+    std::ifstream boot_file("/proc/sys/kernel/random/boot_id");
+    std::string boot;
+    std::getline(boot_file, boot);
+    CHECK(text.find("boot " + boot + "\n") != std::string::npos);
+    // A stamp from another boot: the entry is hashed again (and re-stamped) on a hit.
+    std::string other = text;
+    other.replace(other.find(boot), boot.size(), std::string(boot.size(), 'x'));
+    npucc::util::write_file_atomic(stamp, other);
+    fs::path out = npucc::test::temp_dir("out");
+    REQUIRE(f.storage.fetch(key_of('e'), out).status == FetchStatus::hit);
+    CHECK(npucc::util::read_file(stamp) == text);
   }
 
   TEST_CASE("a second store of the same key leaves the first entry") {

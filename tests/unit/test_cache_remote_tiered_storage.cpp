@@ -85,7 +85,7 @@ struct Machine {
     header.key = key;
     header.model = "m";
     header.variants = "high:float32";
-    tiered.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no);
+    tiered.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no, {});
   }
 
   uint64_t counter(const std::string& name) {

@@ -191,9 +191,9 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
 
 StoreResult TieredStorage::store(EntryHeader header, const fs::path& from,
                                  const std::vector<std::string>& names, SourceFiles source,
-                                 Replace replace) {
+                                 Replace replace, const KnownDigests& known) {
   std::string key = header.key;
-  StoreResult stored = m_local.store(std::move(header), from, names, source, replace);
+  StoreResult stored = m_local.store(std::move(header), from, names, source, replace, known);
   if (!m_config.read_only && !remote_is_down(m_config.url)) {
     upload(key);
   }

@@ -33,8 +33,8 @@ public:
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
   StoreResult store(EntryHeader header, const std::filesystem::path& from,
-                    const std::vector<std::string>& names, SourceFiles source,
-                    Replace replace) override;
+                    const std::vector<std::string>& names, SourceFiles source, Replace replace,
+                    const KnownDigests& known) override;
   bool remove(const std::string& key) override;
 
   // Whether the last fetch's hit came from the remote.
