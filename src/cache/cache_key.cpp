@@ -1,12 +1,19 @@
 #include "cache/cache_key.h"
 
 #include "cache/file_ops.h"
+#include "npucc/error.h"
 #include "npucc/version.h"
+#include "util/fd.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <set>
+#include <thread>
+#include <unistd.h>
 
 namespace npucc::cache {
 
@@ -14,33 +21,27 @@ namespace {
 constexpr const char* k_model_index_magic = "npucc-model-index 1";
 } // namespace
 
-CacheKey compute_key(const Model& model, const CompileOptions& options) {
-  ModelIdentity identity;
-  identity.file_name = model.path.filename().string();
-  identity.bytes = model.file_bytes;
-  identity.sha256 = model.sha256;
-  for (const auto& file : model.external_files) {
-    identity.external.emplace_back(file.location, file.path);
-  }
-  return compute_key(identity, options);
+namespace {
+
+std::vector<std::pair<std::string, std::filesystem::path>>
+sorted_external(std::vector<std::pair<std::string, std::filesystem::path>> external) {
+  std::sort(external.begin(), external.end());
+  external.erase(std::unique(external.begin(), external.end()), external.end());
+  return external;
 }
 
-CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options) {
+// The key, given each external file's digest and size (in sorted_external order).
+CacheKey key_from(const ModelIdentity& model, const CompileOptions& options,
+                  const std::vector<std::pair<std::string, std::filesystem::path>>& external,
+                  const std::vector<std::string>& digests, uint64_t external_bytes) {
   CacheKey key;
   key.components.push_back({"format", util::sha256_hex(k_key_salt), k_key_salt});
   key.components.push_back({"compiler", util::sha256_hex(k_version), k_version});
   key.components.push_back(
       {"model", model.sha256, model.file_name + ", " + std::to_string(model.bytes) + " bytes"});
-
-  auto external = model.external;
-  std::sort(external.begin(), external.end());
-  external.erase(std::unique(external.begin(), external.end()), external.end());
   util::Sha256 external_hash;
-  uint64_t external_bytes = 0;
-  for (const auto& [location, path] : external) {
-    std::string digest = util::sha256_file_hex(path);
-    external_bytes += std::filesystem::file_size(path);
-    external_hash.update(location + "\n" + digest + "\n");
+  for (size_t i = 0; i < external.size(); ++i) {
+    external_hash.update(external[i].first + "\n" + digests[i] + "\n");
   }
   key.components.push_back(
       {"external", external_hash.hex_digest(),
@@ -55,6 +56,106 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options) 
   }
   key.key = util::sha256_hex(text);
   return key;
+}
+
+ModelIdentity identity_of(const Model& model) {
+  ModelIdentity identity;
+  identity.file_name = model.path.filename().string();
+  identity.bytes = model.file_bytes;
+  identity.sha256 = model.sha256;
+  for (const auto& file : model.external_files) {
+    identity.external.emplace_back(file.location, file.path);
+  }
+  return identity;
+}
+
+} // namespace
+
+CacheKey compute_key(const Model& model, const CompileOptions& options) {
+  return compute_key(identity_of(model), options);
+}
+
+CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options) {
+  auto external = sorted_external(model.external);
+  std::vector<std::string> digests;
+  uint64_t external_bytes = 0;
+  for (const auto& [location, path] : external) {
+    digests.push_back(util::sha256_file_hex(path));
+    external_bytes += std::filesystem::file_size(path);
+  }
+  return key_from(model, options, external, digests, external_bytes);
+}
+
+struct KeyInBackground::Job {
+  ModelIdentity model;
+  CompileOptions options;
+  std::vector<std::pair<std::string, std::filesystem::path>> external;
+  std::vector<util::Fd> files;
+  std::vector<std::unique_ptr<util::Sha256>> hashes;
+  std::vector<uint64_t> bytes;
+  std::vector<int> errors; // errno of a failed read, per file
+  std::vector<char> buffer;
+  std::thread thread;
+};
+
+KeyInBackground::KeyInBackground(const Model& model, const CompileOptions& options)
+    : m_job(std::make_unique<Job>()) {
+  Job& job = *m_job;
+  job.model = identity_of(model);
+  job.options = options;
+  job.external = sorted_external(job.model.external);
+  for (const auto& entry : job.external) {
+    const auto& path = entry.second;
+    job.files.emplace_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (job.files.back().get() < 0) {
+      throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+    }
+    job.hashes.push_back(std::make_unique<util::Sha256>());
+  }
+  job.bytes.assign(job.external.size(), 0);
+  job.errors.assign(job.external.size(), 0);
+  job.buffer.resize(1 << 20);
+  // Only read() and SHA-256 updates from here on: no allocation, no lock.
+  job.thread = std::thread([&job] {
+    for (size_t i = 0; i < job.files.size(); ++i) {
+      while (true) {
+        ssize_t n = ::read(job.files[i].get(), job.buffer.data(), job.buffer.size());
+        if (n < 0 && errno == EINTR) {
+          continue;
+        }
+        if (n <= 0) {
+          job.errors[i] = n < 0 ? errno : 0;
+          break;
+        }
+        job.hashes[i]->update(job.buffer.data(), static_cast<size_t>(n));
+        job.bytes[i] += static_cast<uint64_t>(n);
+      }
+    }
+  });
+}
+
+KeyInBackground::~KeyInBackground() {
+  if (m_job && m_job->thread.joinable()) {
+    m_job->thread.join();
+  }
+}
+
+CacheKey KeyInBackground::get() {
+  Job& job = *m_job;
+  if (job.thread.joinable()) {
+    job.thread.join();
+  }
+  std::vector<std::string> digests;
+  uint64_t total = 0;
+  for (size_t i = 0; i < job.external.size(); ++i) {
+    if (job.errors[i] != 0) {
+      throw Error(job.external[i].second.string() +
+                  ": read failed: " + std::strerror(job.errors[i]));
+    }
+    digests.push_back(job.hashes[i]->hex_digest());
+    total += job.bytes[i];
+  }
+  return key_from(job.model, job.options, job.external, digests, total);
 }
 
 std::string serialize_model_index(const Model& model) {

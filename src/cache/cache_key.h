@@ -4,6 +4,7 @@
 #include "npucc/compile.h"
 #include "npucc/model.h"
 
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -39,6 +40,25 @@ struct ModelIdentity {
   std::vector<std::pair<std::string, std::filesystem::path>> external; // location, resolved path
 };
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options);
+
+// compute_key(model, options) with the external data hashed on a second thread, so the
+// caller can do other work meanwhile. Whatever allocates or may take a lock (opening
+// the files, the hash contexts, the buffer, the digests) happens in the calling thread
+// before the thread starts and in get(); the thread only reads and hashes, so a fork()
+// meanwhile (the isolated ONNX checker, compiler/validate.cpp) cannot copy a lock it
+// holds. Throws (here or from get()) what compute_key would.
+class KeyInBackground {
+public:
+  KeyInBackground(const Model& model, const CompileOptions& options);
+  ~KeyInBackground();
+  KeyInBackground(const KeyInBackground&) = delete;
+  KeyInBackground& operator=(const KeyInBackground&) = delete;
+  CacheKey get();
+
+private:
+  struct Job;
+  std::unique_ptr<Job> m_job;
+};
 
 // The external data locations a model refers to, as recorded by a store
 // (CACHE_DIR/models/<kk>/<model sha256>), resolved inside the model's folder with the same

@@ -4,6 +4,7 @@
 #include "cache/remote/tiered_storage.h"
 #include "cache/resource_ops.h"
 #include "compiler/output_folder.h"
+#include "compiler/prepared_compile.h"
 #include "model/external_data.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
@@ -167,18 +168,42 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
   CachedCompile out;
   Model model = read_model(given.model_path, given.limits, Weights::in_table);
   CompileOptions options = given;
-  CacheKey key = compute_key(model, options);
+  const std::string model_sha256 = model.sha256;
+  const std::string model_index = serialize_model_index(model);
+  auto uncacheable = find_uncacheable_op(model.proto);
+
+  // A model whose bytes have no index here (fast_hit) is nearly always a miss: the
+  // compile's first stage runs while a second core hashes the external data for the
+  // key, and is thrown away on the rare hit. With a remote tier a local miss may well
+  // be a remote hit, which needs no compile work: the key comes first there.
+  std::optional<PreparedCompile> prepared;
+  CacheKey key;
+  if (!uncacheable && config.remote.url.empty()) {
+    KeyInBackground hashing(model, options);
+    if (deliver == Deliver::output_folder) {
+      compiler::check_output_folder(options.output_dir);
+    }
+    prepared = prepare_compile(std::move(model), options, log);
+    key = hashing.get();
+  } else {
+    key = compute_key(model, options);
+  }
   options.cache_key = key.key;
   out.key = key.key;
   say("cache: key " + key.key + " (" + storage.describe() + ")");
+  // The second stage, or both when the first did not run.
+  auto compile_now = [&]() {
+    return prepared ? write_compile(std::move(*prepared), options)
+                    : compile(std::move(model), options, log);
+  };
 
-  if (auto uncacheable = find_uncacheable_op(model.proto)) {
+  if (uncacheable) {
     storage.stats().update({{"bypass." + uncacheable->reason, 1}});
     out.outcome = CacheOutcome::bypass;
     out.reason = uncacheable->message;
     say("cache: bypass: " + out.reason);
     if (deliver == Deliver::output_folder) {
-      out.result = compile(std::move(model), options, log);
+      out.result = compile_now();
     }
     return out;
   }
@@ -197,8 +222,8 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     if (deliver == Deliver::output_folder && !remote_hit) {
       storage.stats().update({{"hits", 1}});
     }
-    storage.record_model_index(model.sha256, serialize_model_index(model));
-    CachedCompile hit = hit_result(fetched, options, key.key, model.sha256, deliver);
+    storage.record_model_index(model_sha256, model_index);
+    CachedCompile hit = hit_result(fetched, options, key.key, model_sha256, deliver);
     if (remote_hit) {
       hit.reason = "from the remote cache " + config.remote.url + ", " + hit.reason;
       say("cache: remote hit " + key.key + ": " + std::to_string(tiered->hit_bytes()) +
@@ -227,7 +252,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     if (deliver == Deliver::cache_only) {
       throw Error(storage.root().string() + ": the cache is used read-only; cannot populate it");
     }
-    out.result = compile(std::move(model), options, log);
+    out.result = compile_now();
     out.remote_warning = remote_warning();
     return out;
   }
@@ -238,10 +263,8 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     scratch = unique_name(storage.root() / "tmp", "compile");
     options.output_dir = scratch;
   }
-  const std::string model_sha256 = model.sha256;
-  const std::string model_index = serialize_model_index(model);
   try {
-    out.result = compile(std::move(model), options, log);
+    out.result = compile_now();
     EntryHeader header;
     header.compiler_version = k_version;
     header.created = static_cast<int64_t>(std::time(nullptr));

@@ -1,6 +1,7 @@
 #include "compiler/graph_writer.h"
 #include "compiler/manifest.h"
 #include "compiler/output_folder.h"
+#include "compiler/prepared_compile.h"
 #include "compiler/validate.h"
 #include "model/shape_check.h"
 #include "model/weight_store.h"
@@ -40,30 +41,25 @@ template <typename Step> void in_file(const std::string& file, Step&& step) {
 
 } // namespace
 
-namespace {
-
-CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
+PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log) {
   const std::string file = options.model_path.string();
   auto say = [&](const std::string& line) {
     if (log) {
       log(line);
     }
   };
-  // Fail on a bad output folder or pass name before any real work.
-  compiler::OutputFolder output(options.output_dir);
+  // Fail on a bad pass name before any real work.
   auto pass_names = options.passes.empty() ? passes::default_pipeline() : options.passes;
   auto pipeline = passes::create_passes(pass_names);
 
-  Model model = preread != nullptr
-                    ? std::move(*preread)
-                    : read_model(options.model_path, options.limits, Weights::in_table);
+  PreparedCompile prepared;
   // Large weights leave the protobuf (moved, not copied) so that the checker, shape
   // inference and the precision variants copy metadata only.
   if (!model.weights) {
     model.weights = std::make_shared<model::WeightStore>();
   }
   model.weights->adopt_initializers(*model.proto.mutable_graph());
-  CompileResult result;
+  CompileResult& result = prepared.result;
   result.model_sha256 = model.sha256;
   in_file(file, [&] {
     if (!options.input_shapes.empty()) {
@@ -102,8 +98,16 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
   result.memory_plan = plan_memory(model.proto.graph());
 
   // Precision variants (high / low / emulation) from the optimised graph.
-  precision::PrecisionBuild variants;
-  in_file(file, [&] { variants = precision::build_precision_variants(model.proto, options); });
+  in_file(file,
+          [&] { prepared.variants = precision::build_precision_variants(model.proto, options); });
+  prepared.model = std::move(model);
+  return prepared;
+}
+
+CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options) {
+  compiler::OutputFolder output(options.output_dir);
+  CompileResult result = std::move(prepared.result);
+  auto& variants = prepared.variants;
   // Writing (and hashing) the graphs is most of a compile's time: one core each.
   std::vector<CompiledGraph> written(variants.graphs.size());
   util::parallel_for(variants.graphs.size(), [&](size_t i) {
@@ -122,13 +126,24 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
     result.high_precision_report = variants.high_report.dump();
   }
 
-  auto manifest = compiler::build_manifest(options, model, result);
+  auto manifest = compiler::build_manifest(options, prepared.model, result);
   util::write_file_atomic(output.staging() / "manifest.json",
                           manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                               "\n");
   output.publish();
   result.manifest_path = options.output_dir / "manifest.json";
   return result;
+}
+
+namespace {
+
+CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
+  // Fail on a bad output folder before any real work.
+  compiler::check_output_folder(options.output_dir);
+  Model model = preread != nullptr
+                    ? std::move(*preread)
+                    : read_model(options.model_path, options.limits, Weights::in_table);
+  return write_compile(prepare_compile(std::move(model), options, log), options);
 }
 
 } // namespace

@@ -31,6 +31,10 @@ OutputFolder::OutputFolder(fs::path target) : m_target(std::move(target)) {
   }
 }
 
+void check_output_folder(const fs::path& target) {
+  OutputFolder probe(target); // its staging folder goes with it
+}
+
 OutputFolder::~OutputFolder() {
   if (!m_published) {
     std::error_code ec;

@@ -25,4 +25,8 @@ private:
   bool m_published = false;
 };
 
+// Throws what OutputFolder(target) would (no -o, a file in the way, a folder that cannot
+// be created), leaving nothing behind: checks an output folder before any real work.
+void check_output_folder(const std::filesystem::path& target);
+
 } // namespace npucc::compiler

@@ -41,6 +41,51 @@ TEST_SUITE("npucc::cache::CacheKey") {
     }
   }
 
+  TEST_CASE("the key hashed in the background equals the key hashed in line") {
+    fs::path dir = npucc::test::temp_dir("key-bg");
+    auto proto = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2] x) => (float[2] y) { y = Relu(x) }
+    )");
+    // Two external data files (one of several MiB: several reads), the second twice.
+    auto add = [&](const std::string& name, const std::string& location) {
+      auto* tensor = proto.mutable_graph()->add_initializer();
+      tensor->set_name(name);
+      tensor->set_data_type(1);
+      tensor->add_dims(location == "a.bin" ? (3 << 20) / 4 : 4);
+      tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* entry = tensor->add_external_data();
+      entry->set_key("location");
+      entry->set_value(location);
+    };
+    add("w1", "a.bin");
+    add("w2", "b.bin");
+    add("w3", "b.bin");
+    npucc::util::write_file_atomic(dir / "a.bin", std::string(3 << 20, 'a'));
+    npucc::util::write_file_atomic(dir / "b.bin", std::string(16, 'b'));
+    std::string bytes;
+    proto.SerializeToString(&bytes);
+    npucc::util::write_file_atomic(dir / "m.onnx", bytes);
+    npucc::Model model = npucc::read_model(dir / "m.onnx");
+    npucc::CompileOptions options;
+    options.model_path = dir / "m.onnx";
+    REQUIRE(model.external_files.size() >= 2);
+    npucc::CacheKey in_line = compute_key(model, options);
+    KeyInBackground background(model, options);
+    npucc::CacheKey hashed = background.get();
+    CHECK(hashed.key == in_line.key);
+    REQUIRE(hashed.components.size() == in_line.components.size());
+    CHECK(hashed.components[3].value == in_line.components[3].value); // files and bytes
+
+    SUBCASE("changed external bytes change both alike") {
+      npucc::util::write_file_atomic(dir / "a.bin", std::string(3 << 20, 'z'));
+      KeyInBackground again(model, options);
+      npucc::CacheKey changed = again.get();
+      CHECK(changed.key != in_line.key);
+      CHECK(changed.key == compute_key(model, options).key);
+    }
+  }
+
   TEST_CASE("model index round-trips and refuses anything else") {
     auto parsed = parse_model_index("npucc-model-index 1\nexternal a.bin\nexternal sub/b.bin\n");
     REQUIRE(parsed.has_value());
