@@ -24,9 +24,9 @@ constexpr size_t k_reply_fields = 6; // index, failed, outcome, detail, remote w
 
 struct Worker {
   pid_t pid = -1;
-  int fd = -1;                     // the parent's end of the worker's socket pair
-  std::optional<size_t> task;      // the model it is compiling
-  std::string buffer;              // reply bytes received so far
+  int fd = -1;                // the parent's end of the worker's socket pair
+  std::optional<size_t> task; // the model it is compiling
+  std::string buffer;         // reply bytes received so far
 };
 
 bool single_threaded() {
@@ -80,8 +80,7 @@ std::string encode_reply(size_t index, const WorkerReply& reply) {
 
 WorkerReply decode_reply(const std::vector<std::string>& fields, size_t expected_index) {
   if (fields[0] != std::to_string(expected_index)) {
-    throw Error("the reply is for model " + fields[0] + ", not " +
-                std::to_string(expected_index));
+    throw Error("the reply is for model " + fields[0] + ", not " + std::to_string(expected_index));
   }
   WorkerReply reply;
   reply.item.failed = fields[1] == "1";
@@ -353,8 +352,7 @@ bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& 
       }
       return false;
     }
-    if (colon == at || colon - at > 19 ||
-        buffer.find_first_not_of("0123456789", at) < colon) {
+    if (colon == at || colon - at > 19 || buffer.find_first_not_of("0123456789", at) < colon) {
       throw Error("a field length is not a number");
     }
     size_t length = std::stoull(buffer.substr(at, colon - at));

@@ -4,11 +4,10 @@
 #include "test_support.h"
 #include "util/file_io.h"
 
-#include <doctest/doctest.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <doctest/doctest.h>
 #include <map>
 #include <mutex>
 #include <set>
@@ -166,8 +165,12 @@ TEST_SUITE("npucc::populate_workers") {
 
   TEST_CASE("a worker that dies fails its model in one line; the others go on") {
     int fatal = SIGKILL;
-    SUBCASE("SIGKILL") { fatal = SIGKILL; }
-    SUBCASE("SIGSEGV") { fatal = SIGSEGV; }
+    SUBCASE("SIGKILL") {
+      fatal = SIGKILL;
+    }
+    SUBCASE("SIGSEGV") {
+      fatal = SIGSEGV;
+    }
     Collected collected;
     npucc::cache::compile_in_workers(
         8, 2,
