@@ -29,14 +29,27 @@ struct Worker {
   std::string buffer;         // reply bytes received so far
 };
 
-bool single_threaded() {
+size_t thread_count() {
   std::error_code ec;
   size_t threads = 0;
   for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end;
        it.increment(ec)) {
     ++threads;
   }
-  return !ec && threads == 1;
+  return ec ? 0 : threads;
+}
+
+// A thread just joined (LocalStorage hashes files on all cores) may stay listed for a
+// moment after pthread_join returns, so a second thread is looked at a few times.
+bool single_threaded() {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    size_t threads = thread_count();
+    if (threads <= 1) {
+      return threads == 1;
+    }
+    ::usleep(1000);
+  }
+  return false;
 }
 
 // MSG_NOSIGNAL: a peer that died is an error here, not a SIGPIPE that kills the sender.
