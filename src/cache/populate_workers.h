@@ -42,14 +42,4 @@ using ItemDone = std::function<void(size_t index, const WorkerReply& reply)>;
 void compile_in_workers(size_t count, unsigned workers, const CompileOne& compile,
                         const ItemDone& done);
 
-// One line for a worker's wait status: "killed by signal 9 (Killed)", "exit status 3".
-std::string describe_wait_status(int status);
-
-// The wire format (exposed for tests): a message is a list of fields, each written as
-// "<decimal length>:<bytes>", so any bytes survive (paths need not be UTF-8).
-std::string encode_fields(const std::vector<std::string>& fields);
-// Takes one message of `count` fields off the front of `buffer`; false while it is
-// incomplete. Throws npucc::Error on a malformed buffer.
-bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& fields);
-
 } // namespace npucc::cache

@@ -1,4 +1,5 @@
 #include "cache/populate_workers.h"
+#include "cache/worker_channel.h"
 #include "npucc/cache.h"
 #include "npucc/error.h"
 #include "test_support.h"
