@@ -34,8 +34,8 @@ using ItemDone = std::function<void(size_t index, const WorkerReply& reply)>;
 
 // Runs compile(0..count-1) in up to `workers` forked processes, each compiling one
 // model at a time and sending its result back through a socket. A worker that dies
-// (a signal, a crash) turns its model into one failed item naming the model and the
-// signal, and a fresh worker takes the remaining models. Workers die with the calling
+// (a signal, a crash) turns its model into one failed item (worker_lost) saying how it
+// died, and a fresh worker takes the remaining models. Workers die with the calling
 // process (PR_SET_PDEATHSIG), so Ctrl-C or a kill of it stops them.
 // The calling process must be single-threaded: with another thread alive, or with
 // workers <= 1, every model is compiled here, one after the other.
