@@ -127,7 +127,11 @@ for sig in TERM KILL; do
   set +e; wait "$pid"; set -e
   for _ in $(seq 1 500); do
     alive=""
-    for p in $below; do if kill -0 "$p" 2>/dev/null; then alive="$alive $p"; fi; done
+    # A zombie is dead: reaping it is the job of whoever adopted it.
+    for p in $below; do
+      state=$(ps -o stat= -p "$p" 2>/dev/null || true)
+      if [ -n "$state" ] && [ "${state#Z}" = "$state" ]; then alive="$alive $p"; fi
+    done
     [ -z "$alive" ] && break
     sleep 0.02
   done
