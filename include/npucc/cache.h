@@ -156,7 +156,9 @@ struct PopulateSummary {
   std::vector<PopulateItem> items;  // in input order
 };
 
-// Called after each model, from worker threads (serialised by populate).
+// Called in the calling process after each model, in completion order. With jobs > 1 the
+// compiles run in forked worker processes (the caller must then be single-threaded, else
+// they run one at a time in the caller).
 using PopulateProgress =
     std::function<void(const PopulateItem& item, size_t finished, size_t total)>;
 

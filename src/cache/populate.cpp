@@ -1,15 +1,21 @@
 #include "cache/cached_compile.h"
+#include "cache/populate_workers.h"
+#include "cache/remote/circuit_breaker.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
 
 namespace npucc {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// How TieredStorage::fail begins the warning of the call that opened the breaker.
+constexpr const char* k_remote_down_warning = "remote cache unavailable";
+
+} // namespace
 
 std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
   std::vector<fs::path> models;
@@ -52,46 +58,60 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
     summary.invalidated = storage.invalidate({}, cache::DryRun::no).size();
   }
   summary.items.resize(models.size());
-  std::atomic<size_t> next{0};
-  std::mutex mutex;
+  // Runs in a worker process (or here, for -j 1): every failure becomes the item's
+  // one line, since nothing may escape a worker.
+  const std::string& remote_url = config.remote.url;
+  auto compile_one = [&](size_t i, cache::RemoteState remote) {
+    cache::WorkerReply reply;
+    PopulateItem& item = reply.item;
+    try {
+      if (remote == cache::RemoteState::down && !remote_url.empty()) {
+        cache::remote::mark_remote_down(remote_url); // another worker found it down
+      }
+      CompileOptions compile = options.compile;
+      compile.model_path = models[i];
+      CachedCompile done =
+          cache::run_cached(storage, config, compile, cache::Deliver::cache_only, {});
+      item.outcome = done.outcome;
+      item.detail = done.outcome == CacheOutcome::miss ? done.warning : done.reason;
+      item.remote_warning = done.remote_warning;
+    } catch (const Error& e) {
+      item.failed = true;
+      item.detail = std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")");
+    } catch (const std::exception& e) {
+      item.failed = true;
+      item.detail = std::string("internal error: ") + e.what();
+    } catch (...) {
+      item.failed = true;
+      item.detail = "internal error: an unknown exception";
+    }
+    if (!remote_url.empty() && cache::remote::remote_is_down(remote_url)) {
+      reply.remote = cache::RemoteState::down;
+    }
+    return reply;
+  };
   size_t finished = 0;
-  auto worker = [&] {
-    for (size_t i = next++; i < models.size(); i = next++) {
-      PopulateItem item;
-      item.model = models[i];
-      try {
-        CompileOptions compile = options.compile;
-        compile.model_path = models[i];
-        CachedCompile done =
-            cache::run_cached(storage, config, compile, cache::Deliver::cache_only, {});
-        item.outcome = done.outcome;
-        item.detail = done.outcome == CacheOutcome::miss ? done.warning : done.reason;
-        item.remote_warning = done.remote_warning;
-      } catch (const Error& e) {
-        item.failed = true;
-        item.detail = std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")");
-      } catch (const std::exception& e) {
-        item.failed = true;
-        item.detail = std::string("internal error: ") + e.what();
+  bool remote_down_reported = false;
+  auto item_done = [&](size_t i, const cache::WorkerReply& reply) {
+    PopulateItem item = reply.item;
+    item.model = models[i];
+    if (reply.worker_lost) {
+      item.detail = models[i].string() + ": " + item.detail;
+    }
+    // Two workers may find a down remote at once: one warning, as from one process.
+    if (item.remote_warning.rfind(k_remote_down_warning, 0) == 0) {
+      if (remote_down_reported) {
+        item.remote_warning.clear();
       }
-      std::lock_guard<std::mutex> lock(mutex);
-      summary.items[i] = item;
-      ++finished;
-      if (progress) {
-        progress(item, finished, models.size());
-      }
+      remote_down_reported = true;
+    }
+    summary.items[i] = item;
+    ++finished;
+    if (progress) {
+      progress(item, finished, models.size());
     }
   };
-  unsigned jobs =
-      std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(models.size())));
-  std::vector<std::thread> threads;
-  for (unsigned j = 1; j < jobs; ++j) {
-    threads.emplace_back(worker);
-  }
-  worker();
-  for (auto& thread : threads) {
-    thread.join();
-  }
+  cache::compile_in_workers(models.size(), options.jobs, compile_one, item_done);
   for (const auto& item : summary.items) {
     if (item.failed) {
       ++summary.failed;

@@ -6,11 +6,13 @@
 #include "util/strings.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -121,9 +123,10 @@ void check_attribute_values(const onnx::GraphProto& root) {
 // an InferenceCrash naming `what`.
 std::string run_isolated(const std::string& what, const std::function<std::string()>& work) {
   // ONNX builds its schema registry lazily, inside a function-local static. If another
-  // thread (cache populate -j N) is building it when this one forks, the child inherits
+  // thread of a host program is building it when this one forks, the child inherits
   // the held initialisation guard and waits for it forever. Built here, once, before
-  // any fork, every child finds it ready.
+  // any fork, every child finds it ready. (cache populate -j N compiles in worker
+  // processes, each single-threaded, for this reason among others: cache/populate_workers.h.)
   static const bool k_registry_ready =
       onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
       !onnx::OpSchemaRegistry::get_all_schemas_with_history().empty();
@@ -132,6 +135,7 @@ std::string run_isolated(const std::string& what, const std::function<std::strin
   if (::pipe(fds) != 0) {
     throw Error(std::string(what + ": cannot create a pipe: ") + std::strerror(errno));
   }
+  pid_t parent = ::getpid();
   pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -140,6 +144,17 @@ std::string run_isolated(const std::string& what, const std::function<std::strin
   }
   if (child == 0) {
     ::close(fds[0]);
+    // A crash here is expected and reported by the parent in one line: the handlers
+    // inherited from the host (doctest's, a sanitizer's) would print a crash report.
+    for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+      ::signal(fatal, SIG_DFL);
+    }
+    // A compile killed mid-inference (a populate worker, Ctrl-C) takes this child
+    // along instead of leaving it to finish alone.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+      ::_exit(3);
+    }
     std::string reply;
     try {
       reply = "0" + work();

@@ -200,6 +200,20 @@ elapsed=$(($(now_ms) - start))
 [ "$(remote_stat "$WORK/h2" errors)" = 1 ] || fail "populate asked a hung server more than once"
 [ "$elapsed" -lt 15000 ] || fail "populate with a hung server took ${elapsed} ms"
 pass "a hung server: one warning, local compile in ${elapsed} ms; populate asks it once"
+# populate -j 2 (worker processes): each worker asks at most once, the models handed out
+# after the first failure are not asked about, and the failure is reported once.
+mkdir -p "$WORK/h3"
+start=$(now_ms)
+expect_status 0 "$NPUCC" cache populate "$MODEL" "$OTHER" "$TESTDATA/models/silero_vad_legacy.onnx" \
+  "$TESTDATA/models/torch/lstm_tagger.onnx" -j 2 --cache-dir "$WORK/h3" \
+  --remote-cache "http://127.0.0.1:$HPORT/cache" --remote-timeout 2
+elapsed=$(($(now_ms) - start))
+contains "$WORK/out" "populate: 4 compiled"
+[ "$(warnings_in "$WORK/err")" = 1 ] || { cat "$WORK/err"; fail "populate -j 2: want one warning for a hung server"; }
+errors=$(remote_stat "$WORK/h3" errors)
+[ "$errors" -ge 1 ] && [ "$errors" -le 2 ] || fail "populate -j 2 asked a hung server $errors times"
+[ "$elapsed" -lt 20000 ] || fail "populate -j 2 with a hung server took ${elapsed} ms"
+pass "populate -j 2 with a hung server: one warning, asked $errors time(s), ${elapsed} ms"
 
 # 7. The server killed during B's download (throttled): B compiles locally, correctly.
 mkdir -p "$WORK/k1" "$WORK/k2"
