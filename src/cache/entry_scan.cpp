@@ -143,15 +143,16 @@ std::vector<EntryShard> find_entry_shards(const fs::path& entries) {
   return shards;
 }
 
-EntryInfo scan_entry(int at, const char* name, const fs::path& dir, const std::string& key,
+EntryInfo scan_entry(int at, const char* name, fs::path dir_path, const std::string& key,
                      std::string& header_text) {
   EntryInfo info;
   info.key = key;
-  info.dir = dir;
+  info.dir = std::move(dir_path);
+  const fs::path& dir = info.dir;
   auto broken = [&](EntryState state, const std::string& problem) {
     info.state = state;
     info.problem = problem;
-    return info;
+    return std::move(info);
   };
   // The folder itself: opened without following a link, its times from the open folder.
   Fd dir_fd(::openat(at, name, k_dir_flags));

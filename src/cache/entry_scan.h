@@ -30,7 +30,7 @@ std::vector<EntryShard> find_entry_shards(const std::filesystem::path& entries);
 // incomplete or foreign; whether an ok entry is of another compiler version is for the
 // caller to say, after any checks of contents. `header_text` gets the header's bytes
 // when they were read (a signature must cover exactly those).
-EntryInfo scan_entry(int at, const char* name, const std::filesystem::path& dir,
-                     const std::string& key, std::string& header_text);
+EntryInfo scan_entry(int at, const char* name, std::filesystem::path dir, const std::string& key,
+                     std::string& header_text);
 
 } // namespace npucc::cache

@@ -87,14 +87,15 @@ EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Che
   return examine_at(AT_FDCWD, dir.c_str(), dir, key, check);
 }
 
-EntryInfo LocalStorage::examine_at(int at, const char* name, const fs::path& dir,
+EntryInfo LocalStorage::examine_at(int at, const char* name, fs::path dir_path,
                                    const std::string& key, Check check) const {
   std::string header_text; // the signature must cover these very bytes, not a re-read
-  EntryInfo info = scan_entry(at, name, dir, key, header_text);
+  EntryInfo info = scan_entry(at, name, std::move(dir_path), key, header_text);
+  const fs::path& dir = info.dir;
   auto broken = [&](EntryState state, const std::string& problem) {
     info.state = state;
     info.problem = problem;
-    return info;
+    return std::move(info);
   };
   if (info.state != EntryState::ok) {
     return info;
@@ -429,7 +430,7 @@ std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress)
       fs::path dir = shard_path / key;
       // A shard gone since it was read: the full path says what became of each entry.
       out[first[s] + k] = shard_fd.get() >= 0
-                              ? examine_at(shard_fd.get(), key.c_str(), dir, key, check)
+                              ? examine_at(shard_fd.get(), key.c_str(), std::move(dir), key, check)
                               : examine(dir, key, check);
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
