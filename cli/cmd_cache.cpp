@@ -8,6 +8,7 @@
 #include "util/strings.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iomanip>
 #include <map>
 
@@ -124,34 +125,34 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
                                            info.header.compiler_version != args->version);
                                  }),
                   entries.end());
-    // Each entry's sort field as (text, number); only one of the two varies.
-    auto field = [&](const cache::EntryInfo& info) -> std::pair<std::string, int64_t> {
-      const std::string& by = args->sort;
+    // Compares one field of two entries in place: sorting copies no strings.
+    const std::string& by = args->sort;
+    auto compare = [&](const cache::EntryInfo& a, const cache::EntryInfo& b) -> int {
+      auto number = [](int64_t x, int64_t y) { return x < y ? -1 : x > y ? 1 : 0; };
       if (by == "size") {
-        return {"", static_cast<int64_t>(info.bytes)};
+        return number(static_cast<int64_t>(a.bytes), static_cast<int64_t>(b.bytes));
       }
       if (by == "created") {
-        return {"", info.header.created};
+        return number(a.header.created, b.header.created);
       }
       if (by == "used") {
-        return {"", info.last_used};
+        return number(a.last_used, b.last_used);
       }
       if (by == "version") {
-        return {info.header.compiler_version, 0};
+        return a.header.compiler_version.compare(b.header.compiler_version);
       }
       if (by == "state") {
-        return {cache::entry_state_name(info.state), 0};
+        return std::strcmp(cache::entry_state_name(a.state), cache::entry_state_name(b.state));
       }
       if (by == "model") {
-        return {info.header.model, 0};
+        return a.header.model.compare(b.header.model);
       }
-      return {info.key, 0};
+      return a.key.compare(b.key);
     };
     std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
-      auto fa = field(a);
-      auto fb = field(b);
-      if (fa != fb) {
-        return args->reverse ? fb < fa : fa < fb;
+      int order = compare(a, b);
+      if (order != 0) {
+        return args->reverse ? order > 0 : order < 0;
       }
       return a.key < b.key;
     });
@@ -287,8 +288,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
               << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
     std::cout << "remote hits          " << get("remote.hits") << " (" << get("remote.misses")
               << " misses, " << get("remote.errors") << " errors, " << get("remote.rejected")
-              << " rejected entries)"
-              << (config.remote.url.empty() ? "" : "  " + config.remote.url) << "\n";
+              << " rejected entries)" << (config.remote.url.empty() ? "" : "  " + config.remote.url)
+              << "\n";
     std::cout << "remote transfers     " << util::format_bytes(get("remote.bytes_down"))
               << " down, " << util::format_bytes(get("remote.bytes_up")) << " up ("
               << get("remote.uploads") << " uploads)\n";

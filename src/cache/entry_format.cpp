@@ -1,11 +1,11 @@
 #include "cache/entry_format.h"
 
 #include "util/sha256.h"
-#include "util/strings.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <string_view>
 
 namespace npucc::cache {
 
@@ -31,11 +31,15 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-std::string unescape(const std::string& text) {
+std::string unescape(std::string_view text) {
+  if (text.find('%') == std::string_view::npos) {
+    return std::string(text); // the usual case: `cache ls` unescapes every entry's fields
+  }
   std::string out;
+  out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%' && i + 2 < text.size()) {
-      std::string code = text.substr(i + 1, 2);
+      std::string_view code = text.substr(i + 1, 2);
       if (code == "25" || code == "0A" || code == "0D") {
         out += code == "25" ? '%' : code == "0A" ? '\n' : '\r';
         i += 2;
@@ -47,7 +51,7 @@ std::string unescape(const std::string& text) {
   return out;
 }
 
-bool is_hex64(const std::string& text) {
+bool is_hex64(std::string_view text) {
   if (text.size() != 64) {
     return false;
   }
@@ -59,7 +63,7 @@ bool is_hex64(const std::string& text) {
   return true;
 }
 
-bool parse_u64(const std::string& text, uint64_t& value) {
+bool parse_u64(std::string_view text, uint64_t& value) {
   if (text.empty() || text.size() > 19) {
     return false;
   }
@@ -74,8 +78,9 @@ bool parse_u64(const std::string& text, uint64_t& value) {
 }
 
 // Splits "name rest-of-line".
-bool field(const std::string& line, const std::string& name, std::string& value) {
-  if (!util::starts_with(line, name + " ")) {
+bool field(std::string_view line, std::string_view name, std::string_view& value) {
+  if (line.size() <= name.size() || line.compare(0, name.size(), name) != 0 ||
+      line[name.size()] != ' ') {
     return false;
   }
   value = line.substr(name.size() + 1);
@@ -121,26 +126,29 @@ std::string serialize_header(const EntryHeader& header) {
 }
 
 ParsedHeader parse_header(const std::string& text) {
+  // Views into `text`, no copies: `cache ls` parses every entry's header.
   ParsedHeader parsed;
   auto fail = [&](const std::string& why) {
     parsed.problem = HeaderProblem::corrupt;
     parsed.error = why;
     return parsed;
   };
-  std::vector<std::string> lines;
+  std::string_view all(text);
+  std::vector<std::string_view> lines;
+  lines.reserve(16);
   size_t start = 0;
-  while (start < text.size()) {
-    size_t newline = text.find('\n', start);
-    if (newline == std::string::npos) {
+  while (start < all.size()) {
+    size_t newline = all.find('\n', start);
+    if (newline == std::string_view::npos) {
       return fail("header is truncated (no final newline)");
     }
-    lines.push_back(text.substr(start, newline - start));
+    lines.push_back(all.substr(start, newline - start));
     start = newline + 1;
   }
   if (lines.empty()) {
     return fail("header is empty");
   }
-  std::string value;
+  std::string_view value;
   if (!field(lines[0], k_entry_magic, value)) {
     return fail("header has no npucc-cache-entry magic");
   }
@@ -150,23 +158,23 @@ ParsedHeader parse_header(const std::string& text) {
   }
   if (version != static_cast<uint64_t>(k_entry_format_version)) {
     parsed.problem = HeaderProblem::foreign_format;
-    parsed.error = "entry format version " + value + " (this npucc reads version " +
+    parsed.error = "entry format version " + std::string(value) + " (this npucc reads version " +
                    std::to_string(k_entry_format_version) + ")";
     parsed.header.format_version = static_cast<int>(std::min<uint64_t>(version, 1u << 30));
     return parsed;
   }
   // The checksum covers everything before the last line, so check it before fields.
-  const std::string& last = lines.back();
+  std::string_view last = lines.back();
   if (!field(last, "end", value) || !is_hex64(value)) {
     return fail("header is truncated (no end checksum)");
   }
-  std::string body = text.substr(0, text.size() - last.size() - 1);
+  std::string_view body = all.substr(0, all.size() - last.size() - 1);
   if (util::sha256_hex(body) != value) {
     return fail("header checksum mismatch");
   }
   EntryHeader& header = parsed.header;
   const char* names[] = {"compiler", "created", "key", "model", "variants", "options", "files"};
-  std::string values[7];
+  std::string_view values[7];
   if (lines.size() < 9) {
     return fail("header has too few lines");
   }
@@ -186,7 +194,7 @@ ParsedHeader parse_header(const std::string& text) {
   if (!is_hex64(values[2])) {
     return fail("header's key is not 64 hex digits");
   }
-  header.key = values[2];
+  header.key = std::string(values[2]);
   header.model = unescape(values[3]);
   header.variants = unescape(values[4]);
   header.options = unescape(values[5]);
@@ -194,15 +202,21 @@ ParsedHeader parse_header(const std::string& text) {
   if (!parse_u64(values[6], count) || count != lines.size() - 9) {
     return fail("header's file count does not match its table");
   }
+  header.files.reserve(static_cast<size_t>(count));
   for (size_t i = 8; i + 1 < lines.size(); ++i) {
-    auto parts = util::split(lines[i], ' ');
+    // "file" SP sha256 SP bytes SP name; the name is the rest of the line.
+    std::string_view line = lines[i];
+    size_t first = line.find(' ');
+    size_t second = first == std::string_view::npos ? first : line.find(' ', first + 1);
+    size_t third = second == std::string_view::npos ? second : line.find(' ', second + 1);
     EntryFile file;
-    if (parts.size() < 4 || parts[0] != "file" || !is_hex64(parts[1]) ||
-        !parse_u64(parts[2], file.bytes)) {
+    if (third == std::string_view::npos || line.substr(0, first) != "file" ||
+        !is_hex64(line.substr(first + 1, second - first - 1)) ||
+        !parse_u64(line.substr(second + 1, third - second - 1), file.bytes)) {
       return fail("header line " + std::to_string(i + 1) + " is not a file line");
     }
-    file.sha256 = parts[1];
-    file.name = lines[i].substr(parts[0].size() + parts[1].size() + parts[2].size() + 3);
+    file.sha256 = std::string(line.substr(first + 1, second - first - 1));
+    file.name = std::string(line.substr(third + 1));
     if (!is_plain_file_name(file.name)) {
       return fail("header names an unsafe file \"" + file.name + "\"");
     }

@@ -1,8 +1,10 @@
 #include "cache/local_storage.h"
 
 #include "cache/cache_key.h"
+#include "cache/entry_scan.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "util/fd.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
 
@@ -10,8 +12,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sys/stat.h>
 
 namespace npucc::cache {
@@ -81,88 +85,21 @@ fs::path LocalStorage::entry_dir(const std::string& key) const {
 using util::parallel_for;
 
 EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Check check) const {
-  EntryInfo info;
-  info.key = key;
-  info.dir = dir;
+  return examine_at(AT_FDCWD, dir.c_str(), dir, key, check);
+}
+
+EntryInfo LocalStorage::examine_at(int at, const char* name, fs::path dir_path,
+                                   const std::string& key, Check check) const {
+  std::string header_text; // the signature must cover these very bytes, not a re-read
+  EntryInfo info = scan_entry(at, name, std::move(dir_path), key, header_text);
+  const fs::path& dir = info.dir;
   auto broken = [&](EntryState state, const std::string& problem) {
     info.state = state;
     info.problem = problem;
-    return info;
+    return std::move(info);
   };
-  // `cache ls` examines every entry: one lstat per name, reused below, keeps it to a
-  // few system calls per entry.
-  struct stat dir_stat {};
-  if (::lstat(dir.c_str(), &dir_stat) != 0) {
-    return broken(EntryState::corrupt, "the entry is not a folder");
-  }
-  info.last_used = static_cast<int64_t>(dir_stat.st_mtim.tv_sec);
-  if (S_ISLNK(dir_stat.st_mode)) {
-    return broken(EntryState::corrupt, "the entry is a symlink");
-  }
-  if (!S_ISDIR(dir_stat.st_mode)) {
-    return broken(EntryState::corrupt, "the entry is not a folder");
-  }
-  std::error_code ec;
-  std::vector<std::string> names;
-  std::map<std::string, struct stat> stats;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) == 0) {
-      stats[name] = st;
-      info.bytes += S_ISREG(st.st_mode)   ? static_cast<uint64_t>(st.st_size)
-                    : S_ISDIR(st.st_mode) ? tree_bytes(it->path())
-                                          : 0;
-    }
-    names.push_back(std::move(name));
-  }
-  fs::path header_path = dir / k_header_file;
-  if (stats.count(k_header_file) == 0) {
-    return broken(EntryState::incomplete, std::string(k_header_file) + " is missing");
-  }
-  ParsedHeader parsed;
-  std::string header_text; // the signature must cover these very bytes, not a re-read
-  try {
-    header_text = read_small_file(header_path);
-    parsed = parse_header(header_text);
-  } catch (const Error& e) {
-    return broken(EntryState::corrupt, e.what());
-  }
-  if (parsed.problem == HeaderProblem::foreign_format) {
-    return broken(EntryState::foreign, parsed.error);
-  }
-  if (parsed.problem != HeaderProblem::none) {
-    return broken(EntryState::corrupt, parsed.error);
-  }
-  info.header = std::move(parsed.header);
-  for (const auto& name : names) {
-    bool listed = name == k_header_file || name == k_signature_file;
-    for (const auto& file : info.header.files) {
-      listed = listed || file.name == name;
-    }
-    if (!listed) {
-      info.strays.push_back(name);
-    }
-  }
-  if (info.header.key != key) {
-    return broken(EntryState::corrupt, "the header's key does not match the entry's folder");
-  }
-  for (const auto& file : info.header.files) {
-    auto found = stats.find(file.name);
-    if (found == stats.end()) {
-      return broken(EntryState::incomplete, file.name + " is missing");
-    }
-    const struct stat& st = found->second;
-    if (!S_ISREG(st.st_mode)) {
-      return broken(EntryState::corrupt, file.name + " is not a regular file");
-    }
-    uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (size != file.bytes) {
-      info.truncated = size < file.bytes;
-      return broken(EntryState::corrupt,
-                    file.name + " has " + std::to_string(size) + " bytes, the header records " +
-                        std::to_string(file.bytes) + (info.truncated ? " (truncated)" : ""));
-    }
+  if (info.state != EntryState::ok) {
+    return info;
   }
   if (check == Check::contents) {
     // Hashing is the cost of verify and of a first hit: the files hash on all cores.
@@ -512,31 +449,42 @@ void LocalStorage::record_model_index(const std::string& model_sha256,
 }
 
 std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress) const {
-  std::vector<std::pair<fs::path, std::string>> dirs;
   fs::path entries = m_root / "entries";
-  if (path_kind(entries) != PathKind::directory) {
-    return {};
+  std::vector<EntryShard> shards = find_entry_shards(entries);
+  std::vector<size_t> first(shards.size()); // index in `out` of each shard's first entry
+  size_t total = 0;
+  for (size_t s = 0; s < shards.size(); ++s) {
+    first[s] = total;
+    total += shards[s].keys.size();
   }
-  std::error_code ec;
-  for (fs::directory_iterator it(entries, ec), end; !ec && it != end; it.increment(ec)) {
-    if (path_kind(it->path()) != PathKind::directory) {
-      continue;
-    }
-    std::error_code inner;
-    for (fs::directory_iterator entry(it->path(), inner), stop; !inner && entry != stop;
-         entry.increment(inner)) {
-      std::string name = entry->path().filename().string();
-      if (is_key(name) && name.substr(0, 2) == it->path().filename().string()) {
-        dirs.emplace_back(entry->path(), name);
+  std::vector<EntryInfo> out(total);
+  std::mutex progress_mutex;
+  size_t done = 0;
+  // One shard at a time per thread, each entry looked up relative to its shard's folder.
+  auto examine_shard = [&](size_t s) {
+    const EntryShard& shard = shards[s];
+    fs::path shard_path = entries / shard.name;
+    util::Fd shard_fd(::open(shard_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    for (size_t k = 0; k < shard.keys.size(); ++k) {
+      const std::string& key = shard.keys[k];
+      fs::path dir = shard_path / key;
+      // A shard gone since it was read: the full path says what became of each entry.
+      out[first[s] + k] = shard_fd.get() >= 0
+                              ? examine_at(shard_fd.get(), key.c_str(), std::move(dir), key, check)
+                              : examine(dir, key, check);
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(++done, total);
       }
     }
-  }
-  std::sort(dirs.begin(), dirs.end());
-  std::vector<EntryInfo> out;
-  for (size_t i = 0; i < dirs.size(); ++i) {
-    out.push_back(examine(dirs[i].first, dirs[i].second, check));
-    if (progress) {
-      progress(i + 1, dirs.size());
+  };
+  // Examining sizes is system calls on small folders: worth both cores past a few dozen
+  // entries. Checking contents already hashes each entry's files on all cores.
+  if (check == Check::sizes && total >= 64) {
+    parallel_for(shards.size(), examine_shard);
+  } else {
+    for (size_t s = 0; s < shards.size(); ++s) {
+      examine_shard(s);
     }
   }
   return out;

@@ -153,6 +153,9 @@ public:
 
 private:
   EntryInfo examine(const std::filesystem::path& dir, const std::string& key, Check check) const;
+  // The same, the folder named relative to the open folder `at` (entry_scan.h).
+  EntryInfo examine_at(int at, const char* name, std::filesystem::path dir, const std::string& key,
+                       Check check) const;
   // CACHE_DIR/stamps/<kk>/<key>: the entry's files as last hashed (local_storage.cpp).
   std::filesystem::path stamp_path(const std::string& key) const;
   bool stamp_matches(const std::string& key, const std::string& stamp) const;

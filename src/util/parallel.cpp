@@ -11,18 +11,25 @@ namespace npucc::util {
 
 void parallel_for(size_t count, const std::function<void(size_t)>& work) {
   size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
-  std::exception_ptr first_error;
-  std::mutex error_mutex;
+  if (threads <= 1) {
+    for (size_t i = 0; i < count; ++i) {
+      work(i);
+    }
+    return;
+  }
   std::atomic<size_t> next{0};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
   auto worker = [&] {
     for (size_t i = next++; i < count; i = next++) {
       try {
         work(i);
       } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!first_error) {
-          first_error = std::current_exception();
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) {
+          failure = std::current_exception();
         }
+        next = count; // the others stop at their next item
       }
     }
   };
@@ -34,8 +41,8 @@ void parallel_for(size_t count, const std::function<void(size_t)>& work) {
   for (auto& thread : pool) {
     thread.join();
   }
-  if (first_error) {
-    std::rethrow_exception(first_error);
+  if (failure) {
+    std::rethrow_exception(failure);
   }
 }
 

@@ -5,9 +5,9 @@
 
 namespace npucc::util {
 
-// Runs work(0..count-1) on up to one thread per core (the calling thread included) and
-// returns when all are done. If some throw, the first exception is rethrown here after
-// every thread has finished; the other items still run.
+// Runs work(0..count-1) on up to one thread per core (the calling thread is one of
+// them); indexes are handed out one at a time, so uneven items balance. The first
+// exception a work item throws is rethrown here once every thread has stopped.
 void parallel_for(size_t count, const std::function<void(size_t)>& work);
 
 } // namespace npucc::util

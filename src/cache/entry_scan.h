@@ -1,0 +1,36 @@
+#pragma once
+
+#include "cache/local_storage.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+// Reading entry folders with few system calls: `cache ls`, `cache stats` and eviction
+// examine every entry, so each costs a handful of calls relative to open folders (no
+// path walks from the root), one directory read, and one open + read of the header.
+namespace npucc::cache {
+
+// One shard of CACHE_DIR/entries: a real folder named by two lower-case hex digits, and
+// the names in it that are keys starting with those digits, sorted. Other names are not
+// entries (`cache verify` reports them as stray).
+struct EntryShard {
+  std::string name;
+  std::vector<std::string> keys;
+};
+
+// The shards under `entries`, sorted by name; none when it is missing or not a real folder.
+std::vector<EntryShard> find_entry_shards(const std::filesystem::path& entries);
+
+// What Check::sizes establishes about one entry folder: that it is a real folder, its
+// bytes and last use, its header parsed and matching the key, every listed file present,
+// regular and of the recorded size, and the names it does not list (strays). `name` is
+// the folder relative to the open folder `at` (a shard; or AT_FDCWD and a full path),
+// `dir` the same folder as a path (EntryInfo::dir, messages). The state is ok, corrupt,
+// incomplete or foreign; whether an ok entry is of another compiler version is for the
+// caller to say, after any checks of contents. `header_text` gets the header's bytes
+// when they were read (a signature must cover exactly those).
+EntryInfo scan_entry(int at, const char* name, std::filesystem::path dir, const std::string& key,
+                     std::string& header_text);
+
+} // namespace npucc::cache
