@@ -13,9 +13,7 @@ namespace npucc::util {
 
 namespace {
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
+std::string errno_text() { return std::strerror(errno); }
 
 class Descriptor {
 public:
@@ -50,9 +48,8 @@ Descriptor open_for_reading(const fs::path& path) {
 void read_exactly(int fd, char* out, uint64_t length, uint64_t offset, const fs::path& path) {
   uint64_t done = 0;
   while (done < length) {
-    ssize_t n =
-        ::pread(fd, out + done, static_cast<size_t>(std::min<uint64_t>(length - done, 1u << 30)),
-                static_cast<off_t>(offset + done));
+    ssize_t n = ::pread(fd, out + done, static_cast<size_t>(std::min<uint64_t>(length - done, 1u << 30)),
+                        static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) {
         continue;
@@ -107,8 +104,7 @@ void write_all(int fd, const char* data, size_t size, const fs::path& path_for_e
 }
 
 fs::path temporary_sibling(const fs::path& path) {
-  static thread_local std::mt19937_64 random(std::random_device{}() ^
-                                             static_cast<uint64_t>(::getpid()));
+  static thread_local std::mt19937_64 random(std::random_device{}() ^ static_cast<uint64_t>(::getpid()));
   char suffix[40];
   std::snprintf(suffix, sizeof suffix, ".tmp.%d.%08llx", static_cast<int>(::getpid()),
                 static_cast<unsigned long long>(random() & 0xffffffffULL));
@@ -132,9 +128,7 @@ AtomicFile::~AtomicFile() {
   }
 }
 
-void AtomicFile::write(const char* data, size_t size) {
-  write_all(m_fd, data, size, m_target);
-}
+void AtomicFile::write(const char* data, size_t size) { write_all(m_fd, data, size, m_target); }
 
 void AtomicFile::commit(Durability durability) {
   if (durability == Durability::synced && ::fsync(m_fd) != 0) {
