@@ -121,6 +121,22 @@ TEST_SUITE("npucc::cache::remote::HashWorker") {
     CHECK(also.hex_digest() == npucc::util::sha256_hex(first + second));
   }
 
+  TEST_CASE("more pieces than the pool: the caller helps, the order holds") {
+    // Many small pieces overrun the pool at once, so take() and file_digest() hash
+    // pieces on the caller's thread too, interleaved with the worker.
+    std::string data = pattern(40 * HashWorker::k_pieces * 1000 + 3, 4);
+    HashWorker worker;
+    for (int round = 0; round < 3; ++round) {
+      for (size_t at = 0; at < data.size(); at += 1000) {
+        size_t n = std::min<size_t>(1000, data.size() - at);
+        char* piece = worker.take();
+        std::memcpy(piece, data.data() + at, n);
+        worker.submit(piece, n);
+      }
+      CHECK(worker.file_digest() == npucc::util::sha256_hex(data));
+    }
+  }
+
   TEST_CASE("a worker with pieces still queued stops cleanly") {
     HashWorker worker;
     for (size_t i = 0; i < HashWorker::k_pieces; ++i) {

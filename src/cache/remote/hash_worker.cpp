@@ -21,9 +21,34 @@ HashWorker::~HashWorker() {
   m_thread.join();
 }
 
+bool HashWorker::hash_next(std::unique_lock<std::mutex>& lock) {
+  if (m_hashing || m_queue.empty()) {
+    return false;
+  }
+  auto [piece, bytes] = m_queue.front();
+  m_queue.pop_front();
+  m_hashing = true; // pieces are hashed in queue order, by one thread at a time
+  lock.unlock();
+  m_file->update(piece, bytes);
+  if (m_also != nullptr) {
+    m_also->update(piece, bytes);
+  }
+  lock.lock();
+  m_hashing = false;
+  m_free.push_back(piece);
+  m_changed.notify_all();
+  return true;
+}
+
 char* HashWorker::take() {
   std::unique_lock<std::mutex> lock(m_mutex);
-  m_changed.wait(lock, [this] { return !m_free.empty(); });
+  while (m_free.empty()) {
+    // On a busy machine the worker may not get a core for a while: rather than wait
+    // for it, the caller hashes the next piece itself.
+    if (!hash_next(lock)) {
+      m_changed.wait(lock);
+    }
+  }
   char* piece = m_free.back();
   m_free.pop_back();
   return piece;
@@ -39,12 +64,16 @@ void HashWorker::submit(char* piece, size_t bytes) {
 
 void HashWorker::wait() {
   std::unique_lock<std::mutex> lock(m_mutex);
-  m_changed.wait(lock, [this] { return m_queue.empty() && !m_hashing; });
+  while (!m_queue.empty() || m_hashing) {
+    if (!hash_next(lock)) {
+      m_changed.wait(lock);
+    }
+  }
 }
 
 std::string HashWorker::file_digest() {
   wait();
-  // The worker is idle until the next submit(): m_file is ours meanwhile.
+  // Nothing is queued or being hashed until the next submit(): m_file is ours meanwhile.
   std::string digest = m_file->hex_digest();
   m_file = std::make_unique<util::Sha256>();
   return digest;
@@ -52,23 +81,10 @@ std::string HashWorker::file_digest() {
 
 void HashWorker::run() {
   std::unique_lock<std::mutex> lock(m_mutex);
-  for (;;) {
-    m_changed.wait(lock, [this] { return m_stop || !m_queue.empty(); });
-    if (m_stop) {
-      return;
+  while (!m_stop) {
+    if (!hash_next(lock)) {
+      m_changed.wait(lock);
     }
-    auto [piece, bytes] = m_queue.front();
-    m_queue.pop_front();
-    m_hashing = true;
-    lock.unlock();
-    m_file->update(piece, bytes);
-    if (m_also != nullptr) {
-      m_also->update(piece, bytes);
-    }
-    lock.lock();
-    m_hashing = false;
-    m_free.push_back(piece);
-    m_changed.notify_all();
   }
 }
 
