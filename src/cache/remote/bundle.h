@@ -21,7 +21,6 @@
 // anything, then the per-file checksums and the digest: a truncated, padded or edited
 // object is refused as a whole.
 
-#include "cache/remote/hash_worker.h"
 #include "util/sha256.h"
 
 #include <cstdint>
@@ -37,6 +36,8 @@ inline constexpr char k_bundle_magic[] = "NPUCCBD2";
 inline constexpr char k_bundle_magic_v1[] = "NPUCCBD1";
 inline constexpr uint32_t k_bundle_max_files = 4096;
 inline constexpr size_t k_bundle_max_name = 255;
+// A receiver gathers a file's bytes into pieces of this size, hashed and written whole.
+inline constexpr size_t k_bundle_piece_bytes = size_t{1} << 20;
 
 // Writes the files `names` of folder `dir` as a bundle to `out` (created, must not
 // exist). Returns the bundle's size. Throws npucc::Error.
@@ -54,8 +55,8 @@ struct UnpackResult {
 // Unpacks a bundle as it arrives (no copy of the whole object on disk or in memory):
 // feed() the bytes in order, then finish(). Files are written into the existing empty
 // folder `into` (mode 0444, never synced: a cache entry is checksummed, not precious) in
-// large writes, hashed on a second thread (hash_worker.h), each checked against its
-// checksum when it is complete; with expect_size()
+// large writes, each byte hashed once while it is still in the CPU cache, each file
+// checked against its checksum when it is complete; with expect_size()
 // (Content-Length, a Redis value's length) the table's lengths are checked against the
 // object's size before any file is created. A refused bundle leaves partial files for
 // the caller to remove with the folder.
@@ -100,8 +101,8 @@ private:
   bool m_format_v1 = false;
   util::Sha256 m_whole;      // format 1: every byte before the digest
   std::string m_head_digest; // format 2: hex SHA-256 of magic, count and table
-  std::unique_ptr<HashWorker> m_hasher;
-  char* m_piece = nullptr; // from m_hasher, being filled with the current file's bytes
+  std::unique_ptr<util::Sha256> m_file_hash;
+  std::unique_ptr<char[]> m_piece; // the current file's bytes not yet hashed and written
   size_t m_piece_used = 0;
   std::string m_digest;
   std::vector<std::string> m_names;

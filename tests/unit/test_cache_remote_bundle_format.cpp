@@ -1,12 +1,10 @@
-// Bundle format 2 (one hash per byte, on a second thread) and format 1 compatibility.
+// Bundle format 2 (one hash per byte), its streaming receiver, and format 1 compatibility.
 #include "cache/entry_format.h"
 #include "cache/remote/bundle.h"
-#include "cache/remote/hash_worker.h"
 #include "test_support.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 
-#include <cstring>
 #include <doctest/doctest.h>
 
 namespace {
@@ -81,7 +79,7 @@ UnpackResult receive(const fs::path& into, const std::string& data,
 // A folder with a header, a file of several hash pieces, a small file and an empty one.
 Files sample_files() {
   return {{k_header_file, "header\n"},
-          {"high.onnx", pattern(3 * HashWorker::k_piece_bytes + 12345, 1)},
+          {"high.onnx", pattern(3 * k_bundle_piece_bytes + 12345, 1)},
           {"manifest.json", "{}"},
           {"empty.bin", ""}};
 }
@@ -98,52 +96,6 @@ std::string write_sample(const fs::path& dir, const Files& files) {
 }
 
 } // namespace
-
-TEST_SUITE("npucc::cache::remote::HashWorker") {
-  TEST_CASE("pieces hash like the whole, file by file") {
-    std::string first = pattern(2 * HashWorker::k_piece_bytes + 7, 2);
-    std::string second = pattern(100, 3);
-    npucc::util::Sha256 also;
-    {
-      HashWorker worker(&also);
-      for (const std::string* data : {&first, &second}) {
-        for (size_t at = 0; at < data->size(); at += HashWorker::k_piece_bytes / 3) {
-          size_t n = std::min(HashWorker::k_piece_bytes / 3, data->size() - at);
-          char* piece = worker.take();
-          std::memcpy(piece, data->data() + at, n);
-          worker.submit(piece, n);
-        }
-        CHECK(worker.file_digest() == npucc::util::sha256_hex(*data));
-      }
-      CHECK(worker.file_digest() == npucc::util::sha256_hex(""));
-      worker.wait();
-    }
-    CHECK(also.hex_digest() == npucc::util::sha256_hex(first + second));
-  }
-
-  TEST_CASE("more pieces than the pool: the caller helps, the order holds") {
-    // Many small pieces overrun the pool at once, so take() and file_digest() hash
-    // pieces on the caller's thread too, interleaved with the worker.
-    std::string data = pattern(40 * HashWorker::k_pieces * 1000 + 3, 4);
-    HashWorker worker;
-    for (int round = 0; round < 3; ++round) {
-      for (size_t at = 0; at < data.size(); at += 1000) {
-        size_t n = std::min<size_t>(1000, data.size() - at);
-        char* piece = worker.take();
-        std::memcpy(piece, data.data() + at, n);
-        worker.submit(piece, n);
-      }
-      CHECK(worker.file_digest() == npucc::util::sha256_hex(data));
-    }
-  }
-
-  TEST_CASE("a worker with pieces still queued stops cleanly") {
-    HashWorker worker;
-    for (size_t i = 0; i < HashWorker::k_pieces; ++i) {
-      worker.submit(worker.take(), HashWorker::k_piece_bytes);
-    }
-  }
-}
 
 TEST_SUITE("npucc::cache::remote::bundle") {
   TEST_CASE("format 2: the digest covers the table, which covers the payload") {
@@ -177,13 +129,13 @@ TEST_SUITE("npucc::cache::remote::bundle") {
       }
     }
     SUBCASE("a flipped byte in the middle of a large file") {
-      data[table_end + 7 + HashWorker::k_piece_bytes + 5] ^= 0x10;
+      data[table_end + 7 + k_bundle_piece_bytes + 5] ^= 0x10;
       UnpackResult result = receive(dir / "into", data, odd);
       CHECK_FALSE(result.ok);
       CHECK(result.problem == "high.onnx does not match its checksum");
     }
     SUBCASE("cut inside a large file, size unknown") {
-      data.resize(table_end + 7 + 2 * HashWorker::k_piece_bytes);
+      data.resize(table_end + 7 + 2 * k_bundle_piece_bytes);
       UnpackResult result = receive(dir / "into", data, odd, false);
       CHECK_FALSE(result.ok);
       CHECK(result.problem.find("truncated") != std::string::npos);
