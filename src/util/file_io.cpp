@@ -178,8 +178,8 @@ void AtomicFile::commit() {
   m_committed = true;
 }
 
-void write_file_atomic(const fs::path& path, const std::string& data) {
-  AtomicFile file(path);
+void write_file_atomic(const fs::path& path, const std::string& data, Durability durability) {
+  AtomicFile file(path, durability);
   file.write(data);
   file.commit();
 }

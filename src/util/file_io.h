@@ -58,7 +58,8 @@ private:
 };
 
 // Convenience: atomically replace `path` with `data`.
-void write_file_atomic(const fs::path& path, const std::string& data);
+void write_file_atomic(const fs::path& path, const std::string& data,
+                       Durability durability = Durability::synced);
 
 // A unique name for a temporary sibling of `path`: "<path>.tmp.<pid>.<random>".
 fs::path temporary_sibling(const fs::path& path);

@@ -6,17 +6,20 @@
 // big-endian:
 //
 //   bundle  = magic count table payload digest
-//   magic   = "NPUCCBD1"                       ; 8 bytes: format 1
+//   magic   = "NPUCCBD2"                       ; 8 bytes: format 2
 //   count   = u32                              ; 1 .. k_bundle_max_files
 //   table   = count * file-row
 //   file-row= name-length:u16 name size:u64 sha256:32   ; name: 1 .. 255 bytes
 //   payload = the files' bytes, in table order, sizes as in the table
-//   digest  = SHA-256 (32 raw bytes) of every byte before it
+//   digest  = SHA-256 (32 raw bytes) of magic, count and table
 //
-// A name must be a plain file name (no "/", no NUL, not starting with "."), and the
-// header file entry.npucc must be present. A reader checks every length against the
-// object's size before it reads or writes anything, then the per-file checksums and the
-// digest: a truncated, padded or edited object is refused as a whole.
+// The table records every file's SHA-256, so the digest of the table covers the payload
+// too, and each byte is hashed once on the way in (format 1, "NPUCCBD1", whose digest
+// hashed every byte a second time, is still read). A name must be a plain file name (no
+// "/", no NUL, not starting with "."), and the header file entry.npucc must be present.
+// A reader checks every length against the object's size before it reads or writes
+// anything, then the per-file checksums and the digest: a truncated, padded or edited
+// object is refused as a whole.
 
 #include "util/sha256.h"
 
@@ -29,9 +32,12 @@
 
 namespace npucc::cache::remote {
 
-inline constexpr char k_bundle_magic[] = "NPUCCBD1";
+inline constexpr char k_bundle_magic[] = "NPUCCBD2";
+inline constexpr char k_bundle_magic_v1[] = "NPUCCBD1";
 inline constexpr uint32_t k_bundle_max_files = 4096;
 inline constexpr size_t k_bundle_max_name = 255;
+// A receiver gathers a file's bytes into pieces of this size, hashed and written whole.
+inline constexpr size_t k_bundle_piece_bytes = size_t{1} << 20;
 
 // Writes the files `names` of folder `dir` as a bundle to `out` (created, must not
 // exist). Returns the bundle's size. Throws npucc::Error.
@@ -48,7 +54,9 @@ struct UnpackResult {
 
 // Unpacks a bundle as it arrives (no copy of the whole object on disk or in memory):
 // feed() the bytes in order, then finish(). Files are written into the existing empty
-// folder `into` as they complete, each checked against its checksum; with expect_size()
+// folder `into` (mode 0444, never synced: a cache entry is checksummed, not precious) in
+// large writes, each byte hashed once while it is still in the CPU cache, each file
+// checked against its checksum when it is complete; with expect_size()
 // (Content-Length, a Redis value's length) the table's lengths are checked against the
 // object's size before any file is created. A refused bundle leaves partial files for
 // the caller to remove with the folder.
@@ -77,6 +85,7 @@ private:
   bool parse_table();
   bool feed_payload(const char* data, size_t size);
   bool open_next();
+  bool write_piece();
   bool close_current();
 
   std::filesystem::path m_into;
@@ -89,8 +98,12 @@ private:
   size_t m_file = 0;   // the file being written
   uint64_t m_left = 0; // its bytes still to come
   int m_fd = -1;
+  bool m_format_v1 = false;
+  util::Sha256 m_whole;      // format 1: every byte before the digest
+  std::string m_head_digest; // format 2: hex SHA-256 of magic, count and table
   std::unique_ptr<util::Sha256> m_file_hash;
-  util::Sha256 m_whole;
+  std::unique_ptr<char[]> m_piece; // the current file's bytes not yet hashed and written
+  size_t m_piece_used = 0;
   std::string m_digest;
   std::vector<std::string> m_names;
   std::string m_problem;

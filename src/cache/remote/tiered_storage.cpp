@@ -170,10 +170,9 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
     warn("remote cache entry " + key.substr(0, 12) + " rejected: " + unpacked.problem);
     return Imported::no;
   }
-  for (const auto& name : unpacked.names) {
-    ::chmod((stage.path() / name).c_str(), 0444);
-  }
-  sync_directory(stage.path());
+  // Nothing is synced: a cache entry is a cache. Damage after a crash is what the
+  // checksums are for (with stamps keyed by boot id, so none outlives a crash), not a
+  // reason to wait for the disk.
   if (local_status != FetchStatus::absent) {
     target.remove(key); // the corrupt local entry the remote one replaces
   }
@@ -184,7 +183,6 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
     return path_kind(entry) == PathKind::directory ? Imported::yes : Imported::no;
   }
   stage.release();
-  sync_directory(entry.parent_path());
   target.adopt_verified(key, unpacked.sha256);
   return Imported::yes;
 }
