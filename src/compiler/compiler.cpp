@@ -69,8 +69,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     std::vector<std::unique_ptr<passes::Pass>> sort;
     sort.push_back(passes::create_pass("topological_sort"));
     passes::PassManager(std::move(sort)).run(model.proto, passes::FixedPoint::no, say);
-    compiler::check_model(model.proto);
-    compiler::infer_shapes_strict(model.proto);
+    compiler::check_and_infer(model.proto, compiler::Checker::before);
     // Inferred shapes can be far larger than any declared one (an outer product).
     model::check_value_shapes(model.proto.graph(), file, options.limits);
     say("validated: ONNX checker and strict shape inference passed");
@@ -80,16 +79,20 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     auto reports = round_reports;
     // The passes must leave a valid, fully typed graph; anything else is npucc's bug.
     try {
-      compiler::infer_shapes_strict(model.proto);
       // Folding (fold_shapes, fold_constants) gives inference static shapes it could
       // not see before, which can make more Shape nodes foldable: repeat (bounded).
-      for (int round = 0; round < 4 && passes::any_changed(round_reports); ++round) {
+      // The last inference also runs the checker on its result, in the same child.
+      for (int round = 0;; ++round) {
+        bool again = round < 4 && passes::any_changed(round_reports);
+        compiler::check_and_infer(model.proto,
+                                  again ? compiler::Checker::none : compiler::Checker::after);
+        if (!again) {
+          break;
+        }
         round_reports = manager.run(model.proto, passes::FixedPoint::yes, say);
         passes::add_reports(reports, round_reports);
-        compiler::infer_shapes_strict(model.proto);
       }
       result.passes = summarise(reports);
-      compiler::check_model(model.proto);
     } catch (const Error& e) {
       throw Error(std::string("internal error: the optimised graph is invalid: ") + e.what(),
                   "please report this; --passes topological_sort skips the optimisations");

@@ -201,20 +201,27 @@ std::string run_isolated(const std::string& what, const std::function<std::strin
   return reply;
 }
 
-void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
-  std::string reply = run_isolated("shape inference", [&] {
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-    // Only the types come back: the weights stay in the parent, so a large model is
-    // neither copied through the pipe nor limited by protobuf's 2 GiB.
-    model::for_each_tensor(*model.mutable_graph(),
-                           [](onnx::TensorProto& t) { t.clear_raw_data(); });
-    return model.SerializeAsString();
-  });
-  if (reply[0] == '1') {
-    throw std::runtime_error(reply.substr(1));
-  }
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(reply.data()) + 1,
-                                                static_cast<int>(reply.size() - 1));
+// Child side: inference on `model` in place; the result without raw weights (they stay
+// in the parent, so a large model is neither copied through the pipe nor limited by
+// protobuf's 2 GiB).
+// Child side: what goes back to the parent: the model without raw weights (they stay
+// in the parent, so a large model is neither copied through the pipe nor limited by
+// protobuf's 2 GiB).
+std::string payload_of(onnx::ModelProto& model) {
+  model::for_each_tensor(*model.mutable_graph(), [](onnx::TensorProto& t) { t.clear_raw_data(); });
+  return model.SerializeAsString();
+}
+
+// Child side: inference on `model` in place, and its payload.
+std::string inferred_payload(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
+  onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  return payload_of(model);
+}
+
+// Parent side: `model` becomes the inferred model of `payload`, with its own weights.
+void adopt_inferred(onnx::ModelProto& model, std::string_view payload) {
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(payload.data()),
+                                                static_cast<int>(payload.size()));
   stream.SetRecursionLimit(1024);
   onnx::ModelProto inferred;
   if (!inferred.ParseFromCodedStream(&stream)) {
@@ -240,9 +247,13 @@ void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& o
   model = std::move(inferred);
 }
 
-void run_inference(onnx::ModelProto& model, bool data_propagation) {
-  onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, data_propagation);
-  run_inference(model, options);
+void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
+  std::string reply =
+      run_isolated("shape inference", [&] { return inferred_payload(model, options); });
+  if (reply[0] == '1') {
+    throw std::runtime_error(reply.substr(1));
+  }
+  adopt_inferred(model, std::string_view(reply).substr(1));
 }
 
 void clear_value_info(onnx::ModelProto& model) {
@@ -252,35 +263,32 @@ void clear_value_info(onnx::ModelProto& model) {
 
 } // namespace
 
-void check_model(const onnx::ModelProto& model) {
-  std::string reply = run_isolated("ONNX checker", [&] {
-    // ONNX 1.12's checker stats every external data location: weights held in the
-    // table (model/weight_store.h) name no file, so in this throwaway copy they name
-    // the current folder, which exists. Copying costs metadata only.
-    onnx::ModelProto copy = model;
-    model::for_each_tensor(*copy.mutable_graph(), [](onnx::TensorProto& tensor) {
-      if (!model::is_stored(tensor)) {
-        return;
+namespace {
+
+// Child side of the checker: throws onnx's ValidationError.
+void run_checker(const onnx::ModelProto& model) {
+  // ONNX 1.12's checker stats every external data location: weights held in the
+  // table (model/weight_store.h) name no file, so in this throwaway copy they name
+  // the current folder, which exists. Copying costs metadata only.
+  onnx::ModelProto copy = model;
+  model::for_each_tensor(*copy.mutable_graph(), [](onnx::TensorProto& tensor) {
+    if (!model::is_stored(tensor)) {
+      return;
+    }
+    for (auto& entry : *tensor.mutable_external_data()) {
+      if (entry.key() == "location") {
+        entry.set_value(".");
       }
-      for (auto& entry : *tensor.mutable_external_data()) {
-        if (entry.key() == "location") {
-          entry.set_value(".");
-        }
-      }
-    });
-    onnx::checker::check_model(copy);
-    return std::string();
+    }
   });
-  if (reply[0] == '1') {
-    throw Error("ONNX checker: " + reply.substr(1));
-  }
+  onnx::checker::check_model(copy);
 }
 
-void infer_shapes_strict(onnx::ModelProto& model) {
-  check_attribute_values(model.graph());
-  // Data propagation gives static shapes through Shape/Reshape chains; stale
-  // value_info written by exporters is a frequent cause of spurious conflicts, so a
-  // failing attempt is retried on a copy without it before the model is refused.
+// Child side of strict inference: data propagation gives static shapes through
+// Shape/Reshape chains; stale value_info written by exporters is a frequent cause of
+// spurious conflicts, so a failing attempt is retried on a copy without it before the
+// model is refused. Returns the first attempt that passes.
+onnx::ModelProto strict_inference(const onnx::ModelProto& model) {
   std::string first_error;
   for (int attempt = 0; attempt < 3; ++attempt) {
     onnx::ModelProto candidate = model;
@@ -288,18 +296,63 @@ void infer_shapes_strict(onnx::ModelProto& model) {
       clear_value_info(candidate);
     }
     try {
-      run_inference(candidate, /*data_propagation=*/attempt != 2);
-      model = std::move(candidate);
-      return;
-    } catch (const InferenceCrash&) {
-      throw;
+      onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1,
+                                          /*data_propagation=*/attempt != 2);
+      onnx::shape_inference::InferShapes(candidate, onnx::OpSchemaRegistry::Instance(), options);
+      return candidate;
     } catch (const std::exception& e) {
       if (first_error.empty()) {
         first_error = util::first_line(e.what());
       }
     }
   }
-  throw Error("shape inference: " + first_error);
+  throw std::runtime_error("shape inference: " + first_error);
+}
+
+} // namespace
+
+void check_model(const onnx::ModelProto& model) {
+  std::string reply = run_isolated("ONNX checker", [&] {
+    run_checker(model);
+    return std::string();
+  });
+  if (reply[0] == '1') {
+    throw Error("ONNX checker: " + reply.substr(1));
+  }
+}
+
+void check_and_infer(onnx::ModelProto& model, Checker checker) {
+  check_attribute_values(model.graph());
+  // One child for all of it: a fork costs tens of milliseconds with a large model's
+  // page tables, and a compile validates several times.
+  const char* what =
+      checker == Checker::none ? "shape inference" : "ONNX checker and shape inference";
+  std::string reply = run_isolated(what, [&] {
+    if (checker == Checker::before || checker == Checker::before_and_after) {
+      try {
+        run_checker(model);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
+      }
+    }
+    onnx::ModelProto inferred = strict_inference(model);
+    if (checker == Checker::after || checker == Checker::before_and_after) {
+      try {
+        run_checker(inferred);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
+      }
+    }
+    return payload_of(inferred);
+  });
+  if (reply[0] == '1') {
+    throw Error(reply.substr(1));
+  }
+  adopt_inferred(model, std::string_view(reply).substr(1));
+}
+
+void infer_shapes_strict(onnx::ModelProto& model) {
+  check_and_infer(model, Checker::none);
 }
 
 void infer_shapes_lenient(onnx::ModelProto& model) {

@@ -17,6 +17,13 @@ void check_model(const onnx::ModelProto& model);
 // types into value_info. Throws npucc::Error with the first failing node.
 void infer_shapes_strict(onnx::ModelProto& model);
 
+// Whether check_and_infer runs ONNX's checker before inference, and on its result.
+enum class Checker { none, before, after, before_and_after };
+
+// The checker and strict inference (as the two functions above, same errors) in one
+// isolated child instead of one each.
+void check_and_infer(onnx::ModelProto& model, Checker checker);
+
 // The same, but never throws: best-effort types for `inspect` on models that fail.
 void infer_shapes_lenient(onnx::ModelProto& model);
 

@@ -65,9 +65,7 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
 // The rewrite must leave a valid, fully typed graph; anything else is npucc's bug.
 void validate(onnx::ModelProto& model, const std::string& role) {
   try {
-    compiler::check_model(model);
-    compiler::infer_shapes_strict(model);
-    compiler::check_model(model);
+    compiler::check_and_infer(model, compiler::Checker::before_and_after);
   } catch (const Error& e) {
     throw Error("internal error: the " + role + " graph is invalid: " + e.what(),
                 "please report this; --keep-dtype NODE keeps a node in its original precision");
