@@ -140,6 +140,14 @@ FileDigest digest_file(const fs::path& path) {
   return out;
 }
 
+AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
+  const std::string suffix = ".data";
+  bool external_data =
+      file_name.size() > suffix.size() &&
+      file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return external_data ? AllowLink::no : wanted;
+}
+
 Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
                           Sync sync) {
   Fd source = open_regular(from);

@@ -40,6 +40,11 @@ FileDigest digest_file(const fs::path& path);
 Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
                           Sync sync);
 
+// Whether a file of this name may be delivered as a hard link to the cache's inode.
+// Not external data (NAME.data): ONNX Runtime refuses to load an external data file with
+// more than one link ("a potential hardlink attack"), so those are copied (or reflinked).
+AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted);
+
 // fsync of a directory, so a rename inside it survives a crash.
 void sync_directory(const fs::path& dir);
 

@@ -264,7 +264,9 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
         // (link count, ctime) and tie the output to a cache someone else manages.
         result.transfer = materialise_file(
             dir / file.name, into / file.name,
-            m_access == CacheAccess::read_only ? AllowLink::no : AllowLink::yes, Sync::no);
+            link_allowed_for(file.name,
+                             m_access == CacheAccess::read_only ? AllowLink::no : AllowLink::yes),
+            Sync::no);
         // With a key the threat is a writer swapping files between the check and the
         // copy: check what was delivered (a hard link pins the checked inode).
         if (m_key && digest_file(into / file.name).sha256 != file.sha256) {
@@ -318,29 +320,43 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
   StoreResult result;
   try {
     header.files.clear();
-    for (const auto& name : names) {
+    // The writer's digests stand for files that still look as it left them: a link or a
+    // rename keeps inode, size and mtime; a copy counts when its source looked so before
+    // and after it. The rest are hashed, on all cores.
+    std::vector<bool> trusted(names.size(), false);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string& name = names[i];
       fs::path target = stage / name;
+      auto it = known.find(name);
+      auto as_written = [&](const fs::path& path) {
+        auto now = util::identify(path);
+        return it != known.end() && now && *now == it->second.written_as;
+      };
+      bool source_as_written = as_written(from / name);
       bool moved =
           source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
-      if (!moved) {
+      if (moved) {
+        trusted[i] = as_written(target);
+      } else {
         // Not synced: an entry written since the last boot is hashed before its first
         // use after a crash (stat_stamp), so a cut-short file is found, never used.
-        materialise_file(from / name, target,
-                         source == SourceFiles::link ? AllowLink::yes : AllowLink::no, Sync::no);
+        Transfer how = materialise_file(
+            from / name, target,
+            link_allowed_for(name, source == SourceFiles::link ? AllowLink::yes : AllowLink::no),
+            Sync::no);
+        trusted[i] = how == Transfer::hard_link ? as_written(target)
+                                                : source_as_written && as_written(from / name);
       }
       ::chmod(target.c_str(), k_entry_file_mode);
     }
-    // The writer's digests stand for files that still look as it left them (a link or
-    // a rename keeps inode, size and mtime); the rest are hashed, on all cores.
     const std::string files_before = files_stamp(stage, names);
     std::vector<FileDigest> digests(names.size());
     std::vector<std::string> problems(names.size());
     std::vector<size_t> unknown;
     for (size_t i = 0; i < names.size(); ++i) {
-      auto it = known.find(names[i]);
       auto now = util::identify(stage / names[i]);
-      if (it != known.end() && now && *now == it->second.written_as) {
-        digests[i] = {it->second.sha256, now->size};
+      if (trusted[i] && now) {
+        digests[i] = {known.at(names[i]).sha256, now->size};
       } else {
         unknown.push_back(i);
       }

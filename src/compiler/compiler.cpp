@@ -93,6 +93,8 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
         passes::add_reports(reports, round_reports);
       }
       result.passes = summarise(reports);
+    } catch (const compiler::InferenceCrash&) {
+      throw;
     } catch (const Error& e) {
       throw Error(std::string("internal error: the optimised graph is invalid: ") + e.what(),
                   "please report this; --passes topological_sort skips the optimisations");

@@ -77,12 +77,6 @@ void apply_input_shapes(onnx::ModelProto& model, const std::vector<InputShape>& 
 
 namespace {
 
-// Not retried: the same model would crash the same way.
-class InferenceCrash : public Error {
-public:
-  using Error::Error;
-};
-
 // Attributes ONNX 1.12's shape inference divides by or sizes loops with, unchecked: a
 // stride of 0 in a pooling node is a division by zero (SIGFPE) in
 // convPoolShapeInference. The checker does not look at values, so npucc does.
@@ -284,29 +278,22 @@ void run_checker(const onnx::ModelProto& model) {
   onnx::checker::check_model(copy);
 }
 
-// Child side of strict inference: data propagation gives static shapes through
-// Shape/Reshape chains; stale value_info written by exporters is a frequent cause of
-// spurious conflicts, so a failing attempt is retried on a copy without it before the
-// model is refused. Returns the first attempt that passes.
-onnx::ModelProto strict_inference(const onnx::ModelProto& model) {
-  std::string first_error;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    onnx::ModelProto candidate = model;
-    if (attempt >= 1) {
-      clear_value_info(candidate);
-    }
-    try {
-      onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1,
-                                          /*data_propagation=*/attempt != 2);
-      onnx::shape_inference::InferShapes(candidate, onnx::OpSchemaRegistry::Instance(), options);
-      return candidate;
-    } catch (const std::exception& e) {
-      if (first_error.empty()) {
-        first_error = util::first_line(e.what());
-      }
-    }
+// Strict inference: data propagation gives static shapes through Shape/Reshape chains;
+// stale value_info written by exporters is a frequent cause of spurious conflicts, so a
+// failing attempt is retried on a copy without it (and then without data propagation)
+// before the model is refused.
+// A copy of `model` ready for inference attempt `attempt` (0, 1, 2).
+onnx::ModelProto attempt_input(const onnx::ModelProto& model, int attempt) {
+  onnx::ModelProto candidate = model;
+  if (attempt >= 1) {
+    clear_value_info(candidate);
   }
-  throw std::runtime_error("shape inference: " + first_error);
+  return candidate;
+}
+
+onnx::ShapeInferenceOptions attempt_options(int attempt) {
+  return onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict_mode=*/1,
+                                     /*data_propagation=*/attempt != 2);
 }
 
 } // namespace
@@ -323,10 +310,13 @@ void check_model(const onnx::ModelProto& model) {
 
 void check_and_infer(onnx::ModelProto& model, Checker checker) {
   check_attribute_values(model.graph());
-  // One child for all of it: a fork costs tens of milliseconds with a large model's
-  // page tables, and a compile validates several times.
-  // Named for inference even when the checker shares the child: every ONNX crash the
-  // fuzzers found was in inference, and the message then reads as before.
+  const bool check_after = checker == Checker::after || checker == Checker::before_and_after;
+  // One child for the checker and the first inference attempt: a fork costs tens of
+  // milliseconds with a large model's page tables, and a compile validates several
+  // times. Named for inference even when the checker shares the child: every ONNX crash
+  // the fuzzers found was in inference, and the message then reads as before.
+  // The reply's payload starts with 'P' (the inferred model) or 'R' (the first attempt
+  // failed: its error line follows).
   std::string reply = run_isolated("shape inference", [&] {
     if (checker == Checker::before || checker == Checker::before_and_after) {
       try {
@@ -335,20 +325,48 @@ void check_and_infer(onnx::ModelProto& model, Checker checker) {
         throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
       }
     }
-    onnx::ModelProto inferred = strict_inference(model);
-    if (checker == Checker::after || checker == Checker::before_and_after) {
+    onnx::ModelProto inferred = attempt_input(model, 0);
+    try {
+      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(),
+                                         attempt_options(0));
+    } catch (const std::exception& e) {
+      return "R" + util::first_line(e.what());
+    }
+    if (check_after) {
       try {
         run_checker(inferred);
       } catch (const std::exception& e) {
         throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
       }
     }
-    return payload_of(inferred);
+    return "P" + payload_of(inferred);
   });
   if (reply[0] == '1') {
     throw Error(reply.substr(1));
   }
-  adopt_inferred(model, std::string_view(reply).substr(1));
+  if (reply.size() >= 2 && reply[1] == 'P') {
+    adopt_inferred(model, std::string_view(reply).substr(2));
+    return;
+  }
+  // The retries, rare, each in a child of its own (a failed attempt may leave ONNX's
+  // state anything but clean).
+  const std::string first_error = reply.substr(2);
+  for (int attempt = 1; attempt < 3; ++attempt) {
+    onnx::ModelProto candidate = attempt_input(model, attempt);
+    try {
+      run_inference(candidate, attempt_options(attempt));
+    } catch (const InferenceCrash&) {
+      throw;
+    } catch (const std::exception&) {
+      continue;
+    }
+    model = std::move(candidate);
+    if (check_after) {
+      check_model(model);
+    }
+    return;
+  }
+  throw Error("shape inference: " + first_error);
 }
 
 void infer_shapes_strict(onnx::ModelProto& model) {

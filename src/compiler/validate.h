@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npucc/compile.h"
+#include "npucc/error.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -9,6 +10,15 @@ namespace npucc::compiler {
 // Fixes graph input dims from --input-shape. Unknown names, a wrong rank, or a dim that
 // contradicts a fixed one are errors naming the input.
 void apply_input_shapes(onnx::ModelProto& model, const std::vector<InputShape>& shapes);
+
+// ONNX crashed (a signal in the isolated child) on the model or a graph derived from it:
+// not retried, since the same model would crash the same way, and not npucc's bug even
+// when the graph was one the passes produced (ONNX 1.12 reads malformed attributes
+// blindly, and whether that crashes depends on the memory it happens to read).
+class InferenceCrash : public Error {
+public:
+  using Error::Error;
+};
 
 // ONNX's checker; throws npucc::Error with its first line.
 void check_model(const onnx::ModelProto& model);

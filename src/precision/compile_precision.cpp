@@ -66,6 +66,8 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
 void validate(onnx::ModelProto& model, const std::string& role) {
   try {
     compiler::check_and_infer(model, compiler::Checker::before_and_after);
+  } catch (const compiler::InferenceCrash&) {
+    throw;
   } catch (const Error& e) {
     throw Error("internal error: the " + role + " graph is invalid: " + e.what(),
                 "please report this; --keep-dtype NODE keeps a node in its original precision");

@@ -187,3 +187,19 @@ expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
 [ "$(json_get "$WORK/out" "len(d)")" = 0 ] || fail "purge --all left entries"
 expect_status 2 "$NPUCC" cache purge --cache-dir "$P" --max-size 10X
 pass "max size enforced after a store; purge --dry-run, --older-than, --all"
+
+# Outputs share the entry's inodes (a miss links what it wrote, a hit links the entry's
+# files), except external data: ONNX Runtime refuses a data file with more than one hard
+# link, so those are copies, on a miss and on a hit alike, with the writer's checksum.
+X="$WORK/xcache"
+"$NPUCC" cache init "$X" >/dev/null
+for run in miss hit; do
+  rm -rf "$WORK/x-$run"
+  expect_status 0 "$NPUCC" compile "$M" -o "$WORK/x-$run" --cache-dir "$X" --external-data
+  contains "$WORK/out" "cache: $run"
+  [ "$(stat -c %h "$WORK/x-$run/high.onnx")" -ge 2 ] || fail "$run: high.onnx not linked to the entry"
+  [ "$(stat -c %h "$WORK/x-$run/high.onnx.data")" = 1 ] || fail "$run: external data has several hard links"
+done
+cmp "$WORK/x-miss/high.onnx.data" "$WORK/x-hit/high.onnx.data" || fail "external data differs between miss and hit"
+expect_status 0 "$NPUCC" cache verify --cache-dir "$X"
+pass "outputs linked to the entry, external data copied (one link each)"
