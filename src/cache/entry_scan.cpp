@@ -92,20 +92,7 @@ std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) 
     }
     throw Error(path() + ": cannot open: " + std::strerror(error));
   }
-  std::string data(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      data.resize(done); // shorter than it was: the parse says truncated
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return data;
+  return read_up_to(fd.get(), static_cast<size_t>(st.st_size)); // short: parse says truncated
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "cache/file_ops.h"
 
+#include "npucc/compile.h"
 #include "npucc/error.h"
 #include "util/fd.h"
 #include "util/file_io.h"
@@ -141,7 +142,7 @@ FileDigest digest_file(const fs::path& path) {
 }
 
 AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
-  const std::string suffix = ".data";
+  const std::string suffix = k_external_data_suffix;
   bool external_data =
       file_name.size() > suffix.size() &&
       file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -299,10 +300,14 @@ std::string read_small_file(const fs::path& path, uint64_t limit) {
     throw Error(path.string() + ": unexpectedly large (" + std::to_string(info.st_size) +
                 " bytes)");
   }
-  std::string data(static_cast<size_t>(info.st_size), '\0');
+  return read_up_to(fd.get(), static_cast<size_t>(info.st_size));
+}
+
+std::string read_up_to(int fd, size_t size) {
+  std::string data(size, '\0');
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
+    ssize_t n = ::read(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) {
       continue;
     }

@@ -86,4 +86,8 @@ Modes modes_for(CacheSharing resolved);
 namespace npucc::cache {
 // Reads a small regular file (a header) without following a symlink; throws npucc::Error.
 std::string read_small_file(const fs::path& path, uint64_t limit = uint64_t{16} << 20);
+
+// Up to `size` bytes from `fd`, fewer when the file ends first (it shrank since it was
+// stat'ed: the caller's parse then finds it truncated); retries EINTR.
+std::string read_up_to(int fd, size_t size);
 } // namespace npucc::cache

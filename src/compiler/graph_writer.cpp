@@ -285,7 +285,7 @@ CompiledGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
     result.graph = write_inline(model, path);
     return result;
   }
-  const std::string data_name = file_name + ".data";
+  const std::string data_name = file_name + k_external_data_suffix;
   Externalizer externalizer(model, folder / data_name, data_name);
   externalizer.run();
   if (model.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max())) {

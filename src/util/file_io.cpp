@@ -1,6 +1,7 @@
 #include "util/file_io.h"
 
 #include "npucc/error.h"
+#include "util/fd.h"
 
 #include <cerrno>
 #include <cstring>
@@ -17,26 +18,8 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-class Descriptor {
-public:
-  explicit Descriptor(int fd) : m_fd(fd) {}
-  ~Descriptor() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  Descriptor(Descriptor&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  Descriptor& operator=(Descriptor&&) = delete;
-  int get() const { return m_fd; }
-
-private:
-  int m_fd;
-};
-
-Descriptor open_for_reading(const fs::path& path) {
-  Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+Fd open_for_reading(const fs::path& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     throw Error(path.string() + ": cannot open: " + errno_text());
   }
@@ -69,7 +52,7 @@ void read_exactly(int fd, char* out, uint64_t length, uint64_t offset, const fs:
 } // namespace
 
 std::string read_file(const fs::path& path) {
-  Descriptor fd = open_for_reading(path);
+  Fd fd = open_for_reading(path);
   struct stat info {};
   ::fstat(fd.get(), &info);
   std::string data(static_cast<size_t>(info.st_size), '\0');
@@ -78,7 +61,7 @@ std::string read_file(const fs::path& path) {
 }
 
 std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t length) {
-  Descriptor fd = open_for_reading(path);
+  Fd fd = open_for_reading(path);
   struct stat info {};
   ::fstat(fd.get(), &info);
   uint64_t size = static_cast<uint64_t>(info.st_size);

@@ -1,6 +1,7 @@
 #include "cache/entry_scan.h"
 #include "npucc/cache.h"
 #include "npucc/version.h"
+#include "test_cache_support.h"
 #include "test_support.h"
 #include "util/file_io.h"
 
@@ -32,12 +33,8 @@ struct Fixture {
   Fixture() {
     npucc::util::write_file_atomic(source / "high.onnx", std::string(1000, 'g'));
     npucc::util::write_file_atomic(source / "manifest.json", "{}\n");
-    EntryHeader header;
-    header.compiler_version = npucc::k_version;
-    header.key = original;
-    header.model = "m";
-    header.variants = "high:float32";
-    storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no, {});
+    storage.store(npucc::test::entry_header(original), source, {"high.onnx", "manifest.json"},
+                  SourceFiles::copy, Replace::no, {});
   }
 
   fs::path dir(const std::string& key) const { return storage.entry_dir(key); }

@@ -58,7 +58,8 @@ struct Fixture {
     header.compiler_version = npucc::k_version;
     header.key = key;
     header.model = "m";
-    storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no, {});
+    storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no,
+                  {});
   }
 
   FetchResult get(const std::optional<SigningKey>& reader) {

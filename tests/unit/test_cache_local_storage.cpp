@@ -2,6 +2,7 @@
 #include "npucc/cache.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "test_cache_support.h"
 #include "test_support.h"
 #include "util/file_io.h"
 
@@ -34,13 +35,8 @@ struct Fixture {
 
   StoreResult put(const std::string& key, const std::string& version = npucc::k_version,
                   Replace replace = Replace::no, const std::string& model = "m") {
-    EntryHeader header;
-    header.compiler_version = version;
-    header.key = key;
-    header.model = model;
-    header.variants = "high:float32";
-    return storage.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, replace,
-                         {});
+    return storage.store(npucc::test::entry_header(key, version, model), source,
+                         {"high.onnx", "manifest.json"}, SourceFiles::copy, replace, {});
   }
 
   fs::path file(const std::string& key, const std::string& name) {
@@ -78,22 +74,21 @@ TEST_SUITE("npucc::cache::LocalStorage") {
 
   TEST_CASE("a linked store takes the writer's digest only while the file is as written") {
     Fixture f;
-    EntryHeader header;
-    header.compiler_version = npucc::k_version;
-    header.key = key_of('c');
-    header.model = "m";
-    header.variants = "high:float32";
+    EntryHeader header = npucc::test::entry_header(key_of('c'));
     npucc::util::AtomicFile written(f.source / "high.onnx", npucc::util::Durability::unsynced);
     written.write(std::string(1000, 'h'));
     written.commit();
     const std::string claimed(64, '0'); // not the real SHA-256: shows whether it was taken
+    auto only_entry = [&](Check check) {
+      auto listed = f.storage.list(check);
+      REQUIRE(listed.size() == 1);
+      REQUIRE(listed[0].header.files.size() == 2);
+      return listed[0];
+    };
     SUBCASE("unchanged since written: taken, and the output shares the entry's inode") {
       f.storage.store(header, f.source, {"high.onnx", "manifest.json"}, SourceFiles::link,
                       Replace::no, {{"high.onnx", {claimed, written.identity()}}});
-      auto listed = f.storage.list(Check::sizes);
-      REQUIRE(listed.size() == 1);
-      const auto& info = listed[0];
-      REQUIRE(info.header.files.size() == 2);
+      EntryInfo info = only_entry(Check::sizes);
       CHECK(info.header.files[0].sha256 == claimed);
       struct stat a {
       }, b{};
@@ -106,10 +101,7 @@ TEST_SUITE("npucc::cache::LocalStorage") {
       std::ofstream(f.source / "high.onnx", std::ios::app) << "more";
       f.storage.store(header, f.source, {"high.onnx", "manifest.json"}, SourceFiles::link,
                       Replace::no, {{"high.onnx", {claimed, written.identity()}}});
-      auto listed = f.storage.list(Check::contents);
-      REQUIRE(listed.size() == 1);
-      const auto& info = listed[0];
-      REQUIRE(info.header.files.size() == 2);
+      EntryInfo info = only_entry(Check::contents);
       CHECK(info.header.files[0].sha256 != claimed);
       CHECK(info.header.files[0].bytes == 1004);
       CHECK(info.state == EntryState::ok);

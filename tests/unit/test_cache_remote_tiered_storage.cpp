@@ -2,6 +2,7 @@
 #include "cache/remote/tiered_storage.h"
 #include "npucc/cache.h"
 #include "npucc/version.h"
+#include "test_cache_support.h"
 #include "test_support.h"
 #include "util/file_io.h"
 
@@ -80,12 +81,8 @@ struct Machine {
     fs::path source = npucc::test::temp_dir("source");
     npucc::util::write_file_atomic(source / "high.onnx", std::string(3000, 'h'));
     npucc::util::write_file_atomic(source / "manifest.json", "{}\n");
-    EntryHeader header;
-    header.compiler_version = npucc::k_version;
-    header.key = key;
-    header.model = "m";
-    header.variants = "high:float32";
-    tiered.store(header, source, {"high.onnx", "manifest.json"}, SourceFiles::copy, Replace::no, {});
+    tiered.store(npucc::test::entry_header(key), source, {"high.onnx", "manifest.json"},
+                 SourceFiles::copy, Replace::no, {});
   }
 
   uint64_t counter(const std::string& name) {
