@@ -3,6 +3,7 @@
 #include "cache/file_ops.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "precision/overflow_prescan.h"
 #include "util/fd.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -95,6 +96,9 @@ struct KeyInBackground::Job {
   std::vector<uint64_t> bytes;
   std::vector<int> errors; // errno of a failed read, per file
   std::vector<char> buffer;
+  // Counts float overflows in the chunks read (see precision/overflow_prescan.h).
+  std::unique_ptr<precision::OverflowPrescan> prescan;
+  std::vector<int> prescan_files; // per external file: its index in prescan, or -1
   std::thread thread;
 };
 
@@ -115,7 +119,12 @@ KeyInBackground::KeyInBackground(const Model& model, const CompileOptions& optio
   job.bytes.assign(job.external.size(), 0);
   job.errors.assign(job.external.size(), 0);
   job.buffer.resize(1 << 20);
-  // Only read() and SHA-256 updates from here on: no allocation, no lock.
+  job.prescan = std::make_unique<precision::OverflowPrescan>(model.proto);
+  for (const auto& entry : job.external) {
+    job.prescan_files.push_back(job.prescan->file_index(entry.second));
+  }
+  job.prescan->publish();
+  // Only read(), SHA-256 updates and counting from here on: no allocation, no lock.
   job.thread = std::thread([&job] {
     for (size_t i = 0; i < job.files.size(); ++i) {
       while (true) {
@@ -128,9 +137,12 @@ KeyInBackground::KeyInBackground(const Model& model, const CompileOptions& optio
           break;
         }
         job.hashes[i]->update(job.buffer.data(), static_cast<size_t>(n));
+        job.prescan->feed(job.prescan_files[i], job.bytes[i],
+                          std::string_view(job.buffer.data(), static_cast<size_t>(n)));
         job.bytes[i] += static_cast<uint64_t>(n);
       }
     }
+    job.prescan->end();
   });
 }
 

@@ -151,6 +151,22 @@ std::optional<std::string_view> raw_bytes(const onnx::TensorProto& tensor) {
   return std::nullopt;
 }
 
+std::optional<MappedSlice> mapped_slice(const onnx::TensorProto& tensor) {
+  auto id = entry_id(tensor);
+  if (!id) {
+    return std::nullopt;
+  }
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto found = t.entries.find(*id);
+  if (found == t.entries.end() || !found->second.file) {
+    return std::nullopt;
+  }
+  const Entry& entry = found->second;
+  auto offset = static_cast<uint64_t>(entry.bytes.data() - entry.file->bytes().data());
+  return MappedSlice{entry.file, offset, entry.bytes.size()};
+}
+
 void materialize(onnx::TensorProto& tensor) {
   if (!is_stored(tensor)) {
     return;

@@ -51,6 +51,14 @@ bool is_unloaded_external(const onnx::TensorProto& tensor);
 // typed fields (float_data...) and unloaded external data. The view stays valid while
 // the owning WeightStore lives.
 std::optional<std::string_view> raw_bytes(const onnx::TensorProto& tensor);
+// Where a table reference's bytes are when they are a slice of a mapped file.
+struct MappedSlice {
+  std::shared_ptr<const util::MappedFile> file;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+// nullopt unless `tensor` refers to a table entry that is a slice of a mapped file.
+std::optional<MappedSlice> mapped_slice(const onnx::TensorProto& tensor);
 // Replaces a table reference by ordinary raw_data (a copy), e.g. before a tensor is
 // handed to code that reads raw_data itself.
 void materialize(onnx::TensorProto& tensor);

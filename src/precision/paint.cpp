@@ -9,6 +9,7 @@
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "precision/float_convert.h"
+#include "precision/overflow_prescan.h"
 #include "precision/rewrite_state.h"
 #include "precision/schema_check.h"
 
@@ -62,6 +63,9 @@ uint64_t count_overflows(const TensorProto& tensor, int32_t low) {
   }
   std::vector<float> values;
   if (auto raw = model::raw_bytes(tensor)) {
+    if (auto known = prescanned_overflows(*raw, low)) {
+      return *known;
+    }
     size_t count = raw->size() / sizeof(float);
     // Mapped weights are usually aligned: scan them in place rather than copy.
     if (reinterpret_cast<uintptr_t>(raw->data()) % alignof(float) == 0) {

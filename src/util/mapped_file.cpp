@@ -30,12 +30,42 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
       ::close(fd);
       throw Error(path.string() + ": cannot map the file: " + std::strerror(error));
     }
-    // Weights are read front to back, once per written graph.
+    // Weights are read front to back.
     ::madvise(map, size, MADV_SEQUENTIAL);
     data = static_cast<const char*>(map);
   }
   ::close(fd);
-  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, size));
+  return std::shared_ptr<const MappedFile>(new MappedFile(
+      path, data, size, static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)));
+}
+
+Fd MappedFile::reopen() const {
+  Fd fd(::open(m_path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat info {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0 ||
+      static_cast<uint64_t>(info.st_dev) != m_device ||
+      static_cast<uint64_t>(info.st_ino) != m_inode ||
+      static_cast<uint64_t>(info.st_size) != m_size) {
+    return Fd(-1);
+  }
+  return fd;
+}
+
+void read_exactly(int fd, uint64_t offset, char* out, size_t size,
+                  const std::filesystem::path& path) {
+  while (size > 0) {
+    ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      throw Error(path.string() + ": read failed: " +
+                  (n < 0 ? std::strerror(errno) : "the file is shorter than when it was read"));
+    }
+    out += n;
+    offset += static_cast<uint64_t>(n);
+    size -= static_cast<size_t>(n);
+  }
 }
 
 MappedFile::~MappedFile() {

@@ -1,0 +1,213 @@
+#include "precision/overflow_prescan.h"
+
+#include "model/graph_walk.h"
+#include "model/weight_store.h"
+#include "precision/float_convert.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace npucc::precision {
+
+namespace {
+
+constexpr size_t k_scratch_floats = 16 * 1024;
+
+struct Registry {
+  std::mutex mutex;
+  // Published spans by the address of their bytes in the mapping.
+  std::unordered_map<const char*, const OverflowPrescan::Span*> spans;
+};
+
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+} // namespace
+
+struct OverflowPrescan::Span {
+  const char* data = nullptr; // the weight's bytes in the mapping (the lookup key)
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t done = 0;
+  char carry[sizeof(float)] = {};
+  uint64_t half = 0;
+  uint64_t bfloat16 = 0;
+  std::atomic<bool> finished{false};
+  const std::atomic<bool>* ended = nullptr; // the owner's
+};
+
+OverflowPrescan::OverflowPrescan(const onnx::ModelProto& model)
+    : m_scratch(new float[k_scratch_floats]) {
+  std::map<std::filesystem::path, std::map<uint64_t, std::unique_ptr<Span>>> by_file;
+  // Initializers: where external data is (other tensors are counted by the rewrite).
+  model::for_each_graph(model.graph(), [&](const onnx::GraphProto& graph, int) {
+    for (const auto& tensor : graph.initializer()) {
+      if (tensor.data_type() != onnx::TensorProto::FLOAT) {
+        continue;
+      }
+      auto slice = model::mapped_slice(tensor);
+      if (!slice || slice->length < sizeof(float)) {
+        continue;
+      }
+      auto span = std::make_unique<Span>();
+      span->data = slice->file->bytes().data() + slice->offset;
+      span->offset = slice->offset;
+      span->length = slice->length;
+      span->ended = &m_ended;
+      // One span per start; a weight that shares or overlaps another's bytes is counted
+      // by the rewrite itself.
+      by_file[slice->file->path()].emplace(slice->offset, std::move(span));
+    }
+  });
+  for (auto& [path, spans] : by_file) {
+    std::vector<std::unique_ptr<Span>> kept;
+    uint64_t end = 0;
+    for (auto& entry : spans) {
+      if (entry.second->offset >= end) {
+        end = entry.second->offset + entry.second->length;
+        kept.push_back(std::move(entry.second));
+      }
+    }
+    m_paths.push_back(path);
+    m_spans.push_back(std::move(kept));
+  }
+  m_cursor.assign(m_spans.size(), 0);
+}
+
+OverflowPrescan::~OverflowPrescan() {
+  if (!m_published) {
+    return;
+  }
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& spans : m_spans) {
+    for (const auto& span : spans) {
+      auto found = r.spans.find(span->data);
+      if (found != r.spans.end() && found->second == span.get()) {
+        r.spans.erase(found);
+      }
+    }
+  }
+}
+
+int OverflowPrescan::file_index(const std::filesystem::path& path) const {
+  for (size_t i = 0; i < m_paths.size(); ++i) {
+    if (m_paths[i] == path) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void OverflowPrescan::end() {
+  m_ended.store(true, std::memory_order_release);
+}
+
+void OverflowPrescan::publish() {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& spans : m_spans) {
+    for (const auto& span : spans) {
+      r.spans[span->data] = span.get();
+    }
+  }
+  m_published = true;
+}
+
+namespace {
+
+void count_floats(OverflowPrescan::Span& span, const char* bytes, size_t floats, float* scratch) {
+  auto add = [&](const float* values, size_t n) {
+    span.half += count_half_overflows(values, n);
+    span.bfloat16 += count_bfloat16_overflows(values, n);
+  };
+  if (reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
+    add(reinterpret_cast<const float*>(bytes), floats);
+    return;
+  }
+  while (floats > 0) {
+    size_t n = std::min(floats, k_scratch_floats);
+    std::memcpy(scratch, bytes, n * sizeof(float));
+    add(scratch, n);
+    bytes += n * sizeof(float);
+    floats -= n;
+  }
+}
+
+} // namespace
+
+void OverflowPrescan::feed(int file, uint64_t position, std::string_view chunk) {
+  if (file < 0 || static_cast<size_t>(file) >= m_spans.size()) {
+    return;
+  }
+  auto& spans = m_spans[static_cast<size_t>(file)];
+  size_t& cursor = m_cursor[static_cast<size_t>(file)];
+  const uint64_t chunk_end = position + chunk.size();
+  while (cursor < spans.size() && spans[cursor]->offset < chunk_end) {
+    Span& span = *spans[cursor];
+    uint64_t from = std::max(position, span.offset + span.done);
+    uint64_t to = std::min(chunk_end, span.offset + span.length);
+    const char* bytes = chunk.data() + (from - position);
+    uint64_t left = to - from;
+    // A float cut by the previous chunk's end: complete it from the carry.
+    size_t partial = static_cast<size_t>(span.done % sizeof(float));
+    if (partial != 0 && left > 0) {
+      size_t take = std::min<size_t>(sizeof(float) - partial, static_cast<size_t>(left));
+      std::memcpy(span.carry + partial, bytes, take);
+      bytes += take;
+      left -= take;
+      span.done += take;
+      if (span.done % sizeof(float) == 0) {
+        float value = 0;
+        std::memcpy(&value, span.carry, sizeof(float));
+        count_floats(span, reinterpret_cast<const char*>(&value), 1, m_scratch.get());
+      }
+    }
+    size_t floats = static_cast<size_t>(left / sizeof(float));
+    count_floats(span, bytes, floats, m_scratch.get());
+    bytes += floats * sizeof(float);
+    left -= floats * sizeof(float);
+    span.done += floats * sizeof(float);
+    if (left > 0) { // a float this chunk cuts: keep its first bytes
+      std::memcpy(span.carry, bytes, static_cast<size_t>(left));
+      span.done += left;
+    }
+    if (span.done < span.length) {
+      break; // the span goes on in the next chunk
+    }
+    span.finished.store(true, std::memory_order_release);
+    ++cursor;
+  }
+}
+
+std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low) {
+  const OverflowPrescan::Span* span = nullptr;
+  {
+    auto& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto found = r.spans.find(bytes.data());
+    if (found == r.spans.end() || found->second->length != bytes.size()) {
+      return std::nullopt;
+    }
+    span = found->second; // its prescan outlives the compile stage that asks
+  }
+  while (!span->finished.load(std::memory_order_acquire)) {
+    if (span->ended->load(std::memory_order_acquire)) {
+      if (!span->finished.load(std::memory_order_acquire)) {
+        return std::nullopt;
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return low == onnx::TensorProto::FLOAT16 ? span->half : span->bfloat16;
+}
+
+} // namespace npucc::precision

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <onnx/onnx_pb.h>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+// The mixed-precision rewrite needs, for every float32 weight, how many values would
+// overflow the low type (paint.cpp). For weights mapped from external data that is a
+// pass over every byte, and touching a mapping faults its pages in one by one. A
+// compile that hashes the same files for its cache key anyway (cache::KeyInBackground)
+// hands each chunk it reads to an OverflowPrescan as well, so the counts come from bytes
+// already in the CPU cache, on the second core, while the first runs the checker and
+// the passes. The rewrite takes a finished count (prescanned_overflows) or counts
+// itself.
+namespace npucc::precision {
+
+class OverflowPrescan {
+public:
+  // Collects the model's float32 weights that are slices of mapped files (main thread).
+  explicit OverflowPrescan(const onnx::ModelProto& model);
+  ~OverflowPrescan();
+  OverflowPrescan(const OverflowPrescan&) = delete;
+  OverflowPrescan& operator=(const OverflowPrescan&) = delete;
+
+  // Index of the file at `path` among those with weights to count, or -1.
+  int file_index(const std::filesystem::path& path) const;
+  // Counts the weights in `chunk`, the bytes of file `file` from `position`. Chunks of a
+  // file must come in order, from position 0, from one thread. No allocation, no lock
+  // (the thread may run while the process forks).
+  void feed(int file, uint64_t position, std::string_view chunk);
+
+  // The reading thread is done (every file read, or given up): nothing left to wait for.
+  void end();
+
+  // Makes the counts visible to prescanned_overflows while this object lives. Call before
+  // the reading thread starts.
+  void publish();
+
+  struct Span;
+
+private:
+  std::vector<std::vector<std::unique_ptr<Span>>> m_spans; // per file, by offset
+  std::vector<std::filesystem::path> m_paths;
+  std::vector<size_t> m_cursor; // per file: first span not yet finished
+  std::unique_ptr<float[]> m_scratch;
+  std::atomic<bool> m_ended{false};
+  bool m_published = false;
+};
+
+// A published prescan's count for `bytes` (a mapped weight's raw bytes) and the low type
+// (TensorProto::FLOAT16 or BFLOAT16). Waits while the reading thread has yet to reach
+// that weight: it streams the file anyway, and counting here would fault in the mapping
+// and repeat its work. nullopt when no prescan covers the bytes or it ended without them.
+std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low);
+
+} // namespace npucc::precision

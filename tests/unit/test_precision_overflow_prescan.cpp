@@ -1,0 +1,181 @@
+#include "cache/cache_key.h"
+#include "model/weight_store.h"
+#include "npucc/model.h"
+#include "precision/float_convert.h"
+#include "precision/overflow_prescan.h"
+#include "test_support.h"
+#include "util/file_io.h"
+#include "util/mapped_file.h"
+
+#include <cfloat>
+#include <cstring>
+#include <doctest/doctest.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using npucc::precision::OverflowPrescan;
+using npucc::precision::prescanned_overflows;
+
+// `n` floats: mostly small, every 7th past float16's range, every 11th past bfloat16's.
+std::vector<float> weights(size_t n, float seed) {
+  std::vector<float> values(n);
+  for (size_t i = 0; i < n; ++i) {
+    values[i] = seed * static_cast<float>(i % 100) - 3.0f;
+    if (i % 7 == 3) {
+      values[i] = i % 2 == 0 ? 70000.0f : -1e6f;
+    }
+    if (i % 11 == 5) {
+      values[i] = i % 2 == 0 ? FLT_MAX : -FLT_MAX;
+    }
+  }
+  return values;
+}
+
+std::string bytes_of(const std::vector<float>& values) {
+  std::string out(values.size() * sizeof(float), '\0');
+  std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+
+struct Weight {
+  std::string name;
+  std::vector<float> values;
+  uint64_t offset;
+};
+
+// A data file holding the weights at their offsets (odd ones included) and a model
+// whose initializers refer to them through a WeightStore.
+struct Fixture {
+  fs::path data_path;
+  std::shared_ptr<const npucc::util::MappedFile> file;
+  npucc::model::WeightStore store;
+  onnx::ModelProto model;
+  std::vector<Weight> weights;
+
+  explicit Fixture(std::vector<Weight> given) : weights(std::move(given)) {
+    std::string data;
+    for (const auto& weight : weights) {
+      std::string bytes = bytes_of(weight.values);
+      if (data.size() < weight.offset + bytes.size()) {
+        data.resize(weight.offset + bytes.size(), 'x');
+      }
+      data.replace(weight.offset, bytes.size(), bytes);
+    }
+    data += "tail";
+    data_path = npucc::test::temp_dir("prescan") / "w.data";
+    npucc::util::write_file_atomic(data_path, data);
+    file = npucc::util::MappedFile::open(data_path);
+    for (const auto& weight : weights) {
+      auto* tensor = model.mutable_graph()->add_initializer();
+      tensor->set_name(weight.name);
+      tensor->set_data_type(onnx::TensorProto::FLOAT);
+      tensor->add_dims(static_cast<int64_t>(weight.values.size()));
+      store.adopt_mapped(*tensor, file, weight.offset, weight.values.size() * sizeof(float));
+    }
+  }
+
+  std::string_view raw(size_t i) const {
+    return *npucc::model::raw_bytes(model.graph().initializer(static_cast<int>(i)));
+  }
+
+  // Feeds the whole file in chunks of `chunk` bytes, as the key's reader does.
+  void feed(OverflowPrescan& prescan, size_t chunk) const {
+    int index = prescan.file_index(data_path);
+    REQUIRE(index >= 0);
+    std::string_view all = file->bytes();
+    for (uint64_t position = 0; position < all.size(); position += chunk) {
+      prescan.feed(index, position, all.substr(position, chunk));
+    }
+    prescan.end();
+  }
+};
+
+} // namespace
+
+TEST_SUITE("npucc::precision::OverflowPrescan") {
+  TEST_CASE("counts match the rewrite's own count, whatever the chunks cut") {
+    Fixture fixture({{"aligned", weights(5000, 0.5f), 0},
+                     {"odd_offset", weights(3001, 1.5f), 20003},
+                     {"next_to_it", weights(777, 2.0f), 32007}});
+    for (size_t chunk : {size_t{1}, size_t{3}, size_t{7}, size_t{4096}, size_t{1} << 20}) {
+      CAPTURE(chunk);
+      OverflowPrescan prescan(fixture.model);
+      prescan.publish();
+      fixture.feed(prescan, chunk);
+      for (size_t i = 0; i < fixture.weights.size(); ++i) {
+        CAPTURE(fixture.weights[i].name);
+        const auto& values = fixture.weights[i].values;
+        size_t half = npucc::precision::count_half_overflows(values.data(), values.size());
+        size_t bfloat16 = npucc::precision::count_bfloat16_overflows(values.data(), values.size());
+        CHECK(half > bfloat16);
+        CHECK(bfloat16 > 0);
+        CHECK(prescanned_overflows(fixture.raw(i), onnx::TensorProto::FLOAT16) == half);
+        CHECK(prescanned_overflows(fixture.raw(i), onnx::TensorProto::BFLOAT16) == bfloat16);
+      }
+    }
+  }
+
+  TEST_CASE("nothing is known unless published, fed to the end and still alive") {
+    Fixture fixture({{"w", weights(4096, 1.0f), 64}});
+    {
+      OverflowPrescan unpublished(fixture.model);
+      fixture.feed(unpublished, 4096);
+      CHECK_FALSE(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
+    }
+    {
+      // Ended before reaching the weight (a read error): no wait, no count.
+      OverflowPrescan cut_short(fixture.model);
+      cut_short.publish();
+      cut_short.feed(cut_short.file_index(fixture.data_path), 0,
+                     fixture.file->bytes().substr(0, 1000));
+      cut_short.end();
+      CHECK_FALSE(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
+    }
+    {
+      OverflowPrescan whole(fixture.model);
+      whole.publish();
+      fixture.feed(whole, 4096);
+      CHECK(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
+      // Another weight's bytes, or a prefix of these, are not this count.
+      CHECK_FALSE(prescanned_overflows(fixture.raw(0).substr(0, 400), onnx::TensorProto::FLOAT16));
+    }
+    CHECK_FALSE(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
+    CHECK(OverflowPrescan(fixture.model).file_index("/no/such/file.data") == -1);
+  }
+
+  TEST_CASE("the cache key's reader counts a read model's external weights") {
+    fs::path dir = npucc::test::temp_dir("prescan-key");
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[6000] x) => (float[6000] y) {
+        y = Mul(x, w)
+      }
+    )");
+    auto values = weights(6000, 0.25f);
+    npucc::util::write_file_atomic(dir / "m.onnx.data", "pad" + bytes_of(values));
+    auto* w = model.mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(6000);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [key, value] : {std::pair<std::string, std::string>{"location", "m.onnx.data"},
+                              {"offset", "3"},
+                              {"length", std::to_string(6000 * 4)}}) {
+      auto* entry = w->add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    npucc::util::write_file_atomic(dir / "m.onnx", model.SerializeAsString());
+    npucc::Model read = npucc::read_model(dir / "m.onnx", {}, npucc::Weights::in_table);
+    npucc::CompileOptions options;
+    options.model_path = dir / "m.onnx";
+    npucc::cache::KeyInBackground key(read, options);
+    auto raw = *npucc::model::raw_bytes(read.proto.graph().initializer(0));
+    CHECK(prescanned_overflows(raw, onnx::TensorProto::FLOAT16) ==
+          npucc::precision::count_half_overflows(values.data(), values.size()));
+    CHECK(key.get().key == npucc::cache::compute_key(read, options).key);
+  }
+}
