@@ -34,8 +34,9 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
   auto args = std::make_shared<Args>();
   command.add_option("MODEL_OR_DIR", args->inputs, ".onnx models, or folders searched for *.onnx")
       ->required();
-  command.add_option("-j,--jobs", args->jobs,
-                     "compile N models at once, in N worker processes (default: the CPU count)");
+  command.add_option(
+      "-j,--jobs", args->jobs,
+      "use N cores: N models at once in worker processes, one core each (default: the CPU count)");
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
   add_remote_cache_options(command, args->cache);

@@ -2,6 +2,7 @@
 
 #include "cache/worker_channel.h"
 #include "npucc/error.h"
+#include "util/parallel.h"
 
 #include <cerrno>
 #include <csignal>
@@ -305,6 +306,13 @@ private:
 void compile_in_workers(size_t count, unsigned workers, const CompileOne& compile,
                         const ItemDone& done) {
   unsigned wanted = static_cast<unsigned>(std::min<size_t>(workers, count));
+  // -j N is N cores in all: N models at once on one core each, or, with fewer models
+  // than N, a share of the spare cores each (workers inherit the budget).
+  unsigned budget = std::max(1u, workers / std::max(1u, wanted));
+  struct RestoreBudget {
+    unsigned previous;
+    ~RestoreBudget() { util::set_thread_budget(previous); }
+  } restore{util::set_thread_budget(budget)};
   if (wanted <= 1 || !single_threaded()) {
     RemoteState remote = RemoteState::up;
     for (size_t i = 0; i < count; ++i) {

@@ -9,8 +9,24 @@
 
 namespace npucc::util {
 
+namespace {
+
+std::atomic<unsigned> g_budget{0};
+
+} // namespace
+
+unsigned thread_budget() {
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  unsigned budget = g_budget.load();
+  return budget == 0 ? cores : std::min(budget, cores);
+}
+
+unsigned set_thread_budget(unsigned threads) {
+  return g_budget.exchange(threads);
+}
+
 void parallel_for(size_t count, const std::function<void(size_t)>& work) {
-  size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  size_t threads = std::min<size_t>(count, thread_budget());
   if (threads <= 1) {
     for (size_t i = 0; i < count; ++i) {
       work(i);

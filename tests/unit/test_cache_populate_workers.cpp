@@ -4,6 +4,7 @@
 #include "npucc/error.h"
 #include "test_support.h"
 #include "util/file_io.h"
+#include "util/parallel.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -139,6 +141,45 @@ TEST_SUITE("npucc::populate_workers") {
         CHECK(reply.item.detail == std::to_string(::getpid()));
       }
     }
+  }
+
+  TEST_CASE("-j N is N cores in all: each compile gets its share of them") {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    // (models, jobs) -> threads each compile may use
+    for (auto [count, jobs, share] : {std::tuple<size_t, unsigned, unsigned>{4, 1, 1},
+                                      {8, 2, 1},
+                                      {1, 2, 2},
+                                      {2, 4, 2},
+                                      {3, 4, 1}}) {
+      CAPTURE(count);
+      CAPTURE(jobs);
+      Collected collected;
+      npucc::cache::compile_in_workers(
+          count, jobs,
+          [](size_t, RemoteState) {
+            WorkerReply reply;
+            reply.item.detail = std::to_string(npucc::util::thread_budget());
+            return reply;
+          },
+          collected.done());
+      REQUIRE(collected.replies.size() == count);
+      for (const auto& [index, reply] : collected.replies) {
+        CHECK(reply.item.detail == std::to_string(std::min(share, cores)));
+      }
+    }
+    CHECK(npucc::util::thread_budget() == cores); // restored in the caller
+  }
+
+  TEST_CASE("parallel_for keeps to the thread budget") {
+    std::mutex mutex;
+    std::set<std::thread::id> seen;
+    unsigned previous = npucc::util::set_thread_budget(1);
+    npucc::util::parallel_for(64, [&](size_t) {
+      std::lock_guard<std::mutex> lock(mutex);
+      seen.insert(std::this_thread::get_id());
+    });
+    npucc::util::set_thread_budget(previous);
+    CHECK(seen == std::set<std::thread::id>{std::this_thread::get_id()});
   }
 
   TEST_CASE("a multi-threaded caller compiles in-process: forking it is not safe") {
