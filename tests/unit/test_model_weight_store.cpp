@@ -4,6 +4,7 @@
 #include "npucc/model.h"
 #include "test_support.h"
 #include "util/file_io.h"
+#include "util/mapped_file.h"
 
 #include <cstring>
 #include <doctest/doctest.h>
@@ -112,6 +113,30 @@ TEST_SUITE("npucc::model::WeightStore") {
         CHECK(npucc::model::is_stored(initializer(model.proto, "w")));
       }
     }
+  }
+
+  TEST_CASE("mapped weights are written from their file, or from the mapping once it is replaced") {
+    fs::path dir = npucc::test::temp_dir("weights");
+    fs::path path = write_model(dir, true);
+    npucc::Model model = npucc::read_model(path, {}, npucc::Weights::in_table);
+    auto slice = npucc::model::mapped_slice(initializer(model.proto, "w"));
+    REQUIRE(slice.has_value());
+    CHECK(slice->offset == 16);
+    CHECK(slice->length == 8192 * sizeof(float));
+    CHECK_FALSE(npucc::model::mapped_slice(initializer(model.proto, "b")));
+    CHECK(slice->file->reopen().get() >= 0);
+
+    auto write_and_read_back = [&] {
+      fs::path out = npucc::test::temp_dir("weights-out");
+      npucc::compiler::write_graph(model.proto, out, "g.onnx", npucc::ExternalData::automatic);
+      return initializer(npucc::read_model(out / "g.onnx").proto, "w").raw_data();
+    };
+    CHECK(write_and_read_back() == weight_bytes(0.5f));
+    // Another file now has the data file's name: the writer must not read it, and the
+    // mapping still holds the bytes the compile was given.
+    npucc::util::write_file_atomic(dir / "m.onnx.data", "0123456789abcdef" + weight_bytes(9.0f));
+    CHECK(slice->file->reopen().get() < 0);
+    CHECK(write_and_read_back() == weight_bytes(0.5f));
   }
 
   TEST_CASE("new bytes for a stored tensor stay in its store; released stores are refused") {
