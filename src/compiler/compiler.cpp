@@ -81,15 +81,17 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     try {
       // Folding (fold_shapes, fold_constants) gives inference static shapes it could
       // not see before, which can make more Shape nodes foldable: repeat (bounded).
-      // The last inference also runs the checker on its result, in the same child.
+      // Each inference runs the checker on its result in the same child, so a round
+      // of passes that changes nothing ends the loop without another child.
       for (int round = 0;; ++round) {
-        bool again = round < 4 && passes::any_changed(round_reports);
-        compiler::check_and_infer(model.proto,
-                                  again ? compiler::Checker::none : compiler::Checker::after);
-        if (!again) {
+        compiler::check_and_infer(model.proto, compiler::Checker::after);
+        if (round >= 4 || !passes::any_changed(round_reports)) {
           break;
         }
         round_reports = manager.run(model.proto, passes::FixedPoint::yes, say);
+        if (!passes::any_changed(round_reports)) {
+          break;
+        }
         passes::add_reports(reports, round_reports);
       }
       result.passes = summarise(reports);
