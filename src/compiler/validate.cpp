@@ -121,9 +121,11 @@ std::string run_isolated(const std::string& what, const std::function<std::strin
   // the held initialisation guard and waits for it forever. Built here, once, before
   // any fork, every child finds it ready. (cache populate -j N compiles in worker
   // processes, each single-threaded, for this reason among others: cache/populate_workers.h.)
-  static const bool k_registry_ready =
-      onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
-      !onnx::OpSchemaRegistry::get_all_schemas_with_history().empty();
+  // Schema() builds the whole registry (map()); Instance() is the other function-local
+  // static the children use. get_all_schemas_with_history() copies every schema (some
+  // 24,000 allocations) and warms nothing more.
+  static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
+                                       onnx::OpSchemaRegistry::Instance() != nullptr;
   (void)k_registry_ready;
   int fds[2];
   if (::pipe(fds) != 0) {
