@@ -58,15 +58,18 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
       widths[i] = std::max(widths[i], row[i].size());
     }
   }
+  // One line buffer for all rows: `cache ls` prints one row per entry.
+  std::string line;
   for (const auto& row : rows) {
-    std::string line;
+    line.clear();
     for (size_t i = 0; i < row.size(); ++i) {
       line += row[i];
       if (i + 1 < row.size()) {
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
+        line.append(widths[i] - row[i].size() + 2, ' ');
       }
     }
-    std::cout << line << "\n";
+    line += '\n';
+    std::cout << line;
   }
 }
 
