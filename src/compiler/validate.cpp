@@ -327,7 +327,9 @@ void check_and_infer(onnx::ModelProto& model, Checker checker) {
         throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
       }
     }
-    onnx::ModelProto inferred = attempt_input(model, 0);
+    // This child's `model` is its own (fork): attempt 0 infers on it in place, as
+    // inferred_payload does, instead of on a copy (attempt_input(model, 0) is a plain copy).
+    onnx::ModelProto& inferred = model;
     try {
       onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(),
                                          attempt_options(0));
