@@ -121,9 +121,11 @@ std::string run_isolated(const std::string& what, const std::function<std::strin
   // the held initialisation guard and waits for it forever. Built here, once, before
   // any fork, every child finds it ready. (cache populate -j N compiles in worker
   // processes, each single-threaded, for this reason among others: cache/populate_workers.h.)
-  static const bool k_registry_ready =
-      onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
-      !onnx::OpSchemaRegistry::get_all_schemas_with_history().empty();
+  // Schema() builds the whole registry (map()); Instance() is the other function-local
+  // static the children use. get_all_schemas_with_history() copies every schema (some
+  // 24,000 allocations) and warms nothing more.
+  static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
+                                       onnx::OpSchemaRegistry::Instance() != nullptr;
   (void)k_registry_ready;
   int fds[2];
   if (::pipe(fds) != 0) {
@@ -325,7 +327,9 @@ void check_and_infer(onnx::ModelProto& model, Checker checker) {
         throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
       }
     }
-    onnx::ModelProto inferred = attempt_input(model, 0);
+    // This child's `model` is its own (fork): attempt 0 infers on it in place, as
+    // inferred_payload does, instead of on a copy (attempt_input(model, 0) is a plain copy).
+    onnx::ModelProto& inferred = model;
     try {
       onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(),
                                          attempt_options(0));

@@ -82,6 +82,9 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
     uint64_t bytes;
   };
   std::vector<Pending> pending;
+  // Resolved once per location: a model keeps hundreds of tensors in one data file,
+  // and resolving walks both paths component by component (a readlink each).
+  std::map<std::string, fs::path> resolved;
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
       return;
@@ -101,7 +104,14 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
         (entry.key() == "offset" ? offset : length) = number;
       }
     }
-    fs::path path = resolve_external_location(location, folder, model_file, tensor.name());
+    auto known = resolved.find(location);
+    if (known == resolved.end()) {
+      known = resolved
+                  .emplace(location,
+                           resolve_external_location(location, folder, model_file, tensor.name()))
+                  .first;
+    }
+    const fs::path& path = known->second;
     auto expected = data_bytes(tensor);
     auto& map = mapped[path.string()];
     if (!map) {
@@ -111,23 +121,26 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
     uint64_t bytes = length >= 0
                          ? static_cast<uint64_t>(length)
                          : (static_cast<uint64_t>(offset) <= file_size ? file_size - offset : 0);
-    const std::string what = model_file + ": tensor \"" + tensor.name() + "\": external data in " +
-                             location + " (" + std::to_string(bytes) + " bytes at offset " +
-                             std::to_string(offset) + ")";
+    // Built only for an error: most models have hundreds of external tensors.
+    auto what = [&] {
+      return model_file + ": tensor \"" + tensor.name() + "\": external data in " + location +
+             " (" + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + ")";
+    };
     if (expected && element_size(tensor.data_type()) != 0 && *expected != bytes) {
-      throw Error(what + " does not match its dims (" + std::to_string(*expected) + " bytes)");
+      throw Error(what() + " does not match its dims (" + std::to_string(*expected) + " bytes)");
     }
     if (bytes > limits.max_tensor_bytes) {
-      throw Error(what + " is over the per-tensor limit of " +
+      throw Error(what() + " is over the per-tensor limit of " +
                   std::to_string(limits.max_tensor_bytes) + " bytes");
     }
     if (static_cast<uint64_t>(offset) > file_size || bytes > file_size - offset) {
-      throw Error(what + " runs past the end of the file (" + std::to_string(file_size) + " bytes)",
+      throw Error(what() + " runs past the end of the file (" + std::to_string(file_size) +
+                      " bytes)",
                   "the data file is truncated or belongs to another model");
     }
     // Checked before reading, so an oversized model is refused without allocating.
     if (bytes > limits.max_memory_bytes || loaded > limits.max_memory_bytes - bytes) {
-      throw Error(what + " would bring the model's data in memory to " +
+      throw Error(what() + " would bring the model's data in memory to " +
                       std::to_string(loaded + bytes) + " bytes, over the memory limit of " +
                       std::to_string(limits.max_memory_bytes) + " bytes",
                   "raise the limit with --max-memory");
@@ -141,8 +154,8 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
         item.bytes >= k_weight_store_threshold) {
       store->adopt_mapped(tensor, item.map, static_cast<uint64_t>(item.offset), item.bytes);
     } else {
-      tensor.set_raw_data(std::string(
-          item.map->bytes().substr(static_cast<size_t>(item.offset), item.bytes)));
+      tensor.set_raw_data(
+          std::string(item.map->bytes().substr(static_cast<size_t>(item.offset), item.bytes)));
       tensor.clear_external_data();
       tensor.set_data_location(onnx::TensorProto::DEFAULT);
     }

@@ -25,6 +25,12 @@ void add_types(const onnx::GraphProto& graph, GraphContext& context) {
       context.shapes.erase(value.name());
     }
   };
+  // Sized once: every value of a large graph goes in, and rehashing twice per doubling
+  // showed in profiles (add_types runs for every pass, every round).
+  size_t values = static_cast<size_t>(graph.input_size() + graph.output_size() +
+                                      graph.value_info_size() + graph.initializer_size());
+  types.reserve(types.size() + values);
+  context.shapes.reserve(context.shapes.size() + values);
   std::unordered_set<std::string> overridable;
   for (const auto& value : graph.input()) {
     add_value(value);
@@ -48,19 +54,33 @@ void add_types(const onnx::GraphProto& graph, GraphContext& context) {
 int64_t run_on_graph_tree(Pass& pass, onnx::GraphProto& graph, GraphContext context) {
   add_types(graph, context);
   int64_t changed = pass.run_on_graph(graph, context);
-  // The pass may have rewritten the graph: collect what bodies can see afterwards.
-  GraphContext inner = context;
-  inner.depth = context.depth + 1;
+  // The pass may have rewritten the graph: its bodies are looked up afterwards.
+  struct Body {
+    onnx::GraphProto* graph;
+    bool in_loop;
+  };
+  std::vector<Body> bodies;
+  for (auto& node : *graph.mutable_node()) {
+    bool loop = node.op_type() == "Loop" || node.op_type() == "Scan";
+    for (auto* body : model::subgraphs_of(node)) {
+      bodies.push_back({body, loop});
+    }
+  }
+  // Most graphs have no bodies: then the context (every name's type and shape) is
+  // neither copied nor extended, which cost more than most passes themselves.
+  if (bodies.empty()) {
+    return changed;
+  }
+  GraphContext inner = std::move(context);
+  inner.depth += 1;
   for (const auto& name : model::defined_names(graph)) {
     inner.outer_names.insert(name);
   }
-  for (auto& node : *graph.mutable_node()) {
-    for (auto* body : model::subgraphs_of(node)) {
-      GraphContext body_context = inner;
-      body_context.in_loop_body =
-          inner.in_loop_body || node.op_type() == "Loop" || node.op_type() == "Scan";
-      changed += run_on_graph_tree(pass, *body, body_context);
-    }
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    bool in_loop = inner.in_loop_body || bodies[i].in_loop;
+    GraphContext body_context = i + 1 == bodies.size() ? std::move(inner) : inner;
+    body_context.in_loop_body = in_loop;
+    changed += run_on_graph_tree(pass, *bodies[i].graph, std::move(body_context));
   }
   return changed;
 }
@@ -88,7 +108,7 @@ int64_t PassManager::run_pass(Pass& pass, onnx::ModelProto& model) {
   }
   GraphContext context;
   context.model = &model;
-  return run_on_graph_tree(pass, *model.mutable_graph(), context);
+  return run_on_graph_tree(pass, *model.mutable_graph(), std::move(context));
 }
 
 std::vector<PassReport> PassManager::run(onnx::ModelProto& model, FixedPoint fixed_point,
@@ -104,8 +124,8 @@ std::vector<PassReport> PassManager::run(onnx::ModelProto& model, FixedPoint fix
       reports[i].changed += changed;
       round_changes += changed;
       if (log && changed > 0) {
-        log("pass " + reports[i].name + " (round " + std::to_string(round) + "): " +
-            std::to_string(changed) + " " + reports[i].unit);
+        log("pass " + reports[i].name + " (round " + std::to_string(round) +
+            "): " + std::to_string(changed) + " " + reports[i].unit);
       }
     }
     if (fixed_point == FixedPoint::no || round_changes == 0) {

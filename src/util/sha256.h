@@ -7,6 +7,9 @@
 #include <string>
 #include <string_view>
 
+// OpenSSL's EVP_MD_CTX, declared here so that the header needs no OpenSSL include.
+struct evp_md_ctx_st;
+
 namespace npucc::util {
 
 // Incremental SHA-256 (OpenSSL EVP).
@@ -23,8 +26,7 @@ public:
   std::string hex_digest();
 
 private:
-  struct State;
-  std::unique_ptr<State> m_state;
+  evp_md_ctx_st* m_ctx = nullptr;
 };
 
 std::string sha256_hex(std::string_view data);
