@@ -106,7 +106,12 @@ grep -q "^npucc: error: $M/.*\.onnx: the compile worker was killed by signal 9 (
 failed=$(grep -c '^npucc: error: ' "$WORK/kerr")
 contains "$WORK/kout" "$((NMODELS - failed)) compiled, 0 already cached, 0 bypassed, $failed failed"
 expect_status 0 timeout 600 "$NPUCC" cache populate -j 2 "$M" --cache-dir "$WORK/ck"
-contains "$WORK/out" "$failed compiled, $((NMODELS - failed)) already cached"
+# A worker killed between storing its entry and replying has its model failed but
+# cached: the rerun compiles at most the failed models, and every model is accounted for.
+refilled=$(sed -n 's/^populate: \([0-9]*\) compiled, \([0-9]*\) already cached, 0 bypassed, 0 failed$/\1 \2/p' "$WORK/out")
+read -r recompiled cached <<<"${refilled:-x x}"
+[ "$recompiled" != x ] && [ "$recompiled" -le "$failed" ] && [ $((recompiled + cached)) = "$NMODELS" ] ||
+  { cat "$WORK/out" >&2; fail "the rerun should compile at most the $failed failed model(s) and find the rest cached"; }
 expect_status 0 "$NPUCC" cache verify --cache-dir "$WORK/ck"
 pass "a worker killed by signal 9: $failed model(s) failed in one line, the rest stored, then filled"
 
