@@ -87,7 +87,7 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options) 
   return key_from(model, options, external, digests, external_bytes);
 }
 
-struct KeyInBackground::Job {
+struct KeyHashing::Job {
   ModelIdentity model;
   CompileOptions options;
   std::vector<std::pair<std::string, std::filesystem::path>> external;
@@ -102,7 +102,27 @@ struct KeyInBackground::Job {
   std::thread thread;
 };
 
-KeyInBackground::KeyInBackground(const Model& model, const CompileOptions& options)
+void KeyHashing::read_files(Job& job) {
+  for (size_t i = 0; i < job.files.size(); ++i) {
+    while (true) {
+      ssize_t n = ::read(job.files[i].get(), job.buffer.data(), job.buffer.size());
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        job.errors[i] = n < 0 ? errno : 0;
+        break;
+      }
+      job.hashes[i]->update(job.buffer.data(), static_cast<size_t>(n));
+      job.prescan->feed(job.prescan_files[i], job.bytes[i],
+                        std::string_view(job.buffer.data(), static_cast<size_t>(n)));
+      job.bytes[i] += static_cast<uint64_t>(n);
+    }
+  }
+  job.prescan->end();
+}
+
+KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where)
     : m_job(std::make_unique<Job>()) {
   Job& job = *m_job;
   job.model = identity_of(model);
@@ -124,35 +144,21 @@ KeyInBackground::KeyInBackground(const Model& model, const CompileOptions& optio
     job.prescan_files.push_back(job.prescan->file_index(entry.second));
   }
   job.prescan->publish();
+  if (where == HashOn::this_thread) {
+    read_files(job);
+    return;
+  }
   // Only read(), SHA-256 updates and counting from here on: no allocation, no lock.
-  job.thread = std::thread([&job] {
-    for (size_t i = 0; i < job.files.size(); ++i) {
-      while (true) {
-        ssize_t n = ::read(job.files[i].get(), job.buffer.data(), job.buffer.size());
-        if (n < 0 && errno == EINTR) {
-          continue;
-        }
-        if (n <= 0) {
-          job.errors[i] = n < 0 ? errno : 0;
-          break;
-        }
-        job.hashes[i]->update(job.buffer.data(), static_cast<size_t>(n));
-        job.prescan->feed(job.prescan_files[i], job.bytes[i],
-                          std::string_view(job.buffer.data(), static_cast<size_t>(n)));
-        job.bytes[i] += static_cast<uint64_t>(n);
-      }
-    }
-    job.prescan->end();
-  });
+  job.thread = std::thread([&job] { read_files(job); });
 }
 
-KeyInBackground::~KeyInBackground() {
+KeyHashing::~KeyHashing() {
   if (m_job && m_job->thread.joinable()) {
     m_job->thread.join();
   }
 }
 
-CacheKey KeyInBackground::get() {
+CacheKey KeyHashing::get() {
   Job& job = *m_job;
   if (job.thread.joinable()) {
     job.thread.join();

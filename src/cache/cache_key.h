@@ -41,22 +41,28 @@ struct ModelIdentity {
 };
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options);
 
-// compute_key(model, options) with the external data hashed on a second thread, so the
-// caller can do other work meanwhile. Whatever allocates or may take a lock (opening
-// the files, the hash contexts, the buffer, the digests) happens in the calling thread
-// before the thread starts and in get(); the thread only reads and hashes, so a fork()
-// meanwhile (the isolated ONNX checker, compiler/validate.cpp) cannot copy a lock it
-// holds. Throws (here or from get()) what compute_key would.
-class KeyInBackground {
+// compute_key(model, options) for a compile that goes on meanwhile: the external data
+// is read once, on a second thread (HashOn::second_thread) or in the constructor
+// (HashOn::this_thread, when the process may use one core: `populate -j 1`), and the
+// chunks read are also handed to a precision::OverflowPrescan, so the mixed-precision
+// rewrite finds its float16/bfloat16 overflow counts done. On the second thread,
+// whatever allocates or may take a lock (opening the files, the hash contexts, the
+// buffer, the digests) happens in the calling thread before the thread starts and in
+// get(); the thread only reads, hashes and counts, so a fork() meanwhile (the isolated
+// ONNX checker, compiler/validate.cpp) cannot copy a lock it holds. Throws (here or
+// from get()) what compute_key would. The counts are published while this lives.
+enum class HashOn { second_thread, this_thread };
+class KeyHashing {
 public:
-  KeyInBackground(const Model& model, const CompileOptions& options);
-  ~KeyInBackground();
-  KeyInBackground(const KeyInBackground&) = delete;
-  KeyInBackground& operator=(const KeyInBackground&) = delete;
+  KeyHashing(const Model& model, const CompileOptions& options, HashOn where);
+  ~KeyHashing();
+  KeyHashing(const KeyHashing&) = delete;
+  KeyHashing& operator=(const KeyHashing&) = delete;
   CacheKey get();
 
 private:
   struct Job;
+  static void read_files(Job& job);
   std::unique_ptr<Job> m_job;
 };
 

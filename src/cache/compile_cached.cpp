@@ -175,13 +175,14 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 
   // A model whose bytes have no index here (fast_hit) is nearly always a miss: the
   // compile's first stage runs while a second core hashes the external data for the
-  // key, and is thrown away on the rare hit. With a remote tier a local miss may well
-  // be a remote hit, which needs no compile work: the key comes first there. So it does
-  // when there is no second thread to use (populate -j 1).
+  // key (with one core, the key is hashed first, in line), and is thrown away on the
+  // rare hit. With a remote tier a local miss may well be a remote hit, which needs no
+  // compile work: the key alone comes first there.
   std::optional<PreparedCompile> prepared;
   CacheKey key;
-  if (!uncacheable && config.remote.url.empty() && util::thread_budget() > 1) {
-    KeyInBackground hashing(model, options);
+  if (!uncacheable && config.remote.url.empty()) {
+    KeyHashing hashing(model, options,
+                       util::thread_budget() > 1 ? HashOn::second_thread : HashOn::this_thread);
     if (deliver == Deliver::output_folder) {
       compiler::check_output_folder(options.output_dir);
     }

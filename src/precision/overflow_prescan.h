@@ -12,7 +12,7 @@
 // The mixed-precision rewrite needs, for every float32 weight, how many values would
 // overflow the low type (paint.cpp). For weights mapped from external data that is a
 // pass over every byte, and touching a mapping faults its pages in one by one. A
-// compile that hashes the same files for its cache key anyway (cache::KeyInBackground)
+// compile that hashes the same files for its cache key anyway (cache::KeyHashing)
 // hands each chunk it reads to an OverflowPrescan as well, so the counts come from bytes
 // already in the CPU cache, on the second core, while the first runs the checker and
 // the passes. The rewrite takes a finished count (prescanned_overflows) or counts

@@ -71,15 +71,17 @@ TEST_SUITE("npucc::cache::CacheKey") {
     options.model_path = dir / "m.onnx";
     REQUIRE(model.external_files.size() >= 2);
     npucc::CacheKey in_line = compute_key(model, options);
-    KeyInBackground background(model, options);
-    npucc::CacheKey hashed = background.get();
-    CHECK(hashed.key == in_line.key);
-    REQUIRE(hashed.components.size() == in_line.components.size());
-    CHECK(hashed.components[3].value == in_line.components[3].value); // files and bytes
+    for (auto where : {HashOn::second_thread, HashOn::this_thread}) {
+      KeyHashing hashing(model, options, where);
+      npucc::CacheKey hashed = hashing.get();
+      CHECK(hashed.key == in_line.key);
+      REQUIRE(hashed.components.size() == in_line.components.size());
+      CHECK(hashed.components[3].value == in_line.components[3].value); // files and bytes
+    }
 
     SUBCASE("changed external bytes change both alike") {
       npucc::util::write_file_atomic(dir / "a.bin", std::string(3 << 20, 'z'));
-      KeyInBackground again(model, options);
+      KeyHashing again(model, options, HashOn::second_thread);
       npucc::CacheKey changed = again.get();
       CHECK(changed.key != in_line.key);
       CHECK(changed.key == compute_key(model, options).key);

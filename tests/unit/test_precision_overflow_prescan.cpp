@@ -172,10 +172,13 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     npucc::Model read = npucc::read_model(dir / "m.onnx", {}, npucc::Weights::in_table);
     npucc::CompileOptions options;
     options.model_path = dir / "m.onnx";
-    npucc::cache::KeyInBackground key(read, options);
     auto raw = *npucc::model::raw_bytes(read.proto.graph().initializer(0));
-    CHECK(prescanned_overflows(raw, onnx::TensorProto::FLOAT16) ==
-          npucc::precision::count_half_overflows(values.data(), values.size()));
-    CHECK(key.get().key == npucc::cache::compute_key(read, options).key);
+    for (auto where : {npucc::cache::HashOn::second_thread, npucc::cache::HashOn::this_thread}) {
+      npucc::cache::KeyHashing key(read, options, where);
+      CHECK(prescanned_overflows(raw, onnx::TensorProto::FLOAT16) ==
+            npucc::precision::count_half_overflows(values.data(), values.size()));
+      CHECK(key.get().key == npucc::cache::compute_key(read, options).key);
+    }
+    CHECK_FALSE(prescanned_overflows(raw, onnx::TensorProto::FLOAT16));
   }
 }
