@@ -50,6 +50,11 @@ int64_t RemoveUnusedOpsets::run_on_model(onnx::ModelProto& model) {
       ++kept;
     }
   }
+  // ONNX's checker refuses a model (IR version 3 or later) that imports no opset at all:
+  // one whose nodes are all gone keeps its first import.
+  if (kept == 0 && !opsets->empty()) {
+    kept = 1;
+  }
   const auto removed = static_cast<int64_t>(opsets->size() - kept);
   while (opsets->size() > kept) {
     opsets->RemoveLast();

@@ -38,6 +38,19 @@ TEST_SUITE("npucc::passes::RemoveUnusedOpsets") {
     CHECK(run(pass, model) == 0);
   }
 
+  TEST_CASE("never removes the last import: ONNX's checker wants one (found by fuzzing)") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["com.example" : 1, "com.other" : 2]>
+      agraph (float[2] x) => (float[2] x) {
+      }
+    )");
+    RemoveUnusedOpsets pass;
+    CHECK(run(pass, model) == 1);
+    CHECK(domains_of(model) == Domains{"com.example"});
+    check_valid(model);
+    CHECK(run(pass, model) == 0);
+  }
+
   TEST_CASE("keeps the default domain even when no node uses it") {
     auto model = npucc::test::parse_text_model(R"(
       <ir_version: 8, opset_import: ["" : 17, "com.example" : 1]>
