@@ -1,6 +1,8 @@
 #include "precision/emulation.h"
 
 #include "model/graph_walk.h"
+#include "npucc/error.h"
+#include "precision/schema_check.h"
 
 #include <functional>
 #include <set>
@@ -28,6 +30,7 @@ const std::set<std::string> k_typed_by_attribute = {
 struct Emulator {
   std::unordered_set<std::string> taken;
   int64_t round_trips = 0;
+  std::set<int32_t> low_types; // the types the round trips go through
 
   std::string unique(const std::string& base) {
     std::string name = base;
@@ -84,6 +87,7 @@ struct Emulator {
       input.mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
       *nodes.Add() = cast(input.name(), low, type);
       *nodes.Add() = cast(low, back, TensorProto::FLOAT);
+      low_types.insert(type);
       ++round_trips;
     }
     for (auto& init : *graph.mutable_initializer()) {
@@ -93,6 +97,7 @@ struct Emulator {
       std::string name = init.name();
       init.set_name(unique(name + "_emu_low"));
       *nodes.Add() = cast(init.name(), name, TensorProto::FLOAT);
+      low_types.insert(init.data_type());
       ++round_trips;
     }
     for (auto& node : *graph.mutable_node()) {
@@ -113,6 +118,7 @@ struct Emulator {
           after.push_back(cast(output, low, it->second));
           after.push_back(cast(low, name, TensorProto::FLOAT));
         }
+        low_types.insert(it->second);
         ++round_trips;
       }
       *nodes.Add() = std::move(node);
@@ -130,6 +136,30 @@ struct Emulator {
     }
   }
 };
+
+// Cast to and from bfloat16 exists from opset 13 only: a graph that holds bfloat16 values
+// at an earlier opset has no float32 emulation.
+void refuse_unsupported_casts(const onnx::ModelProto& model, const std::set<int32_t>& low_types) {
+  onnx::NodeProto cast;
+  cast.set_op_type("Cast");
+  const onnx::OpSchema* schema = find_schema(cast, model);
+  for (int32_t low : low_types) {
+    if (schema != nullptr && schema_accepts(*schema, {TensorProto::FLOAT}, {low}) &&
+        schema_accepts(*schema, {low}, {TensorProto::FLOAT})) {
+      continue;
+    }
+    const std::string name = low == TensorProto::BFLOAT16 ? "bfloat16" : "float16";
+    std::string opset = "?";
+    for (const auto& entry : model.opset_import()) {
+      if (entry.domain().empty() || entry.domain() == "ai.onnx") {
+        opset = std::to_string(entry.version());
+      }
+    }
+    throw Error("--emit-emulation: the low graph holds " + name + " values, and Cast to or from " +
+                    name + " is not defined at the model's opset " + opset,
+                "convert the model to opset 13 or later, or leave out --emit-emulation");
+  }
+}
 
 } // namespace
 
@@ -157,6 +187,7 @@ int64_t make_emulation(onnx::ModelProto& model) {
   for (auto it = graphs.rbegin(); it != graphs.rend(); ++it) {
     emulator.emulate_graph(**it);
   }
+  refuse_unsupported_casts(model, emulator.low_types);
   return emulator.round_trips;
 }
 

@@ -140,6 +140,29 @@ TEST_SUITE("npucc::precision::make_emulation") {
     CHECK(model.graph().input(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
     CHECK(model.graph().output(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
   }
+
+  TEST_CASE("bfloat16 values before opset 13 are refused: Cast has no bfloat16 there") {
+    const std::string graph = R"(
+      g (bfloat16[2,2] x, float[2,2] w) => (float[2,2] y) {
+        y = Identity(w)
+      }
+    )";
+    auto old_opset =
+        npucc::test::parse_text_model(R"(<ir_version: 7, opset_import: ["" : 12]>)" + graph);
+    try {
+      npucc::precision::make_emulation(old_opset);
+      FAIL("expected a refusal");
+    } catch (const npucc::Error& e) {
+      CHECK(std::string(e.what()) == "--emit-emulation: the low graph holds bfloat16 values, "
+                                     "and Cast to or from bfloat16 is not defined at the "
+                                     "model's opset 12");
+    }
+    auto new_opset =
+        npucc::test::parse_text_model(R"(<ir_version: 8, opset_import: ["" : 13]>)" + graph);
+    CHECK(npucc::precision::make_emulation(new_opset) == 1);
+    npucc::compiler::infer_shapes_strict(new_opset);
+    npucc::compiler::check_model(new_opset);
+  }
 }
 
 TEST_SUITE("npucc::precision::format_precision_summary") {
