@@ -25,6 +25,61 @@ std::vector<PassSummary> summarise(const std::vector<passes::PassReport>& report
   return out;
 }
 
+std::string shape_text(const onnx::TensorShapeProto& shape) {
+  std::string out = "[";
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& dim = shape.dim(i);
+    out += (i > 0 ? "," : "") + (dim.has_dim_value()   ? std::to_string(dim.dim_value())
+                                 : dim.has_dim_param() ? dim.dim_param()
+                                                       : std::string("?"));
+  }
+  return out + "]";
+}
+
+bool contradicts(const onnx::TensorShapeProto& declared, const onnx::TensorShapeProto& computed) {
+  if (declared.dim_size() != computed.dim_size()) {
+    return true;
+  }
+  for (int i = 0; i < declared.dim_size(); ++i) {
+    if (declared.dim(i).has_dim_value() && computed.dim(i).has_dim_value() &&
+        declared.dim(i).dim_value() != computed.dim(i).dim_value()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// After the passes failed inference: is it a graph output whose declared shape the graph
+// contradicts, seen only now that folding computed a shape (Reshape to a folded Shape)?
+// Infers once more without the outputs' declared shapes and names the first that differs.
+void refuse_contradicted_output_shape(const onnx::ModelProto& model) {
+  onnx::ModelProto probe = model; // weights are in the table: metadata only
+  probe.mutable_graph()->clear_value_info();
+  for (auto& output : *probe.mutable_graph()->mutable_output()) {
+    if (output.type().has_tensor_type()) {
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+  }
+  try {
+    compiler::check_and_infer(probe, compiler::Checker::none);
+  } catch (const Error&) {
+    return; // not (only) the declared shapes
+  }
+  for (int i = 0; i < model.graph().output_size(); ++i) {
+    const auto& declared = model.graph().output(i).type();
+    const auto& computed = probe.graph().output(i).type();
+    if (declared.has_tensor_type() && declared.tensor_type().has_shape() &&
+        computed.has_tensor_type() && computed.tensor_type().has_shape() &&
+        contradicts(declared.tensor_type().shape(), computed.tensor_type().shape())) {
+      throw Error("graph output \"" + model.graph().output(i).name() + "\" declares shape " +
+                      shape_text(declared.tensor_type().shape()) + " but the graph computes " +
+                      shape_text(computed.tensor_type().shape()) +
+                      " (seen once shapes were folded)",
+                  "fix or remove the output's declared shape");
+    }
+  }
+}
+
 // Runs `step`, prefixing any error with the model's file name so every message
 // names the file it is about.
 template <typename Step> void in_file(const std::string& file, Step&& step) {
@@ -98,6 +153,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     } catch (const compiler::InferenceCrash&) {
       throw;
     } catch (const Error& e) {
+      refuse_contradicted_output_shape(model.proto);
       throw Error(std::string("internal error: the optimised graph is invalid: ") + e.what(),
                   "please report this; --passes topological_sort skips the optimisations");
     }
