@@ -80,6 +80,31 @@ void refuse_contradicted_output_shape(const onnx::ModelProto& model) {
   }
 }
 
+// After the passes failed inference: is the model itself inconsistent once its shapes are
+// computed (a Reshape to a folded Shape whose rank contradicts what follows)? The model as
+// given, with only its Shape nodes folded, tells: if that fails too, the model is at fault.
+void refuse_inconsistent_after_shape_folding(const CompileOptions& options) {
+  Model again = read_model(options.model_path, options.limits, Weights::in_table);
+  if (!options.input_shapes.empty()) {
+    compiler::apply_input_shapes(again.proto, options.input_shapes);
+  }
+  std::vector<std::unique_ptr<passes::Pass>> folding;
+  folding.push_back(passes::create_pass("topological_sort"));
+  folding.push_back(passes::create_pass("lift_constants")); // Shape of a Constant folds too
+  folding.push_back(passes::create_pass("fold_shapes"));
+  passes::PassManager(std::move(folding)).run(again.proto, passes::FixedPoint::yes, {});
+  try {
+    compiler::check_and_infer(again.proto, compiler::Checker::none);
+  } catch (const compiler::InferenceCrash&) {
+    return;
+  } catch (const Error& e) {
+    throw Error(std::string("the graph contradicts itself once its Shape nodes are folded: ") +
+                    e.what(),
+                "fix the model: a declared shape, or a Reshape or Expand target, disagrees "
+                "with the shapes that reach it");
+  }
+}
+
 // Runs `step`, prefixing any error with the model's file name so every message
 // names the file it is about.
 template <typename Step> void in_file(const std::string& file, Step&& step) {
@@ -154,6 +179,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
       throw;
     } catch (const Error& e) {
       refuse_contradicted_output_shape(model.proto);
+      refuse_inconsistent_after_shape_folding(options);
       throw Error(std::string("internal error: the optimised graph is invalid: ") + e.what(),
                   "please report this; --passes topological_sort skips the optimisations");
     }
