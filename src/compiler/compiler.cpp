@@ -25,17 +25,6 @@ std::vector<PassSummary> summarise(const std::vector<passes::PassReport>& report
   return out;
 }
 
-std::string shape_text(const onnx::TensorShapeProto& shape) {
-  std::string out = "[";
-  for (int i = 0; i < shape.dim_size(); ++i) {
-    const auto& dim = shape.dim(i);
-    out += (i > 0 ? "," : "") + (dim.has_dim_value()   ? std::to_string(dim.dim_value())
-                                 : dim.has_dim_param() ? dim.dim_param()
-                                                       : std::string("?"));
-  }
-  return out + "]";
-}
-
 bool contradicts(const onnx::TensorShapeProto& declared, const onnx::TensorShapeProto& computed) {
   if (declared.dim_size() != computed.dim_size()) {
     return true;
@@ -71,11 +60,11 @@ void refuse_contradicted_output_shape(const onnx::ModelProto& model) {
     if (declared.has_tensor_type() && declared.tensor_type().has_shape() &&
         computed.has_tensor_type() && computed.tensor_type().has_shape() &&
         contradicts(declared.tensor_type().shape(), computed.tensor_type().shape())) {
-      throw Error("graph output \"" + model.graph().output(i).name() + "\" declares shape " +
-                      shape_text(declared.tensor_type().shape()) + " but the graph computes " +
-                      shape_text(computed.tensor_type().shape()) +
-                      " (seen once shapes were folded)",
-                  "fix or remove the output's declared shape");
+      throw Error(
+          "graph output \"" + model.graph().output(i).name() + "\" declares shape " +
+              model::shape_text(declared.tensor_type().shape()) + " but the graph computes " +
+              model::shape_text(computed.tensor_type().shape()) + " (seen once shapes were folded)",
+          "fix or remove the output's declared shape");
     }
   }
 }

@@ -9,8 +9,6 @@
 
 namespace npucc::model {
 
-namespace {
-
 std::string shape_text(const onnx::TensorShapeProto& shape) {
   std::vector<std::string> dims;
   for (const auto& dim : shape.dim()) {
@@ -19,6 +17,8 @@ std::string shape_text(const onnx::TensorShapeProto& shape) {
   }
   return "[" + util::join(dims, ", ") + "]";
 }
+
+namespace {
 
 void check_tensor_type(const onnx::TypeProto_Tensor& tensor, const std::string& what,
                        const ReadLimits& limits) {

@@ -7,6 +7,9 @@
 
 namespace npucc::model {
 
+// A shape as messages show it: "[3, 5, N, ?]" (a dim_param by name, an unknown dim as ?).
+std::string shape_text(const onnx::TensorShapeProto& shape);
+
 // Checks the shapes a graph declares or shape inference filled in (inputs, outputs and
 // value_info of every graph): no negative dims, no tensor over the per-tensor limit
 // (a graph input of 2^40 floats is refused before anyone plans or allocates for it),

@@ -47,15 +47,23 @@ std::optional<uint64_t> entry_id(const onnx::TensorProto& tensor) {
   return std::nullopt;
 }
 
-std::optional<uint64_t> store_of(const onnx::TensorProto& tensor) {
+// The entry `tensor` refers to, found with the table locked through `lock`; nullptr when
+// it refers to none, or to one already released.
+const Entry* find_entry(const onnx::TensorProto& tensor, std::unique_lock<std::mutex>& lock) {
   auto id = entry_id(tensor);
   if (!id) {
-    return std::nullopt;
+    return nullptr;
   }
   auto& t = table();
-  std::lock_guard<std::mutex> lock(t.mutex);
+  lock = std::unique_lock<std::mutex>(t.mutex);
   auto found = t.entries.find(*id);
-  return found == t.entries.end() ? std::nullopt : std::optional<uint64_t>(found->second.store);
+  return found == t.entries.end() ? nullptr : &found->second;
+}
+
+std::optional<uint64_t> store_of(const onnx::TensorProto& tensor) {
+  std::unique_lock<std::mutex> lock;
+  const Entry* entry = find_entry(tensor, lock);
+  return entry == nullptr ? std::nullopt : std::optional<uint64_t>(entry->store);
 }
 
 uint64_t add_entry(Entry entry) {
@@ -152,19 +160,13 @@ std::optional<std::string_view> raw_bytes(const onnx::TensorProto& tensor) {
 }
 
 std::optional<MappedSlice> mapped_slice(const onnx::TensorProto& tensor) {
-  auto id = entry_id(tensor);
-  if (!id) {
+  std::unique_lock<std::mutex> lock;
+  const Entry* entry = find_entry(tensor, lock);
+  if (entry == nullptr || !entry->file) {
     return std::nullopt;
   }
-  auto& t = table();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  auto found = t.entries.find(*id);
-  if (found == t.entries.end() || !found->second.file) {
-    return std::nullopt;
-  }
-  const Entry& entry = found->second;
-  auto offset = static_cast<uint64_t>(entry.bytes.data() - entry.file->bytes().data());
-  return MappedSlice{entry.file, offset, entry.bytes.size()};
+  auto offset = static_cast<uint64_t>(entry->bytes.data() - entry->file->bytes().data());
+  return MappedSlice{entry->file, offset, entry->bytes.size()};
 }
 
 void materialize(onnx::TensorProto& tensor) {
