@@ -3,11 +3,13 @@
 #include "cache/manifest_reader.h"
 #include "cache/remote/tiered_storage.h"
 #include "cache/resource_ops.h"
+#include "compiler/isolated_worker.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
 #include "model/external_data.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "precision/overflow_prescan.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
 #include "util/sha256.h"
@@ -167,6 +169,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     return *hit;
   }
   CachedCompile out;
+  compiler::start_isolated_worker(); // while this process is small
   Model model = read_model(given.model_path, given.limits, Weights::in_table);
   CompileOptions options = given;
   const std::string model_sha256 = model.sha256;
@@ -178,16 +181,37 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
   // key (with one core, the key is hashed first, in line), and is thrown away on the
   // rare hit. With a remote tier a local miss may well be a remote hit, which needs no
   // compile work: the key alone comes first there.
+  //
+  // With a second core and an output folder, the second stage (writing the graphs, most
+  // of a compile's time) starts before the key is known too: the rewrite assumes that
+  // the weights the key's reading has yet to reach do not overflow the low type
+  // (precision::OverflowAssumption), and is built again, its graphs rewritten, on the
+  // rare model where one does. A hit stops the writers.
   std::optional<PreparedCompile> prepared;
+  std::unique_ptr<GraphWriting> writing;
   CacheKey key;
   if (!uncacheable && config.remote.url.empty()) {
-    KeyHashing hashing(model, options,
-                       util::thread_budget() > 1 ? HashOn::second_thread : HashOn::this_thread);
+    bool second_core = util::thread_budget() > 1;
+    KeyHashing hashing(model, options, second_core ? HashOn::second_thread : HashOn::this_thread);
     if (deliver == Deliver::output_folder) {
       compiler::check_output_folder(options.output_dir);
     }
-    prepared = prepare_compile(std::move(model), options, log);
-    key = hashing.get();
+    if (second_core && deliver == Deliver::output_folder) {
+      precision::OverflowAssumption assumption;
+      PreparedCompile early = prepare_compile(std::move(model), options, log);
+      assumption.stop();
+      writing = std::make_unique<GraphWriting>(std::move(early), options);
+      key = hashing.get();
+      if (!assumption.holds()) {
+        prepared = writing->abandon();
+        writing.reset();
+        say("precision: a weight overflows the low type: rewriting the low graph");
+        rebuild_variants(*prepared, options);
+      }
+    } else {
+      prepared = prepare_compile(std::move(model), options, log);
+      key = hashing.get();
+    }
   } else {
     key = compute_key(model, options);
   }
@@ -196,6 +220,11 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
   say("cache: key " + key.key + " (" + storage.describe() + ")");
   // The second stage, or both when the first did not run.
   auto compile_now = [&]() {
+    if (writing) {
+      CompileResult result = writing->finish(options);
+      writing.reset();
+      return result;
+    }
     return prepared ? write_compile(std::move(*prepared), options)
                     : compile(std::move(model), options, log);
   };
@@ -221,6 +250,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 
   FetchResult fetched = fetch_and_deliver(storage, tier, key.key, options, deliver);
   if (fetched.status == FetchStatus::hit) {
+    writing.reset();
     bool remote_hit = tiered && tiered->served_remotely();
     if (deliver == Deliver::output_folder && !remote_hit) {
       storage.stats().update({{"hits", 1}});

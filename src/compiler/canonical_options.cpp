@@ -1,5 +1,4 @@
 #include "npucc/compile.h"
-
 #include "passes/registry.h"
 
 #include <nlohmann/json.hpp>

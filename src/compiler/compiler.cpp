@@ -1,4 +1,5 @@
 #include "compiler/graph_writer.h"
+#include "compiler/isolated_worker.h"
 #include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
@@ -182,35 +183,14 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   return prepared;
 }
 
-CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options) {
-  compiler::OutputFolder output(options.output_dir);
-  CompileResult result = std::move(prepared.result);
-  auto& variants = prepared.variants;
-  // Writing (and hashing) the graphs is most of a compile's time: one core each.
-  std::vector<CompiledGraph> written(variants.graphs.size());
-  util::parallel_for(variants.graphs.size(), [&](size_t i) {
-    auto& variant = variants.graphs[i];
-    written[i] = compiler::write_graph(variant.model, output.staging(), variant.role + ".onnx",
-                                       options.external_data);
-    written[i].role = variant.role;
-    written[i].precision = variant.precision;
-    written[i].emulates = variant.emulates;
+void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options) {
+  in_file(options.model_path.string(), [&] {
+    prepared.variants = precision::build_precision_variants(prepared.model.proto, options);
   });
-  result.graphs = std::move(written);
-  if (!variants.report.is_null()) {
-    result.precision_report = variants.report.dump();
-  }
-  if (!variants.high_report.is_null()) {
-    result.high_precision_report = variants.high_report.dump();
-  }
+}
 
-  auto manifest = compiler::build_manifest(options, prepared.model, result);
-  util::write_file_atomic(output.staging() / "manifest.json",
-                          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                              "\n");
-  output.publish();
-  result.manifest_path = options.output_dir / "manifest.json";
-  return result;
+CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options) {
+  return GraphWriting(std::move(prepared), options).finish(options);
 }
 
 namespace {
@@ -218,6 +198,9 @@ namespace {
 CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
   // Fail on a bad output folder before any real work.
   compiler::check_output_folder(options.output_dir);
+  if (preread == nullptr) {
+    compiler::start_isolated_worker(); // while this process is small
+  }
   Model model = preread != nullptr
                     ? std::move(*preread)
                     : read_model(options.model_path, options.limits, Weights::in_table);

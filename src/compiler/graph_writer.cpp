@@ -1,5 +1,6 @@
 #include "compiler/graph_writer.h"
 
+#include "compiler/hashed_file.h"
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
@@ -11,6 +12,9 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
 namespace npucc::compiler {
 
@@ -37,82 +41,6 @@ std::string varint(uint64_t value) {
   out.push_back(static_cast<char>(value));
   return out;
 }
-
-// An AtomicFile that hashes what it writes, buffering small pieces.
-class HashedFile {
-public:
-  // Unsynced: a compiler's outputs (see util::Durability); the cache re-hashes what a
-  // crash may have cut short.
-  explicit HashedFile(const fs::path& path)
-      : m_file(path, util::Durability::unsynced), m_buffer(new char[k_buffer]) {}
-
-  // Everything goes through the buffer, even large weights: write() straight from a
-  // file mapping is several times slower than from anonymous memory (measured: 1.4 s
-  // vs 0.2 s CPU for 500 MB). The copy also leaves each piece cache-hot for the hash.
-  void write(std::string_view data) {
-    m_bytes += data.size();
-    while (!data.empty()) {
-      size_t take = std::min(k_buffer - m_fill, data.size());
-      std::memcpy(m_buffer.get() + m_fill, data.data(), take);
-      m_fill += take;
-      data.remove_prefix(take);
-      flush_if_full();
-    }
-  }
-
-  // A slice of a mapped input file (a weight): read into the buffer with pread() rather
-  // than copied from the mapping, whose pages would each be faulted in (see
-  // util::MappedFile::reopen). Falls back to the mapping when the file cannot be reopened.
-  void write(const model::MappedSlice& slice) {
-    if (slice.file.get() != m_source) {
-      m_source = slice.file.get();
-      m_source_fd = slice.file->reopen();
-    }
-    if (m_source_fd.get() < 0) {
-      write(slice.file->bytes().substr(slice.offset, slice.length));
-      return;
-    }
-    m_bytes += slice.length;
-    uint64_t offset = slice.offset;
-    uint64_t left = slice.length;
-    while (left > 0) {
-      size_t take = static_cast<size_t>(std::min<uint64_t>(k_buffer - m_fill, left));
-      util::read_exactly(m_source_fd.get(), offset, m_buffer.get() + m_fill, take,
-                         slice.file->path());
-      m_fill += take;
-      offset += take;
-      left -= take;
-      flush_if_full();
-    }
-  }
-
-  uint64_t bytes() const { return m_bytes; }
-  WrittenFile commit(const std::string& name) {
-    flush();
-    m_file.commit();
-    return {name, m_hash.hex_digest(), m_bytes, m_file.identity()};
-  }
-
-private:
-  static constexpr size_t k_buffer = 1 << 20;
-  void flush_if_full() {
-    if (m_fill == k_buffer) {
-      flush();
-    }
-  }
-  void flush() {
-    m_hash.update(std::string_view(m_buffer.get(), m_fill));
-    m_file.write(m_buffer.get(), m_fill);
-    m_fill = 0;
-  }
-  util::AtomicFile m_file;
-  util::Sha256 m_hash;
-  std::unique_ptr<char[]> m_buffer;
-  size_t m_fill = 0;
-  uint64_t m_bytes = 0;
-  const util::MappedFile* m_source = nullptr;
-  util::Fd m_source_fd{-1};
-};
 
 // A stored tensor's bytes as the writer takes them: a slice of a mapped file when they
 // are one, else the bytes themselves.
@@ -166,8 +94,9 @@ struct Moved {
 // caller's model is unchanged.
 class Externalizer {
 public:
-  Externalizer(onnx::ModelProto& model, const fs::path& data_path, const std::string& location)
-      : m_model(model), m_location(location), m_file(data_path) {}
+  Externalizer(onnx::ModelProto& model, const fs::path& data_path, const std::string& location,
+               const std::atomic<bool>* stop)
+      : m_model(model), m_location(location), m_file(data_path, stop) {}
   ~Externalizer() { restore(); }
 
   void run() {
@@ -242,38 +171,92 @@ uint64_t stored_weight_bytes(onnx::ModelProto& model) {
   return total;
 }
 
-// Serialises `model` with its weights inline, streaming the top-level initializers'
-// bytes from the weight table rather than building the message in memory: protobuf
-// accepts fields in any order, so the graph's initializers follow its other fields and
-// each table reference's raw_data follows the rest of its tensor.
-WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path) {
-  auto& graph = *model.mutable_graph();
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
-  initializers.Swap(graph.mutable_initializer());
-  // Rare: references in subgraphs are copied into raw_data for the write.
-  std::vector<SavedReference> nested;
-  auto put_back = [&] {
-    for (auto& saved : nested) {
-      saved.tensor->clear_raw_data();
+// One initializer as the writer streams it: its message without raw_data (`head`),
+// followed by the raw_data field from the weight table when it is a table reference.
+struct Piece {
+  std::string head;
+  std::optional<StoredBytes> raw;
+
+  uint64_t body_bytes() const {
+    uint64_t body = head.size();
+    if (raw) {
+      body += 1 + varint(raw->bytes.size()).size() + raw->bytes.size();
     }
-    restore(nested);
-    initializers.Swap(graph.mutable_initializer());
-  };
-  try {
-    model::for_each_tensor(graph, [&](onnx::TensorProto& tensor) {
+    return body;
+  }
+  uint64_t field_bytes() const { return 1 + varint(body_bytes()).size() + body_bytes(); }
+  uint64_t raw_bytes() const { return raw ? raw->bytes.size() : 0; }
+
+  // The same bytes in a file: same message, same weight bytes from the same place.
+  bool same_as(const Piece& other) const {
+    if (head != other.head || raw.has_value() != other.raw.has_value()) {
+      return false;
+    }
+    if (!raw) {
+      return true;
+    }
+    if (raw->slice && other.raw->slice) {
+      return raw->slice->file == other.raw->slice->file &&
+             raw->slice->offset == other.raw->slice->offset &&
+             raw->slice->length == other.raw->slice->length;
+    }
+    return raw->bytes.data() == other.raw->bytes.data() &&
+           raw->bytes.size() == other.raw->bytes.size();
+  }
+
+  void write_to(HashedFile& file) const {
+    file.write(std::string(1, k_graph_initializer_tag) + varint(body_bytes()));
+    file.write(head);
+    if (raw) {
+      file.write(std::string(1, k_tensor_raw_data_tag) + varint(raw->bytes.size()));
+      write_stored(file, *raw);
+    }
+  }
+};
+
+// What an inline write streams, serialised up front: the graph's initializers (weights
+// from the table, not copied), the graph's other fields (`rest`) and the model's other
+// fields (`head`). The model's top-level initializers are moved out while the plan lives
+// and put back by its destructor, with any table references in subgraphs, which are
+// rare and copied into raw_data here.
+class InlinePlan {
+public:
+  InlinePlan(onnx::ModelProto& model, const fs::path& path) : m_graph(*model.mutable_graph()) {
+    m_initializers.Swap(m_graph.mutable_initializer());
+    try {
+      build(model, path);
+    } catch (...) {
+      put_back();
+      throw;
+    }
+  }
+  ~InlinePlan() { put_back(); }
+  InlinePlan(const InlinePlan&) = delete;
+  InlinePlan& operator=(const InlinePlan&) = delete;
+
+  std::vector<Piece> pieces;
+  std::string rest;
+  std::string head;
+
+  // The graph field's content without padding.
+  uint64_t graph_bytes() const {
+    uint64_t total = rest.size();
+    for (const auto& piece : pieces) {
+      total += piece.field_bytes();
+    }
+    return total;
+  }
+
+private:
+  void build(onnx::ModelProto& model, const fs::path& path) {
+    model::for_each_tensor(m_graph, [&](onnx::TensorProto& tensor) {
       if (model::is_stored(tensor)) {
         std::string bytes(*model::raw_bytes(tensor));
-        nested.push_back(save_reference(tensor));
+        m_nested.push_back(save_reference(tensor));
         tensor.set_raw_data(std::move(bytes));
       }
     });
-    struct Piece {
-      std::string head;
-      std::optional<StoredBytes> raw;
-    };
-    std::vector<Piece> pieces;
-    uint64_t initializer_bytes = 0;
-    for (const auto& tensor : initializers) {
+    for (const auto& tensor : m_initializers) {
       Piece piece;
       if (model::is_stored(tensor)) {
         onnx::TensorProto meta = tensor;
@@ -284,70 +267,195 @@ WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path) {
       } else {
         piece.head = tensor.SerializeAsString();
       }
-      uint64_t body = piece.head.size();
-      if (piece.raw) {
-        body += 1 + varint(piece.raw->bytes.size()).size() + piece.raw->bytes.size();
-      }
-      initializer_bytes += 1 + varint(body).size() + body;
       pieces.push_back(std::move(piece));
     }
     onnx::GraphProto* released = model.release_graph();
-    std::string head;
     bool ok = model.SerializeToString(&head);
     model.set_allocated_graph(released);
-    std::string rest;
-    ok = ok && graph.SerializeToString(&rest);
+    ok = ok && m_graph.SerializeToString(&rest);
     if (!ok) {
       throw Error(path.string() + ": cannot serialise the graph");
     }
-    uint64_t graph_bytes = rest.size() + initializer_bytes;
-    HashedFile file(path);
-    file.write(head);
-    file.write(std::string(1, k_model_graph_tag) + varint(graph_bytes));
-    file.write(rest);
-    for (const auto& piece : pieces) {
-      uint64_t body = piece.head.size();
-      if (piece.raw) {
-        body += 1 + varint(piece.raw->bytes.size()).size() + piece.raw->bytes.size();
+  }
+
+  void put_back() {
+    for (auto& saved : m_nested) {
+      saved.tensor->clear_raw_data();
+    }
+    restore(m_nested);
+    if (!m_put_back) {
+      m_initializers.Swap(m_graph.mutable_initializer());
+      m_put_back = true;
+    }
+  }
+
+  onnx::GraphProto& m_graph;
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> m_initializers;
+  std::vector<SavedReference> m_nested;
+  bool m_put_back = false;
+};
+
+// Fields of the padding (k_graph_padding_field, zero bytes) that take exactly `bytes`
+// bytes, at least k_padding_minimum. A length's varint grows at 128, so one field cannot
+// take every size: an empty field first makes up the difference.
+const std::string k_padding_tag = varint((uint64_t{k_graph_padding_field} << 3) | 2);
+const uint64_t k_padding_minimum = k_padding_tag.size() + 1;
+
+std::string padding(uint64_t bytes) {
+  std::string out;
+  while (bytes > 0) {
+    bool placed = false;
+    for (uint64_t length_bytes = 1; length_bytes <= 10 && !placed; ++length_bytes) {
+      if (bytes < k_padding_tag.size() + length_bytes) {
+        break;
       }
-      file.write(std::string(1, k_graph_initializer_tag) + varint(body));
-      file.write(piece.head);
-      if (piece.raw) {
-        file.write(std::string(1, k_tensor_raw_data_tag) + varint(piece.raw->bytes.size()));
-        write_stored(file, *piece.raw);
+      uint64_t length = bytes - k_padding_tag.size() - length_bytes;
+      if (varint(length).size() == length_bytes) {
+        out += k_padding_tag + varint(length) + std::string(length, '\0');
+        bytes = 0;
+        placed = true;
       }
     }
-    WrittenFile written = file.commit(path.filename().string());
-    put_back();
-    return written;
-  } catch (...) {
-    put_back();
-    throw;
+    if (!placed) {
+      if (bytes < k_padding_minimum) {
+        throw std::logic_error("no padding field takes " + std::to_string(bytes) + " bytes");
+      }
+      out += k_padding_tag + varint(0);
+      bytes -= k_padding_minimum;
+    }
   }
+  return out;
+}
+
+// The file after the graph field's opening: the initializers not already written,
+// the graph's other fields, the padding, then the model's other fields.
+void write_rest(HashedFile& file, const InlinePlan& plan, const std::vector<bool>& written,
+                uint64_t padding_bytes) {
+  for (size_t i = 0; i < plan.pieces.size(); ++i) {
+    if (!written[i]) {
+      plan.pieces[i].write_to(file);
+    }
+  }
+  file.write(plan.rest);
+  file.write(padding(padding_bytes));
+  file.write(plan.head);
+}
+
+WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path,
+                         const std::atomic<bool>* stop) {
+  InlinePlan plan(model, path);
+  HashedFile file(path, stop);
+  file.write(std::string(1, k_model_graph_tag) + varint(plan.graph_bytes()));
+  write_rest(file, plan, std::vector<bool>(plan.pieces.size(), false), 0);
+  return file.commit(path.filename().string());
 }
 
 } // namespace
 
 CompiledGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
-                          const std::string& file_name, ExternalData mode) {
+                          const std::string& file_name, ExternalData mode,
+                          const std::atomic<bool>* stop) {
   CompiledGraph result;
   const fs::path path = folder / file_name;
   bool external = mode == ExternalData::always ||
                   model.ByteSizeLong() + stored_weight_bytes(model) > k_inline_limit;
   if (!external) {
-    result.graph = write_inline(model, path);
+    result.graph = write_inline(model, path, stop);
     return result;
   }
   const std::string data_name = file_name + k_external_data_suffix;
-  Externalizer externalizer(model, folder / data_name, data_name);
+  Externalizer externalizer(model, folder / data_name, data_name, stop);
   externalizer.run();
   if (model.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw Error(path.string() + ": graph is too large for one protobuf message",
                 "its structure alone (not the weights) is over 2 GiB");
   }
-  result.graph = write_inline(model, path);
+  result.graph = write_inline(model, path, stop);
   result.external_data.push_back(externalizer.commit());
   externalizer.restore();
+  return result;
+}
+
+struct GraphPairWriter::Plan {
+  Plan(onnx::ModelProto& first, onnx::ModelProto& second, fs::path first_path, fs::path second_path)
+      : a(first, first_path), b(second, second_path), a_path(std::move(first_path)),
+        b_path(std::move(second_path)) {}
+
+  InlinePlan a;
+  InlinePlan b;
+  fs::path a_path;
+  fs::path b_path;
+  std::vector<std::pair<size_t, size_t>> shared; // piece indexes in a and in b
+  uint64_t length = 0;                           // of both graph fields
+};
+
+std::unique_ptr<GraphPairWriter>
+GraphPairWriter::plan(onnx::ModelProto& first, onnx::ModelProto& second, const fs::path& folder,
+                      const std::string& first_name, const std::string& second_name,
+                      ExternalData mode) {
+  for (auto* model : {&first, &second}) {
+    if (mode == ExternalData::always ||
+        model->ByteSizeLong() + stored_weight_bytes(*model) > k_inline_limit) {
+      return nullptr;
+    }
+  }
+  auto plan = std::make_unique<Plan>(first, second, folder / first_name, folder / second_name);
+  const auto& a = plan->a.pieces;
+  const auto& b = plan->b.pieces;
+  // The shared initializers, in the first graph's order, each with its match in the second.
+  std::unordered_map<std::string_view, size_t> b_by_head;
+  uint64_t b_raw = 0;
+  for (size_t j = 0; j < b.size(); ++j) {
+    b_by_head.emplace(b[j].head, j);
+    b_raw += b[j].raw_bytes();
+  }
+  uint64_t a_raw = 0;
+  uint64_t shared_raw = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    a_raw += a[i].raw_bytes();
+    auto found = b_by_head.find(a[i].head);
+    if (found != b_by_head.end() && a[i].same_as(b[found->second])) {
+      plan->shared.emplace_back(i, found->second);
+      shared_raw += a[i].raw_bytes();
+    }
+  }
+  // Worth it when the shared weights are most of both files.
+  if (shared_raw < (uint64_t{1} << 20) || shared_raw * 4 < std::max(a_raw, b_raw) * 3) {
+    return nullptr;
+  }
+  // The longer graph field needs no padding unless the shorter's would be too small for
+  // a padding field.
+  uint64_t a_bytes = plan->a.graph_bytes();
+  uint64_t b_bytes = plan->b.graph_bytes();
+  uint64_t longest = std::max(a_bytes, b_bytes);
+  uint64_t difference = longest - std::min(a_bytes, b_bytes);
+  plan->length =
+      difference == 0 || difference >= k_padding_minimum ? longest : longest + k_padding_minimum;
+  return std::unique_ptr<GraphPairWriter>(new GraphPairWriter(std::move(plan)));
+}
+
+GraphPairWriter::GraphPairWriter(std::unique_ptr<Plan> plan) : m_plan(std::move(plan)) {}
+
+GraphPairWriter::~GraphPairWriter() = default;
+
+std::pair<CompiledGraph, CompiledGraph> GraphPairWriter::write(const std::atomic<bool>* stop) {
+  Plan& plan = *m_plan;
+  std::vector<bool> a_written(plan.a.pieces.size(), false);
+  std::vector<bool> b_written(plan.b.pieces.size(), false);
+  HashedFile a_file(plan.a_path, stop);
+  a_file.mirror_to(plan.b_path);
+  a_file.write(std::string(1, k_model_graph_tag) + varint(plan.length));
+  for (auto [i, j] : plan.shared) {
+    plan.a.pieces[i].write_to(a_file);
+    a_written[i] = true;
+    b_written[j] = true;
+  }
+  std::unique_ptr<HashedFile> b_file = a_file.split_mirror();
+  write_rest(a_file, plan.a, a_written, plan.length - plan.a.graph_bytes());
+  write_rest(*b_file, plan.b, b_written, plan.length - plan.b.graph_bytes());
+  std::pair<CompiledGraph, CompiledGraph> result;
+  result.first.graph = a_file.commit(plan.a_path.filename().string());
+  result.second.graph = b_file->commit(plan.b_path.filename().string());
   return result;
 }
 

@@ -2,17 +2,58 @@
 
 #include "npucc/compile.h"
 
+#include <atomic>
 #include <filesystem>
-
+#include <memory>
 #include <onnx/onnx_pb.h>
+#include <utility>
 
 namespace npucc::compiler {
 
 // Writes `model` as `folder/file_name`. With ExternalData::always, or when the graph
 // would not fit one protobuf message, tensors of 1 KiB or more go to
 // `folder/file_name.data` (64-byte aligned offsets) and the graph refers to them.
-// The model is left as it was passed in. Returns what was written.
+// The model is left as it was passed in. Returns what was written. When `stop` becomes
+// true, the write ends early by throwing WriteStopped (hashed_file.h) at most a buffer's
+// worth later.
+//
+// An inline graph file is laid out as: the graph field, its initializers first, then the
+// graph's other fields, then the model's other fields (protobuf takes fields in any
+// order).
 CompiledGraph write_graph(onnx::ModelProto& model, const std::filesystem::path& folder,
-                          const std::string& file_name, ExternalData mode);
+                          const std::string& file_name, ExternalData mode,
+                          const std::atomic<bool>* stop = nullptr);
+
+// Writes two graphs that hold mostly the same weights (high and low: the low graph keeps
+// float32 master weights) so that both files begin with the same bytes: the graph field,
+// of the same length in both, and the shared initializers. Those bytes are read and
+// hashed once (a SHA-256 state copied at their end) and written to both files. The
+// shorter graph is padded to the longer one's length with an unknown field (number
+// k_graph_padding_field, zero bytes) that protobuf parsers skip and keep.
+class GraphPairWriter {
+public:
+  // nullptr when the two share too little for this to pay (a low graph that stores
+  // converted weights) or either needs external data: write each with write_graph.
+  // Until the writer is gone, the two models' initializers are held by it.
+  static std::unique_ptr<GraphPairWriter> plan(onnx::ModelProto& first, onnx::ModelProto& second,
+                                               const std::filesystem::path& folder,
+                                               const std::string& first_name,
+                                               const std::string& second_name, ExternalData mode);
+  ~GraphPairWriter();
+  GraphPairWriter(const GraphPairWriter&) = delete;
+  GraphPairWriter& operator=(const GraphPairWriter&) = delete;
+
+  // Once. `stop` as for write_graph.
+  std::pair<CompiledGraph, CompiledGraph> write(const std::atomic<bool>* stop = nullptr);
+
+  struct Plan;
+
+private:
+  explicit GraphPairWriter(std::unique_ptr<Plan> plan);
+  std::unique_ptr<Plan> m_plan;
+};
+
+// The field number of the padding in a paired graph (GraphProto uses 1..16).
+constexpr uint32_t k_graph_padding_field = 8191;
 
 } // namespace npucc::compiler

@@ -6,7 +6,8 @@ namespace npucc {
 
 std::vector<InputShape> parse_input_shapes(const std::string& text) {
   std::vector<InputShape> shapes;
-  const std::string hint = "expected --input-shape \"name:d0,d1,...;name2:...\" (a dim of -1 stays dynamic)";
+  const std::string hint =
+      "expected --input-shape \"name:d0,d1,...;name2:...\" (a dim of -1 stays dynamic)";
   for (const auto& part : util::split(text, ';')) {
     std::string_view item = util::trim(part);
     if (item.empty()) {

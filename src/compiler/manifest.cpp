@@ -73,7 +73,8 @@ json memory_plan_json(const MemoryPlan& plan, bool with_tensors) {
   return out;
 }
 
-json build_manifest(const CompileOptions& options, const Model& model, const CompileResult& result) {
+json build_manifest(const CompileOptions& options, const Model& model,
+                    const CompileResult& result) {
   json opsets = json::object();
   for (const auto& opset : model.proto.opset_import()) {
     opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] = opset.version();

@@ -3,6 +3,8 @@
 #include "npucc/compile.h"
 #include "precision/compile_precision.h"
 
+#include <memory>
+
 namespace npucc {
 
 // A compile in two stages, so that a cache can look its key up in between while the
@@ -17,6 +19,31 @@ struct PreparedCompile {
 };
 
 PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log);
+// Builds prepared.variants again from the optimised model (after a wrong speculation:
+// precision::OverflowAssumption).
+void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options);
 CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options);
+
+// write_compile begun early: the graphs are written on up to thread_budget() threads
+// into a staging folder beside options.output_dir while the caller goes on (a cache looks
+// its key up meanwhile). finish() waits for them, writes the manifest (options.cache_key
+// set by then) and publishes. abandon() or destruction stops the writers within a
+// buffer's worth and removes what they wrote. The caller forks no child (the isolated
+// checker) while the writers run: they take locks and allocate.
+class GraphWriting {
+public:
+  GraphWriting(PreparedCompile prepared, const CompileOptions& options);
+  ~GraphWriting();
+  GraphWriting(const GraphWriting&) = delete;
+  GraphWriting& operator=(const GraphWriting&) = delete;
+
+  CompileResult finish(const CompileOptions& options);
+  // Stops the writers and hands the prepared compile back, as prepared.
+  PreparedCompile abandon();
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
 
 } // namespace npucc

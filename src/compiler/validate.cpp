@@ -1,5 +1,6 @@
 #include "compiler/validate.h"
 
+#include "compiler/isolated_worker.h"
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
@@ -109,106 +110,15 @@ void check_attribute_values(const onnx::GraphProto& root) {
   });
 }
 
-// Debian's libonnx 1.12 crashes in several ops' inference functions on malformed
-// models the checker accepts (RNN and ConvTranspose read dims past an input's rank or
-// of a missing input). A crash is a crash for the user, and those cases cannot all be
-// foreseen, so the checker and inference run in a forked child: `work` returns its
-// payload, and the reply is "0" + payload or "1" + the error line. A child that dies is
-// an InferenceCrash naming `what`.
-std::string run_isolated(const std::string& what, const std::function<std::string()>& work) {
-  // ONNX builds its schema registry lazily, inside a function-local static. If another
-  // thread of a host program is building it when this one forks, the child inherits
-  // the held initialisation guard and waits for it forever. Built here, once, before
-  // any fork, every child finds it ready. (cache populate -j N compiles in worker
-  // processes, each single-threaded, for this reason among others: cache/populate_workers.h.)
-  // Schema() builds the whole registry (map()); Instance() is the other function-local
-  // static the children use. get_all_schemas_with_history() copies every schema (some
-  // 24,000 allocations) and warms nothing more.
-  static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
-                                       onnx::OpSchemaRegistry::Instance() != nullptr;
-  (void)k_registry_ready;
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    throw Error(std::string(what + ": cannot create a pipe: ") + std::strerror(errno));
-  }
-  pid_t parent = ::getpid();
-  pid_t child = ::fork();
-  if (child < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw Error(what + ": cannot fork: " + std::strerror(errno));
-  }
-  if (child == 0) {
-    ::close(fds[0]);
-    // A crash here is expected and reported by the parent in one line: the handlers
-    // inherited from the host (doctest's, a sanitizer's) would print a crash report.
-    for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
-      ::signal(fatal, SIG_DFL);
-    }
-    // A compile killed mid-inference (a populate worker, Ctrl-C) takes this child
-    // along instead of leaving it to finish alone.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) {
-      ::_exit(3);
-    }
-    std::string reply;
-    try {
-      reply = "0" + work();
-    } catch (const std::exception& e) {
-      reply = "1" + util::first_line(e.what());
-    }
-    size_t done = 0;
-    while (done < reply.size()) {
-      ssize_t n = ::write(fds[1], reply.data() + done, reply.size() - done);
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n <= 0) {
-        ::_exit(3);
-      }
-      done += static_cast<size_t>(n);
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string reply;
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      break;
-    }
-    reply.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
-    throw InferenceCrash(
-        what + ": ONNX crashed on this model (" +
-        (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
-                             : "exit status " + std::to_string(WEXITSTATUS(status))) +
-        "): a node's inputs or attributes are malformed in a way the ONNX checker misses");
-  }
-  return reply;
-}
-
-// Child side: inference on `model` in place; the result without raw weights (they stay
-// in the parent, so a large model is neither copied through the pipe nor limited by
-// protobuf's 2 GiB).
-// Child side: what goes back to the parent: the model without raw weights (they stay
-// in the parent, so a large model is neither copied through the pipe nor limited by
+// Worker side: what goes back to the parent: the model without raw weights (they stay
+// in the parent, so a large model is neither copied through the socket nor limited by
 // protobuf's 2 GiB).
 std::string payload_of(onnx::ModelProto& model) {
   model::for_each_tensor(*model.mutable_graph(), [](onnx::TensorProto& t) { t.clear_raw_data(); });
   return model.SerializeAsString();
 }
 
-// Child side: inference on `model` in place, and its payload.
+// Worker side: inference on `model` in place, and its payload.
 std::string inferred_payload(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
   onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
   return payload_of(model);
@@ -233,6 +143,9 @@ void adopt_inferred(onnx::ModelProto& model, std::string_view payload) {
     if (index >= weights.size() || weights[index]->name() != t.name()) {
       same = false;
     } else if (weights[index]->has_raw_data()) {
+      // Large raw data stayed here (isolated_worker.h): the worker saw a placeholder.
+      t.clear_external_data();
+      t.clear_data_location();
       t.mutable_raw_data()->swap(*weights[index]->mutable_raw_data());
     }
     ++index;
@@ -243,9 +156,22 @@ void adopt_inferred(onnx::ModelProto& model, std::string_view payload) {
   model = std::move(inferred);
 }
 
+std::string options_argument(const onnx::ShapeInferenceOptions& options) {
+  return {static_cast<char>('0' + (options.check_type ? 1 : 0)),
+          static_cast<char>('0' + options.error_mode),
+          static_cast<char>('0' + options.enable_data_propagation)};
+}
+
+onnx::ShapeInferenceOptions options_of(const std::string& argument) {
+  if (argument.size() != 3) {
+    throw Error("the inference options did not arrive intact");
+  }
+  return onnx::ShapeInferenceOptions(argument[0] == '1', argument[1] - '0', argument[2] == '1');
+}
+
 void run_inference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
   std::string reply =
-      run_isolated("shape inference", [&] { return inferred_payload(model, options); });
+      run_isolated("shape inference", IsolatedRequest::infer, options_argument(options), model);
   if (reply[0] == '1') {
     throw std::runtime_error(reply.substr(1));
   }
@@ -300,11 +226,56 @@ onnx::ShapeInferenceOptions attempt_options(int attempt) {
 
 } // namespace
 
-void check_model(const onnx::ModelProto& model) {
-  std::string reply = run_isolated("ONNX checker", [&] {
+namespace {
+
+// Worker side of check_and_infer: the checker (before), the first inference attempt on
+// `model` in place, the checker on its result (after). "P" + the inferred model, or
+// "R" + the first attempt's error line (the parent retries); throws for the checkers.
+std::string first_attempt(onnx::ModelProto& model, Checker checker) {
+  if (checker == Checker::before || checker == Checker::before_and_after) {
+    try {
+      run_checker(model);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
+    }
+  }
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       attempt_options(0));
+  } catch (const std::exception& e) {
+    return "R" + util::first_line(e.what());
+  }
+  if (checker == Checker::after || checker == Checker::before_and_after) {
+    try {
+      run_checker(model);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
+    }
+  }
+  return "P" + payload_of(model);
+}
+
+} // namespace
+
+std::string answer_isolated(IsolatedRequest request, const std::string& argument,
+                            onnx::ModelProto& model) {
+  switch (request) {
+  case IsolatedRequest::check:
     run_checker(model);
-    return std::string();
-  });
+    return "";
+  case IsolatedRequest::infer:
+    return inferred_payload(model, options_of(argument));
+  case IsolatedRequest::check_and_infer:
+    if (argument.size() != 1 || argument[0] < '0' || argument[0] > '3') {
+      throw Error("the checker setting did not arrive intact");
+    }
+    return first_attempt(model, static_cast<Checker>(argument[0] - '0'));
+  }
+  throw Error("unknown request to the ONNX worker");
+}
+
+void check_model(onnx::ModelProto& model) {
+  std::string reply = run_isolated("ONNX checker", IsolatedRequest::check, "", model);
   if (reply[0] == '1') {
     throw Error("ONNX checker: " + reply.substr(1));
   }
@@ -313,38 +284,12 @@ void check_model(const onnx::ModelProto& model) {
 void check_and_infer(onnx::ModelProto& model, Checker checker) {
   check_attribute_values(model.graph());
   const bool check_after = checker == Checker::after || checker == Checker::before_and_after;
-  // One child for the checker and the first inference attempt: a fork costs tens of
-  // milliseconds with a large model's page tables, and a compile validates several
-  // times. Named for inference even when the checker shares the child: every ONNX crash
-  // the fuzzers found was in inference, and the message then reads as before.
-  // The reply's payload starts with 'P' (the inferred model) or 'R' (the first attempt
-  // failed: its error line follows).
-  std::string reply = run_isolated("shape inference", [&] {
-    if (checker == Checker::before || checker == Checker::before_and_after) {
-      try {
-        run_checker(model);
-      } catch (const std::exception& e) {
-        throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
-      }
-    }
-    // This child's `model` is its own (fork): attempt 0 infers on it in place, as
-    // inferred_payload does, instead of on a copy (attempt_input(model, 0) is a plain copy).
-    onnx::ModelProto& inferred = model;
-    try {
-      onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(),
-                                         attempt_options(0));
-    } catch (const std::exception& e) {
-      return "R" + util::first_line(e.what());
-    }
-    if (check_after) {
-      try {
-        run_checker(inferred);
-      } catch (const std::exception& e) {
-        throw std::runtime_error("ONNX checker: " + util::first_line(e.what()));
-      }
-    }
-    return "P" + payload_of(inferred);
-  });
+  // One request for the checker and the first inference attempt. Named for inference
+  // even when the checker shares it: every ONNX crash the fuzzers found was in
+  // inference, and the message then reads as before.
+  std::string reply =
+      run_isolated("shape inference", IsolatedRequest::check_and_infer,
+                   std::string(1, static_cast<char>('0' + static_cast<int>(checker))), model);
   if (reply[0] == '1') {
     throw Error(reply.substr(1));
   }
@@ -352,8 +297,7 @@ void check_and_infer(onnx::ModelProto& model, Checker checker) {
     adopt_inferred(model, std::string_view(reply).substr(2));
     return;
   }
-  // The retries, rare, each in a child of its own (a failed attempt may leave ONNX's
-  // state anything but clean).
+  // The retries, rare, each with a fresh worker (the failed attempt ended the last one).
   const std::string first_error = reply.substr(2);
   for (int attempt = 1; attempt < 3; ++attempt) {
     onnx::ModelProto candidate = attempt_input(model, attempt);

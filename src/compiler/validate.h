@@ -20,8 +20,9 @@ public:
   using Error::Error;
 };
 
-// ONNX's checker; throws npucc::Error with its first line.
-void check_model(const onnx::ModelProto& model);
+// ONNX's checker; throws npucc::Error with its first line. Runs in the ONNX worker
+// process (isolated_worker.h); `model` is as it was on return.
+void check_model(onnx::ModelProto& model);
 
 // ONNX's shape inference in strict mode with types checked, folding the inferred
 // types into value_info. Throws npucc::Error with the first failing node.

@@ -132,6 +132,10 @@ void WeightStore::adopt_initializers(onnx::GraphProto& root) {
   });
 }
 
+void make_placeholder(onnx::TensorProto& tensor) {
+  point_at(tensor, 0); // entries are numbered from 1
+}
+
 bool is_stored(const onnx::TensorProto& tensor) {
   return entry_id(tensor).has_value();
 }

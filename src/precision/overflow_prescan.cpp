@@ -187,6 +187,55 @@ void OverflowPrescan::feed(int file, uint64_t position, std::string_view chunk) 
   }
 }
 
+namespace {
+
+thread_local OverflowAssumption* t_assumption = nullptr;
+
+// Waits until the reading thread has counted `span` or given up; false if it gave up.
+bool wait_for(const OverflowPrescan::Span& span) {
+  while (!span.finished.load(std::memory_order_acquire)) {
+    if (span.ended->load(std::memory_order_acquire)) {
+      return span.finished.load(std::memory_order_acquire);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+uint64_t count_of(const OverflowPrescan::Span& span, int32_t low) {
+  return low == onnx::TensorProto::FLOAT16 ? span.half : span.bfloat16;
+}
+
+} // namespace
+
+OverflowAssumption::OverflowAssumption() {
+  t_assumption = this;
+}
+
+OverflowAssumption::~OverflowAssumption() {
+  stop();
+}
+
+void OverflowAssumption::stop() {
+  if (m_active && t_assumption == this) {
+    t_assumption = nullptr;
+  }
+  m_active = false;
+}
+
+void OverflowAssumption::record(const OverflowPrescan::Span* span, int32_t low) {
+  m_assumed.push_back({span, low});
+}
+
+bool OverflowAssumption::holds() const {
+  for (const auto& assumed : m_assumed) {
+    if (!wait_for(*assumed.span) || count_of(*assumed.span, assumed.low) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low) {
   const OverflowPrescan::Span* span = nullptr;
   {
@@ -198,16 +247,14 @@ std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low
     }
     span = found->second; // its prescan outlives the compile stage that asks
   }
-  while (!span->finished.load(std::memory_order_acquire)) {
-    if (span->ended->load(std::memory_order_acquire)) {
-      if (!span->finished.load(std::memory_order_acquire)) {
-        return std::nullopt;
-      }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (t_assumption != nullptr && !span->finished.load(std::memory_order_acquire)) {
+    t_assumption->record(span, low);
+    return 0;
   }
-  return low == onnx::TensorProto::FLOAT16 ? span->half : span->bfloat16;
+  if (!wait_for(*span)) {
+    return std::nullopt;
+  }
+  return count_of(*span, low);
 }
 
 } // namespace npucc::precision

@@ -58,4 +58,33 @@ private:
 // and repeat its work. nullopt when no prescan covers the bytes or it ended without them.
 std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low);
 
+// Speculation, so that a compile can write its graphs while the key is still being
+// hashed (cache/compile_cached.cpp): while an OverflowAssumption is active on a thread,
+// prescanned_overflows answers 0 at once for a weight the reading thread has yet to
+// reach, and records that answer. holds() waits for the reading thread and tells whether
+// every such answer was right; if not, the rewrite must run again. Weights almost never
+// overflow float16 (a value past 65504), and bfloat16 has float32's range.
+class OverflowAssumption {
+public:
+  OverflowAssumption(); // active on this thread until stop() or destruction
+  ~OverflowAssumption();
+  OverflowAssumption(const OverflowAssumption&) = delete;
+  OverflowAssumption& operator=(const OverflowAssumption&) = delete;
+
+  void stop();
+  bool assumed() const { return !m_assumed.empty(); }
+  // Waits for the assumed weights' counts. Call while the OverflowPrescan lives.
+  bool holds() const;
+  // prescanned_overflows' side (this thread's active assumption).
+  void record(const OverflowPrescan::Span* span, int32_t low);
+
+private:
+  struct Assumed {
+    const OverflowPrescan::Span* span;
+    int32_t low;
+  };
+  std::vector<Assumed> m_assumed;
+  bool m_active = true;
+};
+
 } // namespace npucc::precision

@@ -35,6 +35,13 @@ Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
   }
 }
 
+Sha256::Sha256(const Sha256& other) : m_ctx(EVP_MD_CTX_new()) {
+  if (m_ctx == nullptr || EVP_MD_CTX_copy_ex(m_ctx, other.m_ctx) != 1) {
+    EVP_MD_CTX_free(m_ctx);
+    throw Error("OpenSSL: cannot copy a SHA-256 state");
+  }
+}
+
 Sha256::~Sha256() {
   EVP_MD_CTX_free(m_ctx);
 }

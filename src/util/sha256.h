@@ -17,7 +17,9 @@ class Sha256 {
 public:
   Sha256();
   ~Sha256();
-  Sha256(const Sha256&) = delete;
+  // A copy continues from the same state: two streams that begin with the same bytes
+  // hash those bytes once.
+  Sha256(const Sha256& other);
   Sha256& operator=(const Sha256&) = delete;
 
   void update(const void* data, size_t size);

@@ -1,0 +1,159 @@
+#include "compiler/graph_writer.h"
+#include "compiler/manifest.h"
+#include "compiler/output_folder.h"
+#include "compiler/prepared_compile.h"
+#include "util/file_io.h"
+#include "util/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace npucc {
+
+// The graphs to write, one thread each: high and low together when they share their
+// weights (compiler::GraphPairWriter), any other graph on its own.
+struct WriteJob {
+  size_t first = 0;
+  std::optional<size_t> second;
+  std::unique_ptr<compiler::GraphPairWriter> pair;
+};
+
+struct GraphWriting::State {
+  PreparedCompile prepared;
+  std::optional<compiler::OutputFolder> output;
+  ExternalData external_data = ExternalData::automatic;
+  std::vector<CompiledGraph> written;
+  std::vector<WriteJob> jobs; // after `prepared`, whose models a pair holds: gone first
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  std::vector<std::thread> threads;
+
+  void plan_jobs() {
+    auto& graphs = prepared.variants.graphs;
+    auto index_of = [&](const std::string& role) -> std::optional<size_t> {
+      for (size_t i = 0; i < graphs.size(); ++i) {
+        if (graphs[i].role == role) {
+          return i;
+        }
+      }
+      return std::nullopt;
+    };
+    auto high = index_of("high");
+    auto low = index_of("low");
+    if (high && low) {
+      auto pair = compiler::GraphPairWriter::plan(graphs[*high].model, graphs[*low].model,
+                                                  output->staging(), "high.onnx", "low.onnx",
+                                                  external_data);
+      if (pair) {
+        jobs.push_back({*high, *low, std::move(pair)});
+      }
+    }
+    bool paired = !jobs.empty();
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      if (!paired || (i != *high && i != *low)) {
+        jobs.push_back({i, std::nullopt, nullptr});
+      }
+    }
+  }
+
+  // Writing (and hashing) the graphs is most of a compile's time.
+  void write_graphs() {
+    auto& graphs = prepared.variants.graphs;
+    for (size_t k = next++; k < jobs.size(); k = next++) {
+      try {
+        WriteJob& job = jobs[k];
+        if (job.pair) {
+          auto [first, second] = job.pair->write(&stop);
+          written[job.first] = std::move(first);
+          written[*job.second] = std::move(second);
+        } else {
+          auto& variant = graphs[job.first];
+          written[job.first] = compiler::write_graph(variant.model, output->staging(),
+                                                     variant.role + ".onnx", external_data, &stop);
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) {
+          failure = std::current_exception();
+        }
+        stop = true; // the others stop within a buffer's worth
+      }
+    }
+  }
+
+  void join() {
+    for (auto& thread : threads) {
+      thread.join();
+    }
+    threads.clear();
+  }
+};
+
+GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& options)
+    : m_state(std::make_unique<State>()) {
+  State& state = *m_state;
+  state.prepared = std::move(prepared);
+  state.output.emplace(options.output_dir);
+  state.external_data = options.external_data;
+  size_t graphs = state.prepared.variants.graphs.size();
+  // Before the threads: a failure here leaves nothing running.
+  state.written.resize(graphs);
+  state.plan_jobs();
+  size_t threads = std::min<size_t>(state.jobs.size(), std::max(1u, util::thread_budget()));
+  for (size_t t = 0; t < threads; ++t) {
+    state.threads.emplace_back([&state] { state.write_graphs(); });
+  }
+}
+
+GraphWriting::~GraphWriting() {
+  if (m_state) {
+    m_state->stop = true;
+    m_state->join();
+  }
+}
+
+PreparedCompile GraphWriting::abandon() {
+  m_state->stop = true;
+  m_state->join();
+  m_state->jobs.clear();   // gives the pairs' initializers back
+  m_state->output.reset(); // removes the staging folder
+  return std::move(m_state->prepared);
+}
+
+CompileResult GraphWriting::finish(const CompileOptions& options) {
+  State& state = *m_state;
+  state.join();
+  state.jobs.clear();
+  if (state.failure) {
+    std::rethrow_exception(state.failure);
+  }
+  CompileResult result = std::move(state.prepared.result);
+  auto& variants = state.prepared.variants;
+  for (size_t i = 0; i < variants.graphs.size(); ++i) {
+    state.written[i].role = variants.graphs[i].role;
+    state.written[i].precision = variants.graphs[i].precision;
+    state.written[i].emulates = variants.graphs[i].emulates;
+  }
+  result.graphs = std::move(state.written);
+  if (!variants.report.is_null()) {
+    result.precision_report = variants.report.dump();
+  }
+  if (!variants.high_report.is_null()) {
+    result.high_precision_report = variants.high_report.dump();
+  }
+  auto manifest = compiler::build_manifest(options, state.prepared.model, result);
+  util::write_file_atomic(state.output->staging() / "manifest.json",
+                          manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                              "\n");
+  state.output->publish();
+  result.manifest_path = options.output_dir / "manifest.json";
+  return result;
+}
+
+} // namespace npucc

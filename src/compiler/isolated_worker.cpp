@@ -1,0 +1,283 @@
+#include "compiler/isolated_worker.h"
+
+#include "compiler/validate.h"
+#include "model/graph_walk.h"
+#include "model/weight_store.h"
+#include "npucc/error.h"
+#include "util/strings.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <google/protobuf/io/coded_stream.h>
+#include <mutex>
+#include <onnx/defs/schema.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+namespace npucc::compiler {
+
+namespace {
+
+constexpr size_t k_left_behind = 64 * 1024; // raw data this large stays in the parent
+
+// --- framing: an 8-byte length, then the bytes ---
+
+bool send_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool receive_all(int fd, char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::recv(fd, data, size, 0);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool send_message(int fd, const std::string& message) {
+  uint64_t size = message.size();
+  return send_all(fd, reinterpret_cast<const char*>(&size), sizeof(size)) &&
+         send_all(fd, message.data(), message.size());
+}
+
+bool receive_message(int fd, std::string& message) {
+  uint64_t size = 0;
+  if (!receive_all(fd, reinterpret_cast<char*>(&size), sizeof(size))) {
+    return false;
+  }
+  message.resize(size);
+  return receive_all(fd, message.data(), message.size());
+}
+
+// request = kind, 4-byte argument length, argument, serialised model
+std::string request_message(IsolatedRequest request, const std::string& argument,
+                            onnx::ModelProto& model) {
+  // Large raw data is moved out for the serialisation and put back.
+  std::vector<std::pair<onnx::TensorProto*, std::string>> moved;
+  auto leave_behind = [&](onnx::TensorProto& tensor) {
+    if (tensor.raw_data().size() >= k_left_behind) {
+      moved.emplace_back(&tensor, std::move(*tensor.mutable_raw_data()));
+      model::make_placeholder(tensor);
+    }
+  };
+  model::for_each_graph(*model.mutable_graph(), [&](onnx::GraphProto& graph, int) {
+    for (auto& tensor : *graph.mutable_initializer()) {
+      leave_behind(tensor);
+    }
+    for (auto& node : *graph.mutable_node()) {
+      for (auto& attribute : *node.mutable_attribute()) {
+        if (attribute.has_t()) {
+          leave_behind(*attribute.mutable_t());
+        }
+        for (auto& tensor : *attribute.mutable_tensors()) {
+          leave_behind(tensor);
+        }
+      }
+    }
+  });
+  std::string message(1, static_cast<char>(request));
+  uint32_t length = static_cast<uint32_t>(argument.size());
+  message.append(reinterpret_cast<const char*>(&length), sizeof(length));
+  message += argument;
+  bool ok = model.AppendToString(&message);
+  for (auto& [tensor, bytes] : moved) {
+    tensor->clear_external_data();
+    tensor->clear_data_location();
+    *tensor->mutable_raw_data() = std::move(bytes);
+  }
+  if (!ok) {
+    throw Error("cannot serialise the model for the ONNX checker");
+  }
+  return message;
+}
+
+// A request that failed may leave ONNX's state anything but clean: the worker ends after
+// it, and the next request gets a fresh one.
+bool ends_worker(IsolatedRequest request, const std::string& reply) {
+  return reply.empty() || reply[0] != '0' ||
+         (request == IsolatedRequest::check_and_infer && reply.size() > 1 && reply[1] == 'R');
+}
+
+// --- the worker process ---
+
+[[noreturn]] void serve(int fd) {
+  for (;;) {
+    std::string message;
+    if (!receive_message(fd, message)) {
+      ::_exit(0); // the parent is gone or done
+    }
+    std::string reply;
+    auto request = IsolatedRequest::check;
+    try {
+      uint32_t length = 0;
+      if (message.size() < 1 + sizeof(length)) {
+        throw Error("the request did not arrive intact");
+      }
+      request = static_cast<IsolatedRequest>(message[0]);
+      std::memcpy(&length, message.data() + 1, sizeof(length));
+      size_t start = 1 + sizeof(length) + length;
+      if (message.size() < start) {
+        throw Error("the request did not arrive intact");
+      }
+      std::string argument = message.substr(1 + sizeof(length), length);
+      google::protobuf::io::CodedInputStream stream(
+          reinterpret_cast<const uint8_t*>(message.data() + start),
+          static_cast<int>(message.size() - start));
+      stream.SetRecursionLimit(1024);
+      onnx::ModelProto model;
+      if (!model.ParseFromCodedStream(&stream)) {
+        throw Error("the model did not arrive intact");
+      }
+      message.clear();
+      message.shrink_to_fit();
+      reply = "0" + answer_isolated(request, argument, model);
+    } catch (const std::exception& e) {
+      reply = "1" + util::first_line(e.what());
+    }
+    if (!send_message(fd, reply) || ends_worker(request, reply)) {
+      ::_exit(0);
+    }
+  }
+}
+
+struct Worker {
+  pid_t pid = -1;
+  int fd = -1;
+  pid_t owner = 0; // the process that forked it (a forked copy of this one has none)
+};
+
+std::mutex g_mutex;
+Worker g_worker;
+
+// Waits for the worker to end; its exit status.
+int reap(Worker& worker) {
+  int status = 0;
+  if (worker.fd >= 0) {
+    ::close(worker.fd);
+  }
+  while (worker.pid > 0 && ::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  worker = Worker{};
+  return status;
+}
+
+void ensure_worker() {
+  if (g_worker.owner != 0 && g_worker.owner != ::getpid()) {
+    // Inherited through fork() from the process that owns it: not ours to use or reap.
+    ::close(g_worker.fd);
+    g_worker = Worker{};
+  }
+  if (g_worker.pid > 0) {
+    return;
+  }
+  // ONNX builds its schema registry lazily, inside a function-local static. If another
+  // thread of a host program is building it when this one forks, the worker inherits
+  // the held initialisation guard and waits for it forever. Built here, before any
+  // fork, the worker finds it ready. (cache populate -j N compiles in worker processes,
+  // each single-threaded, for this reason among others: cache/populate_workers.h.)
+  // Schema() builds the whole registry (map()); Instance() is the other function-local
+  // static the worker uses.
+  static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
+                                       onnx::OpSchemaRegistry::Instance() != nullptr;
+  (void)k_registry_ready;
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw Error(std::string("ONNX checker: cannot create a socket: ") + std::strerror(errno));
+  }
+  pid_t parent = ::getpid();
+  pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error(std::string("ONNX checker: cannot fork: ") + std::strerror(errno));
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    // A crash here is expected and reported by the parent in one line: the handlers
+    // inherited from the host (doctest's, a sanitizer's) would print a crash report.
+    for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+      ::signal(fatal, SIG_DFL);
+    }
+    // A compile killed mid-inference (a populate worker, Ctrl-C) takes the worker along
+    // instead of leaving it to finish alone.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+      ::_exit(3);
+    }
+    // The worker outlives the request that forked it: it keeps none of the host's other
+    // descriptors (a copy would hold a flock or a pipe's end open).
+    int fd = fds[1];
+    if (fd != 3) {
+      ::dup2(fd, 3);
+      fd = 3;
+    }
+    ::close_range(4, ~0U, 0);
+    serve(fd);
+  }
+  ::close(fds[1]);
+  g_worker = Worker{child, fds[0], parent};
+}
+
+} // namespace
+
+void start_isolated_worker() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  ensure_worker();
+}
+
+std::string run_isolated(const std::string& what, IsolatedRequest request,
+                         const std::string& argument, onnx::ModelProto& model) {
+  std::string message = request_message(request, argument, model);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::string reply;
+  for (int attempt = 0;; ++attempt) {
+    ensure_worker();
+    if (send_message(g_worker.fd, message)) {
+      break;
+    }
+    // The worker was gone before it read anything (killed from outside, or by the
+    // death of the thread that forked it): once more with a new one.
+    reap(g_worker);
+    if (attempt == 1) {
+      throw Error(what + ": cannot reach the ONNX worker process");
+    }
+  }
+  if (!receive_message(g_worker.fd, reply) || reply.empty()) {
+    int status = reap(g_worker);
+    throw InferenceCrash(
+        what + ": ONNX crashed on this model (" +
+        (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                             : "exit status " + std::to_string(WEXITSTATUS(status))) +
+        "): a node's inputs or attributes are malformed in a way the ONNX checker misses");
+  }
+  if (ends_worker(request, reply)) {
+    reap(g_worker);
+  }
+  return reply;
+}
+
+} // namespace npucc::compiler
