@@ -295,13 +295,26 @@ private:
   bool m_put_back = false;
 };
 
-// Fields of the padding (k_graph_padding_field, zero bytes) that take exactly `bytes`
-// bytes, at least k_padding_minimum. A length's varint grows at 128, so one field cannot
-// take every size: an empty field first makes up the difference.
 const std::string k_padding_tag = varint((uint64_t{k_graph_padding_field} << 3) | 2);
 const uint64_t k_padding_minimum = k_padding_tag.size() + 1;
 
-std::string padding(uint64_t bytes) {
+// The file after the graph field's opening: the initializers not already written,
+// the graph's other fields, the padding, then the model's other fields.
+void write_rest(HashedFile& file, const InlinePlan& plan, const std::vector<bool>& written,
+                uint64_t padding_bytes) {
+  for (size_t i = 0; i < plan.pieces.size(); ++i) {
+    if (!written[i]) {
+      plan.pieces[i].write_to(file);
+    }
+  }
+  file.write(plan.rest);
+  file.write(graph_padding(padding_bytes));
+  file.write(plan.head);
+}
+
+} // namespace
+
+std::string graph_padding(uint64_t bytes) {
   std::string out;
   while (bytes > 0) {
     bool placed = false;
@@ -327,19 +340,7 @@ std::string padding(uint64_t bytes) {
   return out;
 }
 
-// The file after the graph field's opening: the initializers not already written,
-// the graph's other fields, the padding, then the model's other fields.
-void write_rest(HashedFile& file, const InlinePlan& plan, const std::vector<bool>& written,
-                uint64_t padding_bytes) {
-  for (size_t i = 0; i < plan.pieces.size(); ++i) {
-    if (!written[i]) {
-      plan.pieces[i].write_to(file);
-    }
-  }
-  file.write(plan.rest);
-  file.write(padding(padding_bytes));
-  file.write(plan.head);
-}
+namespace {
 
 WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path,
                          const std::atomic<bool>* stop) {

@@ -56,4 +56,9 @@ private:
 // The field number of the padding in a paired graph (GraphProto uses 1..16).
 constexpr uint32_t k_graph_padding_field = 8191;
 
+// Padding fields that take exactly `bytes` bytes: 0, or 4 or more. A length's varint
+// grows at 128, so one field cannot take every size: an empty field first makes up the
+// difference.
+std::string graph_padding(uint64_t bytes);
+
 } // namespace npucc::compiler

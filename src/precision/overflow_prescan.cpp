@@ -247,7 +247,9 @@ std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low
     }
     span = found->second; // its prescan outlives the compile stage that asks
   }
-  if (t_assumption != nullptr && !span->finished.load(std::memory_order_acquire)) {
+  if (t_assumption != nullptr) {
+    // Even when the count is already there: what the rewrite does then never depends
+    // on how far the reading thread got.
     t_assumption->record(span, low);
     return 0;
   }

@@ -60,10 +60,11 @@ std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low
 
 // Speculation, so that a compile can write its graphs while the key is still being
 // hashed (cache/compile_cached.cpp): while an OverflowAssumption is active on a thread,
-// prescanned_overflows answers 0 at once for a weight the reading thread has yet to
-// reach, and records that answer. holds() waits for the reading thread and tells whether
-// every such answer was right; if not, the rewrite must run again. Weights almost never
-// overflow float16 (a value past 65504), and bfloat16 has float32's range.
+// prescanned_overflows answers 0 at once for every weight the prescan covers (counted
+// yet or not, so that the outcome never depends on timing), and records that answer. holds() waits
+// for the reading thread and tells whether every such answer was right; if not, the rewrite must
+// run again. Weights almost never overflow float16 (a value past 65504), and bfloat16 has float32's
+// range.
 class OverflowAssumption {
 public:
   OverflowAssumption(); // active on this thread until stop() or destruction

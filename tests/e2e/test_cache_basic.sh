@@ -203,3 +203,50 @@ done
 cmp "$WORK/x-miss/high.onnx.data" "$WORK/x-hit/high.onnx.data" || fail "external data differs between miss and hit"
 expect_status 0 "$NPUCC" cache verify --cache-dir "$X"
 pass "outputs linked to the entry, external data copied (one link each)"
+
+# A cached compile writes its graphs while the key is hashed, assuming the weights not yet
+# read do not overflow float16. A weight that does (in external data, read for the key)
+# makes it build and write the low graph again: the same files as a compile without the
+# cache, the weight's consumer kept in float32 and reported.
+O="$WORK/ocache"
+"$NPUCC" cache init "$O" >/dev/null
+$PY - "$WORK/overflow" <<'PYEOF'
+import os, sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+os.makedirs(sys.argv[1], exist_ok=True)
+big = np.full((512, 512), 1.0, np.float32); big[7, 9] = 1e6   # past float16's 65504
+small = np.random.default_rng(1).standard_normal((512, 512)).astype(np.float32)
+nodes = [helper.make_node("MatMul", ["x", "big"], ["t"]), helper.make_node("MatMul", ["t", "small"], ["u"]),
+         helper.make_node("Add", ["u", "u"], ["y"])]
+g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 512])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 512])],
+                      [numpy_helper.from_array(small, "small"), numpy_helper.from_array(big, "big")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]); m.ir_version = 8
+onnx.save(m, sys.argv[1] + "/m.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+          location="m.onnx.data", size_threshold=1024)
+PYEOF
+expect_status 0 "$NPUCC" compile "$WORK/overflow/m.onnx" -o "$WORK/ov-cached" --cache-dir "$O" \
+  --accelerate-train-mode "fast|step|0.9" -v
+contains "$WORK/out" "cache: miss"
+contains "$WORK/err" "a weight overflows the low type: rewriting the low graph"
+expect_status 0 "$NPUCC" compile "$WORK/overflow/m.onnx" -o "$WORK/ov-plain" --no-cache \
+  --accelerate-train-mode "fast|step|0.9"
+for f in high.onnx low.onnx; do cmp "$WORK/ov-cached/$f" "$WORK/ov-plain/$f" || fail "$f differs from --no-cache"; done
+[ "$(json_get "$WORK/ov-cached/manifest.json" \
+    "[c['name'] for c in d['precision_report']['constants']['kept_float32'] if c['reason'] == 'overflow']")" = "['big']" ] \
+  || fail "the overflowing weight is not reported"
+cmp -s "$WORK/ov-cached/high.onnx" "$WORK/ov-cached/low.onnx" && fail "no node of the low graph is float16"
+# Both graphs begin with the same weights, the shorter one padded; both are valid ONNX.
+$PY - "$WORK/ov-cached" <<'PYEOF' || fail "paired graphs"
+import sys, onnx
+d = sys.argv[1]
+h, l = (open(f"{d}/{n}.onnx", "rb").read() for n in ("high", "low"))
+assert len(h) == len(l), (len(h), len(l))
+common = next(i for i, (a, b) in enumerate(zip(h, l)) if a != b)
+assert common > 2 * 512 * 512 * 4, common
+for n in ("high", "low"):
+    m = onnx.load(f"{d}/{n}.onnx")
+    onnx.checker.check_model(m, full_check=True)
+    assert {t.name for t in m.graph.initializer} == {"big", "small"}
+PYEOF
+pass "overflow past the assumption: low graph rebuilt, same files as --no-cache, paired layout"

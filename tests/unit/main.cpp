@@ -1,11 +1,10 @@
 // The unit test runner: doctest, with every test run given its own temporary folder
 // (NPUCC_TEST_TMP, kept when a test fails so it can be examined).
 #define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
-
 #include "test_support.h"
 
 #include <cstdlib>
+#include <doctest/doctest.h>
 #include <iostream>
 
 int main(int argc, char** argv) {

@@ -1,7 +1,6 @@
 #include "passes/eliminate_identity.h"
 #include "test_passes_support.h"
 
-
 using npucc::passes::EliminateIdentity;
 using npucc::test::check_valid;
 using npucc::test::count_ops;

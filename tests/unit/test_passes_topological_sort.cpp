@@ -33,7 +33,8 @@ TEST_SUITE("npucc::passes::TopologicalSort") {
       }
     )");
     TopologicalSort sort;
-    CHECK_THROWS_WITH_AS(PassManager::run_pass(sort, cycle), doctest::Contains("cycle"), npucc::Error);
+    CHECK_THROWS_WITH_AS(PassManager::run_pass(sort, cycle), doctest::Contains("cycle"),
+                         npucc::Error);
     auto missing = npucc::test::parse_text_model(R"(
       <ir_version: 8, opset_import: ["" : 17]>
       agraph (float[2] x) => (float[2] z) {

@@ -181,4 +181,55 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     }
     CHECK_FALSE(prescanned_overflows(raw, onnx::TensorProto::FLOAT16));
   }
+
+  TEST_CASE("an assumption answers 0 at once and is checked against the counts") {
+    std::vector<float> small(4096, 1.5f);
+    Fixture fixture({{"fits", small, 0}, {"overflows", weights(4096, 1.0f), 16384}});
+    for (int32_t low : {onnx::TensorProto::FLOAT16, onnx::TensorProto::BFLOAT16}) {
+      CAPTURE(low);
+      {
+        OverflowPrescan prescan(fixture.model);
+        prescan.publish();
+        npucc::precision::OverflowAssumption assumption;
+        CHECK(prescanned_overflows(fixture.raw(1), low) == 0); // not read yet: no wait
+        assumption.stop();
+        CHECK(assumption.assumed());
+        fixture.feed(prescan, 4096);
+        CHECK_FALSE(assumption.holds()); // the weight has values past both types' range
+      }
+      {
+        OverflowPrescan prescan(fixture.model);
+        prescan.publish();
+        npucc::precision::OverflowAssumption assumption;
+        CHECK(prescanned_overflows(fixture.raw(0), low) == 0);
+        assumption.stop();
+        fixture.feed(prescan, 1000);
+        CHECK(assumption.holds());
+        // After stop(), an answer waits for the count again.
+        CHECK(prescanned_overflows(fixture.raw(1), low) > 0);
+      }
+      {
+        // The reader gave up before the weight: the assumption cannot be checked.
+        OverflowPrescan prescan(fixture.model);
+        prescan.publish();
+        npucc::precision::OverflowAssumption assumption;
+        CHECK(prescanned_overflows(fixture.raw(0), low) == 0);
+        prescan.end();
+        CHECK_FALSE(assumption.holds());
+      }
+      {
+        // Counts already there are assumed all the same: the outcome never depends on
+        // how far the reader got.
+        OverflowPrescan prescan(fixture.model);
+        prescan.publish();
+        fixture.feed(prescan, 4096);
+        npucc::precision::OverflowAssumption assumption;
+        CHECK(prescanned_overflows(fixture.raw(0), low) == 0);
+        CHECK(assumption.holds());
+        CHECK(prescanned_overflows(fixture.raw(1), low) == 0);
+        CHECK(assumption.assumed());
+        CHECK_FALSE(assumption.holds());
+      }
+    }
+  }
 }

@@ -1,9 +1,8 @@
 #include "test_support.h"
 
+#include <atomic>
 #include <doctest/doctest.h>
 #include <onnx/defs/parser.h>
-
-#include <atomic>
 #include <unistd.h>
 
 namespace npucc::test {
@@ -41,6 +40,8 @@ onnx::ModelProto parse_text_model(const std::string& text) {
   return model;
 }
 
-fs::path testdata(const std::string& relative) { return fs::path(NPUCC_TESTDATA_DIR) / relative; }
+fs::path testdata(const std::string& relative) {
+  return fs::path(NPUCC_TESTDATA_DIR) / relative;
+}
 
 } // namespace npucc::test
