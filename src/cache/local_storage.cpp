@@ -497,11 +497,9 @@ std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress)
     }
   };
   // Examining sizes is system calls on small folders: worth both cores past a few dozen
-  // entries, and twice as many threads as cores, since those calls wait as much as they
-  // compute (10,000 entries on 2 cores: 4 threads take two thirds of the time of 2).
-  // Checking contents already hashes each entry's files on all cores.
+  // entries. Checking contents already hashes each entry's files on all cores.
   if (check == Check::sizes && total >= 64) {
-    parallel_for(shards.size(), examine_shard, 2 * util::thread_budget());
+    parallel_for(shards.size(), examine_shard);
   } else {
     for (size_t s = 0; s < shards.size(); ++s) {
       examine_shard(s);

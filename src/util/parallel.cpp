@@ -25,8 +25,8 @@ unsigned set_thread_budget(unsigned threads) {
   return g_budget.exchange(threads);
 }
 
-void parallel_for(size_t count, const std::function<void(size_t)>& work, unsigned max_threads) {
-  size_t threads = std::min<size_t>(count, max_threads == 0 ? thread_budget() : max_threads);
+void parallel_for(size_t count, const std::function<void(size_t)>& work) {
+  size_t threads = std::min<size_t>(count, thread_budget());
   if (threads <= 1) {
     for (size_t i = 0; i < count; ++i) {
       work(i);

@@ -11,9 +11,9 @@ namespace npucc::util {
 unsigned thread_budget();
 unsigned set_thread_budget(unsigned threads);
 
-// Runs work(0..count-1) on up to `threads` threads, thread_budget() when 0 (the calling
-// thread is one of them); indexes are handed out one at a time, so uneven items balance.
-// The first exception a work item throws is rethrown here once every thread has stopped.
-void parallel_for(size_t count, const std::function<void(size_t)>& work, unsigned threads = 0);
+// Runs work(0..count-1) on up to thread_budget() threads (the calling thread is one of
+// them); indexes are handed out one at a time, so uneven items balance. The first
+// exception a work item throws is rethrown here once every thread has stopped.
+void parallel_for(size_t count, const std::function<void(size_t)>& work);
 
 } // namespace npucc::util
