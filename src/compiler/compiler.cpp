@@ -1,6 +1,4 @@
-#include "compiler/graph_writer.h"
 #include "compiler/isolated_worker.h"
-#include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
 #include "compiler/validate.h"
@@ -11,8 +9,6 @@
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
-#include "util/file_io.h"
-#include "util/parallel.h"
 
 namespace npucc {
 

@@ -6,16 +6,10 @@
 #include "npucc/error.h"
 #include "util/strings.h"
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
-#include <functional>
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <unordered_set>
 #include <vector>
 
 namespace npucc::compiler {
