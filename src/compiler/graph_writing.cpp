@@ -106,8 +106,14 @@ GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& optio
   state.written.resize(graphs);
   state.plan_jobs();
   size_t threads = std::min<size_t>(state.jobs.size(), std::max(1u, util::thread_budget()));
-  for (size_t t = 0; t < threads; ++t) {
-    state.threads.emplace_back([&state] { state.write_graphs(); });
+  try {
+    for (size_t t = 0; t < threads; ++t) {
+      state.threads.emplace_back([&state] { state.write_graphs(); });
+    }
+  } catch (...) { // no thread to be had: the ones started stop, nothing is left behind
+    state.stop = true;
+    state.join();
+    throw;
   }
 }
 
