@@ -117,19 +117,27 @@ pass "a worker killed by signal 9: $failed model(s) failed in one line, the rest
 
 # The workers (and their isolated ONNX children) die with populate: SIGTERM, SIGKILL.
 # (Ctrl-C signals the whole foreground process group, workers included.)
+# A populate can finish before the signal reaches it (the models are small): then the
+# attempt starts again with an empty cache.
 for sig in TERM KILL; do
-  "$NPUCC" cache init "$WORK/cs$sig" >/dev/null
-  "$NPUCC" cache populate -j 2 "$M" --cache-dir "$WORK/cs$sig" >/dev/null 2>&1 &
-  pid=$!
-  below=""
-  for _ in $(seq 1 3000); do
-    below=$(descendants "$pid")
-    [ "$(echo "$below" | grep -c .)" -ge 2 ] && break
-    sleep 0.01
+  signalled=""
+  for attempt in 1 2 3 4 5; do
+    rm -rf "$WORK/cs$sig"
+    "$NPUCC" cache init "$WORK/cs$sig" >/dev/null
+    "$NPUCC" cache populate -j 2 "$M" --cache-dir "$WORK/cs$sig" >/dev/null 2>&1 &
+    pid=$!
+    below=""
+    for _ in $(seq 1 3000); do
+      below=$(descendants "$pid")
+      [ "$(echo "$below" | grep -c .)" -ge 2 ] && break
+      sleep 0.01
+    done
+    [ -n "$below" ] || fail "SIG$sig: no workers seen"
+    if kill -"$sig" "$pid" 2>/dev/null; then signalled=yes; fi
+    set +e; wait "$pid"; set -e
+    [ -n "$signalled" ] && break
   done
-  [ -n "$below" ] || fail "SIG$sig: no workers seen"
-  kill -"$sig" "$pid"
-  set +e; wait "$pid"; set -e
+  [ -n "$signalled" ] || fail "SIG$sig: populate finished each time before it could be signalled"
   for _ in $(seq 1 500); do
     alive=""
     # A zombie is dead: reaping it is the job of whoever adopted it.
