@@ -1,6 +1,7 @@
 #include "cache/populate_workers.h"
 
 #include "cache/worker_channel.h"
+#include "compiler/isolated_worker.h"
 #include "npucc/error.h"
 #include "util/parallel.h"
 
@@ -324,6 +325,7 @@ void compile_in_workers(size_t count, unsigned workers, const CompileOne& compil
     }
     return;
   }
+  compiler::warm_onnx_schemas(); // once here rather than once per worker
   Pool(count, compile, done).run(wanted);
 }
 

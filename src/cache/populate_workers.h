@@ -7,10 +7,11 @@
 #include <vector>
 
 // `cache populate -j N`: the compiles run in forked worker processes, not threads.
-// Every compile forks ONNX's checker and shape inference into a child
-// (compiler/validate.cpp); a fork taken while another thread holds a lock (the
+// Each process forks a worker for ONNX's checker and shape inference
+// (compiler/isolated_worker.h); a fork taken while another thread holds a lock (the
 // allocator's, protobuf's, ONNX's) hands the child a lock nobody will release, and it
 // waits forever. Single-threaded workers fork safely, and do not share an allocator.
+// ONNX's schema registry is built once, before the workers are forked.
 namespace npucc::cache {
 
 // Whether the shared remote cache is known to be down: the first worker that finds it

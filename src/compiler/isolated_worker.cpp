@@ -194,16 +194,7 @@ void ensure_worker() {
   if (g_worker.pid > 0) {
     return;
   }
-  // ONNX builds its schema registry lazily, inside a function-local static. If another
-  // thread of a host program is building it when this one forks, the worker inherits
-  // the held initialisation guard and waits for it forever. Built here, before any
-  // fork, the worker finds it ready. (cache populate -j N compiles in worker processes,
-  // each single-threaded, for this reason among others: cache/populate_workers.h.)
-  // Schema() builds the whole registry (map()); Instance() is the other function-local
-  // static the worker uses.
-  static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
-                                       onnx::OpSchemaRegistry::Instance() != nullptr;
-  (void)k_registry_ready;
+  warm_onnx_schemas();
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     throw Error(std::string("ONNX checker: cannot create a socket: ") + std::strerror(errno));
@@ -243,6 +234,19 @@ void ensure_worker() {
 }
 
 } // namespace
+
+void warm_onnx_schemas() {
+  // ONNX builds its schema registry lazily, inside a function-local static. If another
+  // thread of a host program is building it when this one forks, the worker inherits
+  // the held initialisation guard and waits for it forever. Built before any fork, the
+  // worker finds it ready. (cache populate -j N compiles in worker processes, each
+  // single-threaded, for this reason among others: cache/populate_workers.h.)
+  // Schema() builds the whole registry (map()); Instance() is the other function-local
+  // static the worker uses.
+  static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
+                                       onnx::OpSchemaRegistry::Instance() != nullptr;
+  (void)k_registry_ready;
+}
 
 void start_isolated_worker() {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -23,6 +23,10 @@ enum class IsolatedRequest : char {
 // process is small and before it starts threads.
 void start_isolated_worker();
 
+// Builds ONNX's schema registry now (some 30 ms of CPU, once per process): called before
+// a fork, every child inherits it built (cache populate's workers).
+void warm_onnx_schemas();
+
 // Sends `model` with `request` and `argument` to the worker and returns its reply: "0" +
 // the payload, or "1" + an error line. Raw data of 64 KiB or more stays here (the worker
 // sees such tensors as weight-table references, as it sees the table's own); `model` is
