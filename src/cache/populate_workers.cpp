@@ -1,9 +1,9 @@
 #include "cache/populate_workers.h"
 
-#include "cache/worker_channel.h"
 #include "compiler/isolated_worker.h"
 #include "npucc/error.h"
 #include "util/parallel.h"
+#include "util/socket_channel.h"
 
 #include <cerrno>
 #include <csignal>
@@ -57,9 +57,9 @@ bool single_threaded() {
 
 std::string encode_reply(size_t index, const WorkerReply& reply) {
   const PopulateItem& item = reply.item;
-  return encode_fields({std::to_string(index), item.failed ? "1" : "0",
-                        std::to_string(static_cast<int>(item.outcome)), item.detail,
-                        item.remote_warning, reply.remote == RemoteState::down ? "1" : "0"});
+  return util::encode_fields({std::to_string(index), item.failed ? "1" : "0",
+                              std::to_string(static_cast<int>(item.outcome)), item.detail,
+                              item.remote_warning, reply.remote == RemoteState::down ? "1" : "0"});
 }
 
 WorkerReply decode_reply(const std::vector<std::string>& fields, size_t expected_index) {
@@ -85,14 +85,14 @@ WorkerReply decode_reply(const std::vector<std::string>& fields, size_t expected
   std::string buffer;
   std::vector<std::string> task;
   for (;;) {
-    while (!decode_fields(buffer, k_task_fields, task)) {
-      if (!receive_some(fd, buffer)) {
+    while (!util::decode_fields(buffer, k_task_fields, task)) {
+      if (!util::receive_some(fd, buffer)) {
         ::_exit(0); // no more models
       }
     }
     size_t index = std::stoul(task[0]);
     WorkerReply reply = compile(index, task[1] == "1" ? RemoteState::down : RemoteState::up);
-    if (!send_all(fd, encode_reply(index, reply))) {
+    if (!util::send_all(fd, encode_reply(index, reply))) {
       ::_exit(1);
     }
   }
@@ -214,8 +214,8 @@ private:
     size_t index = m_next++;
     worker.task = index;
     std::string message =
-        encode_fields({std::to_string(index), m_remote == RemoteState::down ? "1" : "0"});
-    if (!send_all(worker.fd, message)) {
+        util::encode_fields({std::to_string(index), m_remote == RemoteState::down ? "1" : "0"});
+    if (!util::send_all(worker.fd, message)) {
       worker_died(worker);
     }
   }
@@ -244,14 +244,14 @@ private:
   }
 
   void read_reply(Worker& worker) {
-    if (!receive_some(worker.fd, worker.buffer)) {
+    if (!util::receive_some(worker.fd, worker.buffer)) {
       worker_died(worker);
       return;
     }
     std::vector<std::string> fields;
     std::optional<WorkerReply> reply;
     try {
-      if (!decode_fields(worker.buffer, k_reply_fields, fields)) {
+      if (!util::decode_fields(worker.buffer, k_reply_fields, fields)) {
         return; // more to come
       }
       reply = decode_reply(fields, *worker.task);
@@ -272,7 +272,7 @@ private:
     worker.fd = -1;
     int status = reap(worker.pid);
     worker.pid = -1;
-    fail(worker, "the compile worker " + describe_wait_status(status) +
+    fail(worker, "the compile worker " + util::describe_wait_status(status) +
                      " while compiling it; nothing was stored for it");
   }
 

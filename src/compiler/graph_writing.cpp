@@ -8,13 +8,12 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 namespace npucc {
 
-// The graphs to write, one thread each: high and low together when they share their
+// The graphs to write, one job each: high and low together when they share their
 // weights (compiler::GraphPairWriter), any other graph on its own.
 struct WriteJob {
   size_t first = 0;
@@ -28,11 +27,9 @@ struct GraphWriting::State {
   ExternalData external_data = ExternalData::automatic;
   std::vector<CompiledGraph> written;
   std::vector<WriteJob> jobs; // after `prepared`, whose models a pair holds: gone first
-  std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
-  std::mutex failure_mutex;
   std::exception_ptr failure;
-  std::vector<std::thread> threads;
+  std::thread runner; // runs util::parallel_for over the jobs
 
   void plan_jobs() {
     auto& graphs = prepared.variants.graphs;
@@ -63,35 +60,28 @@ struct GraphWriting::State {
   }
 
   // Writing (and hashing) the graphs is most of a compile's time.
-  void write_graphs() {
-    auto& graphs = prepared.variants.graphs;
-    for (size_t k = next++; k < jobs.size(); k = next++) {
-      try {
-        WriteJob& job = jobs[k];
-        if (job.pair) {
-          auto [first, second] = job.pair->write(&stop);
-          written[job.first] = std::move(first);
-          written[*job.second] = std::move(second);
-        } else {
-          auto& variant = graphs[job.first];
-          written[job.first] = compiler::write_graph(variant.model, output->staging(),
-                                                     variant.role + ".onnx", external_data, &stop);
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) {
-          failure = std::current_exception();
-        }
-        stop = true; // the others stop within a buffer's worth
+  void write(size_t k) {
+    try {
+      WriteJob& job = jobs[k];
+      if (job.pair) {
+        auto [first, second] = job.pair->write(&stop);
+        written[job.first] = std::move(first);
+        written[*job.second] = std::move(second);
+      } else {
+        auto& variant = prepared.variants.graphs[job.first];
+        written[job.first] = compiler::write_graph(variant.model, output->staging(),
+                                                   variant.role + ".onnx", external_data, &stop);
       }
+    } catch (...) {
+      stop = true; // the others stop within a buffer's worth
+      throw;
     }
   }
 
   void join() {
-    for (auto& thread : threads) {
-      thread.join();
+    if (runner.joinable()) {
+      runner.join();
     }
-    threads.clear();
   }
 };
 
@@ -105,16 +95,13 @@ GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& optio
   // Before the threads: a failure here leaves nothing running.
   state.written.resize(graphs);
   state.plan_jobs();
-  size_t threads = std::min<size_t>(state.jobs.size(), std::max(1u, util::thread_budget()));
-  try {
-    for (size_t t = 0; t < threads; ++t) {
-      state.threads.emplace_back([&state] { state.write_graphs(); });
+  state.runner = std::thread([&state] {
+    try {
+      util::parallel_for(state.jobs.size(), [&state](size_t k) { state.write(k); });
+    } catch (...) {
+      state.failure = std::current_exception(); // read after join()
     }
-  } catch (...) { // no thread to be had: the ones started stop, nothing is left behind
-    state.stop = true;
-    state.join();
-    throw;
-  }
+  });
 }
 
 GraphWriting::~GraphWriting() {

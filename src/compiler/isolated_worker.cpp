@@ -4,6 +4,7 @@
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
+#include "util/socket_channel.h"
 #include "util/strings.h"
 
 #include <cerrno>
@@ -26,93 +27,48 @@ namespace {
 
 constexpr size_t k_left_behind = 64 * 1024; // raw data this large stays in the parent
 
-// --- framing: an 8-byte length, then the bytes ---
+// Messages are util::encode_fields lists: a request is {kind, argument, serialised model},
+// a reply {reply}.
+bool send_fields(int fd, const std::vector<std::string>& fields) {
+  return util::send_all(fd, util::encode_fields(fields));
+}
 
-bool send_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
+// One message of `count` fields; false when the peer is gone first. Throws npucc::Error
+// on a malformed message.
+bool receive_fields(int fd, size_t count, std::vector<std::string>& fields) {
+  std::string buffer;
+  while (!util::decode_fields(buffer, count, fields)) {
+    if (!util::receive_some(fd, buffer)) {
       return false;
     }
-    data += n;
-    size -= static_cast<size_t>(n);
   }
   return true;
 }
 
-bool receive_all(int fd, char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::recv(fd, data, size, 0);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool send_message(int fd, const std::string& message) {
-  uint64_t size = message.size();
-  return send_all(fd, reinterpret_cast<const char*>(&size), sizeof(size)) &&
-         send_all(fd, message.data(), message.size());
-}
-
-bool receive_message(int fd, std::string& message) {
-  uint64_t size = 0;
-  if (!receive_all(fd, reinterpret_cast<char*>(&size), sizeof(size))) {
-    return false;
-  }
-  message.resize(size);
-  return receive_all(fd, message.data(), message.size());
-}
-
-// request = kind, 4-byte argument length, argument, serialised model
-std::string request_message(IsolatedRequest request, const std::string& argument,
-                            onnx::ModelProto& model) {
-  // Large raw data is moved out for the serialisation and put back.
+// The model without its large raw data, which stays here (moved out for the
+// serialisation and put back). Sparse tensors keep theirs: the checker reads their indices.
+std::string serialise_request_model(onnx::ModelProto& model) {
   std::vector<std::pair<onnx::TensorProto*, std::string>> moved;
-  auto leave_behind = [&](onnx::TensorProto& tensor) {
-    if (tensor.raw_data().size() >= k_left_behind) {
-      moved.emplace_back(&tensor, std::move(*tensor.mutable_raw_data()));
-      model::make_placeholder(tensor);
-    }
-  };
-  model::for_each_graph(*model.mutable_graph(), [&](onnx::GraphProto& graph, int) {
-    for (auto& tensor : *graph.mutable_initializer()) {
-      leave_behind(tensor);
-    }
-    for (auto& node : *graph.mutable_node()) {
-      for (auto& attribute : *node.mutable_attribute()) {
-        if (attribute.has_t()) {
-          leave_behind(*attribute.mutable_t());
+  model::for_each_tensor(
+      *model.mutable_graph(),
+      [&](onnx::TensorProto& tensor) {
+        if (tensor.raw_data().size() >= k_left_behind) {
+          moved.emplace_back(&tensor, std::move(*tensor.mutable_raw_data()));
+          model::make_placeholder(tensor);
         }
-        for (auto& tensor : *attribute.mutable_tensors()) {
-          leave_behind(tensor);
-        }
-      }
-    }
-  });
-  std::string message(1, static_cast<char>(request));
-  uint32_t length = static_cast<uint32_t>(argument.size());
-  message.append(reinterpret_cast<const char*>(&length), sizeof(length));
-  message += argument;
-  bool ok = model.AppendToString(&message);
-  for (auto& [tensor, bytes] : moved) {
+      },
+      model::SparseTensors::skip);
+  std::string bytes;
+  bool ok = model.SerializeToString(&bytes);
+  for (auto& [tensor, raw] : moved) {
     tensor->clear_external_data();
     tensor->clear_data_location();
-    *tensor->mutable_raw_data() = std::move(bytes);
+    *tensor->mutable_raw_data() = std::move(raw);
   }
   if (!ok) {
     throw Error("cannot serialise the model for the ONNX checker");
   }
-  return message;
+  return bytes;
 }
 
 // A request that failed may leave ONNX's state anything but clean: the worker ends after
@@ -126,39 +82,31 @@ bool ends_worker(IsolatedRequest request, const std::string& reply) {
 
 [[noreturn]] void serve(int fd) {
   for (;;) {
-    std::string message;
-    if (!receive_message(fd, message)) {
-      ::_exit(0); // the parent is gone or done
-    }
+    std::vector<std::string> request;
     std::string reply;
-    auto request = IsolatedRequest::check;
+    auto kind = IsolatedRequest::check;
     try {
-      uint32_t length = 0;
-      if (message.size() < 1 + sizeof(length)) {
+      if (!receive_fields(fd, 3, request)) {
+        ::_exit(0); // the parent is gone or done
+      }
+      if (request[0].size() != 1) {
         throw Error("the request did not arrive intact");
       }
-      request = static_cast<IsolatedRequest>(message[0]);
-      std::memcpy(&length, message.data() + 1, sizeof(length));
-      size_t start = 1 + sizeof(length) + length;
-      if (message.size() < start) {
-        throw Error("the request did not arrive intact");
-      }
-      std::string argument = message.substr(1 + sizeof(length), length);
+      kind = static_cast<IsolatedRequest>(request[0][0]);
       google::protobuf::io::CodedInputStream stream(
-          reinterpret_cast<const uint8_t*>(message.data() + start),
-          static_cast<int>(message.size() - start));
+          reinterpret_cast<const uint8_t*>(request[2].data()), static_cast<int>(request[2].size()));
       stream.SetRecursionLimit(1024);
       onnx::ModelProto model;
       if (!model.ParseFromCodedStream(&stream)) {
         throw Error("the model did not arrive intact");
       }
-      message.clear();
-      message.shrink_to_fit();
-      reply = "0" + answer_isolated(request, argument, model);
+      request[2].clear();
+      request[2].shrink_to_fit();
+      reply = "0" + answer_isolated(kind, request[1], model);
     } catch (const std::exception& e) {
       reply = "1" + util::first_line(e.what());
     }
-    if (!send_message(fd, reply) || ends_worker(request, reply)) {
+    if (!send_fields(fd, {reply}) || ends_worker(kind, reply)) {
       ::_exit(0);
     }
   }
@@ -255,12 +203,12 @@ void start_isolated_worker() {
 
 std::string run_isolated(const std::string& what, IsolatedRequest request,
                          const std::string& argument, onnx::ModelProto& model) {
-  std::string message = request_message(request, argument, model);
+  const std::vector<std::string> message{std::string(1, static_cast<char>(request)), argument,
+                                         serialise_request_model(model)};
   std::lock_guard<std::mutex> lock(g_mutex);
-  std::string reply;
   for (int attempt = 0;; ++attempt) {
     ensure_worker();
-    if (send_message(g_worker.fd, message)) {
+    if (send_fields(g_worker.fd, message)) {
       break;
     }
     // The worker was gone before it read anything (killed from outside, or by the
@@ -270,7 +218,14 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
       throw Error(what + ": cannot reach the ONNX worker process");
     }
   }
-  if (!receive_message(g_worker.fd, reply) || reply.empty()) {
+  std::vector<std::string> reply;
+  bool received = false;
+  try {
+    received = receive_fields(g_worker.fd, 1, reply) && !reply[0].empty();
+  } catch (const Error&) {
+    received = false; // a garbled reply: as from a worker that died
+  }
+  if (!received) {
     int status = reap(g_worker);
     throw InferenceCrash(
         what + ": ONNX crashed on this model (" +
@@ -278,10 +233,10 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
                              : "exit status " + std::to_string(WEXITSTATUS(status))) +
         "): a node's inputs or attributes are malformed in a way the ONNX checker misses");
   }
-  if (ends_worker(request, reply)) {
+  if (ends_worker(request, reply[0])) {
     reap(g_worker);
   }
-  return reply;
+  return reply[0];
 }
 
 } // namespace npucc::compiler

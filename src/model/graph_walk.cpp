@@ -106,14 +106,19 @@ void for_each_graph(const onnx::GraphProto& graph,
   walk(graph, visit, 0);
 }
 
-void for_each_tensor(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit) {
+void for_each_tensor(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit,
+                     SparseTensors sparse_tensors) {
+  const bool sparse = sparse_tensors == SparseTensors::visit;
   for_each_graph(graph, [&](onnx::GraphProto& g, int) {
     for (auto& tensor : *g.mutable_initializer()) {
       visit(tensor);
     }
-    for (auto& sparse : *g.mutable_sparse_initializer()) {
-      visit(*sparse.mutable_values());
-      visit(*sparse.mutable_indices());
+    for (auto& initializer : *g.mutable_sparse_initializer()) {
+      if (!sparse) {
+        break;
+      }
+      visit(*initializer.mutable_values());
+      visit(*initializer.mutable_indices());
     }
     for (auto& node : *g.mutable_node()) {
       for (auto& attribute : *node.mutable_attribute()) {
@@ -123,7 +128,7 @@ void for_each_tensor(onnx::GraphProto& graph, const std::function<void(onnx::Ten
         for (auto& tensor : *attribute.mutable_tensors()) {
           visit(tensor);
         }
-        if (attribute.has_sparse_tensor()) {
+        if (sparse && attribute.has_sparse_tensor()) {
           visit(*attribute.mutable_sparse_tensor()->mutable_values());
           visit(*attribute.mutable_sparse_tensor()->mutable_indices());
         }

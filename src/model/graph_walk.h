@@ -1,11 +1,10 @@
 #pragma once
 
 #include <functional>
+#include <onnx/onnx_pb.h>
 #include <string>
 #include <unordered_set>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace npucc::model {
 
@@ -21,8 +20,10 @@ void for_each_graph(const onnx::GraphProto& graph,
                     const std::function<void(const onnx::GraphProto&, int depth)>& visit);
 
 // Every tensor stored in a graph and its subgraphs: initializers, Constant values,
-// tensor attributes, sparse tensor values and indices.
-void for_each_tensor(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit);
+// tensor attributes, and (unless skipped) sparse tensor values and indices.
+enum class SparseTensors { visit, skip };
+void for_each_tensor(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit,
+                     SparseTensors sparse = SparseTensors::visit);
 
 // Names a node reads from enclosing scopes through its subgraphs ("implicit inputs"):
 // names used inside a subgraph that the subgraph does not define itself.

@@ -1,10 +1,10 @@
 #include "cache/populate_workers.h"
-#include "cache/worker_channel.h"
 #include "npucc/cache.h"
 #include "npucc/error.h"
 #include "test_support.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
+#include "util/socket_channel.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -88,13 +88,13 @@ std::map<std::string, std::string> entry_files(const fs::path& cache) {
 TEST_SUITE("npucc::populate_workers") {
   TEST_CASE("the wire format keeps any bytes and waits for a whole message") {
     std::string binary("a\0b:c\n\xff", 7);
-    std::string message = npucc::cache::encode_fields({"12", "", binary, "x:y"});
+    std::string message = npucc::util::encode_fields({"12", "", binary, "x:y"});
     std::vector<std::string> fields;
     SUBCASE("whole") {
-      std::string buffer = message + npucc::cache::encode_fields({"next"});
-      REQUIRE(npucc::cache::decode_fields(buffer, 4, fields));
+      std::string buffer = message + npucc::util::encode_fields({"next"});
+      REQUIRE(npucc::util::decode_fields(buffer, 4, fields));
       CHECK(fields == std::vector<std::string>{"12", "", binary, "x:y"});
-      REQUIRE(npucc::cache::decode_fields(buffer, 1, fields));
+      REQUIRE(npucc::util::decode_fields(buffer, 1, fields));
       CHECK(fields == std::vector<std::string>{"next"});
       CHECK(buffer.empty());
     }
@@ -102,17 +102,17 @@ TEST_SUITE("npucc::populate_workers") {
       std::string buffer;
       for (size_t i = 0; i + 1 < message.size(); ++i) {
         buffer += message[i];
-        CHECK_FALSE(npucc::cache::decode_fields(buffer, 4, fields));
+        CHECK_FALSE(npucc::util::decode_fields(buffer, 4, fields));
       }
       buffer += message.back();
-      REQUIRE(npucc::cache::decode_fields(buffer, 4, fields));
+      REQUIRE(npucc::util::decode_fields(buffer, 4, fields));
       CHECK(fields[2] == binary);
     }
     SUBCASE("garbage") {
       std::string buffer = "x3:abc";
-      CHECK_THROWS_AS(npucc::cache::decode_fields(buffer, 1, fields), npucc::Error);
+      CHECK_THROWS_AS(npucc::util::decode_fields(buffer, 1, fields), npucc::Error);
       buffer = std::string(40, '7');
-      CHECK_THROWS_AS(npucc::cache::decode_fields(buffer, 1, fields), npucc::Error);
+      CHECK_THROWS_AS(npucc::util::decode_fields(buffer, 1, fields), npucc::Error);
     }
   }
 

@@ -29,14 +29,7 @@ void add_external(onnx::GraphProto& graph, const std::string& name, uint64_t off
   w->set_name(name);
   w->set_data_type(onnx::TensorProto::FLOAT);
   w->add_dims(static_cast<int64_t>(k_floats));
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  for (auto [key, value] : {std::pair<std::string, std::string>{"location", "m.onnx.data"},
-                            {"offset", std::to_string(offset)},
-                            {"length", std::to_string(k_floats * sizeof(float))}}) {
-    auto* entry = w->add_external_data();
-    entry->set_key(key);
-    entry->set_value(value);
-  }
+  npucc::test::set_external(*w, "m.onnx.data", offset, k_floats * sizeof(float));
 }
 
 // y = (x * w1) * w2, both weights in m.onnx.data: read with their bytes in the table.

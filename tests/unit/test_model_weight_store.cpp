@@ -48,15 +48,7 @@ fs::path write_model(const fs::path& dir, bool external) {
   if (external) {
     std::string data = "0123456789abcdef" + w->raw_data(); // offset 16
     npucc::util::write_file_atomic(dir / "m.onnx.data", data);
-    w->clear_raw_data();
-    w->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [key, value] : {std::pair<std::string, std::string>{"location", "m.onnx.data"},
-                              {"offset", "16"},
-                              {"length", std::to_string(8192 * 4)}}) {
-      auto* entry = w->add_external_data();
-      entry->set_key(key);
-      entry->set_value(value);
-    }
+    npucc::test::set_external(*w, "m.onnx.data", 16, 8192 * 4);
   }
   npucc::util::write_file_atomic(path, model.SerializeAsString());
   return path;

@@ -160,14 +160,7 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     w->set_name("w");
     w->set_data_type(onnx::TensorProto::FLOAT);
     w->add_dims(6000);
-    w->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [key, value] : {std::pair<std::string, std::string>{"location", "m.onnx.data"},
-                              {"offset", "3"},
-                              {"length", std::to_string(6000 * 4)}}) {
-      auto* entry = w->add_external_data();
-      entry->set_key(key);
-      entry->set_value(value);
-    }
+    npucc::test::set_external(*w, "m.onnx.data", 3, 6000 * 4);
     npucc::util::write_file_atomic(dir / "m.onnx", model.SerializeAsString());
     npucc::Model read = npucc::read_model(dir / "m.onnx", {}, npucc::Weights::in_table);
     npucc::CompileOptions options;

@@ -1,9 +1,12 @@
 #include "test_support.h"
 
 #include <atomic>
+#include <cstdint>
 #include <doctest/doctest.h>
 #include <onnx/defs/parser.h>
+#include <string>
 #include <unistd.h>
+#include <utility>
 
 namespace npucc::test {
 
@@ -38,6 +41,19 @@ onnx::ModelProto parse_text_model(const std::string& text) {
   INFO(status.ErrorMessage());
   REQUIRE(status.IsOK());
   return model;
+}
+
+void set_external(onnx::TensorProto& tensor, const std::string& location, uint64_t offset,
+                  uint64_t length) {
+  tensor.clear_raw_data();
+  tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [key, value] : {std::pair<std::string, std::string>{"location", location},
+                            {"offset", std::to_string(offset)},
+                            {"length", std::to_string(length)}}) {
+    auto* entry = tensor.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
 }
 
 fs::path testdata(const std::string& relative) {

@@ -1,9 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
-#include <string>
-
 #include <onnx/onnx_pb.h>
+#include <string>
 
 namespace npucc::test {
 
@@ -30,5 +30,9 @@ fs::path temp_dir(const std::string& label);
 onnx::ModelProto parse_text_model(const std::string& text);
 
 fs::path testdata(const std::string& relative);
+
+// Makes `tensor` refer to `length` bytes of external data in `location` from `offset`.
+void set_external(onnx::TensorProto& tensor, const std::string& location, uint64_t offset,
+                  uint64_t length);
 
 } // namespace npucc::test

@@ -1,4 +1,4 @@
-#include "cache/worker_channel.h"
+#include "util/socket_channel.h"
 
 #include "npucc/error.h"
 
@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-namespace npucc::cache {
+namespace npucc::util {
 
 bool send_all(int fd, const std::string& data) {
   size_t done = 0;
@@ -86,4 +86,4 @@ bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& 
   return true;
 }
 
-} // namespace npucc::cache
+} // namespace npucc::util

@@ -3,8 +3,9 @@
 #include <string>
 #include <vector>
 
-// The socket between `cache populate` and its worker processes (cache/populate_workers.h).
-namespace npucc::cache {
+// A socket between npucc and a worker process it forked: `cache populate`'s compile
+// workers (cache/populate_workers.h) and the ONNX worker (compiler/isolated_worker.h).
+namespace npucc::util {
 
 // Writes all of `data`; false when the peer is gone (no SIGPIPE: MSG_NOSIGNAL).
 bool send_all(int fd, const std::string& data);
@@ -21,4 +22,4 @@ std::string encode_fields(const std::vector<std::string>& fields);
 // incomplete. Throws npucc::Error on a malformed buffer.
 bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& fields);
 
-} // namespace npucc::cache
+} // namespace npucc::util
