@@ -49,6 +49,9 @@ version=$("$NPUCC" --version | awk '{print $2}')
 depends=$(dpkg-deb -f "$deb" Depends)
 grep -q "libprotobuf" <<<"$depends" || fail "Depends lacks protobuf: '$depends'"
 grep -q "libc6" <<<"$depends" || fail "Depends lacks libc6: '$depends'"
+# Opened at run time by the remote cache (util/shared_library.h): not found by dpkg-shlibdeps.
+grep -q "libcurl4" <<<"$depends" || fail "Depends lacks libcurl4: '$depends'"
+grep -q "libhiredis" <<<"$depends" || fail "Depends lacks hiredis: '$depends'"
 
 # The packaged files work: the binary runs and the completion is the one it generates.
 dpkg-deb -x "$deb" "$work/root"

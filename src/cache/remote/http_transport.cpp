@@ -1,12 +1,12 @@
 // The HTTP backend (transport.h) through libcurl: GET/PUT of URL/<key>.bundle.
 #include "cache/remote/transport.h"
+#include "util/shared_library.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <curl/curl.h>
-#include <mutex>
 
 namespace npucc::cache::remote {
 
@@ -24,26 +24,47 @@ struct File {
   }
 };
 
+// libcurl's functions, loaded when the first HTTP transport is made
+// (util/shared_library.h): runs without a remote cache never load it.
+#define NPUCC_CURL_FUNCTION(name)                                                                  \
+  decltype(&::curl_##name) name = library.function<decltype(&::curl_##name)>("curl_" #name)
+struct Curl {
+  util::SharedLibrary library{NPUCC_LIBCURL_SONAME, "libcurl4"};
+  NPUCC_CURL_FUNCTION(global_init);
+  NPUCC_CURL_FUNCTION(easy_init);
+  NPUCC_CURL_FUNCTION(easy_setopt);
+  NPUCC_CURL_FUNCTION(easy_getinfo);
+  NPUCC_CURL_FUNCTION(easy_perform);
+  NPUCC_CURL_FUNCTION(easy_strerror);
+  NPUCC_CURL_FUNCTION(easy_cleanup);
+  NPUCC_CURL_FUNCTION(slist_append);
+  NPUCC_CURL_FUNCTION(slist_free_all);
+
+  Curl() { global_init(CURL_GLOBAL_DEFAULT); }
+};
+#undef NPUCC_CURL_FUNCTION
+
+// Throws npucc::Error when libcurl cannot be loaded; tries again at the next call.
+const Curl& curl() {
+  static const Curl loaded;
+  return loaded;
+}
+
 struct Easy {
-  CURL* handle = curl_easy_init();
+  CURL* handle = curl().easy_init();
   curl_slist* headers = nullptr;
   ~Easy() {
-    curl_slist_free_all(headers);
+    curl().slist_free_all(headers);
     if (handle != nullptr) {
-      curl_easy_cleanup(handle);
+      curl().easy_cleanup(handle);
     }
   }
 };
 
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 class HttpTransport : public Transport {
 public:
   explicit HttpTransport(const RemoteCacheConfig& config) : m_config(config) {
-    global_init();
+    curl();
     m_base = config.url;
     while (!m_base.empty() && m_base.back() == '/') {
       m_base.pop_back();
@@ -56,10 +77,10 @@ public:
     Easy easy;
     configure(easy, key);
     Download download{easy.handle, &receiver};
-    curl_easy_setopt(easy.handle, CURLOPT_WRITEFUNCTION, &HttpTransport::on_data);
-    curl_easy_setopt(easy.handle, CURLOPT_WRITEDATA, &download);
+    curl().easy_setopt(easy.handle, CURLOPT_WRITEFUNCTION, &HttpTransport::on_data);
+    curl().easy_setopt(easy.handle, CURLOPT_WRITEDATA, &download);
     // Large pieces: fewer callbacks, hash updates and write() calls per object.
-    curl_easy_setopt(easy.handle, CURLOPT_BUFFERSIZE, 512L * 1024);
+    curl().easy_setopt(easy.handle, CURLOPT_BUFFERSIZE, 512L * 1024);
     return perform(easy, "GET");
   }
 
@@ -73,12 +94,12 @@ public:
     }
     Easy easy;
     configure(easy, key);
-    curl_easy_setopt(easy.handle, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(easy.handle, CURLOPT_READDATA, in.file);
-    curl_easy_setopt(easy.handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
+    curl().easy_setopt(easy.handle, CURLOPT_UPLOAD, 1L);
+    curl().easy_setopt(easy.handle, CURLOPT_READDATA, in.file);
+    curl().easy_setopt(easy.handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
     // No "Expect: 100-continue" round trip before the body.
-    easy.headers = curl_slist_append(easy.headers, "Expect:");
-    curl_easy_setopt(easy.handle, CURLOPT_HTTPHEADER, easy.headers);
+    easy.headers = curl().slist_append(easy.headers, "Expect:");
+    curl().easy_setopt(easy.handle, CURLOPT_HTTPHEADER, easy.headers);
     TransferResult result = perform(easy, "PUT");
     if (result.status == Status::absent) {
       result = {Status::error, m_config.url + ": PUT refused (404)", 0};
@@ -101,10 +122,10 @@ private:
     if (!download->started) {
       download->started = true;
       long http = 0;
-      curl_easy_getinfo(download->handle, CURLINFO_RESPONSE_CODE, &http);
+      curl().easy_getinfo(download->handle, CURLINFO_RESPONSE_CODE, &http);
       download->ignore = http < 200 || http > 299;
       curl_off_t length = -1;
-      curl_easy_getinfo(download->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      curl().easy_getinfo(download->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
       if (!download->ignore && length >= 0) {
         download->receiver->expect_size(static_cast<uint64_t>(length));
       }
@@ -120,16 +141,16 @@ private:
   void configure(Easy& easy, const std::string& key) const {
     CURL* handle = easy.handle;
     std::string url = url_of(key);
-    curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(std::lround(m_config.connect_timeout * 1000)));
+    curl().easy_setopt(handle, CURLOPT_URL, url.c_str());
+    curl().easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    curl().easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl().easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                       static_cast<long>(std::lround(m_config.connect_timeout * 1000)));
     // A stalled server: less than one byte a second for `timeout` seconds ends it.
-    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
-                     std::max(1L, static_cast<long>(std::lround(m_config.timeout))));
-    curl_easy_setopt(handle, CURLOPT_USERAGENT, "npucc");
+    curl().easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl().easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
+                       std::max(1L, static_cast<long>(std::lround(m_config.timeout))));
+    curl().easy_setopt(handle, CURLOPT_USERAGENT, "npucc");
   }
 
   TransferResult perform(Easy& easy, const char* method) const {
@@ -137,19 +158,19 @@ private:
       return {Status::error, "cannot start libcurl", 0};
     }
     char error[CURL_ERROR_SIZE] = {0};
-    curl_easy_setopt(easy.handle, CURLOPT_ERRORBUFFER, error);
-    CURLcode code = curl_easy_perform(easy.handle);
+    curl().easy_setopt(easy.handle, CURLOPT_ERRORBUFFER, error);
+    CURLcode code = curl().easy_perform(easy.handle);
     curl_off_t down = 0;
     curl_off_t up = 0;
-    curl_easy_getinfo(easy.handle, CURLINFO_SIZE_DOWNLOAD_T, &down);
-    curl_easy_getinfo(easy.handle, CURLINFO_SIZE_UPLOAD_T, &up);
+    curl().easy_getinfo(easy.handle, CURLINFO_SIZE_DOWNLOAD_T, &down);
+    curl().easy_getinfo(easy.handle, CURLINFO_SIZE_UPLOAD_T, &up);
     uint64_t bytes = static_cast<uint64_t>(down + up);
     if (code != CURLE_OK) {
-      std::string why = error[0] != '\0' ? error : curl_easy_strerror(code);
+      std::string why = error[0] != '\0' ? error : curl().easy_strerror(code);
       return {Status::error, m_config.url + ": " + method + " failed: " + why, bytes};
     }
     long http = 0;
-    curl_easy_getinfo(easy.handle, CURLINFO_RESPONSE_CODE, &http);
+    curl().easy_getinfo(easy.handle, CURLINFO_RESPONSE_CODE, &http);
     if (http == 404) {
       return {Status::absent, "", bytes};
     }

@@ -3,6 +3,7 @@
 #include "cache/remote/transport.h"
 #include "cache/remote/url.h"
 #include "util/file_io.h"
+#include "util/shared_library.h"
 
 #include <cerrno>
 #include <cmath>
@@ -19,11 +20,31 @@ namespace {
 
 constexpr const char* k_prefix = "npucc:bundle:";
 
+// hiredis's functions, loaded when the first Redis transport is made
+// (util/shared_library.h): runs without a remote cache never load it.
+#define NPUCC_HIREDIS_FUNCTION(name)                                                               \
+  decltype(&::name) name = library.function<decltype(&::name)>(#name)
+struct Hiredis {
+  util::SharedLibrary library{NPUCC_LIBHIREDIS_SONAME, "libhiredis0.14"};
+  NPUCC_HIREDIS_FUNCTION(redisConnectWithTimeout);
+  NPUCC_HIREDIS_FUNCTION(redisSetTimeout);
+  NPUCC_HIREDIS_FUNCTION(redisCommand);
+  NPUCC_HIREDIS_FUNCTION(freeReplyObject);
+  NPUCC_HIREDIS_FUNCTION(redisFree);
+};
+#undef NPUCC_HIREDIS_FUNCTION
+
+// Throws npucc::Error when hiredis cannot be loaded; tries again at the next call.
+const Hiredis& hiredis() {
+  static const Hiredis loaded;
+  return loaded;
+}
+
 struct Reply {
   redisReply* reply = nullptr;
   ~Reply() {
     if (reply != nullptr) {
-      freeReplyObject(reply);
+      hiredis().freeReplyObject(reply);
     }
   }
 };
@@ -37,10 +58,10 @@ timeval timeval_of(double seconds) {
 
 class RedisTransport : public Transport {
 public:
-  explicit RedisTransport(const RemoteCacheConfig& config) : m_config(config) {}
+  explicit RedisTransport(const RemoteCacheConfig& config) : m_config(config) { hiredis(); }
   ~RedisTransport() override {
     if (m_context != nullptr) {
-      redisFree(m_context);
+      hiredis().redisFree(m_context);
     }
   }
   RedisTransport(const RedisTransport&) = delete;
@@ -133,14 +154,14 @@ private:
       return true;
     }
     ParsedUrl url = parse_url(m_config.url);
-    m_context = redisConnectWithTimeout(url.host.c_str(), url.port == 0 ? 6379 : url.port,
-                                        timeval_of(m_config.connect_timeout));
+    m_context = hiredis().redisConnectWithTimeout(url.host.c_str(), url.port == 0 ? 6379 : url.port,
+                                                  timeval_of(m_config.connect_timeout));
     if (m_context == nullptr || m_context->err != 0) {
       problem = m_config.url +
                 ": cannot connect: " + (m_context != nullptr ? m_context->errstr : "out of memory");
       return false;
     }
-    redisSetTimeout(m_context, timeval_of(m_config.timeout));
+    hiredis().redisSetTimeout(m_context, timeval_of(m_config.timeout));
     std::string db = url.path.size() > 1 ? url.path.substr(1) : "";
     if (!db.empty() && db != "0") {
       Reply reply;
@@ -160,7 +181,7 @@ private:
       problem = m_config.url + ": not connected";
       return nullptr;
     }
-    auto* reply = static_cast<redisReply*>(redisCommand(m_context, format, args...));
+    auto* reply = static_cast<redisReply*>(hiredis().redisCommand(m_context, format, args...));
     if (reply == nullptr) {
       problem = m_config.url + ": " +
                 (m_context->err == REDIS_ERR_IO && errno == EAGAIN
