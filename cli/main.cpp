@@ -12,17 +12,17 @@
 // returns. Builds that report at exit (sanitizers, coverage) return normally.
 int main(int argc, char** argv) {
   int status = npucc::cli::run(argc, argv);
-#ifdef NPUCC_EXIT_NORMALLY
-  return status;
-#else
   std::cout.flush();
-  std::cerr.flush();
   bool written = std::fflush(stdout) == 0 && !std::ferror(stdout) && !std::cout.fail();
   if (!written && status == 0) {
     std::cerr << "npucc: error: cannot write to standard output (check the disk or pipe it "
                  "goes to)\n";
     status = 1;
   }
+  std::cerr.flush();
+#ifdef NPUCC_EXIT_NORMALLY
+  return status;
+#else
   std::fflush(nullptr);
   ::_exit(status);
 #endif

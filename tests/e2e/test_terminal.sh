@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Terminal sessions in tmux: the progress display appears on a terminal and never in a
 # pipe or with --quiet; the generated bash (and zsh) completion completes subcommands,
-# sub-subcommands, options and option values in a real interactive shell.
+# sub-subcommands, options and option values in a real interactive shell; output to a
+# full disk is an error.
 set -u
 : "${NPUCC:?NPUCC must point at the npucc binary}"
 : "${TESTDATA:?TESTDATA must point at testdata/}"
@@ -128,6 +129,14 @@ if command -v zsh >/dev/null; then
   tmux_ kill-session -t zsh
 else
   echo "note: zsh not installed; zsh completion not exercised"
+fi
+
+# Output that cannot be written (a full disk) is an error, not a silent success.
+cases=$((cases + 1))
+if "$NPUCC" completion bash >/dev/full 2>"$work/full.err"; then
+  fail "npucc completion bash >/dev/full exited 0"
+elif ! grep -q "^npucc: error: cannot write to standard output" "$work/full.err"; then
+  fail "no error for a full standard output: $(cat "$work/full.err")"
 fi
 
 echo "$cases cases, $failures failures"
