@@ -87,6 +87,8 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options) 
   return key_from(model, options, external, digests, external_bytes);
 }
 
+constexpr size_t k_read_size = 1 << 20;
+
 struct KeyHashing::Job {
   ModelIdentity model;
   CompileOptions options;
@@ -94,8 +96,8 @@ struct KeyHashing::Job {
   std::vector<util::Fd> files;
   std::vector<std::unique_ptr<util::Sha256>> hashes;
   std::vector<uint64_t> bytes;
-  std::vector<int> errors; // errno of a failed read, per file
-  std::vector<char> buffer;
+  std::vector<int> errors;        // errno of a failed read, per file
+  std::unique_ptr<char[]> buffer; // k_read_size bytes, filled by read() (not zeroed)
   // Counts float overflows in the chunks read (see precision/overflow_prescan.h).
   std::unique_ptr<precision::OverflowPrescan> prescan;
   std::vector<int> prescan_files; // per external file: its index in prescan, or -1
@@ -105,7 +107,7 @@ struct KeyHashing::Job {
 void KeyHashing::read_files(Job& job) {
   for (size_t i = 0; i < job.files.size(); ++i) {
     while (true) {
-      ssize_t n = ::read(job.files[i].get(), job.buffer.data(), job.buffer.size());
+      ssize_t n = ::read(job.files[i].get(), job.buffer.get(), k_read_size);
       if (n < 0 && errno == EINTR) {
         continue;
       }
@@ -113,9 +115,9 @@ void KeyHashing::read_files(Job& job) {
         job.errors[i] = n < 0 ? errno : 0;
         break;
       }
-      job.hashes[i]->update(job.buffer.data(), static_cast<size_t>(n));
+      job.hashes[i]->update(job.buffer.get(), static_cast<size_t>(n));
       job.prescan->feed(job.prescan_files[i], job.bytes[i],
-                        std::string_view(job.buffer.data(), static_cast<size_t>(n)));
+                        std::string_view(job.buffer.get(), static_cast<size_t>(n)));
       job.bytes[i] += static_cast<uint64_t>(n);
     }
   }
@@ -138,7 +140,7 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
   }
   job.bytes.assign(job.external.size(), 0);
   job.errors.assign(job.external.size(), 0);
-  job.buffer.resize(1 << 20);
+  job.buffer.reset(new char[k_read_size]);
   job.prescan = std::make_unique<precision::OverflowPrescan>(model.proto);
   for (const auto& entry : job.external) {
     job.prescan_files.push_back(job.prescan->file_index(entry.second));

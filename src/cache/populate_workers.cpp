@@ -3,6 +3,7 @@
 #include "compiler/isolated_worker.h"
 #include "npucc/error.h"
 #include "util/parallel.h"
+#include "util/sha256.h"
 #include "util/socket_channel.h"
 
 #include <cerrno>
@@ -325,7 +326,9 @@ void compile_in_workers(size_t count, unsigned workers, const CompileOne& compil
     }
     return;
   }
-  compiler::warm_onnx_schemas(); // once here rather than once per worker
+  // Once here rather than once per worker.
+  compiler::warm_onnx_schemas();
+  util::warm_sha256();
   Pool(count, compile, done).run(wanted);
 }
 

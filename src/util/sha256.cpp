@@ -1,13 +1,15 @@
 #include "util/sha256.h"
 
 #include "npucc/error.h"
+#include "util/fd.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#include <vector>
 
 namespace npucc::util {
 
@@ -26,6 +28,10 @@ const EVP_MD* sha256_method() {
 }
 
 } // namespace
+
+void warm_sha256() {
+  Sha256().hex_digest();
+}
 
 Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
   const EVP_MD* method = sha256_method();
@@ -71,28 +77,30 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::string sha256_file_hex(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) {
     throw Error(path.string() + ": cannot open: " + std::strerror(errno));
   }
   Sha256 hash;
-  std::vector<char> buffer(1 << 20);
+  // Sized to the file (a model's graph file is often a few kilobytes), not zeroed.
+  struct stat info {};
+  size_t size = ::fstat(file.get(), &info) == 0 && info.st_size >= 0
+                    ? std::min<size_t>(static_cast<size_t>(info.st_size) + 1, 1 << 20)
+                    : 1 << 20;
+  std::unique_ptr<char[]> buffer(new char[size]);
   while (true) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    ssize_t n = ::read(file.get(), buffer.get(), size);
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n < 0) {
-      int saved = errno;
-      ::close(fd);
-      throw Error(path.string() + ": read failed: " + std::strerror(saved));
+      throw Error(path.string() + ": read failed: " + std::strerror(errno));
     }
     if (n == 0) {
       break;
     }
-    hash.update(buffer.data(), static_cast<size_t>(n));
+    hash.update(buffer.get(), static_cast<size_t>(n));
   }
-  ::close(fd);
   return hash.hex_digest();
 }
 

@@ -31,6 +31,10 @@ private:
   evp_md_ctx_st* m_ctx = nullptr;
 };
 
+// Loads OpenSSL's configuration and fetches the digest: done once before forking workers,
+// each of which would otherwise do it again.
+void warm_sha256();
+
 std::string sha256_hex(std::string_view data);
 std::string sha256_file_hex(const std::filesystem::path& path);
 
