@@ -9,7 +9,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace npucc::cache {
@@ -21,6 +23,9 @@ namespace {
 using util::Fd;
 
 constexpr int k_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+// A header is a few hundred bytes; one larger than this is not read whole, and its parse
+// fails.
+constexpr size_t k_header_read_limit = 64 << 10;
 
 // Calls visit(name) for every name in the open folder `fd` but "." and "..", straight
 // from getdents64 (no DIR stream: opendir costs calls of its own). A read error ends the
@@ -93,6 +98,23 @@ std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) 
     throw Error(path() + ": cannot open: " + std::strerror(error));
   }
   return read_up_to(fd.get(), static_cast<size_t>(st.st_size)); // short: parse says truncated
+}
+
+// KEY/entry.npucc under the open shard folder, opened without following any link: one
+// openat2() call with RESOLVE_NO_SYMLINKS, or (kernels before 5.6) the folder, then the
+// file. O_NONBLOCK: a FIFO planted as the header must not make the open wait for a writer.
+Fd open_header_beneath(int shard_fd, const std::string& key) {
+  constexpr int k_flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+  std::string path = key + "/" + k_header_file;
+  open_how how{};
+  how.flags = k_flags;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+  int fd = static_cast<int>(::syscall(SYS_openat2, shard_fd, path.c_str(), &how, sizeof how));
+  if (fd >= 0 || errno != ENOSYS) {
+    return Fd(fd);
+  }
+  Fd dir_fd(::openat(shard_fd, key.c_str(), k_dir_flags));
+  return Fd(dir_fd.get() < 0 ? -1 : ::openat(dir_fd.get(), k_header_file, k_flags));
 }
 
 } // namespace
@@ -217,6 +239,32 @@ EntryInfo scan_entry(int at, const char* name, fs::path dir_path, const std::str
     }
   }
   return info;
+}
+
+std::optional<std::string> entry_compiler_version(int shard_fd, const std::string& key) {
+  Fd header_fd = open_header_beneath(shard_fd, key);
+  if (header_fd.get() < 0) {
+    return std::nullopt;
+  }
+  // One read: a header is a few hundred bytes, and a regular file reads short only at
+  // its end. A folder or a FIFO reads nothing.
+  char buffer[8192];
+  ssize_t n = 0;
+  do {
+    n = ::read(header_fd.get(), buffer, sizeof buffer);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    return std::nullopt;
+  }
+  std::string text(buffer, static_cast<size_t>(n));
+  if (text.size() == sizeof buffer) {
+    text += read_up_to(header_fd.get(), k_header_read_limit - text.size());
+  }
+  ParsedHeader parsed = parse_header(text);
+  if (parsed.problem != HeaderProblem::none || parsed.header.key != key) {
+    return std::nullopt;
+  }
+  return parsed.header.compiler_version;
 }
 
 } // namespace npucc::cache

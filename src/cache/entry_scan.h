@@ -3,6 +3,7 @@
 #include "cache/local_storage.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,13 @@ std::vector<EntryShard> find_entry_shards(const std::filesystem::path& entries);
 // when they were read (a signature must cover exactly those).
 EntryInfo scan_entry(int at, const char* name, std::filesystem::path dir, const std::string& key,
                      std::string& header_text);
+
+// The compiler version that the entry `key` (a folder in the open shard folder
+// `shard_fd`) was written by, from its header alone: no listing of the folder, no file
+// sizes, a handful of system calls against scan_entry's dozen. nullopt when the header is
+// missing, unreadable, not parsed or for another key; links are never followed. For counts
+// that Check::sizes would make ten times as costly (`cache populate`'s note on other
+// versions' entries).
+std::optional<std::string> entry_compiler_version(int shard_fd, const std::string& key);
 
 } // namespace npucc::cache

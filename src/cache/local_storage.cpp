@@ -9,6 +9,7 @@
 #include "util/parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -506,6 +507,37 @@ std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress)
     }
   }
   return out;
+}
+
+size_t LocalStorage::count_other_versions() const {
+  fs::path entries = m_root / "entries";
+  std::vector<EntryShard> shards = find_entry_shards(entries);
+  std::atomic<size_t> count{0};
+  auto count_shard = [&](size_t s) {
+    util::Fd shard_fd(::open((entries / shards[s].name).c_str(),
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (shard_fd.get() < 0) {
+      return;
+    }
+    for (const auto& key : shards[s].keys) {
+      auto version = entry_compiler_version(shard_fd.get(), key);
+      if (version && *version != k_version) {
+        ++count;
+      }
+    }
+  };
+  size_t total = 0;
+  for (const auto& shard : shards) {
+    total += shard.keys.size();
+  }
+  if (total >= 64) { // as list(): both cores pay past a few dozen entries
+    parallel_for(shards.size(), count_shard);
+  } else {
+    for (size_t s = 0; s < shards.size(); ++s) {
+      count_shard(s);
+    }
+  }
+  return count;
 }
 
 } // namespace npucc::cache

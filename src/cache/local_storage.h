@@ -132,11 +132,15 @@ public:
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
   StoreResult store(EntryHeader header, const std::filesystem::path& from,
-                    const std::vector<std::string>& names, SourceFiles source,
-                    Replace replace, const KnownDigests& known) override;
+                    const std::vector<std::string>& names, SourceFiles source, Replace replace,
+                    const KnownDigests& known) override;
   bool remove(const std::string& key) override;
 
   std::vector<EntryInfo> list(Check check, const Progress& progress = {}) const;
+  // How many entries other compiler versions wrote, from their headers alone (see
+  // entry_compiler_version): a few system calls per entry where list() makes a dozen.
+  // Damaged entries whose header still reads are counted too.
+  size_t count_other_versions() const;
   VerifyReport verify(Fix fix, const Progress& progress = {}) const;
   std::vector<Removal> invalidate(const Selection& selection, DryRun dry_run) const;
   PurgeReport purge(const PurgeOptions& options, DryRun dry_run) const;

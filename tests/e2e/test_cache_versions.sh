@@ -47,7 +47,7 @@ contains "$WORK/out" "npucc cache invalidate"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --version 9.9.9 --json
 [ "$(json_get "$WORK/out" "len(d)")" = 1 ] || fail "ls --version"
 expect_status 0 "$NPUCC" cache populate "$M1" --cache-dir "$C"
-contains "$WORK/out" "1 entries belong to other compiler versions"
+contains "$WORK/out" "1 entry belongs to other compiler versions"
 # verify: another compiler version is not a problem.
 expect_status 0 "$NPUCC" cache verify --cache-dir "$C"
 pass "ls shows the other version's entry as other-version; populate reports it"

@@ -3,6 +3,7 @@
 #include "npucc/version.h"
 #include "test_cache_support.h"
 #include "test_support.h"
+#include "util/fd.h"
 #include "util/file_io.h"
 
 #include <algorithm>
@@ -273,5 +274,37 @@ TEST_SUITE("npucc::cache::EntryScan") {
     CHECK(corrupt == 1);
     CHECK(ok == 150 - 14 - 2);
     CHECK(with_strays == 1);
+  }
+
+  TEST_CASE("other versions' entries are counted from their headers alone, never through a link") {
+    Fixture f;
+    std::string old_version = key_in("00", '1');
+    std::string old_damaged = key_in("00", '2');
+    std::string old_linked = key_in("00", '3');
+    std::string old_missing_file = key_in("01", '4');
+    f.clone(old_version, "0.0.1-old");
+    f.clone(old_damaged, "0.0.1-old");
+    f.edit_header(old_damaged,
+                  [](std::string& text) { text.replace(text.find("model"), 5, "MODEL"); });
+    fs::create_directory_symlink(f.dir(old_version), f.dir(old_linked));
+    f.clone(old_missing_file, "0.0.1-old");
+    fs::remove(f.dir(old_missing_file) / "high.onnx");
+
+    npucc::util::Fd shard(::open(f.dir(f.original).parent_path().c_str(), O_RDONLY | O_DIRECTORY));
+    REQUIRE(shard.get() >= 0);
+    CHECK(entry_compiler_version(shard.get(), f.original) == std::string(npucc::k_version));
+    CHECK(entry_compiler_version(shard.get(), old_version) == std::string("0.0.1-old"));
+    CHECK_FALSE(entry_compiler_version(shard.get(), old_damaged));       // checksum broken
+    CHECK_FALSE(entry_compiler_version(shard.get(), old_linked));        // a link is not followed
+    CHECK_FALSE(entry_compiler_version(shard.get(), key_in("00", '9'))); // no such entry
+
+    // The header alone: an old entry missing a file still counts (list() calls it
+    // incomplete), a damaged or linked one does not.
+    CHECK(f.storage.count_other_versions() == 2);
+    size_t listed = 0;
+    for (const auto& info : f.storage.list(Check::sizes)) {
+      listed += info.state == EntryState::other_version ? 1 : 0;
+    }
+    CHECK(listed == 1);
   }
 }
