@@ -101,7 +101,7 @@ std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) 
 }
 
 // KEY/entry.npucc under the open shard folder, opened without following any link: one
-// openat2() call with RESOLVE_NO_SYMLINKS, or (kernels before 5.6) the folder, then the
+// openat2() call with RESOLVE_NO_SYMLINKS, or where it is missing the folder, then the
 // file. O_NONBLOCK: a FIFO planted as the header must not make the open wait for a writer.
 Fd open_header_beneath(int shard_fd, const std::string& key) {
   constexpr int k_flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
@@ -110,7 +110,9 @@ Fd open_header_beneath(int shard_fd, const std::string& key) {
   how.flags = k_flags;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
   int fd = static_cast<int>(::syscall(SYS_openat2, shard_fd, path.c_str(), &how, sizeof how));
-  if (fd >= 0 || errno != ENOSYS) {
+  // ENOSYS: an older kernel; EPERM: a seccomp filter (older container runtimes) that does
+  // not know the call.
+  if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) {
     return Fd(fd);
   }
   Fd dir_fd(::openat(shard_fd, key.c_str(), k_dir_flags));
