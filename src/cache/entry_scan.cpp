@@ -23,9 +23,6 @@ namespace {
 using util::Fd;
 
 constexpr int k_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-// A header is a few hundred bytes; one larger than this is not read whole, and its parse
-// fails.
-constexpr size_t k_header_read_limit = 64 << 10;
 
 // Calls visit(name) for every name in the open folder `fd` but "." and "..", straight
 // from getdents64 (no DIR stream: opendir costs calls of its own). A read error ends the
@@ -72,10 +69,9 @@ const Seen* find_seen(const std::vector<Seen>& seen, const std::string& name) {
   return nullptr;
 }
 
-// The header's bytes, read as read_small_file reads them (no symlink, a regular file,
-// at most 16 MiB) but from the lstat already taken: one open and one read. Throws
-// npucc::Error with read_small_file's messages.
-std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) {
+// What read_small_file requires of a header (no symlink, a regular file, at most 16 MiB),
+// from a stat already taken. Throws npucc::Error with read_small_file's messages.
+void check_header_stat(const struct stat& st, const fs::path& dir) {
   auto path = [&] { return (dir / k_header_file).string(); };
   if (S_ISLNK(st.st_mode)) {
     throw Error(path() + ": is a symlink; the cache never follows links");
@@ -87,6 +83,13 @@ std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) 
   if (static_cast<uint64_t>(st.st_size) > limit) {
     throw Error(path() + ": unexpectedly large (" + std::to_string(st.st_size) + " bytes)");
   }
+}
+
+// The header's bytes, read as read_small_file reads them but from the lstat already
+// taken: one open and one read. Throws npucc::Error with read_small_file's messages.
+std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) {
+  check_header_stat(st, dir);
+  auto path = [&] { return (dir / k_header_file).string(); };
   // O_NONBLOCK: should the file be swapped for a FIFO since the lstat, the open must
   // not wait for a writer.
   Fd fd(::openat(dir_fd, k_header_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
@@ -245,24 +248,16 @@ EntryInfo scan_entry(int at, const char* name, fs::path dir_path, const std::str
 
 std::optional<std::string> entry_compiler_version(int shard_fd, const std::string& key) {
   Fd header_fd = open_header_beneath(shard_fd, key);
-  if (header_fd.get() < 0) {
+  struct stat st {};
+  if (header_fd.get() < 0 || ::fstat(header_fd.get(), &st) != 0) {
     return std::nullopt;
   }
-  // One read: a header is a few hundred bytes, and a regular file reads short only at
-  // its end. A folder or a FIFO reads nothing.
-  char buffer[8192];
-  ssize_t n = 0;
-  do {
-    n = ::read(header_fd.get(), buffer, sizeof buffer);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) {
+  try {
+    check_header_stat(st, key);
+  } catch (const Error&) {
     return std::nullopt;
   }
-  std::string text(buffer, static_cast<size_t>(n));
-  if (text.size() == sizeof buffer) {
-    text += read_up_to(header_fd.get(), k_header_read_limit - text.size());
-  }
-  ParsedHeader parsed = parse_header(text);
+  ParsedHeader parsed = parse_header(read_up_to(header_fd.get(), static_cast<size_t>(st.st_size)));
   if (parsed.problem != HeaderProblem::none || parsed.header.key != key) {
     return std::nullopt;
   }

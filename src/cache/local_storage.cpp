@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sys/stat.h>
@@ -84,6 +85,41 @@ fs::path LocalStorage::entry_dir(const std::string& key) const {
 }
 
 using util::parallel_for;
+
+namespace {
+
+// Walking entries' folders is system calls on small folders: worth both cores past a few
+// dozen entries.
+constexpr size_t k_parallel_entries = 64;
+
+size_t entry_count(const std::vector<EntryShard>& shards) {
+  size_t total = 0;
+  for (const auto& shard : shards) {
+    total += shard.keys.size();
+  }
+  return total;
+}
+
+// Calls visit(s, shard_fd) for each shard s under `entries` with its folder open (-1 when
+// it is gone since it was read), one shard at a time per thread, on both cores when
+// `parallel`. Entries are then looked up relative to their shard's folder.
+void for_each_shard(const fs::path& entries, const std::vector<EntryShard>& shards, bool parallel,
+                    const std::function<void(size_t, int)>& visit) {
+  auto open_and_visit = [&](size_t s) {
+    util::Fd shard_fd(::open((entries / shards[s].name).c_str(),
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    visit(s, shard_fd.get());
+  };
+  if (parallel) {
+    parallel_for(shards.size(), open_and_visit);
+  } else {
+    for (size_t s = 0; s < shards.size(); ++s) {
+      open_and_visit(s);
+    }
+  }
+}
+
+} // namespace
 
 EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Check check) const {
   return examine_at(AT_FDCWD, dir.c_str(), dir, key, check);
@@ -471,25 +507,22 @@ std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress)
   fs::path entries = m_root / "entries";
   std::vector<EntryShard> shards = find_entry_shards(entries);
   std::vector<size_t> first(shards.size()); // index in `out` of each shard's first entry
-  size_t total = 0;
-  for (size_t s = 0; s < shards.size(); ++s) {
-    first[s] = total;
-    total += shards[s].keys.size();
+  for (size_t s = 1; s < shards.size(); ++s) {
+    first[s] = first[s - 1] + shards[s - 1].keys.size();
   }
+  size_t total = entry_count(shards);
   std::vector<EntryInfo> out(total);
   std::mutex progress_mutex;
   size_t done = 0;
-  // One shard at a time per thread, each entry looked up relative to its shard's folder.
-  auto examine_shard = [&](size_t s) {
+  auto examine_shard = [&](size_t s, int shard_fd) {
     const EntryShard& shard = shards[s];
     fs::path shard_path = entries / shard.name;
-    util::Fd shard_fd(::open(shard_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     for (size_t k = 0; k < shard.keys.size(); ++k) {
       const std::string& key = shard.keys[k];
       fs::path dir = shard_path / key;
       // A shard gone since it was read: the full path says what became of each entry.
-      out[first[s] + k] = shard_fd.get() >= 0
-                              ? examine_at(shard_fd.get(), key.c_str(), std::move(dir), key, check)
+      out[first[s] + k] = shard_fd >= 0
+                              ? examine_at(shard_fd, key.c_str(), std::move(dir), key, check)
                               : examine(dir, key, check);
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
@@ -497,15 +530,9 @@ std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress)
       }
     }
   };
-  // Examining sizes is system calls on small folders: worth both cores past a few dozen
-  // entries. Checking contents already hashes each entry's files on all cores.
-  if (check == Check::sizes && total >= 64) {
-    parallel_for(shards.size(), examine_shard);
-  } else {
-    for (size_t s = 0; s < shards.size(); ++s) {
-      examine_shard(s);
-    }
-  }
+  // Checking contents already hashes each entry's files on all cores.
+  for_each_shard(entries, shards, check == Check::sizes && total >= k_parallel_entries,
+                 examine_shard);
   return out;
 }
 
@@ -513,30 +540,16 @@ size_t LocalStorage::count_other_versions() const {
   fs::path entries = m_root / "entries";
   std::vector<EntryShard> shards = find_entry_shards(entries);
   std::atomic<size_t> count{0};
-  auto count_shard = [&](size_t s) {
-    util::Fd shard_fd(::open((entries / shards[s].name).c_str(),
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (shard_fd.get() < 0) {
-      return;
-    }
-    for (const auto& key : shards[s].keys) {
-      auto version = entry_compiler_version(shard_fd.get(), key);
-      if (version && *version != k_version) {
-        ++count;
-      }
-    }
-  };
-  size_t total = 0;
-  for (const auto& shard : shards) {
-    total += shard.keys.size();
-  }
-  if (total >= 64) { // as list(): both cores pay past a few dozen entries
-    parallel_for(shards.size(), count_shard);
-  } else {
-    for (size_t s = 0; s < shards.size(); ++s) {
-      count_shard(s);
-    }
-  }
+  for_each_shard(entries, shards, entry_count(shards) >= k_parallel_entries,
+                 [&](size_t s, int shard_fd) {
+                   if (shard_fd < 0) {
+                     return; // the shard went since it was read
+                   }
+                   for (const auto& key : shards[s].keys) {
+                     auto version = entry_compiler_version(shard_fd, key);
+                     count += version && *version != k_version ? 1 : 0;
+                   }
+                 });
   return count;
 }
 

@@ -29,7 +29,7 @@ struct File {
 #define NPUCC_CURL_FUNCTION(name)                                                                  \
   decltype(&::curl_##name) name = library.function<decltype(&::curl_##name)>("curl_" #name)
 struct Curl {
-  util::SharedLibrary library{NPUCC_LIBCURL_SONAME, "libcurl4"};
+  util::SharedLibrary library{NPUCC_LIBCURL_SONAME, NPUCC_LIBCURL_PACKAGE};
   NPUCC_CURL_FUNCTION(global_init);
   NPUCC_CURL_FUNCTION(easy_init);
   NPUCC_CURL_FUNCTION(easy_setopt);

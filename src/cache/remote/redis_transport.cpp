@@ -25,7 +25,7 @@ constexpr const char* k_prefix = "npucc:bundle:";
 #define NPUCC_HIREDIS_FUNCTION(name)                                                               \
   decltype(&::name) name = library.function<decltype(&::name)>(#name)
 struct Hiredis {
-  util::SharedLibrary library{NPUCC_LIBHIREDIS_SONAME, "libhiredis0.14"};
+  util::SharedLibrary library{NPUCC_LIBHIREDIS_SONAME, NPUCC_LIBHIREDIS_PACKAGE};
   NPUCC_HIREDIS_FUNCTION(redisConnectWithTimeout);
   NPUCC_HIREDIS_FUNCTION(redisSetTimeout);
   NPUCC_HIREDIS_FUNCTION(redisCommand);
