@@ -148,7 +148,7 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
       return list_remote(make_cache_config(args->cache), args->json, global.quiet);
     }
     cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
-    auto entries = storage.list(cache::Check::sizes);
+    auto entries = storage.list(cache::Check::files);
     size_t other_versions = 0;
     for (const auto& info : entries) {
       other_versions += info.state == cache::EntryState::other_version ? 1 : 0;
@@ -235,7 +235,7 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
       storage.stats().zero();
     }
     cache::Counters counters = storage.stats().read();
-    auto entries = storage.list(cache::Check::sizes);
+    auto entries = storage.list(cache::Check::files);
     uint64_t bytes = 0;
     std::map<std::string, uint64_t> states;
     for (const auto& info : entries) {

@@ -122,6 +122,66 @@ Fd open_header_beneath(int shard_fd, const std::string& key) {
   return Fd(dir_fd.get() < 0 ? -1 : ::openat(dir_fd.get(), k_header_file, k_flags));
 }
 
+// `info` with its state and problem set: what the scan returns for a damaged entry.
+EntryInfo broken(EntryInfo info, EntryState state, std::string problem) {
+  info.state = state;
+  info.problem = std::move(problem);
+  return info;
+}
+
+// The entry folder's own (lstat) status: its last use, and whether it is a real folder.
+// False, with the state and problem set, when it is not.
+bool judge_folder(EntryInfo& info, const struct stat& st) {
+  info.last_used = static_cast<int64_t>(st.st_mtim.tv_sec);
+  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+    info.state = EntryState::corrupt;
+    info.problem = S_ISLNK(st.st_mode) ? "the entry is a symlink" : "the entry is not a folder";
+    return false;
+  }
+  return true;
+}
+
+// The parsed header taken into `info` when it is of this cache format and for `key`.
+// False, with the state and problem set, when it is not.
+bool judge_header(EntryInfo& info, ParsedHeader& parsed, const std::string& key) {
+  if (parsed.problem == HeaderProblem::none && parsed.header.key != key) {
+    parsed.problem = HeaderProblem::corrupt;
+    parsed.error = "the header's key does not match the entry's folder";
+  }
+  if (parsed.problem != HeaderProblem::none) {
+    info.state =
+        parsed.problem == HeaderProblem::foreign_format ? EntryState::foreign : EntryState::corrupt;
+    info.problem = std::move(parsed.error);
+    return false;
+  }
+  info.header = std::move(parsed.header);
+  return true;
+}
+
+// A file the header lists, from its lstat (nullptr: missing): present, regular and of the
+// recorded size. False, with the state and problem set, when it is not.
+bool judge_file(EntryInfo& info, const EntryFile& file, const struct stat* st) {
+  if (st == nullptr) {
+    info.state = EntryState::incomplete;
+    info.problem = file.name + " is missing";
+    return false;
+  }
+  info.state = EntryState::corrupt;
+  if (!S_ISREG(st->st_mode)) {
+    info.problem = file.name + " is not a regular file";
+    return false;
+  }
+  uint64_t size = static_cast<uint64_t>(st->st_size);
+  if (size != file.bytes) {
+    info.truncated = size < file.bytes;
+    info.problem = file.name + " has " + std::to_string(size) + " bytes, the header records " +
+                   std::to_string(file.bytes) + (info.truncated ? " (truncated)" : "");
+    return false;
+  }
+  info.state = EntryState::ok;
+  return true;
+}
+
 } // namespace
 
 std::vector<EntryShard> find_entry_shards(const fs::path& entries) {
@@ -157,30 +217,19 @@ std::vector<EntryShard> find_entry_shards(const fs::path& entries) {
   return shards;
 }
 
-EntryInfo scan_entry(int at, const char* name, fs::path dir_path, const std::string& key,
+EntryInfo scan_entry(int at, const char* name, const fs::path& dir, const std::string& key,
                      std::string& header_text) {
   EntryInfo info;
   info.key = key;
-  info.dir = std::move(dir_path);
-  const fs::path& dir = info.dir;
-  auto broken = [&](EntryState state, const std::string& problem) {
-    info.state = state;
-    info.problem = problem;
-    return std::move(info);
-  };
   // The folder itself: opened without following a link, its times from the open folder.
   Fd dir_fd(::openat(at, name, k_dir_flags));
   struct stat dir_stat {};
   if (dir_fd.get() >= 0 ? ::fstat(dir_fd.get(), &dir_stat) != 0
                         : ::fstatat(at, name, &dir_stat, AT_SYMLINK_NOFOLLOW) != 0) {
-    return broken(EntryState::corrupt, "the entry is not a folder");
+    return broken(std::move(info), EntryState::corrupt, "the entry is not a folder");
   }
-  info.last_used = static_cast<int64_t>(dir_stat.st_mtim.tv_sec);
-  if (S_ISLNK(dir_stat.st_mode)) {
-    return broken(EntryState::corrupt, "the entry is a symlink");
-  }
-  if (!S_ISDIR(dir_stat.st_mode)) {
-    return broken(EntryState::corrupt, "the entry is not a folder");
+  if (!judge_folder(info, dir_stat)) {
+    return info;
   }
   // A real folder that cannot be opened (no permission) lists nothing: incomplete below.
   std::vector<Seen> seen;
@@ -199,22 +248,19 @@ EntryInfo scan_entry(int at, const char* name, fs::path dir_path, const std::str
   }
   const Seen* header_seen = find_seen(seen, k_header_file);
   if (header_seen == nullptr) {
-    return broken(EntryState::incomplete, std::string(k_header_file) + " is missing");
+    return broken(std::move(info), EntryState::incomplete,
+                  std::string(k_header_file) + " is missing");
   }
   ParsedHeader parsed;
   try {
     header_text = read_header(dir_fd.get(), header_seen->st, dir);
     parsed = parse_header(header_text);
   } catch (const Error& e) {
-    return broken(EntryState::corrupt, e.what());
+    return broken(std::move(info), EntryState::corrupt, e.what());
   }
-  if (parsed.problem == HeaderProblem::foreign_format) {
-    return broken(EntryState::foreign, parsed.error);
+  if (!judge_header(info, parsed, key)) {
+    return info;
   }
-  if (parsed.problem != HeaderProblem::none) {
-    return broken(EntryState::corrupt, parsed.error);
-  }
-  info.header = std::move(parsed.header);
   for (const auto& item : seen) {
     bool listed = item.name == k_header_file || item.name == k_signature_file;
     for (const auto& file : info.header.files) {
@@ -224,23 +270,63 @@ EntryInfo scan_entry(int at, const char* name, fs::path dir_path, const std::str
       info.strays.push_back(item.name);
     }
   }
-  if (info.header.key != key) {
-    return broken(EntryState::corrupt, "the header's key does not match the entry's folder");
-  }
   for (const auto& file : info.header.files) {
     const Seen* found = find_seen(seen, file.name);
-    if (found == nullptr) {
-      return broken(EntryState::incomplete, file.name + " is missing");
+    if (!judge_file(info, file, found == nullptr ? nullptr : &found->st)) {
+      return info;
     }
-    if (!S_ISREG(found->st.st_mode)) {
-      return broken(EntryState::corrupt, file.name + " is not a regular file");
+  }
+  return info;
+}
+
+EntryInfo scan_entry_files(int shard_fd, const std::string& key, const fs::path& shard_path) {
+  EntryInfo info;
+  info.key = key;
+  auto header_path = [&] { return (shard_path / key / k_header_file).string(); };
+  struct stat st {};
+  if (::fstatat(shard_fd, key.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return broken(std::move(info), EntryState::corrupt, "the entry is not a folder");
+  }
+  if (!judge_folder(info, st)) {
+    return info;
+  }
+  ParsedHeader parsed;
+  try {
+    Fd header_fd = open_header_beneath(shard_fd, key);
+    if (header_fd.get() < 0) {
+      int error = errno;
+      if (error == ENOENT) {
+        return broken(std::move(info), EntryState::incomplete,
+                      std::string(k_header_file) + " is missing");
+      }
+      throw Error(header_path() + (error == ELOOP
+                                       ? ": is a symlink; the cache never follows links"
+                                       : ": cannot open: " + std::string(std::strerror(error))));
     }
-    uint64_t size = static_cast<uint64_t>(found->st.st_size);
-    if (size != file.bytes) {
-      info.truncated = size < file.bytes;
-      return broken(EntryState::corrupt,
-                    file.name + " has " + std::to_string(size) + " bytes, the header records " +
-                        std::to_string(file.bytes) + (info.truncated ? " (truncated)" : ""));
+    if (::fstat(header_fd.get(), &st) != 0) {
+      throw Error(header_path() + ": cannot read: " + std::strerror(errno));
+    }
+    check_header_stat(st, shard_path / key);
+    info.bytes += static_cast<uint64_t>(st.st_size);
+    parsed = parse_header(read_up_to(header_fd.get(), static_cast<size_t>(st.st_size)));
+  } catch (const Error& e) {
+    return broken(std::move(info), EntryState::corrupt, e.what());
+  }
+  if (!judge_header(info, parsed, key)) {
+    return info;
+  }
+  // Each listed file by its path below the shard: a stat reads sizes, never contents, so
+  // the folder swapped for a link since the first stat would mislead only this listing.
+  std::string path = key + "/";
+  for (const auto& file : info.header.files) {
+    path.resize(key.size() + 1);
+    path += file.name;
+    bool found = ::fstatat(shard_fd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (found && S_ISREG(st.st_mode)) {
+      info.bytes += static_cast<uint64_t>(st.st_size);
+    }
+    if (!judge_file(info, file, found ? &st : nullptr)) {
+      return info;
     }
   }
   return info;

@@ -27,12 +27,22 @@ std::vector<EntryShard> find_entry_shards(const std::filesystem::path& entries);
 // bytes and last use, its header parsed and matching the key, every listed file present,
 // regular and of the recorded size, and the names it does not list (strays). `name` is
 // the folder relative to the open folder `at` (a shard; or AT_FDCWD and a full path),
-// `dir` the same folder as a path (EntryInfo::dir, messages). The state is ok, corrupt,
+// `dir` the same folder as a path (for messages). The state is ok, corrupt,
 // incomplete or foreign; whether an ok entry is of another compiler version is for the
 // caller to say, after any checks of contents. `header_text` gets the header's bytes
 // when they were read (a signature must cover exactly those).
-EntryInfo scan_entry(int at, const char* name, std::filesystem::path dir, const std::string& key,
-                     std::string& header_text);
+EntryInfo scan_entry(int at, const char* name, const std::filesystem::path& dir,
+                     const std::string& key, std::string& header_text);
+
+// What Check::files establishes about the entry `key` in the open shard folder
+// `shard_fd`, in about half of scan_entry's system calls: the folder's last use, its
+// header parsed and matching the key, and every file the header lists present, regular and
+// of the recorded size. The folder is not listed, so names it holds beyond those are
+// neither reported as strays nor counted in `bytes` (the header's and the listed files'
+// sizes). No link is followed to open the header.
+// `shard_path` names the shard folder in messages.
+EntryInfo scan_entry_files(int shard_fd, const std::string& key,
+                           const std::filesystem::path& shard_path);
 
 // The compiler version that the entry `key` (a folder in the open shard folder
 // `shard_fd`) was written by, from its header alone: no listing of the folder, no file

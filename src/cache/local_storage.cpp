@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sys/stat.h>
@@ -119,17 +120,23 @@ void for_each_shard(const fs::path& entries, const std::vector<EntryShard>& shar
   }
 }
 
+// An entry found whole is of another compiler version when its header says so.
+void mark_other_version(EntryInfo& info) {
+  if (info.state == EntryState::ok && info.header.compiler_version != k_version) {
+    info.state = EntryState::other_version;
+  }
+}
+
 } // namespace
 
 EntryInfo LocalStorage::examine(const fs::path& dir, const std::string& key, Check check) const {
   return examine_at(AT_FDCWD, dir.c_str(), dir, key, check);
 }
 
-EntryInfo LocalStorage::examine_at(int at, const char* name, fs::path dir_path,
+EntryInfo LocalStorage::examine_at(int at, const char* name, const fs::path& dir,
                                    const std::string& key, Check check) const {
   std::string header_text; // the signature must cover these very bytes, not a re-read
-  EntryInfo info = scan_entry(at, name, std::move(dir_path), key, header_text);
-  const fs::path& dir = info.dir;
+  EntryInfo info = scan_entry(at, name, dir, key, header_text);
   auto broken = [&](EntryState state, const std::string& problem) {
     info.state = state;
     info.problem = problem;
@@ -164,9 +171,7 @@ EntryInfo LocalStorage::examine_at(int at, const char* name, fs::path dir_path,
       return broken(EntryState::corrupt, signature.problem);
     }
   }
-  if (info.header.compiler_version != k_version) {
-    info.state = EntryState::other_version;
-  }
+  mark_other_version(info);
   return info;
 }
 
@@ -506,24 +511,27 @@ void LocalStorage::record_model_index(const std::string& model_sha256,
 std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress) const {
   fs::path entries = m_root / "entries";
   std::vector<EntryShard> shards = find_entry_shards(entries);
-  std::vector<size_t> first(shards.size()); // index in `out` of each shard's first entry
-  for (size_t s = 1; s < shards.size(); ++s) {
-    first[s] = first[s - 1] + shards[s - 1].keys.size();
-  }
   size_t total = entry_count(shards);
-  std::vector<EntryInfo> out(total);
+  // Each shard's entries are built by the thread that examines them, into a vector of its
+  // own: the memory they take is then faulted in on both cores, not up front on one.
+  std::vector<std::vector<EntryInfo>> found(shards.size());
   std::mutex progress_mutex;
   size_t done = 0;
   auto examine_shard = [&](size_t s, int shard_fd) {
     const EntryShard& shard = shards[s];
     fs::path shard_path = entries / shard.name;
-    for (size_t k = 0; k < shard.keys.size(); ++k) {
-      const std::string& key = shard.keys[k];
-      fs::path dir = shard_path / key;
-      // A shard gone since it was read: the full path says what became of each entry.
-      out[first[s] + k] = shard_fd >= 0
-                              ? examine_at(shard_fd, key.c_str(), std::move(dir), key, check)
-                              : examine(dir, key, check);
+    std::vector<EntryInfo>& out = found[s];
+    out.reserve(shard.keys.size());
+    for (const auto& key : shard.keys) {
+      if (shard_fd < 0) {
+        // A shard gone since it was read: the full path says what became of each entry.
+        out.push_back(examine(shard_path / key, key, check));
+      } else if (check == Check::files) {
+        out.push_back(scan_entry_files(shard_fd, key, shard_path));
+        mark_other_version(out.back());
+      } else {
+        out.push_back(examine_at(shard_fd, key.c_str(), shard_path / key, key, check));
+      }
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         progress(++done, total);
@@ -531,8 +539,13 @@ std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress)
     }
   };
   // Checking contents already hashes each entry's files on all cores.
-  for_each_shard(entries, shards, check == Check::sizes && total >= k_parallel_entries,
+  for_each_shard(entries, shards, check != Check::contents && total >= k_parallel_entries,
                  examine_shard);
+  std::vector<EntryInfo> out;
+  out.reserve(total);
+  for (auto& shard_entries : found) {
+    std::move(shard_entries.begin(), shard_entries.end(), std::back_inserter(out));
+  }
   return out;
 }
 

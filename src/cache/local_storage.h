@@ -35,8 +35,7 @@ enum class EntryState { ok, other_version, corrupt, incomplete, foreign };
 const char* entry_state_name(EntryState state);
 
 struct EntryInfo {
-  std::string key;
-  std::filesystem::path dir;
+  std::string key; // its folder: LocalStorage::entry_dir(key)
   EntryState state = EntryState::ok;
   std::string problem;             // when corrupt, incomplete or foreign
   bool truncated = false;          // corrupt because a file is shorter than recorded
@@ -48,8 +47,12 @@ struct EntryInfo {
   int64_t last_used = 0; // seconds since the epoch
 };
 
-// How closely to look at an entry: sizes (cheap, for listings) or every checksum.
-enum class Check { sizes, contents };
+// How closely to look at an entry:
+// - files: the header and the sizes of the files it lists (`cache ls`, `cache stats`);
+// - sizes: also every other name in the folder, as strays, and their bytes (what eviction
+//   and invalidation remove);
+// - contents: also every file's checksum, and the signature with a signing key.
+enum class Check { files, sizes, contents };
 enum class DryRun { no, yes };
 enum class Fix { no, yes };
 
@@ -158,8 +161,8 @@ public:
 private:
   EntryInfo examine(const std::filesystem::path& dir, const std::string& key, Check check) const;
   // The same, the folder named relative to the open folder `at` (entry_scan.h).
-  EntryInfo examine_at(int at, const char* name, std::filesystem::path dir, const std::string& key,
-                       Check check) const;
+  EntryInfo examine_at(int at, const char* name, const std::filesystem::path& dir,
+                       const std::string& key, Check check) const;
   // CACHE_DIR/stamps/<kk>/<key>: the entry's files as last hashed (local_storage.cpp).
   std::filesystem::path stamp_path(const std::string& key) const;
   bool stamp_matches(const std::string& key, const std::string& stamp) const;

@@ -216,7 +216,7 @@ std::vector<Removal> LocalStorage::invalidate(const Selection& selection, DryRun
       continue;
     }
     if (dry_run == DryRun::no) {
-      remove_dir(info.dir);
+      remove_dir(entry_dir(info.key));
     }
     removed.push_back(removal_of(info, "compiler " + header.compiler_version));
   }
@@ -315,7 +315,7 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
       continue;
     }
     if (dry_run == DryRun::no) {
-      remove_dir(info.dir);
+      remove_dir(entry_dir(info.key));
     }
     total -= info.bytes;
     report.freed += info.bytes;

@@ -117,7 +117,6 @@ TEST_SUITE("npucc::cache::EntryScan") {
     CHECK(header_text == npucc::util::read_file(f.dir(f.original) / k_header_file));
     CHECK(info.bytes == 1003 + header_text.size());
     CHECK(info.strays.empty());
-    CHECK(info.dir == f.dir(f.original));
   }
 
   TEST_CASE("each kind of damage is found, with the state and problem `cache ls` shows") {
@@ -231,6 +230,22 @@ TEST_SUITE("npucc::cache::EntryScan") {
       // What a stray adds: the file, and the file inside the folder.
       CHECK(info.bytes == find(listed, f.original).bytes + 5 + 7);
     }
+
+    // `cache ls` looks no closer than the header and the files it lists: the same state and
+    // problem, but strays are neither named nor counted.
+    std::vector<EntryInfo> files_listed = f.storage.list(Check::files);
+    REQUIRE(files_listed.size() == listed.size());
+    const EntryInfo& light = find(files_listed, key);
+    CHECK(light.state == state);
+    CHECK(light.problem == problem);
+    CHECK(light.truncated == truncated);
+    CHECK(light.strays.empty());
+    CHECK(light.last_used == info.last_used);
+    CHECK(light.header.model == info.header.model);
+    if (state == EntryState::ok) {
+      CHECK(light.bytes == find(listed, f.original).bytes);
+      CHECK(find(files_listed, f.original).bytes == find(listed, f.original).bytes);
+    }
   }
 
   TEST_CASE("many entries are examined on all cores, in key order, each judged alone") {
@@ -262,7 +277,7 @@ TEST_SUITE("npucc::cache::EntryScan") {
     size_t ok = 0, other = 0, incomplete = 0, corrupt = 0, with_strays = 0;
     for (size_t i = 0; i < keys.size(); ++i) {
       CHECK(listed[i].key == keys[i]);
-      CHECK(listed[i].dir == f.dir(keys[i]));
+      CHECK(f.storage.entry_dir(listed[i].key) == f.dir(keys[i]));
       ok += listed[i].state == EntryState::ok ? 1 : 0;
       other += listed[i].state == EntryState::other_version ? 1 : 0;
       incomplete += listed[i].state == EntryState::incomplete ? 1 : 0;
