@@ -141,7 +141,8 @@ public:
 
   std::vector<EntryInfo> list(Check check, const Progress& progress = {}) const;
   // How many entries other compiler versions wrote, from their headers alone (see
-  // entry_compiler_version): a few system calls per entry where list() makes a dozen.
+  // entry_compiler_version): four system calls per entry, where list(Check::files) makes
+  // about seven and list(Check::sizes) a dozen.
   // Damaged entries whose header still reads are counted too.
   size_t count_other_versions() const;
   VerifyReport verify(Fix fix, const Progress& progress = {}) const;
