@@ -30,6 +30,18 @@ std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global);
 // `cache ls --remote` (cmd_cache_remote.cpp).
 int list_remote(const CacheConfig& config, bool json, bool quiet);
 
+// "1 entry", "3 entries".
+inline std::string count_entries(size_t count) {
+  return std::to_string(count) + (count == 1 ? " entry" : " entries");
+}
+
+// What `ls` and `populate` say of other compiler versions' entries: "1 entry belongs to
+// other compiler versions".
+inline std::string other_versions_note(size_t count) {
+  return std::to_string(count) + (count == 1 ? " entry belongs" : " entries belong") +
+         " to other compiler versions";
+}
+
 // "2026-11-29 17:59" in UTC, or "-" for 0.
 std::string format_time(int64_t seconds);
 

@@ -205,11 +205,9 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     }
     print_table(rows);
     if (!global.quiet) {
-      std::cout << entries.size() << " entr" << (entries.size() == 1 ? "y" : "ies") << " in "
-                << storage.root().string() << "\n";
+      std::cout << count_entries(entries.size()) << " in " << storage.root().string() << "\n";
       if (other_versions > 0) {
-        std::cout << other_versions << " entr" << (other_versions == 1 ? "y belongs" : "ies belong")
-                  << " to other compiler versions (this is " << k_version
+        std::cout << other_versions_note(other_versions) << " (this is " << k_version
                   << "); `npucc cache invalidate` removes them\n";
       }
     }

@@ -39,9 +39,8 @@ void print_removals(const std::vector<cache::Removal>& removed, cache::DryRun dr
                 << util::format_bytes(removal.bytes) << "  " << removal.why << "\n";
     }
   }
-  std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ") << removed.size()
-            << " entr" << (removed.size() == 1 ? "y" : "ies") << ", " << util::format_bytes(bytes)
-            << "\n";
+  std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
+            << count_entries(removed.size()) << ", " << util::format_bytes(bytes) << "\n";
 }
 
 } // namespace
@@ -86,8 +85,8 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
         }
         std::cout << (finding.fixed ? "  [removed]" : args->fix ? "  [would remove]" : "") << "\n";
       }
-      std::cout << "verified " << report.entries << " entr" << (report.entries == 1 ? "y" : "ies")
-                << " (" << util::format_bytes(report.bytes) << "): "
+      std::cout << "verified " << count_entries(report.entries) << " ("
+                << util::format_bytes(report.bytes) << "): "
                 << (report.findings.empty()
                         ? "no problems"
                         : std::to_string(report.findings.size()) + " problem(s)")

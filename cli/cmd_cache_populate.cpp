@@ -111,9 +111,8 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
                 << " already cached, " << summary.bypassed << " bypassed, " << summary.failed
                 << " failed\n";
       if (summary.other_version_entries > 0 && !global.quiet) {
-        size_t other = summary.other_version_entries;
-        std::cout << other << " entr" << (other == 1 ? "y belongs" : "ies belong")
-                  << " to other compiler versions; `npucc cache invalidate` removes them\n";
+        std::cout << other_versions_note(summary.other_version_entries)
+                  << "; `npucc cache invalidate` removes them\n";
       }
     }
     return summary.failed == 0 ? 0 : static_cast<int>(ExitStatus::error);

@@ -41,8 +41,8 @@ int list_remote(const CacheConfig& config, bool json, bool quiet) {
     total += object.bytes;
   }
   if (!quiet) {
-    std::cout << objects->size() << " entr" << (objects->size() == 1 ? "y" : "ies") << " ("
-              << util::format_bytes(total) << ") in " << config.remote.url << "\n";
+    std::cout << count_entries(objects->size()) << " (" << util::format_bytes(total) << ") in "
+              << config.remote.url << "\n";
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <optional>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -85,20 +86,24 @@ void check_header_stat(const struct stat& st, const fs::path& dir) {
   }
 }
 
+// read_small_file's message for a header of the folder `dir` that failed to open.
+[[noreturn]] void throw_open_failure(const fs::path& dir, int error) {
+  std::string path = (dir / k_header_file).string();
+  if (error == ELOOP) {
+    throw Error(path + ": is a symlink; the cache never follows links");
+  }
+  throw Error(path + ": cannot open: " + std::strerror(error));
+}
+
 // The header's bytes, read as read_small_file reads them but from the lstat already
 // taken: one open and one read. Throws npucc::Error with read_small_file's messages.
 std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) {
   check_header_stat(st, dir);
-  auto path = [&] { return (dir / k_header_file).string(); };
   // O_NONBLOCK: should the file be swapped for a FIFO since the lstat, the open must
   // not wait for a writer.
   Fd fd(::openat(dir_fd, k_header_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
-    int error = errno;
-    if (error == ELOOP) {
-      throw Error(path() + ": is a symlink; the cache never follows links");
-    }
-    throw Error(path() + ": cannot open: " + std::strerror(error));
+    throw_open_failure(dir, errno);
   }
   return read_up_to(fd.get(), static_cast<size_t>(st.st_size)); // short: parse says truncated
 }
@@ -122,10 +127,37 @@ Fd open_header_beneath(int shard_fd, const std::string& key) {
   return Fd(dir_fd.get() < 0 ? -1 : ::openat(dir_fd.get(), k_header_file, k_flags));
 }
 
-// `info` with its state and problem set: what the scan returns for a damaged entry.
-EntryInfo broken(EntryInfo info, EntryState state, std::string problem) {
+// The bytes of KEY/entry.npucc under the open shard folder (open_header_beneath), checked
+// as read_header checks them; nullopt when there is none. Throws npucc::Error with
+// read_header's messages, naming the folder under `shard_path`.
+std::optional<std::string> read_header_beneath(int shard_fd, const std::string& key,
+                                               const fs::path& shard_path) {
+  Fd fd = open_header_beneath(shard_fd, key);
+  if (fd.get() < 0) {
+    if (errno == ENOENT) {
+      return std::nullopt;
+    }
+    throw_open_failure(shard_path / key, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    throw Error((shard_path / key / k_header_file).string() +
+                ": cannot read: " + std::strerror(errno));
+  }
+  check_header_stat(st, shard_path / key);
+  return read_up_to(fd.get(), static_cast<size_t>(st.st_size));
+}
+
+// Sets the state and problem of a damaged entry; returns false, for the judge_* below.
+bool mark_broken(EntryInfo& info, EntryState state, std::string problem) {
   info.state = state;
   info.problem = std::move(problem);
+  return false;
+}
+
+// `info` marked broken: what the scan returns for a damaged entry.
+EntryInfo broken(EntryInfo info, EntryState state, std::string problem) {
+  mark_broken(info, state, std::move(problem));
   return info;
 }
 
@@ -133,10 +165,11 @@ EntryInfo broken(EntryInfo info, EntryState state, std::string problem) {
 // False, with the state and problem set, when it is not.
 bool judge_folder(EntryInfo& info, const struct stat& st) {
   info.last_used = static_cast<int64_t>(st.st_mtim.tv_sec);
-  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-    info.state = EntryState::corrupt;
-    info.problem = S_ISLNK(st.st_mode) ? "the entry is a symlink" : "the entry is not a folder";
-    return false;
+  if (S_ISLNK(st.st_mode)) {
+    return mark_broken(info, EntryState::corrupt, "the entry is a symlink");
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return mark_broken(info, EntryState::corrupt, "the entry is not a folder");
   }
   return true;
 }
@@ -149,10 +182,10 @@ bool judge_header(EntryInfo& info, ParsedHeader& parsed, const std::string& key)
     parsed.error = "the header's key does not match the entry's folder";
   }
   if (parsed.problem != HeaderProblem::none) {
-    info.state =
-        parsed.problem == HeaderProblem::foreign_format ? EntryState::foreign : EntryState::corrupt;
-    info.problem = std::move(parsed.error);
-    return false;
+    return mark_broken(info,
+                       parsed.problem == HeaderProblem::foreign_format ? EntryState::foreign
+                                                                       : EntryState::corrupt,
+                       std::move(parsed.error));
   }
   info.header = std::move(parsed.header);
   return true;
@@ -162,23 +195,18 @@ bool judge_header(EntryInfo& info, ParsedHeader& parsed, const std::string& key)
 // recorded size. False, with the state and problem set, when it is not.
 bool judge_file(EntryInfo& info, const EntryFile& file, const struct stat* st) {
   if (st == nullptr) {
-    info.state = EntryState::incomplete;
-    info.problem = file.name + " is missing";
-    return false;
+    return mark_broken(info, EntryState::incomplete, file.name + " is missing");
   }
-  info.state = EntryState::corrupt;
   if (!S_ISREG(st->st_mode)) {
-    info.problem = file.name + " is not a regular file";
-    return false;
+    return mark_broken(info, EntryState::corrupt, file.name + " is not a regular file");
   }
   uint64_t size = static_cast<uint64_t>(st->st_size);
   if (size != file.bytes) {
     info.truncated = size < file.bytes;
-    info.problem = file.name + " has " + std::to_string(size) + " bytes, the header records " +
-                   std::to_string(file.bytes) + (info.truncated ? " (truncated)" : "");
-    return false;
+    return mark_broken(info, EntryState::corrupt,
+                       file.name + " has " + std::to_string(size) + " bytes, the header records " +
+                           std::to_string(file.bytes) + (info.truncated ? " (truncated)" : ""));
   }
-  info.state = EntryState::ok;
   return true;
 }
 
@@ -282,7 +310,6 @@ EntryInfo scan_entry(int at, const char* name, const fs::path& dir, const std::s
 EntryInfo scan_entry_files(int shard_fd, const std::string& key, const fs::path& shard_path) {
   EntryInfo info;
   info.key = key;
-  auto header_path = [&] { return (shard_path / key / k_header_file).string(); };
   struct stat st {};
   if (::fstatat(shard_fd, key.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return broken(std::move(info), EntryState::corrupt, "the entry is not a folder");
@@ -292,23 +319,13 @@ EntryInfo scan_entry_files(int shard_fd, const std::string& key, const fs::path&
   }
   ParsedHeader parsed;
   try {
-    Fd header_fd = open_header_beneath(shard_fd, key);
-    if (header_fd.get() < 0) {
-      int error = errno;
-      if (error == ENOENT) {
-        return broken(std::move(info), EntryState::incomplete,
-                      std::string(k_header_file) + " is missing");
-      }
-      throw Error(header_path() + (error == ELOOP
-                                       ? ": is a symlink; the cache never follows links"
-                                       : ": cannot open: " + std::string(std::strerror(error))));
+    std::optional<std::string> text = read_header_beneath(shard_fd, key, shard_path);
+    if (!text) {
+      return broken(std::move(info), EntryState::incomplete,
+                    std::string(k_header_file) + " is missing");
     }
-    if (::fstat(header_fd.get(), &st) != 0) {
-      throw Error(header_path() + ": cannot read: " + std::strerror(errno));
-    }
-    check_header_stat(st, shard_path / key);
-    info.bytes += static_cast<uint64_t>(st.st_size);
-    parsed = parse_header(read_up_to(header_fd.get(), static_cast<size_t>(st.st_size)));
+    info.bytes += text->size();
+    parsed = parse_header(*text);
   } catch (const Error& e) {
     return broken(std::move(info), EntryState::corrupt, e.what());
   }
@@ -333,17 +350,16 @@ EntryInfo scan_entry_files(int shard_fd, const std::string& key, const fs::path&
 }
 
 std::optional<std::string> entry_compiler_version(int shard_fd, const std::string& key) {
-  Fd header_fd = open_header_beneath(shard_fd, key);
-  struct stat st {};
-  if (header_fd.get() < 0 || ::fstat(header_fd.get(), &st) != 0) {
-    return std::nullopt;
-  }
+  std::optional<std::string> text;
   try {
-    check_header_stat(st, key);
+    text = read_header_beneath(shard_fd, key, {});
   } catch (const Error&) {
+    return std::nullopt; // damaged: not counted
+  }
+  if (!text) {
     return std::nullopt;
   }
-  ParsedHeader parsed = parse_header(read_up_to(header_fd.get(), static_cast<size_t>(st.st_size)));
+  ParsedHeader parsed = parse_header(*text);
   if (parsed.problem != HeaderProblem::none || parsed.header.key != key) {
     return std::nullopt;
   }
