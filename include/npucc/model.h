@@ -13,10 +13,12 @@ namespace model {
 class WeightStore;
 }
 
-// What ONNX 1.12 (the ONNX npucc is built on) can handle.
-inline constexpr int64_t k_max_ir_version = 8;
-inline constexpr int64_t k_max_default_opset = 17;
-inline constexpr int64_t k_max_ml_opset = 3;
+// The newest versions npucc reads and writes: IR 13 and ai.onnx opset 26 (ONNX 1.21),
+// ai.onnx.ml 5. ONNX 1.12, the library npucc is built on, knows IR 8 and opset 17;
+// npucc's own schemas cover the operator versions since (src/schemas/).
+inline constexpr int64_t k_max_ir_version = 13;
+inline constexpr int64_t k_max_default_opset = 26;
+inline constexpr int64_t k_max_ml_opset = 5;
 inline constexpr int64_t k_max_training_opset = 1;
 
 // A quarter of physical memory: compiling holds the model's data about three times

@@ -4,6 +4,7 @@
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
+#include "schemas/registry.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
 
@@ -192,7 +193,8 @@ void warm_onnx_schemas() {
   // Schema() builds the whole registry (map()); Instance() is the other function-local
   // static the worker uses.
   static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
-                                       onnx::OpSchemaRegistry::Instance() != nullptr;
+                                       onnx::OpSchemaRegistry::Instance() != nullptr &&
+                                       schemas::find_schema("Relu", 14, "") != nullptr;
   (void)k_registry_ready;
 }
 

@@ -4,6 +4,8 @@
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
+#include "schemas/checker.h"
+#include "schemas/registry.h"
 #include "util/strings.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -114,7 +116,7 @@ std::string payload_of(onnx::ModelProto& model) {
 
 // Worker side: inference on `model` in place, and its payload.
 std::string inferred_payload(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options) {
-  onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  onnx::shape_inference::InferShapes(model, &schemas::registry(), options);
   return payload_of(model);
 }
 
@@ -197,7 +199,7 @@ void run_checker(const onnx::ModelProto& model) {
       }
     }
   });
-  onnx::checker::check_model(copy);
+  schemas::check_model(copy);
 }
 
 // Strict inference: data propagation gives static shapes through Shape/Reshape chains;
@@ -234,8 +236,7 @@ std::string first_attempt(onnx::ModelProto& model, Checker checker) {
     }
   }
   try {
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       attempt_options(0));
+    onnx::shape_inference::InferShapes(model, &schemas::registry(), attempt_options(0));
   } catch (const std::exception& e) {
     return "R" + util::first_line(e.what());
   }

@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
+#include "schemas/registry.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -140,9 +141,9 @@ std::vector<UnregisteredOp> find_unregistered_ops(const onnx::ModelProto& model)
       auto it = opsets.find(domain);
       int64_t version = it == opsets.end() ? 0 : it->second;
       if (version > 0 &&
-          onnx::OpSchemaRegistry::Schema(node.op_type(),
-                                         static_cast<int>(std::min<int64_t>(version, INT32_MAX)),
-                                         domain == "ai.onnx" ? "" : domain) != nullptr) {
+          schemas::find_schema(node.op_type(),
+                               static_cast<int>(std::min<int64_t>(version, INT32_MAX)),
+                               domain) != nullptr) {
         continue;
       }
       auto& op = found[{domain, node.op_type()}];

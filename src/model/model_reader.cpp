@@ -78,9 +78,10 @@ void check_versions(const onnx::ModelProto& proto, const std::string& file) {
   }
   if (proto.ir_version() > k_max_ir_version) {
     throw Error(file + ": IR version " + std::to_string(proto.ir_version()) +
-                    " is newer than npucc supports (ONNX 1.12: IR version <= " +
+                    " is newer than npucc supports (IR version <= " +
                     std::to_string(k_max_ir_version) + ")",
-                "re-export the model with ir_version <= 8 and opset <= 17");
+                "re-export the model with ir_version <= " + std::to_string(k_max_ir_version) +
+                    " and opset <= " + std::to_string(k_max_default_opset));
   }
   for (const auto& opset : proto.opset_import()) {
     const std::string& domain = opset.domain();
@@ -99,7 +100,7 @@ void check_versions(const onnx::ModelProto& proto, const std::string& file) {
     if (limit > 0 && opset.version() > limit) {
       throw Error(file + ": opset " + std::to_string(opset.version()) + " of domain \"" +
                       (domain.empty() ? "ai.onnx" : domain) +
-                      "\" is newer than npucc supports (ONNX 1.12: at most " +
+                      "\" is newer than npucc supports (at most " +
                       std::to_string(limit) + ")",
                   "re-export the model with opset <= " + std::to_string(limit));
     }

@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "passes/rename.h"
+#include "schemas/registry.h"
 
 #include <onnx/defs/schema.h>
 #include <unordered_map>
@@ -30,7 +31,7 @@ bool has_schema(const onnx::NodeProto& node, const Opsets& opsets) {
   const std::string domain = canonical_domain(node.domain());
   auto it = opsets.find(domain);
   return it != opsets.end() &&
-         onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) != nullptr;
+         schemas::find_schema(node.op_type(), it->second, domain) != nullptr;
 }
 
 // A node that must stay even when nothing reads it: its op, or an op in one of its

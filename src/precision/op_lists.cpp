@@ -1,6 +1,7 @@
 #include "precision/op_lists.h"
 
 #include "npucc/error.h"
+#include "schemas/registry.h"
 #include "util/strings.h"
 
 #include <nlohmann/json.hpp>
@@ -194,7 +195,7 @@ std::set<std::string>& list_by_key(OpLists& lists, const std::string& key) {
 }
 
 bool known_onnx_op(const std::string& name) {
-  return onnx::OpSchemaRegistry::Schema(name, "") != nullptr;
+  return schemas::registry().knows_default_op(name);
 }
 
 } // namespace

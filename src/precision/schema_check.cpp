@@ -1,5 +1,7 @@
 #include "precision/schema_check.h"
 
+#include "schemas/registry.h"
+
 #include <map>
 #include <onnx/defs/data_type_utils.h>
 #include <set>
@@ -51,8 +53,7 @@ const onnx::OpSchema* find_schema(const onnx::NodeProto& node, const onnx::Model
   for (const auto& opset : model.opset_import()) {
     const std::string opset_domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
     if (opset_domain == domain) {
-      return onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset.version()),
-                                            domain);
+      return schemas::find_schema(node.op_type(), static_cast<int>(opset.version()), domain);
     }
   }
   return nullptr;

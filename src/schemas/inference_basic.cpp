@@ -1,0 +1,122 @@
+#include "schemas/inference_ops.h"
+
+#include <onnx/defs/shape_inference.h>
+
+namespace npucc::schemas {
+
+namespace {
+
+using onnx::InferenceContext;
+
+void set_output_type(InferenceContext& ctx, size_t output, int32_t elem_type) {
+  ctx.getOutputType(output)->mutable_tensor_type()->set_elem_type(elem_type);
+}
+
+} // namespace
+
+Inference same_as_first_input() {
+  return {onnx::propagateShapeAndTypeFromFirstInput, {}};
+}
+
+Inference elementwise_broadcast() {
+  return {[](InferenceContext& ctx) {
+            onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+            std::vector<const onnx::TensorShapeProto*> shapes;
+            for (size_t i = 0; i < ctx.getNumInputs(); ++i) {
+              if (!onnx::hasInputShape(ctx, i)) {
+                return;
+              }
+              shapes.push_back(&onnx::getInputShape(ctx, i));
+            }
+            onnx::multidirectionalBroadcastShapeInference(
+                shapes, *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape());
+          },
+          {}};
+}
+
+// OptionalGetElement-18 takes an optional or, since 18, a plain tensor or sequence, which
+// it passes through.
+Inference optional_get_element() {
+  return {[](InferenceContext& ctx) {
+            const auto* input = ctx.getInputType(0);
+            if (input == nullptr) {
+              fail_type_inference("OptionalGetElement: input 0 has no type");
+            }
+            if (input->has_optional_type()) {
+              *ctx.getOutputType(0) = input->optional_type().elem_type();
+            } else {
+              *ctx.getOutputType(0) = *input;
+            }
+          },
+          {}};
+}
+
+Inference optional_has_element() {
+  return {[](InferenceContext& ctx) {
+            set_output_type(ctx, 0, onnx::TensorProto::BOOL);
+            ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+          },
+          {}};
+}
+
+Inference regex_full_match() {
+  return {[](InferenceContext& ctx) {
+            set_output_type(ctx, 0, onnx::TensorProto::BOOL);
+            onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+          },
+          {}};
+}
+
+// StringSplit-20: Y adds one dimension (the longest split, unknown here); Z, the number of
+// pieces per string, has the input's shape.
+Inference string_split() {
+  return {[](InferenceContext& ctx) {
+            set_output_type(ctx, 0, onnx::TensorProto::STRING);
+            set_output_type(ctx, 1, onnx::TensorProto::INT64);
+            if (!onnx::hasInputShape(ctx, 0)) {
+              return;
+            }
+            const auto& shape = onnx::getInputShape(ctx, 0);
+            auto* y = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+            *y = shape;
+            y->add_dim();
+            *ctx.getOutputType(1)->mutable_tensor_type()->mutable_shape() = shape;
+          },
+          {}};
+}
+
+// ImageDecoder-20: an HWC uint8 image whose size is known only once decoded.
+Inference image_decoder() {
+  return {[](InferenceContext& ctx) {
+            set_output_type(ctx, 0, onnx::TensorProto::UINT8);
+            auto* shape = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+            for (int i = 0; i < 3; ++i) {
+              shape->add_dim();
+            }
+          },
+          {}};
+}
+
+// BitCast-26: the same bits read as `to`, which must be as wide: the shape is kept.
+Inference bit_cast() {
+  return {[](InferenceContext& ctx) {
+            const auto* to = ctx.getAttribute("to");
+            if (to == nullptr || !to->has_i()) {
+              fail_type_inference("BitCast: attribute 'to' is required");
+            }
+            set_output_type(ctx, 0, static_cast<int32_t>(to->i()));
+            onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+          },
+          {}};
+}
+
+// RMSNormalization-23: Y has X's shape and scale's element type (V).
+Inference rms_normalization() {
+  return {[](InferenceContext& ctx) {
+            onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+            onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+          },
+          {}};
+}
+
+} // namespace npucc::schemas

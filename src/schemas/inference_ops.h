@@ -1,0 +1,40 @@
+#pragma once
+
+#include "schemas/inference.h"
+
+// npucc's own inference functions, one per kind of operator version (inference_table.cpp
+// says which version uses which).
+namespace npucc::schemas {
+
+// inference_basic.cpp: type from input 0, shape from input 0 or broadcast of all inputs.
+Inference same_as_first_input();
+Inference elementwise_broadcast();
+Inference optional_get_element();
+Inference optional_has_element();
+Inference regex_full_match();
+Inference string_split();
+Inference image_decoder();
+Inference bit_cast();
+Inference rms_normalization();
+
+// inference_quantize.cpp: the output element type from output_dtype, a zero point or a scale.
+Inference quantize_linear();
+Inference dequantize_linear();
+
+// inference_shapes.cpp: shapes computed from attributes and constant inputs.
+Inference pad_with_axes();
+Inference split_with_num_outputs();
+Inference resize_with_axes();
+Inference center_crop_pad();
+Inference col2im();
+Inference pool_with_dilations();
+Inference deform_conv();
+Inference affine_grid();
+Inference dft_with_inputs();
+Inference grid_sample();
+Inference attention();
+
+// inference_ml.cpp: ai.onnx.ml opsets 4 and 5.
+std::map<std::string, Inference> ml_inference_table();
+
+} // namespace npucc::schemas
