@@ -4,9 +4,11 @@
 The defaults give BERT-base's shape (12 layers, hidden 768, 12 heads, FFN 3072,
 vocabulary 30522): about 110 M parameters, 420 MiB of float32 weights. --hidden and
 --layers scale it; --external-data puts the weights in MODEL.data beside the model (needed
-past protobuf's 2 GiB limit).
+past protobuf's 2 GiB limit). --opset writes the same graph at another ai.onnx opset (17 to
+26; every op it uses is valid at each), with the IR version of the ONNX release that
+introduced that opset, as exporters do.
 
-    /usr/bin/python3 tests/bench/make_transformer.py OUT.onnx [--layers N] [--hidden H]
+    /usr/bin/python3 tests/bench/make_transformer.py OUT.onnx [--layers N] [--hidden H] [--opset N]
 """
 import argparse
 import os
@@ -90,10 +92,14 @@ def build(args):
          helper.make_tensor_value_info("position_ids", TensorProto.INT64, ["batch", "sequence"])],
         [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", h])],
         initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", args.opset)],
                               producer_name="npucc-bench")
-    model.ir_version = 8
+    model.ir_version = IR_OF_OPSET[args.opset]
     return model
+
+
+# The IR version of the ONNX release that introduced each opset (ONNX's versions table).
+IR_OF_OPSET = {17: 8, 18: 8, 19: 9, 20: 9, 21: 10, 22: 10, 23: 11, 24: 12, 25: 13, 26: 13}
 
 
 def main():
@@ -105,6 +111,7 @@ def main():
     parser.add_argument("--vocab", type=int, default=30522)
     parser.add_argument("--max-positions", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--opset", type=int, default=17, choices=sorted(IR_OF_OPSET))
     parser.add_argument("--external-data", action="store_true")
     args = parser.parse_args()
     model = build(args)
