@@ -9,6 +9,7 @@
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
+#include "schemas/known_ops.h"
 
 namespace npucc {
 
@@ -135,6 +136,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     std::vector<std::unique_ptr<passes::Pass>> sort;
     sort.push_back(passes::create_pass("topological_sort"));
     passes::PassManager(std::move(sort)).run(model.proto, passes::FixedPoint::no, say);
+    schemas::check_known_operators(model.proto);
     compiler::check_and_infer(model.proto, compiler::Checker::before);
     // Inferred shapes can be far larger than any declared one (an outer product).
     model::check_value_shapes(model.proto.graph(), file, options.limits);
