@@ -1,0 +1,388 @@
+#!/usr/bin/env node
+'use strict';
+// ONNX Runtime as the oracle for the modern-opset corpus (issue 17; tests/tools/make_opset_corpus.py).
+//
+//   node run_corpus.js [options] CORPUS_DIR
+//
+// For each case of CORPUS_DIR/cases.json the original model must do in ORT, at every graph
+// optimisation level, what the case says: "run" (loads and runs), "load" (valid for ORT, which
+// lacks only a CPU kernel: "Could not find an implementation") or "skip" (ORT rejects the model
+// with the error quoted in the case's "reason").
+//
+// With --compiled DIR, DIR/NAME/MODE/ holds npucc's output for the case (MODE: plain, fast =
+// 'fast|step|0.9' --emit-emulation, fast1 = 'fast1|loss|1.05' --emit-emulation), and each graph
+// runs at every level on the original's inputs, against the original at the same level:
+//   high.onnx                 equal: max rel diff <= 1e-5 (floors as compare.js: abs 1e-6,
+//                             1e-3 of the largest |reference|), integer/bool/string outputs exact
+//   fast  low.onnx            cosine >= 0.999, no new NaN/Inf
+//   fast  emulation.onnx      cosine >= 0.99
+//   fast1 low.onnx (bfloat16) cosine >= 0.99, or ORT reports only "Could not find an implementation"
+//   fast1 emulation.onnx      cosine >= 0.99
+// Graph files with equal bytes are run once. --compile-log FILE (lines NAME<TAB>MODE<TAB>STATUS<TAB>
+// MESSAGE, STATUS ok | refused | fail) merges npucc's own outcome: "refused" (a refusal the caller
+// accepted, e.g. an element type npucc does not carry, named in one line) leaves nothing to run for
+// that mode, "fail" fails the case.
+//
+// Prints one line per case (PASS/FAIL name[: first problem], then the other problems indented)
+// and at the end "N passed, N failed". Exit 1 if a case fails, 2 on bad usage.
+// --probe prints what ORT does with each original at each level (how cases.json's expectations
+// were measured) and exits 0.
+
+const crypto = require('crypto');
+const fs = require('fs');
+const path = require('path');
+const ort = require('onnxruntime-node');
+const { compare, violations } = require('./metrics');
+const { random_feeds, cast_for } = require('./inputs');
+const { input_specs, first_line, fmt } = require('./compare');
+
+ort.env.logLevel = 'fatal'; // ORT's own log would repeat each error on stderr
+const k_levels = ['disabled', 'basic', 'extended', 'all'];
+const k_missing_kernel = /Could not find an implementation/;
+const k_float_types = new Set(['float32', 'float64', 'float16', 'bfloat16']);
+const k_equal = { max_rel: 1e-5, abs_floor: 1e-6, scale_floor: 1e-3 };
+
+const k_usage = `usage: run_corpus.js [options] CORPUS_DIR
+  --compiled DIR      npucc's output per case: DIR/NAME/{plain,fast,fast1}/{high,low,emulation}.onnx
+  --compile-log FILE  NAME<TAB>MODE<TAB>ok|refused|fail<TAB>MESSAGE per compile
+  --filter REGEX      only the cases whose name matches
+  --levels LIST       ORT optimisation levels (default disabled,basic,extended,all)
+  --probe             print ORT's outcome per original and level, check nothing
+  --json FILE         full report
+  --threads N (1)     --quiet (only failures and the summary)`;
+
+function usage(message) {
+  process.stderr.write(`run_corpus.js: ${message}\n${k_usage}\n`);
+  process.exit(2);
+}
+
+function parse_args(argv) {
+  const o = { corpus: null, compiled: null, compile_log: null, filter: null, levels: k_levels,
+              probe: false, json: null, threads: 1, quiet: false };
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) {
+        usage(`${a} needs a value`);
+      }
+      return argv[++i];
+    };
+    switch (a) {
+      case '--compiled': o.compiled = value(); break;
+      case '--compile-log': o.compile_log = value(); break;
+      case '--filter': o.filter = new RegExp(value()); break;
+      case '--levels': o.levels = value().split(','); break;
+      case '--probe': o.probe = true; break;
+      case '--json': o.json = value(); break;
+      case '--threads': o.threads = Number(value()); break;
+      case '--quiet': o.quiet = true; break;
+      case '-h': case '--help': process.stdout.write(`${k_usage}\n`); process.exit(0); break;
+      default:
+        if (a.startsWith('-') || o.corpus) {
+          usage(`unexpected argument ${a}`);
+        }
+        o.corpus = a;
+    }
+  }
+  if (!o.corpus) {
+    usage('no corpus folder');
+  }
+  for (const l of o.levels) {
+    if (!k_levels.includes(l)) {
+      usage(`unknown level ${l}`);
+    }
+  }
+  return o;
+}
+
+// ORT's messages name the model file by its path; the corpus folder is a temporary one.
+function clean(message, dir) {
+  return first_line(message).split(`${dir}/`).join('');
+}
+
+async function open(file, level, o) {
+  return ort.InferenceSession.create(file, {
+    graphOptimizationLevel: level, intraOpNumThreads: o.threads, interOpNumThreads: 1,
+    logSeverityLevel: 4,
+  });
+}
+
+// Runs `file` at `level` on `feeds` (cast to the graph's declared input types where a low graph
+// changed them). Returns {outputs, names, input_types} or {error}.
+async function run_graph(file, level, feeds, o) {
+  let session;
+  try {
+    session = await open(file, level, o);
+  } catch (e) {
+    return { error: clean(e, path.dirname(file)), stage: 'load' };
+  }
+  try {
+    const input_types = Object.fromEntries(session.inputMetadata.map((m) => [m.name, m.type]));
+    let used = feeds;
+    if (feeds) {
+      const missing = session.inputNames.filter((n) => !(n in feeds));
+      if (missing.length) {
+        return { error: `inputs the original lacks: ${missing.join(', ')}`, stage: 'interface' };
+      }
+      const dropped = Object.keys(feeds).filter((n) => !session.inputNames.includes(n));
+      if (dropped.length) {
+        return { error: `lost inputs: ${dropped.join(', ')}`, stage: 'interface' };
+      }
+      used = Object.fromEntries(session.inputNames.map((n) => [n, cast_for(feeds[n], input_types[n])]));
+    }
+    const outputs = await session.run(used);
+    return { outputs, names: session.outputNames, input_types };
+  } catch (e) {
+    return { error: clean(e, path.dirname(file)), stage: 'run' };
+  } finally {
+    await session.release();
+  }
+}
+
+function load_compile_log(file) {
+  const log = new Map();
+  if (!file) {
+    return log;
+  }
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line.trim()) {
+      continue;
+    }
+    const [name, mode, status, ...rest] = line.split('\t');
+    if (!log.has(name)) {
+      log.set(name, new Map());
+    }
+    log.get(name).set(mode, { status, message: rest.join('\t') });
+  }
+  return log;
+}
+
+// The thresholds each compiled graph must meet, by mode and role.
+function graph_checks(mode) {
+  const checks = [{ role: 'high', kind: 'equal' }];
+  if (mode === 'fast') {
+    checks.push({ role: 'low', kind: 'close', min_cosine: 0.999 });
+    checks.push({ role: 'emulation', kind: 'close', min_cosine: 0.99 });
+  } else if (mode === 'fast1') {
+    checks.push({ role: 'low', kind: 'close', min_cosine: 0.99, bfloat16: true });
+    checks.push({ role: 'emulation', kind: 'close', min_cosine: 0.99 });
+  }
+  return checks;
+}
+
+function judge(reference, ref_names, actual, names, check) {
+  const problems = [];
+  const metrics = [];
+  for (const name of ref_names) {
+    if (!names.includes(name) || !actual[name]) {
+      problems.push(`${name}: missing`);
+      continue;
+    }
+    const r = reference[name];
+    const a = actual[name];
+    const is_float = k_float_types.has(r.type);
+    let t;
+    if (check.kind === 'equal') {
+      t = is_float ? { ...k_equal } : { max_abs: 0 };
+    } else {
+      t = { min_cosine: check.min_cosine, abs_floor: 1e-6, scale_floor: 1e-3 };
+      if (!is_float) {
+        t.min_cosine = check.min_cosine; // indices and masks: compared as numbers
+      }
+    }
+    const m = compare(r, a, t);
+    if (r.type === 'string' && m.mismatched) {
+      m.max_abs = Infinity;
+    }
+    const v = violations(m, t);
+    metrics.push({ name, max_abs: m.max_abs, max_rel: m.max_rel, cosine: m.cosine, type: m.actual_type,
+                   dims: m.actual_dims, violations: v });
+    problems.push(...v.map((text) => `${name}: ${text}`));
+  }
+  return { problems, metrics };
+}
+
+function sha256(file) {
+  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+async function run_case(o, c, log) {
+  const file = path.join(o.corpus, c.model);
+  const problems = [];
+  const notes = [];
+  const report = { name: c.name, expect: c.expect, original: {}, graphs: [] };
+  // The inputs: from the original as ORT sees it (the least optimised session).
+  let feeds = null;
+  const specs = input_specs({ specs: {}, dim_default: 1 }, c);
+  const strict = new Set([...Object.keys(c.shapes ?? {}), ...Object.keys(c.values ?? {}),
+                          ...Object.keys(c.ranges ?? {})]);
+  const reference = {};
+  for (const level of o.levels) {
+    let r;
+    if (!feeds) {
+      let session;
+      try {
+        session = await open(file, level, o);
+        feeds = random_feeds(session, specs, c.seed ?? 1, strict);
+        await session.release();
+      } catch (e) {
+        r = { error: clean(e, o.corpus), stage: 'load' };
+      }
+    }
+    if (!r) {
+      r = await run_graph(file, level, feeds, o);
+    }
+    report.original[level] = r.error ? `${r.stage}: ${r.error}` : 'ran';
+    if (!r.error) {
+      reference[level] = r;
+    }
+    if (o.probe) {
+      continue;
+    }
+    if (c.expect === 'run' && r.error) {
+      problems.push(`original at ${level}: ${r.stage}: ${r.error}`);
+    } else if (c.expect === 'load' && r.error && !k_missing_kernel.test(r.error)) {
+      problems.push(`original at ${level} (expected only a missing kernel): ${r.error}`);
+    } else if (c.expect === 'load' && !r.error) {
+      notes.push(`original runs at ${level} (cases.json says load)`);
+    } else if (c.expect === 'skip' && !r.error) {
+      problems.push(`original runs at ${level}, cases.json says skip (${c.reason})`);
+    } else if (c.expect === 'skip' && !r.error.includes(c.reason)) {
+      problems.push(`original at ${level}: ORT now says "${r.error}", not "${c.reason}"`);
+    }
+  }
+  if (o.probe || !o.compiled) {
+    return { problems, notes, report };
+  }
+  const modes = log.get(c.name) ?? new Map();
+  const cache = new Map();
+  for (const mode of ['plain', 'fast', 'fast1']) {
+    const entry = modes.get(mode);
+    if (entry && entry.status === 'fail') {
+      problems.push(`npucc ${mode}: ${entry.message}`);
+      continue;
+    }
+    if (entry && entry.status === 'refused') {
+      notes.push(`npucc ${mode} refused: ${entry.message}`);
+      continue;
+    }
+    const dir = path.join(o.compiled, c.name, mode);
+    if (!fs.existsSync(dir)) {
+      if (entry) {
+        problems.push(`npucc ${mode}: no output folder ${dir}`);
+      }
+      continue;
+    }
+    if (c.expect === 'skip') {
+      notes.push(`${mode}: not compared (ORT cannot load the original)`);
+      continue;
+    }
+    for (const check of graph_checks(mode)) {
+      const graph = path.join(dir, `${check.role}.onnx`);
+      const label = `${mode}/${check.role}`;
+      if (!fs.existsSync(graph)) {
+        problems.push(`${label}: missing`);
+        continue;
+      }
+      const sha = sha256(graph);
+      for (const level of o.levels) {
+        const key = `${sha}:${level}`;
+        let r = cache.get(key);
+        if (!r) {
+          r = await run_graph(graph, level, feeds, o);
+          cache.set(key, r);
+        }
+        const row = { graph: label, level };
+        report.graphs.push(row);
+        if (r.error) {
+          row.error = r.error;
+          const allowed = (check.bfloat16 || c.expect === 'load') && k_missing_kernel.test(r.error);
+          if (allowed) {
+            row.allowed = true;
+          } else {
+            problems.push(`${label} at ${level}: ${r.stage}: ${r.error}`);
+          }
+          continue;
+        }
+        const ref = reference[level];
+        if (!ref) {
+          row.note = 'original did not run: not compared';
+          continue;
+        }
+        const typed = Object.entries(r.input_types).filter(([n, t]) => feeds[n] && t !== feeds[n].type);
+        if (typed.length) {
+          problems.push(`${label}: input types changed: ${typed.map(([n, t]) => `${n} ${feeds[n].type} -> ${t}`).join(', ')}`);
+        }
+        const j = judge(ref.outputs, ref.names, r.outputs, r.names, check);
+        row.metrics = j.metrics;
+        problems.push(...j.problems.map((p) => `${label} at ${level}: ${p}`));
+      }
+    }
+  }
+  return { problems, notes, report };
+}
+
+async function main() {
+  const o = parse_args(process.argv.slice(2));
+  let cases;
+  try {
+    const parsed = JSON.parse(fs.readFileSync(path.join(o.corpus, 'cases.json'), 'utf8'));
+    cases = Array.isArray(parsed) ? parsed : parsed.cases;
+  } catch (e) {
+    usage(`cannot read ${o.corpus}/cases.json: ${e.message}`);
+  }
+  o.corpus = path.resolve(o.corpus);
+  const log = load_compile_log(o.compile_log);
+  const reports = [];
+  let passed = 0;
+  let failed = 0;
+  for (const c of cases) {
+    if (o.filter && !o.filter.test(c.name)) {
+      continue;
+    }
+    let r;
+    try {
+      r = await run_case(o, c, log);
+    } catch (e) {
+      r = { problems: [`oracle error: ${first_line(e)}`], notes: [], report: { name: c.name } };
+    }
+    reports.push({ ...r.report, problems: r.problems, notes: r.notes });
+    if (o.probe) {
+      const outcomes = Object.entries(r.report.original).map(([l, v]) => `${l}=${v}`);
+      const same = new Set(Object.values(r.report.original)).size === 1;
+      process.stdout.write(`${c.name}\t${same ? Object.values(r.report.original)[0] : outcomes.join(' | ')}\n`);
+      continue;
+    }
+    if (r.problems.length) {
+      failed += 1;
+      process.stdout.write(`FAIL ${c.name}: ${r.problems[0]}\n`);
+      for (const p of r.problems.slice(1, 6)) {
+        process.stdout.write(`  ${p}\n`);
+      }
+      if (r.problems.length > 6) {
+        process.stdout.write(`  (${r.problems.length - 6} more)\n`);
+      }
+    } else {
+      passed += 1;
+      if (!o.quiet) {
+        const worst = (r.report.graphs ?? []).flatMap((g) => g.metrics ?? []);
+        const cos = worst.length ? Math.min(...worst.map((m) => m.cosine)) : null;
+        const extra = [c.expect !== 'run' ? `expect ${c.expect}` : '', ...r.notes.slice(0, 1),
+                       cos !== null ? `min cosine ${fmt(cos)}` : ''].filter(Boolean);
+        process.stdout.write(`PASS ${c.name}${extra.length ? ` (${extra.join('; ')})` : ''}\n`);
+      }
+    }
+  }
+  if (o.json) {
+    fs.writeFileSync(o.json, `${JSON.stringify({ passed, failed, cases: reports }, null, 1)}\n`);
+  }
+  if (!o.probe) {
+    process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  }
+  process.exitCode = failed ? 1 : 0;
+}
+
+main().catch((e) => {
+  process.stderr.write(`run_corpus.js: ${e.stack || e}\n`);
+  process.exit(2);
+});
