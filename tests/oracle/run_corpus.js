@@ -35,6 +35,7 @@ const ort = require('onnxruntime-node');
 const { compare, violations } = require('./metrics');
 const { random_feeds, cast_for } = require('./inputs');
 const { input_specs, first_line, fmt } = require('./compare');
+const { Reader } = require('./tensor_proto');
 
 ort.env.logLevel = 'fatal'; // ORT's own log would repeat each error on stderr
 const k_levels = ['disabled', 'basic', 'extended', 'all'];
@@ -202,6 +203,41 @@ function judge(reference, ref_names, actual, names, check) {
   return { problems, metrics };
 }
 
+// ModelProto.ir_version (field 1) and the ai.onnx opset (opset_import = 8: domain 1, version 2),
+// read with a wire-format walk: the high graph must keep the model's own (issue 17).
+function model_versions(file) {
+  const reader = new Reader(fs.readFileSync(file));
+  const out = { ir: null, opset: null };
+  while (!reader.done()) {
+    const key = Number(reader.varint());
+    const field = key >> 3;
+    const wire = key & 7;
+    if (field === 1 && wire === 0) {
+      out.ir = Number(reader.varint());
+    } else if (field === 8 && wire === 2) {
+      const sub = new Reader(reader.take(Number(reader.varint())));
+      let domain = '';
+      let version = null;
+      while (!sub.done()) {
+        const k = Number(sub.varint());
+        if (k >> 3 === 1 && (k & 7) === 2) {
+          domain = Buffer.from(sub.take(Number(sub.varint()))).toString('utf8');
+        } else if (k >> 3 === 2 && (k & 7) === 0) {
+          version = Number(sub.varint());
+        } else {
+          sub.skip(k & 7);
+        }
+      }
+      if (domain === '' || domain === 'ai.onnx') {
+        out.opset = version;
+      }
+    } else {
+      reader.skip(wire);
+    }
+  }
+  return out;
+}
+
 function sha256(file) {
   return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
@@ -285,6 +321,13 @@ async function run_case(o, c, log) {
         continue;
       }
       const sha = sha256(graph);
+      if (check.role === 'high') {
+        const want = { ir: c.ir, opset: c.opset };
+        const got = model_versions(graph);
+        if (got.ir !== want.ir || got.opset !== want.opset) {
+          problems.push(`${label}: IR ${got.ir} opset ${got.opset}, the model's are IR ${want.ir} opset ${want.opset}`);
+        }
+      }
       for (const level of o.levels) {
         const key = `${sha}:${level}`;
         let r = cache.get(key);
