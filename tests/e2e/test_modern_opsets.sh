@@ -45,8 +45,10 @@ compile_one() {
   local log="$out.log" rc=0
   mkdir -p "$(dirname "$out")"
   "$npucc" "${args[@]}" > "$log" 2>&1 || rc=$?
-  local first
-  first=$(grep -m1 . "$log" | tr '\t' ' ' || true)
+  # the message without the model's path (its file name may hold the type's name)
+  local first text
+  text=$(sed "s|$model|MODEL.onnx|g" "$log")
+  first=$(printf '%s\n' "$text" | grep -m1 . | tr '\t' ' ' || true)
   if [ "$rc" = 0 ]; then
     local role missing=""
     local roles=(high)
@@ -65,11 +67,11 @@ compile_one() {
   # A refusal is accepted only for a model holding an element type newer than ONNX 1.12, and
   # only as one line naming one of its types, with no output folder left behind.
   local lines named=""
-  lines=$(grep -c . "$log" || true)
+  lines=$(printf '%s\n' "$text" | grep -c . || true)
   if [ -n "$new_types" ]; then
     local t
     for t in ${new_types//,/ }; do
-      grep -qi -- "$t" "$log" && named=$t
+      printf '%s\n' "$text" | grep -qi -- "$t" && named=$t
     done
   fi
   if [ -z "$new_types" ]; then
@@ -111,8 +113,8 @@ for s in ok refused fail; do
   printf '  %s: %s\n' "$s" "$(awk -F'\t' -v s="$s" '$3 == s' "$work/compile.tsv" | wc -l)"
 done
 # the most common failure messages, so a half-done schema registry shows where it stands
-awk -F'\t' '$3 == "fail" { sub(/[^:]*: /, "", $4); print $4 }' "$work/compile.tsv" |
-  sed -E 's/[0-9]+/N/g' | sort | uniq -c | sort -rn | head -5 | sed 's/^/  /'
+awk -F'\t' '$3 == "fail" { print $4 }' "$work/compile.tsv" |
+  sed -E 's/[0-9]+/N/g' | sort | uniq -c | sort -rn | sed -n '1,5s/^/  /p'
 
 echo "== ONNX Runtime: originals and npucc's graphs at disabled, basic, extended, all"
 node "$oracle/run_corpus.js" "$work/corpus" --compiled "$work/out" --compile-log "$work/compile.tsv" \

@@ -13,7 +13,8 @@
 // 'fast|step|0.9' --emit-emulation, fast1 = 'fast1|loss|1.05' --emit-emulation), and each graph
 // runs at every level on the original's inputs, against the original at the same level:
 //   high.onnx                 equal: max rel diff <= 1e-5 (floors as compare.js: abs 1e-6,
-//                             1e-3 of the largest |reference|), integer/bool/string outputs exact
+//                             1e-3 of the largest |reference|), integer/bool/string outputs exact;
+//                             or equal to the original at another level (ORT's own variation)
 //   fast  low.onnx            cosine >= 0.999, no new NaN/Inf
 //   fast  emulation.onnx      cosine >= 0.99
 //   fast1 low.onnx (bfloat16) cosine >= 0.99, or ORT reports only "Could not find an implementation"
@@ -269,6 +270,10 @@ async function run_case(o, c, log) {
       r = await run_graph(file, level, feeds, o);
     }
     report.original[level] = r.error ? `${r.stage}: ${r.error}` : 'ran';
+    if (!r.error && !report.output_shapes) {
+      // what the generator declares as the graph's output shapes (make_opset_corpus.py)
+      report.output_shapes = Object.fromEntries(r.names.map((n) => [n, Array.from(r.outputs[n].dims, Number)]));
+    }
     if (!r.error) {
       reference[level] = r;
     }
@@ -356,7 +361,21 @@ async function run_case(o, c, log) {
         if (typed.length) {
           problems.push(`${label}: input types changed: ${typed.map(([n, t]) => `${n} ${feeds[n].type} -> ${t}`).join(', ')}`);
         }
-        const j = judge(ref.outputs, ref.names, r.outputs, r.names, check);
+        let j = judge(ref.outputs, ref.names, r.outputs, r.names, check);
+        if (j.problems.length && check.kind === 'equal') {
+          // ORT's own fusions move float32 results by up to ~1e-5 (the transformer block differs
+          // by 9.7e-6 between "disabled" and "all"): a high graph that ORT optimises differently
+          // from the original still equals the original if it matches ORT's result for the
+          // original at another level.
+          for (const [other, alt] of Object.entries(reference)) {
+            const k = other === level ? null : judge(alt.outputs, alt.names, r.outputs, r.names, check);
+            if (k && !k.problems.length) {
+              notes.push(`${label} at ${level} equals the original at ${other}`);
+              j = k;
+              break;
+            }
+          }
+        }
         row.metrics = j.metrics;
         problems.push(...j.problems.map((p) => `${label} at ${level}: ${p}`));
       }
@@ -411,7 +430,7 @@ async function main() {
         const worst = (r.report.graphs ?? []).flatMap((g) => g.metrics ?? []);
         const cos = worst.length ? Math.min(...worst.map((m) => m.cosine)) : null;
         const extra = [c.expect !== 'run' ? `expect ${c.expect}` : '', ...r.notes.slice(0, 1),
-                       cos !== null ? `min cosine ${fmt(cos)}` : ''].filter(Boolean);
+                       cos !== null ? `min cosine ${cos.toFixed(6)}` : ''].filter(Boolean);
         process.stdout.write(`PASS ${c.name}${extra.length ? ` (${extra.join('; ')})` : ''}\n`);
       }
     }
