@@ -297,10 +297,20 @@ async function run_case(o, c, log) {
   }
   const modes = log.get(c.name) ?? new Map();
   const cache = new Map();
+  // npucc's failures, one line for the modes that failed with the same message
+  const by_message = new Map();
   for (const mode of ['plain', 'fast', 'fast1']) {
     const entry = modes.get(mode);
     if (entry && entry.status === 'fail') {
-      problems.push(`npucc ${mode}: ${entry.message}`);
+      by_message.set(entry.message, [...(by_message.get(entry.message) ?? []), mode]);
+    }
+  }
+  for (const [message, failed_modes] of by_message) {
+    problems.push(`npucc ${failed_modes.join(', ')}: ${message}`);
+  }
+  for (const mode of ['plain', 'fast', 'fast1']) {
+    const entry = modes.get(mode);
+    if (entry && entry.status === 'fail') {
       continue;
     }
     if (entry && entry.status === 'refused') {
