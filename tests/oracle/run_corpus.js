@@ -239,6 +239,28 @@ function model_versions(file) {
   return out;
 }
 
+// The field numbers present in each model-local function (ModelProto.functions = 25).
+function function_fields(file) {
+  const reader = new Reader(fs.readFileSync(file));
+  const functions = [];
+  while (!reader.done()) {
+    const key = Number(reader.varint());
+    if (key >> 3 === 25 && (key & 7) === 2) {
+      const sub = new Reader(reader.take(Number(reader.varint())));
+      const fields = new Set();
+      while (!sub.done()) {
+        const k = Number(sub.varint());
+        fields.add(k >> 3);
+        sub.skip(k & 7);
+      }
+      functions.push(fields);
+    } else {
+      reader.skip(key & 7);
+    }
+  }
+  return functions;
+}
+
 function sha256(file) {
   return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
@@ -341,6 +363,19 @@ async function run_case(o, c, log) {
         const got = model_versions(graph);
         if (got.ir !== want.ir || got.opset !== want.opset) {
           problems.push(`${label}: IR ${got.ir} opset ${got.opset}, the model's are IR ${want.ir} opset ${want.opset}`);
+        }
+        // IR 9/10 function fields (attribute_proto 11, value_info 12, overload 13): kept by a
+        // function npucc keeps (inlining it is npucc's choice; the outputs check the meaning)
+        if (c.function_fields) {
+          const functions = function_fields(graph);
+          if (!functions.length) {
+            notes.push(`${label}: the model-local functions were inlined`);
+          }
+          for (const n of c.function_fields) {
+            if (functions.some((f) => !f.has(n))) {
+              problems.push(`${label}: a model-local function lost FunctionProto field ${n}`);
+            }
+          }
         }
       }
       for (const level of o.levels) {

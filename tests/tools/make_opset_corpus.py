@@ -1255,6 +1255,8 @@ def main():
                  'new_types': c['new_types'], 'bfloat16': c['bfloat16'], 'expect': expect}
         if reason:
             entry['reason'] = reason
+        if c['check']:
+            entry['function_fields'] = c['check']['function_fields']  # must survive a compile
         cases.append(entry)
     with open(os.path.join(a.outdir, 'cases.json'), 'w') as out:
         json.dump({'generator': 'tests/tools/make_opset_corpus.py', 'cases': cases}, out, indent=1)
