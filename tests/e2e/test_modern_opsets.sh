@@ -9,8 +9,10 @@
 # implementation".
 #
 # A model with an element type newer than ONNX 1.12 may be refused instead, if npucc says so in
-# one line naming the type, exits non-zero and writes no output folder. Any other refusal fails
-# the model. One line per model, then "N passed, N failed".
+# one line naming the type, exits non-zero and writes no output folder; the four models nobody can
+# know (opset 27, IR 14, element type 27, an undefined op) must be refused that way, naming the
+# opset, IR version, type or op. Any other refusal fails the model. One line per model, then
+# "N passed, N failed".
 #
 # NPUCC_CORPUS_FILTER=REGEX runs only the models whose name matches (e.g. '^(Conv|Attention)-').
 # NPUCC_CORPUS_KEEP=DIR keeps the corpus, npucc's output and the logs in DIR.
@@ -34,9 +36,10 @@ jobs=${NPUCC_CORPUS_JOBS:-2}
 status=0
 
 # Writes NAME<TAB>MODE<TAB>ok|refused|fail<TAB>MESSAGE for one compile to stdout.
-#   $1 npucc binary  $2 model  $3 name  $4 mode  $5 output folder  $6 new element types (a,b)
+#   $1 npucc binary  $2 model  $3 name  $4 mode  $5 output folder
+#   $6 refusal: never | may | must   $7 words of which a refusal must hold one (a,b)
 compile_one() {
-  local npucc=$1 model=$2 name=$3 mode=$4 out=$5 new_types=$6
+  local npucc=$1 model=$2 name=$3 mode=$4 out=$5 refuse=$6 names=$7
   local args=(compile "$model" -o "$out" --no-cache)
   case "$mode" in
     fast) args+=(--accelerate-train-mode 'fast|step|0.9' --emit-emulation) ;;
@@ -49,6 +52,11 @@ compile_one() {
   local first text
   text=$(sed "s|$model|MODEL.onnx|g" "$log")
   first=$(printf '%s\n' "$text" | grep -m1 . | tr '\t' ' ' || true)
+  if [ "$rc" = 0 ] && [ "$refuse" = must ]; then
+    printf '%s\t%s\tfail\tcompiled a model npucc cannot know (it must refuse it naming %s)\n' \
+      "$name" "$mode" "$names"
+    return
+  fi
   if [ "$rc" = 0 ]; then
     local role missing=""
     local roles=(high)
@@ -64,22 +72,20 @@ compile_one() {
     fi
     return
   fi
-  # A refusal is accepted only for a model holding an element type newer than ONNX 1.12, and
-  # only as one line naming one of its types, with no output folder left behind.
+  # A refusal is accepted only where the case allows it (new element types) or requires it, and
+  # only as one line naming one of its words, with no output folder left behind.
   local lines named=""
   lines=$(printf '%s\n' "$text" | grep -c . || true)
-  if [ -n "$new_types" ]; then
-    local t
-    for t in ${new_types//,/ }; do
-      printf '%s\n' "$text" | grep -qi -- "$t" && named=$t
-    done
-  fi
-  if [ -z "$new_types" ]; then
+  local t
+  for t in ${names//,/ }; do
+    printf '%s\n' "$text" | grep -qiw -- "$t" && named=$t
+  done
+  if [ "$refuse" = never ]; then
     printf '%s\t%s\tfail\texit %s: %s\n' "$name" "$mode" "$rc" "$first"
   elif [ "$lines" != 1 ]; then
     printf '%s\t%s\tfail\trefused in %s lines, not one: %s\n' "$name" "$mode" "$lines" "$first"
   elif [ -z "$named" ]; then
-    printf '%s\t%s\tfail\trefusal does not name %s: %s\n' "$name" "$mode" "$new_types" "$first"
+    printf '%s\t%s\tfail\trefusal does not name %s: %s\n' "$name" "$mode" "$names" "$first"
   elif [ -e "$out" ]; then
     printf '%s\t%s\tfail\trefused but left %s behind: %s\n' "$name" "$mode" "$out" "$first"
   else
@@ -95,7 +101,7 @@ gen=(/usr/bin/python3 "$SOURCE_DIR/tests/tools/make_opset_corpus.py" "$work/corp
 /usr/bin/python3 - "$work/corpus/cases.json" > "$work/models.tsv" <<'EOF'
 import json, sys
 for c in json.load(open(sys.argv[1]))['cases']:
-    print(f"{c['name']}\t{c['model']}\t{','.join(c['new_types'])}")
+    print(f"{c['name']}\t{c['model']}\t{c['refuse']}\t{','.join(c['refusal_names'])}")
 EOF
 count=$(grep -c . "$work/models.tsv" || true)
 if [ "$count" = 0 ]; then
@@ -104,11 +110,11 @@ if [ "$count" = 0 ]; then
 fi
 
 echo "== npucc compile: $count models x 3 (plain, fast, fast1), $jobs at a time"
-while IFS=$'\t' read -r name model new_types; do
+while IFS=$'\t' read -r name model refuse names; do
   for mode in plain fast fast1; do
-    printf '%s\0%s\0%s\0%s\0%s\0%s\0' "$NPUCC" "$work/corpus/$model" "$name" "$mode" "$work/out/$name/$mode" "$new_types"
+    printf '%s\0' "$NPUCC" "$work/corpus/$model" "$name" "$mode" "$work/out/$name/$mode" "$refuse" "$names"
   done
-done < "$work/models.tsv" | xargs -0 -n 6 -P "$jobs" bash -c 'compile_one "$@"' _ > "$work/compile.tsv"
+done < "$work/models.tsv" | xargs -0 -n 7 -P "$jobs" bash -c 'compile_one "$@"' _ > "$work/compile.tsv"
 for s in ok refused fail; do
   printf '  %s: %s\n' "$s" "$(awk -F'\t' -v s="$s" '$3 == s' "$work/compile.tsv" | wc -l)"
 done
@@ -162,10 +168,10 @@ EOF
 fi
 grep -m1 '^FAIL' "$self/report.txt" | sed 's/^/  caught as expected: /' || true
 fake="$self/fake-npucc"
-check_refusal() {  # $1 what the fake npucc prints, $2 expected status
+check_refusal() {  # $1 what the fake npucc prints, $2 expected status, $3 policy (may)
   printf '#!/bin/sh\nprintf "%s"\nexit 1\n' "$1" > "$fake" && chmod +x "$fake"
   local got
-  got=$(compile_one "$fake" "$self/corpus/Conv-22.onnx" X plain "$self/refused/X" int4 | cut -f3)
+  got=$(compile_one "$fake" "$self/corpus/Conv-22.onnx" X plain "$self/refused/X" "${3:-may}" int4 | cut -f3)
   if [ "$got" != "$2" ]; then
     echo "FAIL: a refusal printing '$1' was judged $got, not $2"
     status=1
@@ -174,6 +180,13 @@ check_refusal() {  # $1 what the fake npucc prints, $2 expected status
 check_refusal 'npucc: X.onnx: element type int4 is not supported\n' refused
 check_refusal 'npucc: X.onnx: opset 21 is newer than npucc supports\n' fail
 check_refusal 'npucc: element type int4 is not supported\nsee npucc-compile(1)\n' fail
+check_refusal 'npucc: element type int4 is not supported\n' fail never
+check_refusal 'npucc: element type uint4 is not supported\n' fail
+printf '#!/bin/sh\nmkdir -p "$4"\n' > "$fake"
+if [ "$(compile_one "$fake" "$self/corpus/Conv-22.onnx" X plain "$self/refused/Y" must 27 | cut -f3)" != fail ]; then
+  echo "FAIL: a compile that succeeds on a model npucc must refuse was not judged a failure"
+  status=1
+fi
 
 if [ "$status" = 0 ]; then
   echo "PASS: every model of the corpus compiles (or is refused as allowed) and matches ONNX Runtime"

@@ -97,6 +97,11 @@ EXPECT = {
     'Attention-25': ('skip', 'Error Unrecognized attribute: left_window_size for operator Attention'),
     # ORT's ConstantOfShape kernel has no float8 values (17 = FLOAT8E4M3FN)
     'ConstantOfShape-20-float8e4m3fn': ('skip', 'Unsupported value attribute datatype: 17'),
+    # what no one can know: refused by ORT as by npucc
+    'opset-27-beyond-26': ('skip', 'Current official support for domain ai.onnx is till opset 26.'),
+    'IR-14-beyond-13': ('skip', 'Unsupported model IR version: 14, max supported IR version: 13'),
+    'element-type-27-unknown': ('skip', "This is an invalid model. Tensor 'W' does not have valid data type."),
+    'NoSuchOp-26-unknown-op': ('skip', 'Error No Op registered for NoSuchOp with domain_version of 26'),
 }
 
 RNG = np.random.default_rng(17)
@@ -252,8 +257,12 @@ def with_raw_fields(message, raw):
 
 def add(name, section, opset, nodes, inputs, outputs, inits=(), *, ranges=None, values=None,
         ir=None, feature='', functions=(), extra_opsets=(), new_types=(), value_info=(),
-        check=None, bfloat16=False):
-    """One model. inputs: (name, elem type, shape); outputs: (name, elem type)."""
+        check=None, bfloat16=False, refuse=None, external=(), feed_shapes=None):
+    """One model. inputs: (name, elem type, shape); outputs: (name, elem type).
+    refuse: ('must', names) for a model npucc cannot know (it must refuse it in one line holding one
+    of the names); by default a model with new element types may be refused naming one of them.
+    external: initializers written to NAME.data (external data). feed_shapes: input shapes for ORT
+    where the declared ones are symbolic."""
     shapes = OUTPUT_SHAPES.get(name)
     if shapes is None:
         print(f'warning: {name}: no output shapes in opset_corpus_outputs.json (measure them with '
@@ -269,9 +278,11 @@ def add(name, section, opset, nodes, inputs, outputs, inits=(), *, ranges=None, 
     model.doc_string = feature
     for f in functions:
         model.functions.append(f)
+    if refuse is None:
+        refuse = ('may', sorted(set(new_types))) if new_types else ('never', [])
     CASES.append({'name': name, 'section': section, 'opset': opset, 'ir': model.ir_version,
-                  'model': model, 'feature': feature,
-                  'shapes': {n: list(s) for n, _, s in inputs},
+                  'model': model, 'feature': feature, 'refuse': refuse, 'external': list(external),
+                  'shapes': feed_shapes or {n: list(s) for n, _, s in inputs},
                   'ranges': ranges or {}, 'values': values or {},
                   'new_types': sorted(set(new_types)), 'bfloat16': bfloat16, 'check': check})
 
@@ -1070,14 +1081,15 @@ def linear(x, din, dout, name, nodes, inits, scale=None):
     return f'{name}.out'
 
 
-def transformer_block_20():
+def transformer_block_20(dynamic=False):
     """An encoder block as torch's dynamo exporter writes it at opset 20 / IR 10: LayerNormalization,
     attention from MatMul/Softmax, a decomposed LayerNorm with ReduceMean axes inputs, Gelu-20,
     and a mean over the sequence with a ReduceMean axes input."""
     Bn, Sn, Dn, Hn = 2, 8, 16, 2
     nodes, inits = [], []
     inits += [f32('ln1.weight', rand(Dn, lo=0.5, hi=1.5)), f32('ln1.bias', rand(Dn, lo=-0.1, hi=0.1)),
-              i64('heads_shape', [Bn, Sn, Hn, Dn // Hn]), i64('model_shape', [Bn, Sn, Dn]),
+              i64('heads_shape', [0, 0, Hn, Dn // Hn] if dynamic else [Bn, Sn, Hn, Dn // Hn]),
+              i64('model_shape', [0, 0, Dn] if dynamic else [Bn, Sn, Dn]),
               f32('inv_sqrt_d', 1.0 / np.sqrt(Dn // Hn)), i64('seq_axis', [1])]
     nodes.append(node('LayerNormalization', ['x', 'ln1.weight', 'ln1.bias'], ['ln1'], axis=-1, epsilon=1e-5))
     heads = {}
@@ -1096,6 +1108,11 @@ def transformer_block_20():
     nodes.append(node('Gelu', [h], ['mlp.act']))
     m = linear('mlp.act', 4 * Dn, Dn, 'mlp.fc2', nodes, inits)
     nodes += [node('Add', ['res1', m], ['y']), node('ReduceMean', ['y', 'seq_axis'], ['pooled'], keepdims=0)]
+    if dynamic:
+        add('transformer-block-20-dynamic', 'model', 20, nodes, [('x', F, ['batch', 'seq', Dn])],
+            [('y', F), ('pooled', F)], inits, ir=10, feed_shapes={'x': [Bn, Sn, Dn]},
+            feature='the transformer block with symbolic batch and sequence dims (Reshape with 0s)')
+        return
     add('transformer-block-20', 'model', 20, nodes, [('x', F, [Bn, Sn, Dn])], [('y', F), ('pooled', F)], inits,
         ir=10, feature='transformer encoder block as dynamo exports it: opset 20, IR 10, LayerNormalization, '
                        'decomposed LayerNorm with ReduceMean axes inputs, Gelu-20')
@@ -1195,6 +1212,62 @@ def verify_raw_fields(data, check):
             raise SystemExit(f'NodeProto.overload on {found} nodes, expected {check["node_overload"]}')
 
 
+def move_to_external(model, names, outdir, location):
+    """Moves the named initializers' raw_data to OUTDIR/LOCATION (TensorProto.external_data:
+    location, offset, length; offsets 64-byte aligned)."""
+    blob = bytearray()
+    for t in model.graph.initializer:
+        if t.name not in names:
+            continue
+        if not t.HasField('raw_data'):
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t), t.name))
+        blob += bytes(-len(blob) % 64)
+        offset, payload = len(blob), t.raw_data
+        blob += payload
+        t.ClearField('raw_data')
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in [('location', location), ('offset', str(offset)), ('length', str(len(payload)))]:
+            t.external_data.add(key=k, value=v)
+    with open(os.path.join(outdir, location), 'wb') as out:
+        out.write(blob)
+
+
+def later_additions():
+    """Models added after the first measurements (kept last: the seeded values above stay)."""
+    # What npucc cannot know must be refused in one line (issue 17, item 5); ORT refuses them too.
+    relu = [node('Relu', ['X'], ['Y'])]
+    add('opset-27-beyond-26', 'refusal', 26, relu, [('X', F, [2, 3])], [('Y', F)], ir=13,
+        refuse=('must', ['27']), feature='an ai.onnx opset above 26 (set below)')
+    CASES[-1]['model'].opset_import[0].version = 27
+    CASES[-1]['opset'] = 27
+    add('IR-14-beyond-13', 'refusal', 26, relu, [('X', F, [2, 3])], [('Y', F)], ir=14,
+        refuse=('must', ['14']), feature='IR version 14, newer than any released one')
+    bad = TensorProto()
+    bad.name = 'W'
+    bad.data_type = 27
+    bad.dims.extend([2, 3])
+    bad.raw_data = bytes(6)
+    add('element-type-27-unknown', 'refusal', 26, [node('Cast', ['W'], ['w'], to=F), node('Add', ['X', 'w'], ['Y'])],
+        [('X', F, [2, 3])], [('Y', F)], [bad], refuse=('must', ['27']),
+        feature='an initializer of element type 27, which no IR version defines')
+    add('NoSuchOp-26-unknown-op', 'refusal', 26, [node('NoSuchOp', ['X'], ['Y'])], [('X', F, [2, 3])], [('Y', F)],
+        refuse=('must', ['NoSuchOp']), feature='an ai.onnx operator no opset defines')
+    # new element types and weights in external data: the byte size and packing must hold there too
+    add('DequantizeLinear-21-int4-external', 'DequantizeLinear-21', 21,
+        [node('DequantizeLinear', ['W', 'scale'], ['w'], axis=0, block_size=2), node('MatMul', ['X', 'w'], ['Y'])],
+        [('X', F, [3, 5])], [('Y', F)], [new_type_tensor('W', 'int4', [5, 7]), f32('scale', rand(3, 7, lo=0.01, hi=0.1))],
+        new_types=['int4'], external=['W', 'scale'],
+        feature='int4 weights (odd element count: 35 nibbles in 18 bytes) in external data')
+    add('Cast-19-float8e5m2-external', 'Cast-19', 19,
+        [node('Cast', ['W'], ['w'], to=F), node('Mul', ['X', 'w'], ['Y'])],
+        [('X', F, [3, 5])], [('Y', F)], [new_type_tensor('W', 'float8e5m2', [3, 5])], new_types=['float8e5m2'],
+        external=['W'], feature='a float8e5m2 initializer in external data')
+    add('Conv-22-external', 'Conv-22', 22, [node('Conv', ['X', 'W', 'B'], ['Y'], pads=[1, 1, 1, 1])],
+        [('X', F, [1, 3, 8, 8])], [('Y', F)], [f32('W', rand(4, 3, 3, 3, lo=-0.3, hi=0.3)), f32('B', rand(4))],
+        external=['W', 'B'], feature='Conv-22 with its weights in external data')
+    transformer_block_20(dynamic=True)
+
+
 def build_all():
     opset18()
     for opset, ops in WIDENED.items():
@@ -1209,6 +1282,7 @@ def build_all():
     transformer_block_20()
     llm_block_23()
     resnet_22()
+    later_additions()
 
 
 def changelog_sections(path):
@@ -1243,16 +1317,21 @@ def main():
     for c in CASES:
         if a.only and not re.search(a.only, c['name']):
             continue
+        file = f'{c["name"]}.onnx'
+        if c['external']:
+            move_to_external(c['model'], c['external'], a.outdir, f'{c["name"]}.data')
         data = c['model'].SerializeToString()
         if c['check']:
             verify_raw_fields(data, c['check'])
-        file = f'{c["name"]}.onnx'
         with open(os.path.join(a.outdir, file), 'wb') as out:
             out.write(data)
         expect, reason = EXPECT.get(c['name'], ('run', ''))
         entry = {'name': c['name'], 'model': file, 'section': c['section'], 'opset': c['opset'], 'ir': c['ir'],
                  'feature': c['feature'], 'shapes': c['shapes'], 'ranges': c['ranges'], 'values': c['values'],
-                 'new_types': c['new_types'], 'bfloat16': c['bfloat16'], 'expect': expect}
+                 'new_types': c['new_types'], 'bfloat16': c['bfloat16'], 'expect': expect,
+                 'refuse': c['refuse'][0], 'refusal_names': c['refuse'][1]}
+        if c['external']:
+            entry['external_data'] = f'{c["name"]}.data'
         if reason:
             entry['reason'] = reason
         if c['check']:
