@@ -93,6 +93,52 @@ EXPECT = {
     'Identity-21-uint4': ('load', "Could not find an implementation for Identity(21) node with name ''"),
     'Identity-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
     'Identity-25-int2': ('load', "Could not find an implementation for Identity(25) node with name ''"),
+    # the data-movement ops carrying new element types (new_type_data_movement)
+    'Reshape-19-float8e4m3fn': ('load', "Could not find an implementation for Reshape(19) node with name ''"),
+    'Shape-19-float8e4m3fn': ('load', "Could not find an implementation for Shape(19) node with name ''"),
+    'Size-19-float8e4m3fn': ('load', "Could not find an implementation for Size(19) node with name ''"),
+    'Flatten-21-int4': ('load', "Could not find an implementation for Flatten(21) node with name ''"),
+    'If-21-int4': ('load', "Could not find an implementation for If(21) node with name ''"),
+    'Loop-21-int4': ('load', "Could not find an implementation for Loop(21) node with name ''"),
+    'Pad-21-int4': ('load', "Could not find an implementation for Pad(21) node with name ''"),
+    'Reshape-21-int4': ('load', "Could not find an implementation for Reshape(21) node with name ''"),
+    'Scan-21-int4': ('load', "Could not find an implementation for Scan(21) node with name ''"),
+    'Shape-21-int4': ('load', "Could not find an implementation for Shape(21) node with name ''"),
+    'Size-21-int4': ('load', "Could not find an implementation for Size(21) node with name ''"),
+    'Squeeze-21-int4': ('load', "Could not find an implementation for Squeeze(21) node with name ''"),
+    'Unsqueeze-21-int4': ('load', "Could not find an implementation for Unsqueeze(21) node with name ''"),
+    'Flatten-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'If-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Loop-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Pad-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Reshape-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Scan-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Shape-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Size-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Squeeze-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Transpose-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Unsqueeze-23-float4e2m1': ('load', "Could not find an implementation for Cast(23) node with name ''"),
+    'Flatten-24-float8e8m0': ('load', "Could not find an implementation for Flatten(24) node with name ''"),
+    'If-24-float8e8m0': ('load', "Could not find an implementation for If(24) node with name ''"),
+    'Loop-24-float8e8m0': ('load', "Could not find an implementation for Loop(24) node with name ''"),
+    'Pad-24-float8e8m0': ('load', "Could not find an implementation for Pad(24) node with name ''"),
+    'Reshape-24-float8e8m0': ('load', "Could not find an implementation for Reshape(24) node with name ''"),
+    'Scan-24-float8e8m0': ('load', "Could not find an implementation for Scan(24) node with name ''"),
+    'Shape-24-float8e8m0': ('load', "Could not find an implementation for Shape(24) node with name ''"),
+    'Size-24-float8e8m0': ('load', "Could not find an implementation for Size(24) node with name ''"),
+    'Squeeze-24-float8e8m0': ('load', "Could not find an implementation for Squeeze(24) node with name ''"),
+    'Transpose-24-float8e8m0': ('load', "Could not find an implementation for Transpose(24) node with name ''"),
+    'Unsqueeze-24-float8e8m0': ('load', "Could not find an implementation for Unsqueeze(24) node with name ''"),
+    'Flatten-25-int2': ('load', "Could not find an implementation for Flatten(25) node with name ''"),
+    'If-25-int2': ('load', "Could not find an implementation for If(25) node with name ''"),
+    'Loop-25-int2': ('load', "Could not find an implementation for Loop(25) node with name ''"),
+    'Pad-25-int2': ('load', "Could not find an implementation for Pad(25) node with name ''"),
+    'Reshape-25-int2': ('load', "Could not find an implementation for Reshape(25) node with name ''"),
+    'Scan-25-int2': ('load', "Could not find an implementation for Scan(25) node with name ''"),
+    'Shape-25-int2': ('load', "Could not find an implementation for Shape(25) node with name ''"),
+    'Size-25-int2': ('load', "Could not find an implementation for Size(25) node with name ''"),
+    'Squeeze-25-int2': ('load', "Could not find an implementation for Squeeze(25) node with name ''"),
+    'Unsqueeze-25-int2': ('load', "Could not find an implementation for Unsqueeze(25) node with name ''"),
     # ORT's Attention schema lacks the attributes opset 25 added
     'Attention-25': ('skip', 'Error Unrecognized attribute: left_window_size for operator Attention'),
     # ORT's ConstantOfShape kernel has no float8 values (17 = FLOAT8E4M3FN)
@@ -257,13 +303,14 @@ def with_raw_fields(message, raw):
 
 def add(name, section, opset, nodes, inputs, outputs, inits=(), *, ranges=None, values=None,
         ir=None, feature='', functions=(), extra_opsets=(), new_types=(), value_info=(),
-        check=None, bfloat16=False, refuse=None, external=(), feed_shapes=None):
+        check=None, bfloat16=False, refuse=None, external=(), feed_shapes=None, out_shapes=None):
     """One model. inputs: (name, elem type, shape); outputs: (name, elem type).
     refuse: ('must', names) for a model npucc cannot know (it must refuse it in one line holding one
     of the names); by default a model with new element types may be refused naming one of them.
     external: initializers written to NAME.data (external data). feed_shapes: input shapes for ORT
-    where the declared ones are symbolic."""
-    shapes = OUTPUT_SHAPES.get(name)
+    where the declared ones are symbolic. out_shapes: the output shapes, where not in
+    opset_corpus_outputs.json."""
+    shapes = out_shapes or OUTPUT_SHAPES.get(name)
     if shapes is None:
         print(f'warning: {name}: no output shapes in opset_corpus_outputs.json (measure them with '
               f'run_corpus.js --probe --json)', file=sys.stderr)
@@ -282,6 +329,7 @@ def add(name, section, opset, nodes, inputs, outputs, inits=(), *, ranges=None, 
         refuse = ('may', sorted(set(new_types))) if new_types else ('never', [])
     CASES.append({'name': name, 'section': section, 'opset': opset, 'ir': model.ir_version,
                   'model': model, 'feature': feature, 'refuse': refuse, 'external': list(external),
+                  'explicit_shapes': out_shapes is not None,
                   'shapes': feed_shapes or {n: list(s) for n, _, s in inputs},
                   'ranges': ranges or {}, 'values': values or {},
                   'new_types': sorted(set(new_types)), 'bfloat16': bfloat16, 'check': check})
@@ -1266,6 +1314,76 @@ def later_additions():
         [('X', F, [1, 3, 8, 8])], [('Y', F)], [f32('W', rand(4, 3, 3, 3, lo=-0.3, hi=0.3)), f32('B', rand(4))],
         external=['W', 'B'], feature='Conv-22 with its weights in external data')
     transformer_block_20(dynamic=True)
+    new_type_data_movement()
+
+
+def new_type_data_movement():
+    """The operators whose new versions only add element types, carrying the type they added
+    (one per opset: float8e4m3fn at 19, int4 at 21, float4e2m1 at 23, float8e8m0 at 24, int2 at 25)
+    on 15 elements (an odd count: the 4- and 2-bit packings end mid-byte): the value is cast from
+    float, moved by the op, cast back."""
+    for opset, t in [(19, 'float8e4m3fn'), (21, 'int4'), (23, 'float4e2m1'), (24, 'float8e8m0'), (25, 'int2')]:
+        code = NEW_TYPES[t][0]
+        rng_x = {'X': [0.25, 4.0]} if t == 'float8e8m0' else {'X': [-1.5, 1.5]}
+        # (Pad-19 takes no float8: its new feature is the wrap mode)
+        ops = [op for op in WIDENED[opset] if op in ('Flatten', 'If', 'Loop', 'Pad', 'Reshape', 'Scan', 'Shape',
+                                                   'Size', 'Squeeze', 'Transpose', 'Unsqueeze')
+               and not (op == 'Pad' and opset == 19)]
+        for op in ops:
+            name = f'{op}-{opset}-{t}'
+            pre = [node('Cast', ['X'], ['xt'], to=code)]
+            post = lambda v: [node('Cast', [v], ['Y'], to=F)]
+            inits = []
+            outs = [('Y', F)]
+            shapes = {'Y': [3, 1, 5]}
+            if op == 'Flatten':
+                body, shapes = [node('Flatten', ['xt'], ['yt'], axis=2)], {'Y': [3, 5]}
+            elif op == 'Reshape':
+                body, shapes = [node('Reshape', ['xt', 'shape'], ['yt'])], {'Y': [5, 3]}
+                inits = [i64('shape', [5, 3])]
+            elif op == 'Squeeze':
+                body, shapes = [node('Squeeze', ['xt', 'axes'], ['yt'])], {'Y': [3, 5]}
+                inits = [i64('axes', [1])]
+            elif op == 'Unsqueeze':
+                body, shapes = [node('Unsqueeze', ['xt', 'axes'], ['yt'])], {'Y': [1, 3, 1, 5]}
+                inits = [i64('axes', [0])]
+            elif op == 'Transpose':
+                body, shapes = [node('Transpose', ['xt'], ['yt'], perm=[2, 0, 1])], {'Y': [5, 3, 1]}
+            elif op == 'Pad':
+                body, shapes = [node('Pad', ['xt', 'pads', '', 'axes'], ['yt'])], {'Y': [3, 1, 8]}
+                inits = [i64('pads', [1, 2]), i64('axes', [2])]
+            elif op in ('Shape', 'Size'):
+                body = [node(op, ['xt'], ['s']), node('Identity', ['xt'], ['yt'])]
+                outs.append(('s', I64))
+                shapes['s'] = [3] if op == 'Shape' else []
+            elif op == 'If':
+                then_g = helper.make_graph([node('Identity', ['xt'], ['a'])], 'then', [], [vi('a', code, [3, 1, 5])])
+                else_g = helper.make_graph([node('Identity', ['other'], ['b'])], 'else', [], [vi('b', code, [3, 1, 5])])
+                body = [node('If', ['cond'], ['yt'], then_branch=then_g, else_branch=else_g)]
+                inits = [new_type_tensor('other', t, [3, 1, 5])]
+            elif op == 'Loop':
+                loop_body = helper.make_graph(
+                    [node('Identity', ['c_in'], ['c_out']), node('Identity', ['xt'], ['v_out']),
+                     node('Identity', ['v_in'], ['scan'])],
+                    'body', [vi('i', I64, []), vi('c_in', BOOL, []), vi('v_in', code, [3, 1, 5])],
+                    [vi('c_out', BOOL, []), vi('v_out', code, [3, 1, 5]), vi('scan', code, [3, 1, 5])])
+                body = [node('Loop', ['M', '', 'v0'], ['yt', 'st'], body=loop_body), node('Cast', ['st'], ['S'], to=F)]
+                inits = [i64('M', 2), new_type_tensor('v0', t, [3, 1, 5])]
+                outs.append(('S', F))
+                shapes['S'] = [2, 3, 1, 5]
+            elif op == 'Scan':
+                scan_body = helper.make_graph(
+                    [node('Identity', ['x_t'], ['s_out']), node('Identity', ['s_in'], ['y_t'])],
+                    'body', [vi('s_in', code, [1, 5]), vi('x_t', code, [1, 5])],
+                    [vi('s_out', code, [1, 5]), vi('y_t', code, [1, 5])])
+                body = [node('Scan', ['s0', 'xt'], ['st', 'yt'], body=scan_body, num_scan_inputs=1),
+                        node('Cast', ['st'], ['S'], to=F)]
+                inits = [new_type_tensor('s0', t, [1, 5])]
+                outs.append(('S', F))
+                shapes['S'] = [1, 5]
+            inputs = [('X', F, [3, 1, 5])] + ([('cond', BOOL, [])] if op == 'If' else [])
+            add(name, f'{op}-{opset}', opset, pre + body + post('yt'), inputs, outs, inits, ranges=rng_x,
+                new_types=[t], out_shapes=shapes, feature=f'{op} carrying {t} (15 elements)')
 
 
 def build_all():
@@ -1301,6 +1419,9 @@ def main():
     if dup:
         raise SystemExit(f'duplicate model names: {sorted(dup)}')
     unknown = (set(EXPECT) | set(OUTPUT_SHAPES) - {'_doc'}) - set(names)
+    both = {c['name'] for c in CASES if c['name'] in OUTPUT_SHAPES and c['explicit_shapes']}
+    if both:
+        raise SystemExit(f'output shapes both in the generator and opset_corpus_outputs.json: {sorted(both)}')
     if unknown:
         raise SystemExit(f'EXPECT or opset_corpus_outputs.json name unknown models: {sorted(unknown)}')
     status = 0
