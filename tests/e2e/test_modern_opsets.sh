@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Modern ONNX (issue 17): the opset 18-26 corpus (tests/tools/make_opset_corpus.py: a model per
 # ai.onnx operator version introduced in opsets 18 to 26, the element types newer than ONNX 1.12,
-# IR 9/10 function fields, three whole models) is generated into a temporary folder, each model is
+# IR 9/10 function fields, whole models, the bundled real models of $TESTDATA raised to opset 22 /
+# IR 10) is generated into a temporary folder, each model is
 # compiled by npucc three ways (plain; 'fast|step|0.9' --emit-emulation; 'fast1|loss|1.05'
 # --emit-emulation), and ONNX Runtime 1.30 (tests/oracle/run_corpus.js) runs the original and
 # every graph at the four optimisation levels: high equal to the original, fast low cosine
@@ -96,6 +97,8 @@ export -f compile_one
 
 echo "== corpus (tests/tools/make_opset_corpus.py${NPUCC_CORPUS_FILTER:+, filter $NPUCC_CORPUS_FILTER})"
 gen=(/usr/bin/python3 "$SOURCE_DIR/tests/tools/make_opset_corpus.py" "$work/corpus")
+# the bundled real models too, raised to opset 22 / IR 10 (and the transformer to 20)
+[ -n "${TESTDATA:-}" ] && gen+=(--testdata "$TESTDATA")
 [ -n "${NPUCC_CORPUS_FILTER:-}" ] && gen+=(--only "$NPUCC_CORPUS_FILTER")
 "${gen[@]}"
 /usr/bin/python3 - "$work/corpus/cases.json" > "$work/models.tsv" <<'EOF'

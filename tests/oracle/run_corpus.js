@@ -29,6 +29,7 @@
 // --probe prints what ORT does with each original at each level (how cases.json's expectations
 // were measured) and exits 0.
 
+const child_process = require('child_process');
 const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
@@ -101,6 +102,9 @@ function parse_args(argv) {
 function clean(message, dir) {
   return first_line(message).split(`${dir}/`).join('');
 }
+
+// Where the worker is (the parent reports it if ORT crashes there).
+let where = () => {};
 
 async function open(file, level, o) {
   return ort.InferenceSession.create(file, {
@@ -281,6 +285,7 @@ async function run_case(o, c, log) {
     if (!feeds) {
       let session;
       try {
+        where(`the original at ${level}`);
         session = await open(file, level, o);
         feeds = random_feeds(session, specs, c.seed ?? 1, strict);
         await session.release();
@@ -289,6 +294,7 @@ async function run_case(o, c, log) {
       }
     }
     if (!r) {
+      where(`the original at ${level}`);
       r = await run_graph(file, level, feeds, o);
     }
     report.original[level] = r.error ? `${r.stage}: ${r.error}` : 'ran';
@@ -382,6 +388,7 @@ async function run_case(o, c, log) {
         const key = `${sha}:${level}`;
         let r = cache.get(key);
         if (!r) {
+          where(`${label} at ${level}`);
           r = await run_graph(graph, level, feeds, o);
           cache.set(key, r);
         }
@@ -429,8 +436,83 @@ async function run_case(o, c, log) {
   return { problems, notes, report };
 }
 
+// Prints one case's verdict; returns true if it passed.
+function print_case(o, c, r) {
+  if (o.probe) {
+    const outcomes = Object.entries(r.report.original ?? {}).map(([l, v]) => `${l}=${v}`);
+    const values = Object.values(r.report.original ?? {});
+    const same = values.length && new Set(values).size === 1;
+    process.stdout.write(`${c.name}\t${same ? values[0] : outcomes.join(' | ') || r.problems[0]}\n`);
+    return true;
+  }
+  if (r.problems.length) {
+    process.stdout.write(`FAIL ${c.name}: ${r.problems[0]}\n`);
+    for (const p of r.problems.slice(1, 6)) {
+      process.stdout.write(`  ${p}\n`);
+    }
+    if (r.problems.length > 6) {
+      process.stdout.write(`  (${r.problems.length - 6} more)\n`);
+    }
+    return false;
+  }
+  if (!o.quiet) {
+    const worst = (r.report.graphs ?? []).flatMap((g) => g.metrics ?? []);
+    const cos = worst.length ? Math.min(...worst.map((m) => m.cosine)) : null;
+    const extra = [c.expect !== 'run' ? `expect ${c.expect}` : '', ...r.notes.slice(0, 1),
+                   cos !== null ? `min cosine ${cos.toFixed(6)}` : ''].filter(Boolean);
+    process.stdout.write(`PASS ${c.name}${extra.length ? ` (${extra.join('; ')})` : ''}\n`);
+  }
+  return true;
+}
+
+async function evaluate(o, c, log) {
+  try {
+    return await run_case(o, c, log);
+  } catch (e) {
+    return { problems: [`oracle error: ${first_line(e)}`], notes: [], report: { name: c.name } };
+  }
+}
+
+// ORT can crash on a graph (1.30 segfaults optimising some float16 LSTMs at "all"): the cases run
+// in a worker process, which reports where it is; when it dies, the case it was on fails with
+// the signal and the graph and level it was running, and a new worker takes the rest.
+function run_in_workers(o, cases, on_result) {
+  return new Promise((resolve) => {
+    let next = 0;
+    const spawn = () => {
+      if (next >= cases.length) {
+        resolve();
+        return;
+      }
+      const worker = child_process.fork(__filename, [...process.argv.slice(2), '--worker-from', String(next)],
+                                        { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      let at = 'the original';
+      worker.on('message', (m) => {
+        if (m.type === 'at') {
+          at = m.where;
+        } else if (m.type === 'result') {
+          on_result(m.index, m.result);
+          next = m.index + 1;
+          at = 'the original';
+        }
+      });
+      worker.on('exit', (code, signal) => {
+        if (next < cases.length && (signal || code !== 0)) {
+          const how = signal ? `ORT crashed (${signal})` : `the oracle's worker exited with ${code}`;
+          on_result(next, { problems: [`${how} running ${at}`], notes: [], report: { name: cases[next].name } });
+          next += 1;
+        }
+        spawn();
+      });
+    };
+    spawn();
+  });
+}
+
 async function main() {
-  const o = parse_args(process.argv.slice(2));
+  const worker_from = process.argv.indexOf('--worker-from');
+  const argv = process.argv.slice(2).filter((a, i, all) => a !== '--worker-from' && all[i - 1] !== '--worker-from');
+  const o = parse_args(argv);
   let cases;
   try {
     const parsed = JSON.parse(fs.readFileSync(path.join(o.corpus, 'cases.json'), 'utf8'));
@@ -439,47 +521,29 @@ async function main() {
     usage(`cannot read ${o.corpus}/cases.json: ${e.message}`);
   }
   o.corpus = path.resolve(o.corpus);
+  cases = cases.filter((c) => !o.filter || o.filter.test(c.name));
   const log = load_compile_log(o.compile_log);
+  if (worker_from >= 0) {
+    where = (text) => process.send({ type: 'at', where: text });
+    for (let i = Number(process.argv[worker_from + 1]); i < cases.length; ++i) {
+      const result = await evaluate(o, cases[i], log);
+      await new Promise((done) => process.send({ type: 'result', index: i, result }, done));
+    }
+    process.disconnect();
+    return;
+  }
   const reports = [];
   let passed = 0;
   let failed = 0;
-  for (const c of cases) {
-    if (o.filter && !o.filter.test(c.name)) {
-      continue;
-    }
-    let r;
-    try {
-      r = await run_case(o, c, log);
-    } catch (e) {
-      r = { problems: [`oracle error: ${first_line(e)}`], notes: [], report: { name: c.name } };
-    }
+  await run_in_workers(o, cases, (index, r) => {
+    const c = cases[index];
     reports.push({ ...r.report, problems: r.problems, notes: r.notes });
-    if (o.probe) {
-      const outcomes = Object.entries(r.report.original).map(([l, v]) => `${l}=${v}`);
-      const same = new Set(Object.values(r.report.original)).size === 1;
-      process.stdout.write(`${c.name}\t${same ? Object.values(r.report.original)[0] : outcomes.join(' | ')}\n`);
-      continue;
-    }
-    if (r.problems.length) {
-      failed += 1;
-      process.stdout.write(`FAIL ${c.name}: ${r.problems[0]}\n`);
-      for (const p of r.problems.slice(1, 6)) {
-        process.stdout.write(`  ${p}\n`);
-      }
-      if (r.problems.length > 6) {
-        process.stdout.write(`  (${r.problems.length - 6} more)\n`);
-      }
-    } else {
+    if (print_case(o, c, r)) {
       passed += 1;
-      if (!o.quiet) {
-        const worst = (r.report.graphs ?? []).flatMap((g) => g.metrics ?? []);
-        const cos = worst.length ? Math.min(...worst.map((m) => m.cosine)) : null;
-        const extra = [c.expect !== 'run' ? `expect ${c.expect}` : '', ...r.notes.slice(0, 1),
-                       cos !== null ? `min cosine ${cos.toFixed(6)}` : ''].filter(Boolean);
-        process.stdout.write(`PASS ${c.name}${extra.length ? ` (${extra.join('; ')})` : ''}\n`);
-      }
+    } else {
+      failed += 1;
     }
-  }
+  });
   if (o.json) {
     fs.writeFileSync(o.json, `${JSON.stringify({ passed, failed, cases: reports }, null, 1)}\n`);
   }

@@ -1386,7 +1386,114 @@ def new_type_data_movement():
                 new_types=[t], out_shapes=shapes, feature=f'{op} carrying {t} (15 elements)')
 
 
-def build_all():
+# --- the bundled real models, raised to opset 22 / IR 10 the way current exporters write them ------
+
+# name, file under TESTDATA/models, feed shapes, values, ranges (as tests/e2e/test_ort_equivalence.sh)
+REAL_MODELS = [
+    ('ppocrv4_det', 'ppocrv4_det.onnx', {'x': [1, 3, 320, 320]}, {}, {'x': [0, 1]}),
+    ('ppocr_cls', 'ppocr_cls.onnx', {'x': [1, 3, 48, 192]}, {}, {'x': [0, 1]}),
+    ('oww_hello_deepa', 'oww_hello_deepa.onnx', {'onnx::Flatten_0': [1, 25, 96]}, {}, {}),
+    ('silero_vad_legacy', 'silero_vad_legacy.onnx', {'input': [1, 512], 'h': [2, 1, 64], 'c': [2, 1, 64]},
+     {'sr': 16000}, {}),
+    ('resnet_small', 'torch/resnet_small.onnx', {'image': [2, 3, 64, 64]}, {}, {}),
+    ('transformer_encoder', 'torch/transformer_encoder.onnx', {'tokens': [2, 16]}, {}, {'tokens': [0, 99]}),
+    ('lstm_tagger', 'torch/lstm_tagger.onnx', {'features': [2, 10, 20], 'h0': [2, 2, 24], 'c0': [2, 2, 24]}, {}, {}),
+]
+REDUCE_OPS = {'ReduceMean', 'ReduceMax', 'ReduceMin', 'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
+              'ReduceLogSumExp', 'ReduceSumSquare', 'ReduceSum'}
+
+
+def raise_opset(model, target):
+    """Rewrites `model` (ai.onnx opset 9..17) for opset `target` >= 18, with the changes the
+    Changelog and the older operator versions make necessary: axes attributes of Reduce* (18;
+    ReduceSum 13), Squeeze/Unsqueeze (13) and Split's split (13) become inputs, Split without one
+    gets num_outputs (18), Clip min/max (11) and Slice starts/ends/axes (10) become inputs,
+    GridSample's mode names change (20). Softmax/LogSoftmax/Hardmax before 13 coerce their input
+    to 2-D: only their last-axis use (the same at 13) is accepted."""
+    source = next(o.version for o in model.opset_import if o.domain in ('', 'ai.onnx'))
+    counter = [0]
+
+    def const(nodes, values, dtype=np.int64):
+        counter[0] += 1
+        name = f'raised_opset.c{counter[0]}'
+        nodes.append(node('Constant', [], [name], value=numpy_helper.from_array(np.asarray(values, dtype), name)))
+        return name
+
+    def take(n, attr):
+        for i, a in enumerate(n.attribute):
+            if a.name == attr:
+                value = helper.get_attribute_value(a)
+                del n.attribute[i]
+                return value
+        return None
+
+    def rewrite(graph):
+        nodes = []
+        for n in graph.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    rewrite(a.g)
+            op = n.op_type if n.domain in ('', 'ai.onnx') else None
+            if op in REDUCE_OPS and (op != 'ReduceSum' or source < 13):
+                axes = take(n, 'axes')
+                if axes is not None:
+                    n.input.append(const(nodes, axes))
+            elif op in ('Squeeze', 'Unsqueeze') and source < 13:
+                axes = take(n, 'axes')
+                if axes is not None:
+                    n.input.append(const(nodes, axes))
+            elif op == 'Split':
+                split = take(n, 'split') if source < 13 else None
+                if split is not None:
+                    n.input.append(const(nodes, split))
+                if len(n.input) < 2 or not n.input[1]:
+                    n.attribute.append(helper.make_attribute('num_outputs', len(n.output)))
+            elif op == 'Clip' and source < 11:
+                lo, hi = take(n, 'min'), take(n, 'max')
+                n.input.extend([const(nodes, lo if lo is not None else -3.4028234663852886e38, np.float32),
+                                const(nodes, hi if hi is not None else 3.4028234663852886e38, np.float32)])
+            elif op == 'Slice' and source < 10:
+                starts, ends, axes = take(n, 'starts'), take(n, 'ends'), take(n, 'axes')
+                n.input.extend([const(nodes, starts), const(nodes, ends)] + ([const(nodes, axes)] if axes else []))
+            elif op == 'GridSample' and source < 20:
+                for a in n.attribute:
+                    if a.name == 'mode':
+                        a.s = {b'bilinear': b'linear', b'bicubic': b'cubic'}.get(a.s, a.s)
+            elif op in ('Softmax', 'LogSoftmax', 'Hardmax') and source < 13:
+                axis = next((a.i for a in n.attribute if a.name == 'axis'), 1)
+                if axis not in (-1, 1):
+                    raise SystemExit(f'{op} with axis {axis} before opset 13: not raised')
+                # rank 2 (ppocr_cls's classifier): axis 1 is the last axis either way
+            elif op in ('Upsample', 'Scatter', 'Dropout') and source < 13:
+                raise SystemExit(f'{op} at opset {source}: not raised')
+            nodes.append(n)
+        del graph.node[:]
+        graph.node.extend(nodes)
+
+    rewrite(model.graph)
+    for o in model.opset_import:
+        if o.domain in ('', 'ai.onnx'):
+            o.version = target
+    model.ir_version = IR_OF_OPSET[target]
+    model.producer_name += f' (raised to opset {target} by make_opset_corpus.py)'
+
+
+def real_models(testdata):
+    for name, file, shapes, values, ranges in REAL_MODELS:
+        path = os.path.join(testdata, 'models', file)
+        for target in [22] + ([20] if name == 'transformer_encoder' else []):
+            model = onnx.load(path)
+            raise_opset(model, target)
+            case_name = f'real-{name}-{target}'
+            CASES.append({'name': case_name, 'section': 'real-model', 'opset': target, 'ir': model.ir_version,
+                          'model': model, 'feature': f'testdata/models/{file} raised to opset {target} / IR '
+                                                    f'{model.ir_version} (Reduce axes as inputs, ...)',
+                          'refuse': ('never', []), 'external': [], 'explicit_shapes': True,
+                          'shapes': shapes, 'ranges': ranges, 'values': values, 'new_types': [],
+                          'bfloat16': False, 'check': None})
+
+
+def build_all(testdata=None):
     opset18()
     for opset, ops in WIDENED.items():
         for op in ops:
@@ -1401,6 +1508,8 @@ def build_all():
     llm_block_23()
     resnet_22()
     later_additions()
+    if testdata:
+        real_models(testdata)
 
 
 def changelog_sections(path):
@@ -1412,8 +1521,10 @@ def main():
     ap.add_argument('outdir')
     ap.add_argument('--only', help='write only the models whose name matches this regex')
     ap.add_argument('--check-changelog', metavar='FILE')
+    ap.add_argument('--testdata', metavar='DIR', help="npucc's testdata folder: also raise its real models "
+                                                       '(testdata/models) to opset 22 / IR 10')
     a = ap.parse_args()
-    build_all()
+    build_all(a.testdata)
     names = [c['name'] for c in CASES]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
