@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """Writes the modern-opset test corpus (issue 17): at least one small model per ai.onnx operator
 version introduced in opsets 18 to 26, models with the element types newer than ONNX 1.12,
-IR 9/10 function features, and a few whole models written the way current exporters write them.
+IR 9/10 function features, weights in external data, models nobody can know (which npucc must
+refuse), whole models written the way current exporters write them and, with --testdata, npucc's
+bundled real models raised to opset 22 / IR 10.
 
-    /usr/bin/python3 tests/tools/make_opset_corpus.py OUTDIR [--only REGEX] [--check-changelog FILE]
+    /usr/bin/python3 tests/tools/make_opset_corpus.py OUTDIR [--only REGEX] [--testdata DIR]
+                                                     [--check-changelog FILE]
 
-OUTDIR gets NAME.onnx per model and cases.json: per model its input shapes and value ranges, the
-operator version it covers, the element types newer than ONNX 1.12 it holds, and what ONNX Runtime
-1.30 is expected to do with it on the CPU ("run", "load": valid but a kernel is missing, or "skip"
-with ORT's own error). The expectations were measured with tests/oracle/run_corpus.js --probe, not
-guessed; run_corpus.js checks them on every run.
+OUTDIR gets NAME.onnx per model (NAME.data for external data) and cases.json: per model its
+input shapes and value ranges, the operator version it covers, the element types newer than
+ONNX 1.12 it holds, whether npucc may or must refuse it (and what the refusal must name), and
+what ONNX Runtime 1.30 is expected to do with it on the CPU ("run", "load": valid but a kernel is
+missing, or "skip" with ORT's own error). The expectations were measured with
+tests/oracle/run_corpus.js --probe, not guessed; run_corpus.js checks them on every run.
 
 --check-changelog FILE: exits 1 unless every `### Op-N` section of FILE (the ONNX Changelog
 excerpt for opsets 18 to 26) has a model here, and lists any that do not.
