@@ -535,15 +535,21 @@ async function main() {
   const reports = [];
   let passed = 0;
   let failed = 0;
+  const by_opset = new Map();
   await run_in_workers(o, cases, (index, r) => {
     const c = cases[index];
     reports.push({ ...r.report, problems: r.problems, notes: r.notes });
-    if (print_case(o, c, r)) {
-      passed += 1;
-    } else {
-      failed += 1;
-    }
+    const ok = print_case(o, c, r);
+    passed += ok ? 1 : 0;
+    failed += ok ? 0 : 1;
+    const tally = by_opset.get(c.opset) ?? [0, 0];
+    tally[ok ? 0 : 1] += 1;
+    by_opset.set(c.opset, tally);
   });
+  if (!o.probe && by_opset.size > 1) {
+    const parts = [...by_opset].sort((a, b) => a[0] - b[0]).map(([v, [p, f]]) => `${v}: ${p}/${p + f}`);
+    process.stdout.write(`passed by opset: ${parts.join(', ')}\n`);
+  }
   if (o.json) {
     fs.writeFileSync(o.json, `${JSON.stringify({ passed, failed, cases: reports }, null, 1)}\n`);
   }
