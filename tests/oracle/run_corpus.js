@@ -114,8 +114,9 @@ async function open(file, level, o) {
 }
 
 // Runs `file` at `level` on `feeds` (cast to the graph's declared input types where a low graph
-// changed them). Returns {outputs, names, input_types} or {error}.
-async function run_graph(file, level, feeds, o) {
+// changed them), or on inputs made for the graph itself when the original never loaded
+// (make_feeds). Returns {outputs, names, input_types} or {error}.
+async function run_graph(file, level, feeds, o, make_feeds = null) {
   let session;
   try {
     session = await open(file, level, o);
@@ -135,6 +136,8 @@ async function run_graph(file, level, feeds, o) {
         return { error: `lost inputs: ${dropped.join(', ')}`, stage: 'interface' };
       }
       used = Object.fromEntries(session.inputNames.map((n) => [n, cast_for(feeds[n], input_types[n])]));
+    } else if (make_feeds) {
+      used = make_feeds(session);
     }
     const outputs = await session.run(used);
     return { outputs, names: session.outputNames, input_types };
@@ -389,7 +392,8 @@ async function run_case(o, c, log) {
         let r = cache.get(key);
         if (!r) {
           where(`${label} at ${level}`);
-          r = await run_graph(graph, level, feeds, o);
+          r = await run_graph(graph, level, feeds, o,
+                              (session) => random_feeds(session, specs, c.seed ?? 1, strict));
           cache.set(key, r);
         }
         const row = { graph: label, level };
