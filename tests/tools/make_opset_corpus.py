@@ -22,6 +22,9 @@ Built with onnx 1.12's helper, which writes any op and opset when its checker is
 fields ONNX 1.12's protobuf lacks (FunctionProto.attribute_proto = 11, value_info = 12,
 overload = 13, NodeProto.overload = 8) are appended as encoded protobuf fields and checked with a
 wire-format walk of the written file. Float values are seeded, so a run writes the same bytes.
+Each float32 output of the per-operator models comes from a final Add(y, y): npucc keeps the
+producer of a graph output in float32, and the op under test should be one its precision rewrite
+may lower.
 """
 
 import argparse
@@ -307,13 +310,18 @@ def with_raw_fields(message, raw):
 
 def add(name, section, opset, nodes, inputs, outputs, inits=(), *, ranges=None, values=None,
         ir=None, feature='', functions=(), extra_opsets=(), new_types=(), value_info=(),
-        check=None, bfloat16=False, refuse=None, external=(), feed_shapes=None, out_shapes=None):
+        check=None, bfloat16=False, refuse=None, external=(), feed_shapes=None, out_shapes=None,
+        tail=True):
     """One model. inputs: (name, elem type, shape); outputs: (name, elem type).
     refuse: ('must', names) for a model npucc cannot know (it must refuse it in one line holding one
     of the names); by default a model with new element types may be refused naming one of them.
     external: initializers written to NAME.data (external data). feed_shapes: input shapes for ORT
     where the declared ones are symbolic. out_shapes: the output shapes, where not in
-    opset_corpus_outputs.json."""
+    opset_corpus_outputs.json. tail: each float32 output comes from a final Add(y, y), so that
+    the op under test does not produce a graph output itself (npucc keeps a graph output's
+    producer in float32: without the Add, a one-op model gives its precision rewrite nothing)."""
+    if tail:
+        nodes = with_tail(list(nodes), [n for n, t in outputs if t == F])
     shapes = out_shapes or OUTPUT_SHAPES.get(name)
     if shapes is None:
         print(f'warning: {name}: no output shapes in opset_corpus_outputs.json (measure them with '
@@ -337,6 +345,22 @@ def add(name, section, opset, nodes, inputs, outputs, inits=(), *, ranges=None, 
                   'shapes': feed_shapes or {n: list(s) for n, _, s in inputs},
                   'ranges': ranges or {}, 'values': values or {},
                   'new_types': sorted(set(new_types)), 'bfloat16': bfloat16, 'check': check})
+
+
+def with_tail(nodes, names):
+    """Renames each of `names` to NAME.op where it is made and used, and adds Add(NAME.op,
+    NAME.op) -> NAME."""
+    def rename(graph_nodes, old, new):
+        for n in graph_nodes:
+            n.input[:] = [new if i == old else i for i in n.input]
+            n.output[:] = [new if o == old else o for o in n.output]
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    rename(a.g.node, old, new)
+    for name in names:
+        rename(nodes, name, f'{name}.op')
+        nodes.append(node('Add', [f'{name}.op', f'{name}.op'], [name]))
+    return nodes
 
 
 def unary(op, since, shape=(2, 3, 4), lo=-1.0, hi=1.0, suffix='', opset=None, **attrs):
@@ -1162,11 +1186,11 @@ def transformer_block_20(dynamic=False):
     nodes += [node('Add', ['res1', m], ['y']), node('ReduceMean', ['y', 'seq_axis'], ['pooled'], keepdims=0)]
     if dynamic:
         add('transformer-block-20-dynamic', 'model', 20, nodes, [('x', F, ['batch', 'seq', Dn])],
-            [('y', F), ('pooled', F)], inits, ir=10, feed_shapes={'x': [Bn, Sn, Dn]},
+            [('y', F), ('pooled', F)], inits, ir=10, feed_shapes={'x': [Bn, Sn, Dn]}, tail=False,
             feature='the transformer block with symbolic batch and sequence dims (Reshape with 0s)')
         return
     add('transformer-block-20', 'model', 20, nodes, [('x', F, [Bn, Sn, Dn])], [('y', F), ('pooled', F)], inits,
-        ir=10, feature='transformer encoder block as dynamo exports it: opset 20, IR 10, LayerNormalization, '
+        ir=10, tail=False, feature='transformer encoder block as dynamo exports it: opset 20, IR 10, LayerNormalization, '
                        'decomposed LayerNorm with ReduceMean axes inputs, Gelu-20')
 
 
@@ -1201,7 +1225,7 @@ def llm_block_23():
               node('MatMul', ['h2', 'up.weight'], ['u']), node('Mul', ['silu', 'u'], ['gu']),
               node('MatMul', ['gu', 'down.weight'], ['d']), node('Add', ['res1', 'd'], ['y'])]
     add('llm-block-23', 'model', 23, nodes, [('x', F, [1, Sn, Dn]), ('position_ids', I64, [1, Sn])], [('y', F)], inits,
-        ranges={'position_ids': [0, 15]},
+        ranges={'position_ids': [0, 15]}, tail=False,
         feature='decoder block at opset 23 / IR 11: RMSNormalization, RotaryEmbedding, Attention (GQA, causal), '
                 'SiLU-gated MLP')
 
@@ -1241,7 +1265,7 @@ def resnet_22():
     nodes.extend([node('GlobalAveragePool', [x], ['gap']), node('Flatten', ['gap'], ['flat'])])
     inits.extend([f32('fc.weight', rand(10, 16, lo=-0.3, hi=0.3)), f32('fc.bias', rand(10, lo=-0.1, hi=0.1))])
     nodes.append(node('Gemm', ['flat', 'fc.weight', 'fc.bias'], ['logits'], transB=1))
-    add('resnet-22', 'model', 22, nodes, [('image', F, [2, 3, 32, 32])], [('logits', F)], inits,
+    add('resnet-22', 'model', 22, nodes, [('image', F, [2, 3, 32, 32])], [('logits', F)], inits, tail=False,
         feature='ResNet-style CNN at opset 22 / IR 10: Conv/BatchNormalization/Relu/MaxPool/GlobalAveragePool/Gemm, '
                 'two residual blocks, 6 Conv')
 
