@@ -10,7 +10,8 @@
 # implementation".
 #
 # A model with an element type newer than ONNX 1.12 may be refused instead, if npucc says so in
-# one line naming the type, exits non-zero and writes no output folder; the four models nobody can
+# one line naming the type, exits non-zero and writes no output folder (so may GroupNormalization-18,
+# which ONNX deprecated, naming the op); the four models nobody can
 # know (opset 27, IR 14, element type 27, an undefined op) must be refused that way, naming the
 # opset, IR version, type or op. Any other refusal fails the model. One line per model, then
 # "N passed, N failed".
