@@ -1347,6 +1347,48 @@ def later_additions():
         external=['W', 'B'], feature='Conv-22 with its weights in external data')
     transformer_block_20(dynamic=True)
     new_type_data_movement()
+    genai_blocks_21()
+
+
+def genai_blocks_21():
+    """Decoder blocks at opset 21 / IR 10 the way onnxruntime-genai's model builder writes them for
+    the CPU: ORT contrib ops for the normalisation and com.microsoft GroupQueryAttention (rotary
+    inside, head size 16 as its CPU kernel requires). The first uses SimplifiedLayerNormalization
+    in the ai.onnx domain, which is not an ONNX operator (ORT registers it there): npucc may refuse
+    it naming the op. The second has only com.microsoft ops besides ONNX's."""
+    Sn, Dn, Hq, Hkv, hd = 6, 32, 2, 1, 16
+    pos = np.arange(16, dtype=np.float32)[:, None] / (10000 ** (np.arange(hd // 2, dtype=np.float32) / (hd // 2)))
+    for variant in ['', '-contrib']:
+        inits = [f32('norm1.weight', rand(Dn, lo=0.5, hi=1.5)), f32('norm2.weight', rand(Dn, lo=0.5, hi=1.5)),
+                 f32('q_proj.weight', rand(Dn, Hq * hd, lo=-0.2, hi=0.2)),
+                 f32('k_proj.weight', rand(Dn, Hkv * hd, lo=-0.2, hi=0.2)),
+                 f32('v_proj.weight', rand(Dn, Hkv * hd, lo=-0.2, hi=0.2)),
+                 f32('o_proj.weight', rand(Hq * hd, Dn, lo=-0.2, hi=0.2)),
+                 f32('fc.weight', rand(Dn, Dn, lo=-0.2, hi=0.2)),
+                 f32('cos_cache', np.cos(pos)), f32('sin_cache', np.sin(pos))]
+        if variant:
+            norm1 = node('SkipSimplifiedLayerNormalization', ['x', 'zeros', 'norm1.weight'], ['h1'], domain='com.microsoft',
+                         epsilon=1e-6)
+            inits.append(f32('zeros', np.zeros([1, Sn, Dn], np.float32)))
+        else:
+            norm1 = node('SimplifiedLayerNormalization', ['x', 'norm1.weight'], ['h1'], epsilon=1e-6, axis=-1)
+        nodes = [norm1] + [node('MatMul', ['h1', f'{n}_proj.weight'], [n]) for n in 'qkv'] + [
+            node('GroupQueryAttention', ['q', 'k', 'v', '', '', 'seqlens_k', 'total_sequence_length',
+                                         'cos_cache', 'sin_cache'], ['attn', 'present_key', 'present_value'],
+                 domain='com.microsoft', num_heads=Hq, kv_num_heads=Hkv, do_rotary=1),
+            node('MatMul', ['attn', 'o_proj.weight'], ['o']),
+            node('SkipSimplifiedLayerNormalization', ['o', 'x', 'norm2.weight'], ['h2', '', '', 'res1'],
+                 domain='com.microsoft', epsilon=1e-6),
+            node('MatMul', ['h2', 'fc.weight'], ['f']), node('Add', ['res1', 'f'], ['y'])]
+        add(f'genai-block-21{variant}', 'model', 21, nodes,
+            [('x', F, [1, Sn, Dn]), ('seqlens_k', I32, [1]), ('total_sequence_length', I32, [])], [('y', F)], inits,
+            values={'seqlens_k': Sn - 1, 'total_sequence_length': Sn}, extra_opsets=[('com.microsoft', 1)],
+            out_shapes={'y': [1, Sn, Dn]}, tail=False,
+            refuse=('never', []) if variant else ('may', ['SimplifiedLayerNormalization']),
+            feature='decoder block as onnxruntime-genai writes it at opset 21 / IR 10: com.microsoft '
+                    'GroupQueryAttention (do_rotary) and SkipSimplifiedLayerNormalization, ' +
+                    ('com.microsoft ops only' if variant else
+                     'SimplifiedLayerNormalization in the ai.onnx domain (an ORT contrib op, not ONNX\'s)'))
 
 
 def new_type_data_movement():
