@@ -352,7 +352,12 @@ async function main() {
   process.exitCode = counts.fail ? 1 : 0;
 }
 
-main().catch((e) => {
-  process.stderr.write(`compare.js: ${e.stack || e}\n`);
-  process.exit(2);
-});
+// run_corpus.js reuses the input specs, the per-output checks and the error summary.
+module.exports = { input_specs, check_outputs, first_line, fmt };
+
+if (require.main === module) {
+  main().catch((e) => {
+    process.stderr.write(`compare.js: ${e.stack || e}\n`);
+    process.exit(2);
+  });
+}

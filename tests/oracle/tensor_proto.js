@@ -137,4 +137,4 @@ function read_tensor_proto(bytes) {
   return { name: t.name, tensor: new ort.Tensor(type, data, t.dims) };
 }
 
-module.exports = { read_tensor_proto, decode };
+module.exports = { read_tensor_proto, decode, Reader };
