@@ -75,11 +75,7 @@ EOF
   done
   # Numerics: the fast low graph itself, and the emulation graphs of fast and fast1.
   dir="$work/$model-fast-step"
-  # ONNX Runtime 1.30 segfaults while optimising (level "all") the float16 LSTMs of the torch
-  # tagger, which pass ONNX's full checker and run correctly at the "basic" level: ORT's bug.
-  level=all
-  [ "$model" = torch/lstm_tagger ] && level=basic
-  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" 0.999 "$level"); then
+  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" 0.999 all); then
     fail "$model fast: low graph vs high"
   fi
   if [ "$model" = silero_vad_legacy ]; then
