@@ -1,8 +1,8 @@
 #include "precision/emulation.h"
 
 #include "model/graph_walk.h"
-#include "precision/emulation_casts.h"
 #include "npucc/error.h"
+#include "precision/emulation_casts.h"
 #include "precision/schema_check.h"
 
 #include <functional>

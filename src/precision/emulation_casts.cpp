@@ -87,9 +87,8 @@ void read_low_copies(onnx::GraphProto& root, const RoundTrips& trips) {
     }
   });
   const auto read = values_read(root);
-  model::for_each_graph(root, [&](onnx::GraphProto& graph, int) {
-    remove_unread_returns(graph, trips, read);
-  });
+  model::for_each_graph(
+      root, [&](onnx::GraphProto& graph, int) { remove_unread_returns(graph, trips, read); });
 }
 
 int64_t guard_layer_norm_inputs(onnx::GraphProto& root, const RoundTrips& trips,

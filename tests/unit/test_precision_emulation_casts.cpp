@@ -11,12 +11,12 @@ namespace {
 
 // A low graph as the rewrite writes it: the low value m goes back to float32 through the low
 // graph's own Cast before a float32 decomposed layer norm (oww's pattern).
-std::string low_graph(const char* low) {
-  return std::string(R"(
+std::string low_graph(const std::string& low) {
+  std::string text = R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,8] x, float[8,8] w, float[8] s, float[8] b) => (float[2,8] y) {
-      xl = Cast <to = )") + low + R"(> (x)
-      wl = Cast <to = )" + low + R"(> (w)
+      xl = Cast <to = LOW> (x)
+      wl = Cast <to = LOW> (w)
       m = MatMul(xl, wl)
       f = Cast <to = 1> (m)
       mean = ReduceMean <axes = [-1]> (f)
@@ -32,6 +32,10 @@ std::string low_graph(const char* low) {
       y = Add(ns, b)
     }
   )";
+  for (size_t at = text.find("LOW"); at != std::string::npos; at = text.find("LOW")) {
+    text.replace(at, 3, low);
+  }
+  return text;
 }
 
 // Parsed and typed, as make_emulation gets the low graph.
@@ -45,8 +49,8 @@ onnx::ModelProto typed_low_graph(const char* low) {
 std::map<std::string, int32_t> value_types(onnx::ModelProto& model) {
   npucc::compiler::infer_shapes_strict(model);
   std::map<std::string, int32_t> types;
-  for (const auto* list : {&model.graph().input(), &model.graph().value_info(),
-                           &model.graph().output()}) {
+  for (const auto* list :
+       {&model.graph().input(), &model.graph().value_info(), &model.graph().output()}) {
     for (const auto& value : *list) {
       types[value.name()] = value.type().tensor_type().elem_type();
     }
