@@ -6,6 +6,7 @@
 #include "model/weight_store.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
+#include "passes/lift_constants.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
@@ -137,6 +138,12 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     sort.push_back(passes::create_pass("topological_sort"));
     passes::PassManager(std::move(sort)).run(model.proto, passes::FixedPoint::no, say);
     schemas::check_known_operators(model.proto);
+    // Old exporters wrote Constants of types their opset's Constant lacks; as initializers
+    // the same values are valid at that opset, so the checks judge the model, not the quirk.
+    if (int64_t lifted = passes::lift_constants_the_opset_forbids(model.proto); lifted > 0) {
+      say("lifted " + std::to_string(lifted) +
+          " Constant node(s) of a type Constant does not allow at this opset into initializers");
+    }
     compiler::check_and_infer(model.proto, compiler::Checker::before);
     // Inferred shapes can be far larger than any declared one (an outer product).
     model::check_value_shapes(model.proto.graph(), file, options.limits);

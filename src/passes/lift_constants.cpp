@@ -1,6 +1,9 @@
 #include "passes/lift_constants.h"
 
+#include "passes/fold_values.h"
 #include "passes/rename.h"
+
+#include <onnx/defs/schema.h>
 
 namespace npucc::passes {
 
@@ -49,7 +52,58 @@ bool take_value(onnx::AttributeProto& attribute, onnx::TensorProto& tensor) {
   return true;
 }
 
+// Whether Constant at `opset` may output `elem_type` (an unknown schema allows everything:
+// the checker decides).
+bool constant_allows(int64_t opset, int32_t elem_type) {
+  const auto* schema = onnx::OpSchemaRegistry::Schema("Constant", static_cast<int>(opset), "");
+  if (schema == nullptr || schema->outputs().empty()) {
+    return true;
+  }
+  onnx::TypeProto type;
+  type.mutable_tensor_type()->set_elem_type(elem_type);
+  return schema->outputs()[0].GetTypes().count(onnx::Utils::DataTypeUtils::ToType(type)) != 0;
+}
+
+onnx::ValueInfoProto input_for(const onnx::TensorProto& tensor) {
+  onnx::ValueInfoProto input;
+  input.set_name(tensor.name());
+  auto* type = input.mutable_type()->mutable_tensor_type();
+  type->set_elem_type(tensor.data_type());
+  auto* shape = type->mutable_shape();
+  for (int64_t dim : tensor.dims()) {
+    shape->add_dim()->set_dim_value(dim);
+  }
+  return input;
+}
+
 } // namespace
+
+int64_t lift_constants_the_opset_forbids(onnx::ModelProto& model) {
+  const int64_t opset = default_opset(&model);
+  auto& graph = *model.mutable_graph();
+  std::vector<bool> lifted(static_cast<size_t>(graph.node_size()), false);
+  int64_t count = 0;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    auto& node = *graph.mutable_node(i);
+    if (!is_constant(node) || node.attribute(0).name() != "value" || !node.attribute(0).has_t() ||
+        constant_allows(opset, node.attribute(0).t().data_type())) {
+      continue;
+    }
+    onnx::TensorProto tensor;
+    take_value(*node.mutable_attribute(0), tensor);
+    tensor.set_name(node.output(0));
+    if (model.ir_version() < k_min_ir_version) {
+      *graph.add_input() = input_for(tensor);
+    }
+    graph.add_initializer()->Swap(&tensor);
+    lifted[static_cast<size_t>(i)] = true;
+    ++count;
+  }
+  if (count > 0) {
+    remove_nodes(graph, lifted);
+  }
+  return count;
+}
 
 int64_t LiftConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
   if (context.model == nullptr || context.model->ir_version() < k_min_ir_version) {

@@ -119,7 +119,9 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
   if (options.emit_emulation) {
     const GraphVariant& low = build.graphs.back();
     GraphVariant emulation{"emulation", "float32", low.precision, low.model};
-    build.report["emulation_round_trips"] = make_emulation(emulation.model);
+    const EmulationResult result = make_emulation(emulation.model);
+    build.report["emulation_round_trips"] = result.round_trips;
+    build.report["emulation_fusion_guards"] = result.fusion_guards;
     validate(emulation.model, "emulation");
     build.graphs.push_back(std::move(emulation));
   }

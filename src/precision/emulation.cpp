@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "npucc/error.h"
+#include "precision/emulation_casts.h"
 #include "precision/schema_check.h"
 
 #include <functional>
@@ -31,6 +32,7 @@ struct Emulator {
   std::unordered_set<std::string> taken;
   int64_t round_trips = 0;
   std::set<int32_t> low_types; // the types the round trips go through
+  detail::RoundTrips trips;
 
   std::string unique(const std::string& base) {
     std::string name = base;
@@ -87,6 +89,7 @@ struct Emulator {
       input.mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
       *nodes.Add() = cast(input.name(), low, type);
       *nodes.Add() = cast(low, back, TensorProto::FLOAT);
+      trips[back] = {low, type};
       low_types.insert(type);
       ++round_trips;
     }
@@ -97,6 +100,7 @@ struct Emulator {
       std::string name = init.name();
       init.set_name(unique(name + "_emu_low"));
       *nodes.Add() = cast(init.name(), name, TensorProto::FLOAT);
+      trips[name] = {init.name(), init.data_type()};
       low_types.insert(init.data_type());
       ++round_trips;
     }
@@ -112,11 +116,13 @@ struct Emulator {
         if (typed) {
           output = unique(name + "_emu_low");
           after.push_back(cast(output, name, TensorProto::FLOAT));
+          trips[name] = {output, it->second};
         } else {
           output = unique(name + "_emu_f32");
           std::string low = unique(name + "_emu_low");
           after.push_back(cast(output, low, it->second));
           after.push_back(cast(low, name, TensorProto::FLOAT));
+          trips[name] = {low, it->second};
         }
         low_types.insert(it->second);
         ++round_trips;
@@ -163,7 +169,7 @@ void refuse_unsupported_casts(const onnx::ModelProto& model, const std::set<int3
 
 } // namespace
 
-int64_t make_emulation(onnx::ModelProto& model) {
+EmulationResult make_emulation(onnx::ModelProto& model) {
   Emulator emulator;
   model::for_each_graph(model.graph(), [&](const onnx::GraphProto& graph, int) {
     for (const auto& value : graph.input()) {
@@ -188,7 +194,11 @@ int64_t make_emulation(onnx::ModelProto& model) {
     emulator.emulate_graph(**it);
   }
   refuse_unsupported_casts(model, emulator.low_types);
-  return emulator.round_trips;
+  detail::read_low_copies(*model.mutable_graph(), emulator.trips);
+  const int64_t guards = detail::guard_layer_norm_inputs(
+      *model.mutable_graph(), emulator.trips,
+      [&](const std::string& base) { return emulator.unique(base); });
+  return {emulator.round_trips, guards};
 }
 
 } // namespace npucc::precision

@@ -15,7 +15,8 @@ namespace npucc::precision {
 //   that would overflow), graph_output (keeps the graph's output types), keep_dtype,
 //   control_flow (If/Loop/Scan keep their interface; their bodies are painted),
 //   type_from_attribute (Cast, Constant, ConstantOfShape, Range, random ops),
-//   other_domain, no_schema.
+//   other_domain, no_schema, runtime_workaround (a runtime fails on the low form although
+//   ONNX allows it: runtime_workarounds.cpp).
 
 int32_t low_elem_type(LowPrecision low) {
   return low == LowPrecision::float16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::BFLOAT16;

@@ -273,6 +273,7 @@ void classify_nodes(Scope& scope, Context& context) {
     }
   }
   mark_shape_arithmetic(scope);
+  mark_runtime_workarounds(scope);
 }
 
 // TF AutoMixedPrecision's deny propagation: deny reaches infer nodes, and clear nodes

@@ -95,6 +95,8 @@ struct Context {
 
 // paint.cpp: builds the scope tree and decides every node.
 std::unique_ptr<Scope> build_and_paint(onnx::GraphProto& graph, Context& context);
+// runtime_workarounds.cpp: forces float32 on nodes a runtime fails on when low (from paint).
+void mark_runtime_workarounds(Scope& scope);
 // constants.cpp: records uses, decides which constants convert; converts them.
 void decide_constants(Scope& root, Context& context);
 void convert_constants(Scope& root, Context& context);

@@ -75,11 +75,7 @@ EOF
   done
   # Numerics: the fast low graph itself, and the emulation graphs of fast and fast1.
   dir="$work/$model-fast-step"
-  # ONNX Runtime 1.30 segfaults while optimising (level "all") the float16 LSTMs of the torch
-  # tagger, which pass ONNX's full checker and run correctly at the "basic" level: ORT's bug.
-  level=all
-  [ "$model" = torch/lstm_tagger ] && level=basic
-  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" 0.999 "$level"); then
+  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" 0.999 all); then
     fail "$model fast: low graph vs high"
   fi
   if [ "$model" = silero_vad_legacy ]; then
@@ -89,12 +85,10 @@ EOF
       fail "$model fast: low graph vs high at 8 kHz"
     fi
   fi
-  # Emulation graphs run at ORT's "basic" level: at "all", ORT 1.30's LayerNormFusion
-  # fuses oww's decomposed layer norm across the bfloat16 Cast round trips into a
-  # LayerNormalization(1) node it has no kernel for, and the session fails to load.
+  # At level "all": ORT's LayerNormFusion must not reach oww's bfloat16 round trips.
   for type in fast fast1; do
     dir="$work/$model-$type-step"
-    if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/emulation.onnx" "${inputs[$model]}" 0.99 basic); then
+    if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/emulation.onnx" "${inputs[$model]}" 0.99 all); then
       fail "$model $type: emulation graph vs high"
     fi
   done

@@ -1,3 +1,5 @@
+#include "compiler/validate.h"
+#include "npucc/error.h"
 #include "npucc/model.h"
 #include "passes/lift_constants.h"
 #include "test_passes_support.h"
@@ -190,5 +192,47 @@ TEST_SUITE("npucc::passes::LiftConstants") {
     CHECK(model.graph().node_size() == nodes - 342);
     check_valid(model);
     CHECK(run(pass, model) == 0);
+  }
+}
+
+TEST_SUITE("npucc::passes::lift_constants_the_opset_forbids") {
+  // PyTorch's exporter of 2017 (ONNX's backend test data): int64 Constants at opset 6, where
+  // Constant-1 outputs float16, float or double only.
+  onnx::ModelProto old_export(int ir_version, int opset) {
+    return npucc::test::parse_text_model("<ir_version: " + std::to_string(ir_version) +
+                                         R"(, opset_import: ["" : )" + std::to_string(opset) +
+                                         R"(]>
+      agraph (float[2,3] x) => (float[3,2] y) {
+        s = Constant <value = int64[2] {3, 2}> ()
+        r = Reshape(x, s)
+        one = Constant <value = float[1] {1.0}> ()
+        y = Add(r, one)
+      }
+    )");
+  }
+
+  TEST_CASE("an int64 Constant at opset 6 becomes an initializer and, at IR 3, an input") {
+    auto model = old_export(3, 6);
+    auto untouched = model;
+    CHECK_THROWS_AS(npucc::compiler::infer_shapes_strict(untouched), npucc::Error);
+    CHECK(npucc::passes::lift_constants_the_opset_forbids(model) == 1);
+    CHECK(count_ops(model.graph(), "Constant") == 1); // the float one is allowed: kept
+    REQUIRE(initializer(model.graph(), "s") != nullptr);
+    CHECK(dims_of(*initializer(model.graph(), "s")) == std::vector<int64_t>{2});
+    REQUIRE(model.graph().input_size() == 2);
+    CHECK(model.graph().input(1).name() == "s");
+    CHECK(model.ir_version() == 3);
+    check_valid(model);
+    CHECK_NOTHROW(npucc::compiler::infer_shapes_strict(model));
+    CHECK(npucc::passes::lift_constants_the_opset_forbids(model) == 0);
+  }
+
+  TEST_CASE("from opset 9 Constant takes int64: nothing to lift; from IR 4 no input is added") {
+    auto at_opset_9 = old_export(4, 9);
+    CHECK(npucc::passes::lift_constants_the_opset_forbids(at_opset_9) == 0);
+    auto ir4 = old_export(4, 6);
+    CHECK(npucc::passes::lift_constants_the_opset_forbids(ir4) == 1);
+    CHECK(ir4.graph().input_size() == 1);
+    CHECK_NOTHROW(npucc::compiler::infer_shapes_strict(ir4));
   }
 }

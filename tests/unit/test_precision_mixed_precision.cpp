@@ -239,6 +239,32 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     CHECK(out.report.kept_reasons["shape_arithmetic"] == 3); // Cast, Div, Cast
   }
 
+  TEST_CASE("a batch-axis Transpose read by a MatMul stays float32 (ONNX Runtime crash)") {
+    // perm [1, 0, 2] and [1, 2, 0] fuse into FusedMatMul's transBatch; [0, 2, 1] does not.
+    auto out = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[7,2,24] x, float[24,24] e, float[24,6] w, float[2,6] v, float[7,6] u)
+          => (float[2,7,6] y, float[7,24,6] z, float[2,24,6] q) {
+        a = MatMul(x, e)
+        t = Transpose <perm = [1, 0, 2]> (a)
+        m = MatMul(t, w)
+        y = Relu(m)
+        s = Transpose <perm = [0, 2, 1]> (a)
+        n = MatMul(s, v)
+        z = Relu(n)
+        r = Transpose <perm = [1, 2, 0]> (a)
+        o = MatMul(r, u)
+        q = Relu(o)
+      }
+    )");
+    CHECK(type_of(out.model, "a") == f16);
+    CHECK(type_of(out.model, "m") == f16);
+    CHECK(type_of(out.model, "t") == f32);
+    CHECK(type_of(out.model, "r") == f32);
+    CHECK(type_of(out.model, "s") == f16);
+    CHECK(out.report.kept_reasons["runtime_workaround"] == 2);
+  }
+
   TEST_CASE("an op whose schema forbids bfloat16 at the model's opset stays float32") {
     const std::string text = R"(
       <ir_version: 8, opset_import: ["" : 17]>
