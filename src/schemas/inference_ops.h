@@ -24,14 +24,23 @@ Inference dequantize_linear();
 // inference_shapes.cpp: shapes computed from attributes and constant inputs.
 Inference pad_with_axes();
 Inference split_with_num_outputs();
-Inference resize_with_axes();
 Inference center_crop_pad();
 Inference col2im();
+Inference reduce_with_axes_input();
+
+// inference_resize.cpp
+Inference resize_with_axes();
+
+// inference_conv.cpp: Conv-like output spatial dims.
 Inference pool_with_dilations();
 Inference deform_conv();
+
+// inference_sampling.cpp: grids, sampling and the DFT.
 Inference affine_grid();
 Inference dft_with_inputs();
 Inference grid_sample();
+
+// inference_attention.cpp
 Inference attention();
 
 // inference_ml.cpp: ai.onnx.ml opsets 4 and 5.
