@@ -33,6 +33,7 @@ Inference resize_with_axes();
 
 // inference_conv.cpp: Conv-like output spatial dims.
 Inference pool_with_dilations();
+Inference max_pool_22();
 Inference deform_conv();
 
 // inference_sampling.cpp: grids, sampling and the DFT.

@@ -33,33 +33,34 @@ constexpr Inherited k_inherited[] = {
     {"GRU", 22, 14},             {"GlobalAveragePool", 22, 1}, {"GlobalLpPool", 22, 2},
     {"GlobalMaxPool", 22, 1},    {"HardSigmoid", 22, 6},      {"HardSwish", 22, 14},
     {"InstanceNormalization", 22, 6}, {"LSTM", 22, 14},            {"LpNormalization", 22, 1},
-    {"MaxPool", 22, 12},         {"MaxRoiPool", 22, 1},       {"MaxUnpool", 22, 11},
-    {"Multinomial", 22, 7},      {"NegativeLogLikelihoodLoss", 22, 13}, {"RNN", 22, 14},
-    {"RandomNormal", 22, 1},     {"RandomNormalLike", 22, 1}, {"RandomUniform", 22, 1},
-    {"RandomUniformLike", 22, 1}, {"RoiAlign", 22, 16},        {"Round", 22, 11},
-    {"Selu", 22, 6},             {"Sin", 22, 7},              {"Sinh", 22, 9},
-    {"Softplus", 22, 1},         {"Softsign", 22, 1},         {"Tan", 22, 7},
-    {"ThresholdedRelu", 22, 10}, {"Cast", 23, 13},            {"CastLike", 23, 15},
-    {"Constant", 23, 13},        {"ConstantOfShape", 23, 9},  {"Flatten", 23, 13},
-    {"Identity", 23, 16},        {"If", 23, 16},              {"Loop", 23, 16},
-    {"Reshape", 23, 14},         {"Scan", 23, 16},            {"Shape", 23, 15},
-    {"Size", 23, 13},            {"Squeeze", 23, 13},         {"Transpose", 23, 13},
-    {"Unsqueeze", 23, 13},       {"Cast", 24, 13},            {"CastLike", 24, 15},
-    {"Constant", 24, 13},        {"ConstantOfShape", 24, 9},  {"Flatten", 24, 13},
-    {"Identity", 24, 16},        {"If", 24, 16},              {"Loop", 24, 16},
-    {"Reshape", 24, 14},         {"Scan", 24, 16},            {"Shape", 24, 15},
-    {"Size", 24, 13},            {"SplitToSequence", 24, 11}, {"Squeeze", 24, 13},
-    {"TopK", 24, 11},            {"Transpose", 24, 13},       {"Unsqueeze", 24, 13},
-    {"Cast", 25, 13},            {"CastLike", 25, 15},        {"Constant", 25, 13},
-    {"ConstantOfShape", 25, 9},  {"Flatten", 25, 13},         {"Identity", 25, 16},
-    {"If", 25, 16},              {"Loop", 25, 16},            {"Reshape", 25, 14},
-    {"Scan", 25, 16},            {"Shape", 25, 15},           {"Size", 25, 13},
-    {"Squeeze", 25, 13},         {"Transpose", 25, 13},       {"Unsqueeze", 25, 13},
+    {"MaxRoiPool", 22, 1},       {"MaxUnpool", 22, 11},       {"Multinomial", 22, 7},
+    {"NegativeLogLikelihoodLoss", 22, 13}, {"RNN", 22, 14},             {"RandomNormal", 22, 1},
+    {"RandomNormalLike", 22, 1}, {"RandomUniform", 22, 1},    {"RandomUniformLike", 22, 1},
+    {"RoiAlign", 22, 16},        {"Round", 22, 11},           {"Selu", 22, 6},
+    {"Sin", 22, 7},              {"Sinh", 22, 9},             {"Softplus", 22, 1},
+    {"Softsign", 22, 1},         {"Tan", 22, 7},              {"ThresholdedRelu", 22, 10},
+    {"Cast", 23, 13},            {"CastLike", 23, 15},        {"Constant", 23, 13},
+    {"ConstantOfShape", 23, 9},  {"Flatten", 23, 13},         {"Identity", 23, 16},
+    {"If", 23, 16},              {"Loop", 23, 16},            {"Reshape", 23, 14},
+    {"Scan", 23, 16},            {"Shape", 23, 15},           {"Size", 23, 13},
+    {"Squeeze", 23, 13},         {"Transpose", 23, 13},       {"Unsqueeze", 23, 13},
+    {"Cast", 24, 13},            {"CastLike", 24, 15},        {"Constant", 24, 13},
+    {"ConstantOfShape", 24, 9},  {"Flatten", 24, 13},         {"Identity", 24, 16},
+    {"If", 24, 16},              {"Loop", 24, 16},            {"Reshape", 24, 14},
+    {"Scan", 24, 16},            {"Shape", 24, 15},           {"Size", 24, 13},
+    {"SplitToSequence", 24, 11}, {"Squeeze", 24, 13},         {"TopK", 24, 11},
+    {"Transpose", 24, 13},       {"Unsqueeze", 24, 13},       {"Cast", 25, 13},
+    {"CastLike", 25, 15},        {"Constant", 25, 13},        {"ConstantOfShape", 25, 9},
+    {"Flatten", 25, 13},         {"Identity", 25, 16},        {"If", 25, 16},
+    {"Loop", 25, 16},            {"Reshape", 25, 14},         {"Scan", 25, 16},
+    {"Shape", 25, 15},           {"Size", 25, 13},            {"Squeeze", 25, 13},
+    {"Transpose", 25, 13},       {"Unsqueeze", 25, 13},
 };
 
 // Versions whose inference is npucc's own (src/schemas/inference_*.cpp). Reduce* 18/20 and
 // LpPool 18/22 look like widenings but are not: Reduce*-13 (but ReduceSum) read an `axes`
-// attribute, now an input, and LpPool-11's inference ignores the dilations LpPool-18 added.
+// attribute, now an input, and LpPool-11's inference ignores the dilations LpPool-18 added;
+// the pools of opsets 19 and 22 also drop a ceil_mode window that starts in the right padding.
 struct Own {
   const char* op;
   int since;
@@ -99,7 +100,7 @@ const Own k_own[] = {
     {"ReduceMean", 18, reduce_with_axes_input},  {"ReduceMin", 18, reduce_with_axes_input},
     {"ReduceProd", 18, reduce_with_axes_input},  {"ReduceSumSquare", 18, reduce_with_axes_input},
     {"ReduceMax", 20, reduce_with_axes_input},   {"ReduceMin", 20, reduce_with_axes_input},
-    {"LpPool", 22, pool_with_dilations},
+    {"LpPool", 22, pool_with_dilations},         {"MaxPool", 22, max_pool_22},
 };
 
 } // namespace
