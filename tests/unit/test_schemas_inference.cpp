@@ -562,4 +562,236 @@ TEST_SUITE("npucc::schemas::Inference") {
       CHECK(shape(model, "y") == "[N,4,3,3]");
     }
   }
+  TEST_CASE("AffineGrid-20") {
+    SUBCASE("2-D: [N, H, W, 2]") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,2,3] theta) => (float y) <int64[4] size = {2, 3, 4, 5}> {
+          y = AffineGrid (theta, size)
+        }
+      )",
+                         "affine_grid_2d");
+      CHECK(shape(model, "y") == "[2,4,5,2]");
+    }
+    SUBCASE("3-D: [N, D, H, W, 3]") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[1,3,4] theta) => (float y) <int64[5] size = {1, 1, 2, 3, 4}> {
+          y = AffineGrid <align_corners = 1> (theta, size)
+        }
+      )",
+                         "affine_grid_3d");
+      CHECK(shape(model, "y") == "[1,2,3,4,3]");
+    }
+    SUBCASE("size known only at run time: N from theta, the rest from size's length") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[N,2,3] theta, int64[4] size) => (float y) {
+          y = AffineGrid (theta, size)
+        }
+      )");
+      CHECK(shape(model, "y") == "[N,?,?,2]");
+    }
+  }
+
+  TEST_CASE("DFT-20 with axis and dft_length inputs") {
+    SUBCASE("real input, default axis -2: a complex output") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,8,1] x) => (float y) {
+          y = DFT (x)
+        }
+      )",
+                         "dft_real");
+      CHECK(shape(model, "y") == "[2,8,2]");
+    }
+    SUBCASE("onesided forward: floor(n / 2) + 1") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,8,1] x) => (float y) {
+          y = DFT <onesided = 1> (x)
+        }
+      )",
+                         "dft_onesided");
+      CHECK(shape(model, "y") == "[2,5,2]");
+    }
+    SUBCASE("axis 0 and dft_length as constant inputs, complex input") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[4,3,2] x) => (float y) <int64 length = {6}, int64 axis = {0}> {
+          y = DFT (x, length, axis)
+        }
+      )",
+                         "dft_axis_length");
+      CHECK(shape(model, "y") == "[6,3,2]");
+    }
+    SUBCASE("negative axis, int32 dft_length shorter than the signal") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[4,3,5,1] x) => (float y) <int32 length = {3}, int64 axis = {-4}> {
+          y = DFT <inverse = 1> (x, length, axis)
+        }
+      )",
+                         "dft_negative_axis");
+      CHECK(shape(model, "y") == "[3,3,5,2]");
+    }
+    SUBCASE("IRFFT: a real signal of 2 * (n - 1)") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,5,2] x) => (float y) {
+          y = DFT <onesided = 1, inverse = 1> (x)
+        }
+      )",
+                         "dft_irfft");
+      CHECK(shape(model, "y") == "[2,8,1]");
+    }
+    SUBCASE("axis known only at run time: only the last dim is known") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,8,1] x, int64 axis) => (float y) {
+          y = DFT (x, , axis)
+        }
+      )");
+      CHECK(shape(model, "y") == "[?,?,2]");
+    }
+    SUBCASE("dft_length known only at run time: the signal axis is unknown") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,8,1] x, int64 length) => (float y) {
+          y = DFT (x, length)
+        }
+      )");
+      CHECK(shape(model, "y") == "[2,?,2]");
+    }
+    SUBCASE("the last dim is not a valid axis, and holds 1 or 2") {
+      CHECK_THROWS(infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,8,2] x) => (float y) <int64 axis = {-1}> {
+          y = DFT (x, , axis)
+        }
+      )"));
+      CHECK_THROWS(infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,8,3] x) => (float y) {
+          y = DFT (x)
+        }
+      )"));
+    }
+  }
+
+  TEST_CASE("GridSample 20 and 22, N-D") {
+    SUBCASE("2-D") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[1,3,4,4] x, float[1,6,7,2] grid) => (float y) {
+          y = GridSample (x, grid)
+        }
+      )",
+                         "grid_sample_2d");
+      CHECK(shape(model, "y") == "[1,3,6,7]");
+    }
+    SUBCASE("3-D, opset 22") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 22]>
+        g (float[1,2,4,4,4] x, float[1,2,3,5,3] grid) => (float y) {
+          y = GridSample <mode = "nearest"> (x, grid)
+        }
+      )",
+                         "grid_sample_3d");
+      CHECK(shape(model, "y") == "[1,2,2,3,5]");
+    }
+    SUBCASE("symbolic batch through an Identity") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[N,3,4,4] x, float[N,6,7,2] grid) => (float y) {
+          g2 = Identity (grid)
+          y = GridSample (x, g2)
+        }
+      )");
+      CHECK(shape(model, "y") == "[N,3,6,7]");
+    }
+  }
+
+  TEST_CASE("Attention 23 to 25") {
+    SUBCASE("4-D Q, K, V") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 23]>
+        g (float[2,4,3,8] q, float[2,4,5,8] k, float[2,4,5,6] v) => (float y) {
+          y = Attention (q, k, v)
+        }
+      )",
+                         "attention_4d");
+      CHECK(shape(model, "y") == "[2,4,3,6]");
+    }
+    SUBCASE("3-D with q_num_heads and kv_num_heads (grouped-query)") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 23]>
+        g (float[2,3,32] q, float[2,5,16] k, float[2,5,12] v) => (float y, float pk, float pv,
+                                                                   float qk) {
+          y, pk, pv, qk = Attention <q_num_heads = 4, kv_num_heads = 2> (q, k, v)
+        }
+      )",
+                         "attention_3d_gqa");
+      CHECK(shape(model, "y") == "[2,3,24]");
+      CHECK(shape(model, "pk") == "[2,2,5,8]");
+      CHECK(shape(model, "pv") == "[2,2,5,6]");
+      CHECK(shape(model, "qk") == "[2,4,3,5]");
+    }
+    SUBCASE("past_key and past_value: present is the concatenation") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 23]>
+        g (float[1,2,1,8] q, float[1,2,1,8] k, float[1,2,1,8] v, float[1,2,4,8] past_k,
+           float[1,2,4,8] past_v) => (float y, float pk, float pv, float qk) {
+          y, pk, pv, qk = Attention <is_causal = 1> (q, k, v, , past_k, past_v)
+        }
+      )",
+                         "attention_past");
+      CHECK(shape(model, "y") == "[1,2,1,8]");
+      CHECK(shape(model, "pk") == "[1,2,5,8]");
+      CHECK(shape(model, "pv") == "[1,2,5,8]");
+      CHECK(shape(model, "qk") == "[1,2,1,5]");
+    }
+    SUBCASE("Attention-24 with nonpad_kv_seqlen and a mask") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 24]>
+        g (float[2,4,3,8] q, float[2,4,6,8] k, float[2,4,6,8] v, bool[3,6] mask)
+          => (float y) <int64[2] seqlen = {6, 4}> {
+          y = Attention (q, k, v, mask, , , seqlen)
+        }
+      )",
+                         "attention_24_nonpad");
+      CHECK(shape(model, "y") == "[2,4,3,8]");
+    }
+    SUBCASE("Attention-25 with window sizes, 3-D, symbolic batch") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 25]>
+        g (float[B,3,16] q, float[B,3,16] k, float[B,3,16] v) => (float y, float qk) {
+          y, , , qk = Attention <q_num_heads = 2, kv_num_heads = 2, left_window_size = 1>
+            (q, k, v)
+        }
+      )");
+      CHECK(shape(model, "y") == "[B,3,16]");
+      CHECK(shape(model, "qk") == "[B,2,3,3]");
+    }
+    SUBCASE("3-D without q_num_heads: the hidden size is unknown") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 23]>
+        g (float[2,3,16] q, float[2,3,16] k, float[2,3,16] v) => (float y) {
+          y = Attention (q, k, v)
+        }
+      )");
+      CHECK(shape(model, "y") == "[2,3,?]");
+    }
+    SUBCASE("past with an unknown length: total_sequence_length unknown") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 23]>
+        g (float[1,2,1,8] q, float[1,2,1,8] k, float[1,2,1,8] v, float[1,2,P,8] past_k,
+           float[1,2,P,8] past_v) => (float y, float pk, float pv) {
+          y, pk, pv = Attention (q, k, v, , past_k, past_v)
+        }
+      )");
+      CHECK(shape(model, "y") == "[1,2,1,8]");
+      CHECK(shape(model, "pk") == "[1,2,?,8]");
+    }
+  }
 }
