@@ -794,4 +794,97 @@ TEST_SUITE("npucc::schemas::Inference") {
       CHECK(shape(model, "pk") == "[1,2,?,8]");
     }
   }
+  TEST_CASE("ai.onnx.ml LabelEncoder-4") {
+    SUBCASE("keys_tensor and values_tensor: Y takes the values' type") {
+      // ONNX Runtime 1.30 has no LabelEncoder-4 kernel for int32 -> int16
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : 4]>
+        g (int32[2,3] x) => (int16 y) {
+          y = ai.onnx.ml.LabelEncoder <keys_tensor = int32[3] {1, 2, 3},
+                                       values_tensor = int16[3] {10, 20, 30},
+                                       default_tensor = int16[1] {-1}> (x)
+        }
+      )");
+      CHECK(shape(model, "y") == "[2,3]");
+      CHECK(elem_type(model, "y") == onnx::TensorProto::INT16);
+    }
+    SUBCASE("int64 keys_tensor, float values_tensor (a pair ONNX Runtime implements)") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : 4]>
+        g (int64[4,2] x) => (float y) {
+          y = ai.onnx.ml.LabelEncoder <keys_tensor = int64[2] {1, 2},
+                                       values_tensor = float[2] {0.5, 1.5}> (x)
+        }
+      )",
+                         "label_encoder_4_tensors");
+      CHECK(shape(model, "y") == "[4,2]");
+      CHECK(elem_type(model, "y") == onnx::TensorProto::FLOAT);
+    }
+    SUBCASE("list attributes, at ml opset 5") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : 5]>
+        g (string[N] x) => (int64 y) {
+          y = ai.onnx.ml.LabelEncoder <keys_strings = ["a", "b"], values_int64s = [5, 6]> (x)
+        }
+      )",
+                         "label_encoder_4_lists");
+      CHECK(shape(model, "y") == "[N]");
+      CHECK(elem_type(model, "y") == onnx::TensorProto::INT64);
+    }
+    SUBCASE("an input of another type than the keys is refused") {
+      CHECK_THROWS(infer(R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : 4]>
+        g (int64[2] x) => (float y) {
+          y = ai.onnx.ml.LabelEncoder <keys_strings = ["a"], values_floats = [1.0]> (x)
+        }
+      )"));
+    }
+  }
+
+  TEST_CASE("ai.onnx.ml TreeEnsemble-5, and the tree ensembles it deprecates") {
+    SUBCASE("Y is [N, n_targets] of X's type") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : 5]>
+        g (float[3,2] x) => (float y) {
+          y = ai.onnx.ml.TreeEnsemble <n_targets = 2, tree_roots = [0], nodes_featureids = [0],
+                nodes_modes = uint8[1] {0}, nodes_splits = float[1] {0.5},
+                nodes_truenodeids = [0], nodes_falsenodeids = [1], nodes_trueleafs = [1],
+                nodes_falseleafs = [1], leaf_targetids = [0, 1],
+                leaf_weights = float[2] {1.0, 2.0}> (x)
+        }
+      )",
+                         "tree_ensemble_5");
+      CHECK(shape(model, "y") == "[3,2]");
+      CHECK(elem_type(model, "y") == onnx::TensorProto::FLOAT);
+    }
+    SUBCASE("split values of another type than X are refused") {
+      CHECK_THROWS(infer(R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : 5]>
+        g (double[3,2] x) => (double y) {
+          y = ai.onnx.ml.TreeEnsemble <n_targets = 1, tree_roots = [0], nodes_featureids = [0],
+                nodes_modes = uint8[1] {0}, nodes_splits = float[1] {0.5},
+                nodes_truenodeids = [0], nodes_falsenodeids = [0], nodes_trueleafs = [1],
+                nodes_falseleafs = [1], leaf_targetids = [0],
+                leaf_weights = double[1] {1.0}> (x)
+        }
+      )"));
+    }
+    SUBCASE("TreeEnsembleRegressor: ml opset 3 and 4 have it, 5 deprecates it") {
+      const std::string text = R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : ML]>
+        g (float[3,2] x) => (float y) {
+          y = ai.onnx.ml.TreeEnsembleRegressor <n_targets = 1, nodes_treeids = [0],
+                nodes_nodeids = [0], nodes_featureids = [0], nodes_modes = ["LEAF"],
+                nodes_values = [0.0], nodes_truenodeids = [0], nodes_falsenodeids = [0],
+                target_treeids = [0], target_nodeids = [0], target_ids = [0],
+                target_weights = [1.0]> (x)
+        }
+      )";
+      const auto at = [&](const char* ml) {
+        return std::string(text).replace(text.find("ML"), 2, ml);
+      };
+      CHECK(elem_type(infer(at("4").c_str()), "y") == onnx::TensorProto::FLOAT);
+      CHECK_THROWS_WITH(infer(at("5").c_str()), doctest::Contains("deprecated"));
+    }
+  }
 }
