@@ -16,6 +16,7 @@ Inference string_split();
 Inference image_decoder();
 Inference bit_cast();
 Inference rms_normalization();
+Inference cast();
 
 // inference_quantize.cpp: the output element type from output_dtype, a zero point or a scale.
 Inference quantize_linear();

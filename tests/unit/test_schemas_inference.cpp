@@ -75,12 +75,16 @@ void write_ort_case(const std::string& name, const onnx::ModelProto& original,
   std::ofstream(std::string(dir) + "/" + name + ".json") << json << "}\n";
 }
 
-// Parses, checks and infers a model in ONNX text. The graph outputs' declared shapes are
-// dropped before inference, so what `shape` reports is what inference found.
-onnx::ModelProto infer(const char* text, const std::string& ort_name = "") {
+onnx::ModelProto parse(const char* text) {
   onnx::ModelProto model;
   auto status = onnx::OnnxParser::Parse(model, text);
   REQUIRE_MESSAGE(status.IsOK(), status.ErrorMessage());
+  return model;
+}
+
+// Checks and infers a model. The graph outputs' declared shapes are dropped before inference,
+// so what `shape` reports is what inference found.
+onnx::ModelProto infer(onnx::ModelProto model, const std::string& ort_name = "") {
   npucc::schemas::check_model(model); // wants every graph output to have a shape
   for (auto& output : *model.mutable_graph()->mutable_output()) {
     output.mutable_type()->mutable_tensor_type()->clear_shape();
@@ -91,6 +95,23 @@ onnx::ModelProto infer(const char* text, const std::string& ort_name = "") {
   onnx::shape_inference::InferShapes(model, &npucc::schemas::registry(), options);
   write_ort_case(ort_name, original, model);
   return model;
+}
+
+onnx::ModelProto infer(const char* text, const std::string& ort_name = "") {
+  return infer(parse(text), ort_name);
+}
+
+// Makes initializer `name` a one-byte tensor of `type`: how a test writes float8 and 4-bit
+// values, which ONNX 1.12's text parser cannot.
+void retype_initializer(onnx::ModelProto& model, const std::string& name, int32_t type) {
+  for (auto& tensor : *model.mutable_graph()->mutable_initializer()) {
+    if (tensor.name() == name) {
+      tensor.clear_int32_data();
+      tensor.clear_float_data();
+      tensor.set_data_type(type);
+      tensor.set_raw_data(std::string(1, '\x01'));
+    }
+  }
 }
 
 } // namespace
@@ -127,6 +148,95 @@ TEST_SUITE("npucc::schemas::Inference") {
     )");
     CHECK(elem_type(model, "y") == onnx::TensorProto::FLOAT);
     CHECK(shape(model, "y") != "[]");
+  }
+
+  TEST_CASE("versions inherited from ONNX 1.12 keep its shapes") {
+    auto model = infer(R"(
+      <ir_version: 10, opset_import: ["" : 24]>
+      g (float[3,5,1] x) => (float values, int64 indices, int64 last, int64 clamped, int64 none,
+                             float filled, float dropped, bool mask, float squeezed,
+                             float unsqueezed, float reshaped, float flat, float moved)
+        <int64[1] k = {2}, int64[2] dims = {2, 4}, int64[1] axes = {2}, int64[2] new_axes = {0, -1},
+         int64[2] to = {0, -1}, float ratio = {0.25}> {
+        values, indices = TopK <axis = 1> (x, k)
+        last = Shape <start = -1> (x)
+        clamped = Shape <start = -5, end = 9> (x)
+        none = Shape <start = 2, end = 1> (x)
+        filled = ConstantOfShape <value = float[1] {1.0}> (dims)
+        dropped, mask = Dropout (x, ratio)
+        squeezed = Squeeze (x, axes)
+        unsqueezed = Unsqueeze (x, new_axes)
+        reshaped = Reshape (x, to)
+        flat = Flatten <axis = 2> (x)
+        moved = Transpose <perm = [2, 0, 1]> (x)
+      }
+    )",
+                       "inherited_opset_24");
+    CHECK(shape(model, "values") == "[3,2,1]");
+    CHECK(shape(model, "indices") == "[3,2,1]");
+    CHECK(shape(model, "last") == "[1]");
+    CHECK(shape(model, "clamped") == "[3]");
+    CHECK(shape(model, "none") == "[0]");
+    CHECK(shape(model, "filled") == "[2,4]");
+    CHECK(shape(model, "mask") == "[3,5,1]");
+    CHECK(shape(model, "squeezed") == "[3,5]");
+    CHECK(shape(model, "unsqueezed") == "[1,3,5,1,1]");
+    CHECK(shape(model, "reshaped") == "[3,5]");
+    CHECK(shape(model, "flat") == "[15,1]");
+    CHECK(shape(model, "moved") == "[1,3,5]");
+    auto qlinear = infer(R"(
+      <ir_version: 10, opset_import: ["" : 21]>
+      g (uint8[2,3,4] a, int8[4,5] b) => (uint8 y)
+        <float sa = {0.5}, uint8 za = {1}, float sb = {0.25}, int8 zb = {0}, float sy = {1.0},
+         uint8 zy = {2}> {
+        y = QLinearMatMul (a, sa, za, b, sb, zb, sy, zy)
+      }
+    )",
+                         "qlinear_matmul_21");
+    CHECK(shape(qlinear, "y") == "[2,3,5]");
+  }
+
+  TEST_CASE("inherited versions accept the types they widened to") {
+    // float8 and int4 values are intermediates or retyped initializers: ONNX 1.12's text
+    // parser has no names for them, and no float16 literals (the scales are Cast to float16)
+    auto model = parse(R"(
+      <ir_version: 10, opset_import: ["" : 21]>
+      g (float[2,3] x, uint8[2,4] a, uint8[4,5] b) => (uint8 y)
+        <float scale = {0.5}, uint8 za = {1}, uint8 zb = {0}, uint8 zy = {2}, uint8 like = {0},
+         uint8 f8_zero = {0}, int64[1] dims = {7}, int64[1] two = {2}> {
+        half = Cast <to = 10> (scale)
+        f8 = Cast <to = 17> (x)
+        i4 = Cast <to = 22, saturate = 0> (x)
+        i4_like = CastLike (x, like)
+        q8 = QuantizeLinear (x, scale, f8_zero)
+        zeros = ConstantOfShape <value = float[1] {0.0}> (dims)
+        y = QLinearMatMul (a, half, za, b, half, zb, half, zy)
+        c4 = Constant <value = float[2] {0.0, 0.0}> ()
+        r4 = Reshape (c4, two)
+      }
+    )");
+    retype_initializer(model, "like", 22);
+    retype_initializer(model, "f8_zero", 19);
+    for (int node : {5, 7}) {
+      auto* value = model.mutable_graph()->mutable_node(node)->mutable_attribute(0)->mutable_t();
+      value->clear_float_data();
+      value->set_data_type(node == 5 ? 18 : 21); // float8e4m3fnuz; uint4 (2 in one byte)
+      value->set_raw_data(std::string(1, '\0'));
+    }
+    model = infer(model);
+    CHECK(elem_type(model, "f8") == 17);
+    CHECK(shape(model, "f8") == "[2,3]");
+    CHECK(elem_type(model, "i4") == 22);
+    CHECK(elem_type(model, "i4_like") == 22);
+    CHECK(shape(model, "i4_like") == "[2,3]");
+    CHECK(elem_type(model, "q8") == 19);
+    CHECK(shape(model, "q8") == "[2,3]");
+    CHECK(elem_type(model, "zeros") == 18);
+    CHECK(shape(model, "zeros") == "[7]");
+    CHECK(shape(model, "y") == "[2,5]");
+    CHECK(elem_type(model, "c4") == 21);
+    CHECK(elem_type(model, "r4") == 21);
+    CHECK(shape(model, "r4") == "[2]");
   }
 
   TEST_CASE("Pad 18 to 25 with an axes input") {
