@@ -146,6 +146,11 @@ void infer_dft(InferenceContext& ctx) {
   }
   const bool onesided = onnx::getAttribute(ctx, "onesided", 0) != 0;
   const bool inverse = onnx::getAttribute(ctx, "inverse", 0) != 0;
+  // RFFT takes a real signal, IRFFT a complex spectrum; the full transforms take either.
+  if (onesided && last && *last != (inverse ? 2 : 1)) {
+    fail_shape_inference(inverse ? "DFT: an inverse one-sided DFT needs complex input (last dim 2)"
+                                 : "DFT: a one-sided DFT needs real input (last dim 1)");
+  }
   auto* output = fresh_output_shape(ctx, 0);
   const auto axis = dft_axis(ctx, rank);
   if (!axis) {

@@ -478,6 +478,17 @@ TEST_SUITE("npucc::schemas::Inference") {
       )");
       CHECK(shape(model, "y") == "[N,3,?,?]");
     }
+    SUBCASE("sizes computed from another tensor's shape (data propagation)") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 19]>
+        g (float[1,3,4,6] x, float[2,2,9,5] like) => (float y) {
+          sizes = Shape <start = -2> (like)
+          y = Resize <axes = [2, 3]> (x, , , sizes)
+        }
+      )",
+                         "resize_sizes_from_shape");
+      CHECK(shape(model, "y") == "[1,3,9,5]");
+    }
     SUBCASE("not_larger with an unknown input dim leaves the resized axes unknown") {
       auto model = infer(R"(
         <ir_version: 10, opset_import: ["" : 18]>
@@ -754,6 +765,32 @@ TEST_SUITE("npucc::schemas::Inference") {
       )",
                          "dft_irfft");
       CHECK(shape(model, "y") == "[2,8,1]");
+    }
+    SUBCASE("inverse of a real signal: complex output") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,5,1] x) => (float y) {
+          y = DFT <inverse = 1> (x)
+        }
+      )",
+                         "dft_inverse_real");
+      CHECK(shape(model, "y") == "[2,5,2]");
+    }
+    SUBCASE("one-sided: RFFT needs a real input, IRFFT a complex one (ONNX Runtime agrees)") {
+      CHECK_THROWS_WITH(infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,8,2] x) => (float y) {
+          y = DFT <onesided = 1> (x)
+        }
+      )"),
+                        doctest::Contains("real input"));
+      CHECK_THROWS_WITH(infer(R"(
+        <ir_version: 10, opset_import: ["" : 20]>
+        g (float[2,5,1] x) => (float y) {
+          y = DFT <onesided = 1, inverse = 1> (x)
+        }
+      )"),
+                        doctest::Contains("complex input"));
     }
     SUBCASE("axis known only at run time: only the last dim is known") {
       auto model = infer(R"(
