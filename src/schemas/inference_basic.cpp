@@ -137,4 +137,22 @@ Inference cast() {
           base.propagate};
 }
 
+// Constant 19 to 25: ONNX 1.12's inference hands a Constant's `value` tensor to the nodes that
+// read constant inputs, but not `value_ints`, which exporters also write for axes, pads and
+// sizes; as data propagation, those values reach them too (ctx.getSymbolicInput).
+Inference constant() {
+  const auto base = inherit("Constant", 13);
+  return {base.infer, [](onnx::DataPropagationContext& ctx) {
+            const auto* ints = ctx.getAttribute("value_ints");
+            if (ints == nullptr) {
+              return;
+            }
+            onnx::TensorShapeProto values;
+            for (int64_t value : ints->ints()) {
+              values.add_dim()->set_dim_value(value);
+            }
+            ctx.addOutputData(0, std::move(values));
+          }};
+}
+
 } // namespace npucc::schemas

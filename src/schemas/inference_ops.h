@@ -17,6 +17,7 @@ Inference image_decoder();
 Inference bit_cast();
 Inference rms_normalization();
 Inference cast();
+Inference constant();
 
 // inference_quantize.cpp: the output element type from output_dtype, a zero point or a scale.
 Inference quantize_linear();

@@ -250,6 +250,28 @@ TEST_SUITE("npucc::schemas::Inference") {
                          "pad_negative_axis");
       CHECK(shape(model, "y") == "[2,3,7]");
     }
+    SUBCASE("pads and axes from Constant nodes, as exporters write them") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 23]>
+        g (float[2,3,4] x) => (float y) {
+          pads = Constant <value = int64[4] {1, 0, 2, 3}> ()
+          axes = Constant <value_ints = [0, 2]> ()
+          y = Pad <mode = "edge"> (x, pads, , axes)
+        }
+      )",
+                         "pad_constant_nodes");
+      CHECK(shape(model, "y") == "[5,3,7]");
+    }
+    SUBCASE("opset 18's Constant-13 is ONNX 1.12's: its value_ints stay unknown") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 18]>
+        g (float[2,3,4] x) => (float y) <int64[2] pads = {1, 1}> {
+          axes = Constant <value_ints = [1]> ()
+          y = Pad (x, pads, , axes)
+        }
+      )");
+      CHECK(shape(model, "y") == "[?,?,?]");
+    }
     SUBCASE("int32 axes, reflect mode, opset 21") {
       auto model = infer(R"(
         <ir_version: 10, opset_import: ["" : 21]>
