@@ -1,5 +1,6 @@
 #include "schemas/inference_ops.h"
 #include "schemas/inference_util.h"
+#include "schemas/propagated_inputs.h"
 
 namespace npucc::schemas {
 
@@ -236,9 +237,11 @@ Inference col2im() {
 
 // Reduce* from opset 18 (ReduceMax/ReduceMin 20) take axes as input 1, as ReduceSum did from
 // 13: ReduceSum-13's inference reads that input (and noop_with_empty_axes), while the other
-// Reduce*-13 read an `axes` attribute these versions no longer have.
+// Reduce*-13 read an `axes` attribute these versions no longer have. It reads initializers
+// only: axes from data propagation (a Constant's value_ints) are handed to it too.
 Inference reduce_with_axes_input() {
-  return inherit("ReduceSum", 13);
+  auto base = inherit("ReduceSum", 13);
+  return {with_propagated_inputs(base.infer), base.propagate};
 }
 
 } // namespace npucc::schemas

@@ -1,5 +1,6 @@
 #include "schemas/inference.h"
 #include "schemas/inference_ops.h"
+#include "schemas/propagated_inputs.h"
 
 namespace npucc::schemas {
 
@@ -113,7 +114,11 @@ const std::map<std::string, Inference>& inference_table() {
   static const std::map<std::string, Inference> table = [] {
     std::map<std::string, Inference> entries;
     for (const auto& entry : k_inherited) {
-      entries[version_key("", entry.op, entry.since)] = inherit(entry.op, entry.onnx_version);
+      // ONNX 1.12's functions read constant inputs from initializers only: also hand them
+      // the values data propagation knows (Reshape's shape, Unsqueeze's axes, TopK's K).
+      auto inference = inherit(entry.op, entry.onnx_version);
+      inference.infer = with_propagated_inputs(inference.infer);
+      entries[version_key("", entry.op, entry.since)] = inference;
     }
     for (const auto& entry : k_own) {
       entries[version_key("", entry.op, entry.since)] = entry.make();

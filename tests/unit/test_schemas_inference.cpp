@@ -139,6 +139,36 @@ TEST_SUITE("npucc::schemas::Inference") {
     CHECK(shape(model, "e") == "[2,3,4]");
   }
 
+  TEST_CASE("Reduce-20 with axes from a Constant's value_ints") {
+    auto model = infer(R"(
+      <ir_version: 10, opset_import: ["" : 21]>
+      g (float[2,3,4] x) => (float y) {
+        axes = Constant <value_ints = [0, -1]> ()
+        y = ReduceMax <keepdims = 0> (x, axes)
+      }
+    )",
+                       "reduce_constant_value_ints");
+    CHECK(shape(model, "y") == "[3]");
+  }
+
+  TEST_CASE("inherited versions read constant inputs that data propagation knows") {
+    auto model = infer(R"(
+      <ir_version: 10, opset_import: ["" : 24]>
+      g (float[2,3,4] x, float[6,4] like) => (float u, float r, float t, int64 i) {
+        axes = Constant <value_ints = [0, -1]> ()
+        u = Unsqueeze (x, axes)
+        to = Shape (like)
+        r = Reshape (x, to)
+        k = Constant <value_ints = [2]> ()
+        t, i = TopK (x, k)
+      }
+    )",
+                       "inherited_propagated_inputs");
+    CHECK(shape(model, "u") == "[1,2,3,4,1]");
+    CHECK(shape(model, "r") == "[6,4]");
+    CHECK(shape(model, "t") == "[2,3,2]");
+  }
+
   TEST_CASE("Reduce-18 with axes known only at run time leaves the shape open") {
     auto model = infer(R"(
       <ir_version: 10, opset_import: ["" : 18]>
