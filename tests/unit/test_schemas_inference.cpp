@@ -1086,4 +1086,48 @@ TEST_SUITE("npucc::schemas::Inference") {
       CHECK_THROWS_WITH(infer(at("5").c_str()), doctest::Contains("deprecated"));
     }
   }
+  TEST_CASE("opsets 20 to 26: the versions whose output has an input's shape") {
+    auto model = infer(R"(
+      <ir_version: 10, opset_import: ["" : 24]>
+      g (float[2,4,3,3] x, float[1,2,3,8] q, int64[1,3] positions, float[1,2,6,8] past,
+         float[1,2,2,8] update, int64[1] at, float[2,4] plain)
+        => (float gn, float rms, float rope, float swish, float scattered, float gelu,
+            float mish, uint8 quantized, float dequantized)
+        <float[4] scale = {1.0, 1.0, 1.0, 1.0}, float[4] bias = {0.0, 0.0, 0.0, 0.0},
+         float[8] rms_scale = {1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, float[4,4] cos = {
+           1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0},
+         float[2,2] block_scale = {0.5, 0.5, 0.25, 0.25}, uint8[2,4] q8 = {1, 2, 3, 4, 5, 6, 7, 8}> {
+        gn = GroupNormalization <num_groups = 2> (x, scale, bias)
+        rms = RMSNormalization (q, rms_scale)
+        rope = RotaryEmbedding (q, cos, cos, positions)
+        swish = Swish <alpha = 1.5> (x)
+        scattered = TensorScatter (past, update, at)
+        gelu = Gelu <approximate = "tanh"> (x)
+        mish = Mish (x)
+        quantized = QuantizeLinear <axis = 1, block_size = 2> (plain, block_scale)
+        dequantized = DequantizeLinear <axis = 1, block_size = 2> (q8, block_scale)
+      }
+    )",
+                       "same_shape_opset_24");
+    CHECK(shape(model, "gn") == "[2,4,3,3]");
+    CHECK(shape(model, "rms") == "[1,2,3,8]");
+    CHECK(shape(model, "rope") == "[1,2,3,8]");
+    CHECK(shape(model, "swish") == "[2,4,3,3]");
+    CHECK(shape(model, "scattered") == "[1,2,6,8]");
+    CHECK(shape(model, "gelu") == "[2,4,3,3]");
+    CHECK(shape(model, "mish") == "[2,4,3,3]");
+    CHECK(shape(model, "quantized") == "[2,4]");
+    CHECK(shape(model, "dequantized") == "[2,4]");
+    auto at_26 = infer(R"(
+      <ir_version: 13, opset_import: ["" : 26]>
+      g (float[2,3] x) => (float product, int32 bits) <int64 axis = {1}> {
+        product = CumProd (x, axis)
+        bits = BitCast <to = 6> (x)
+      }
+    )",
+                       "same_shape_opset_26");
+    CHECK(shape(at_26, "product") == "[2,3]");
+    CHECK(shape(at_26, "bits") == "[2,3]");
+    CHECK(elem_type(at_26, "bits") == onnx::TensorProto::INT32);
+  }
 }
