@@ -350,6 +350,16 @@ TEST_SUITE("npucc::schemas::Inference") {
       )");
       CHECK(shape(model, "y") == "[?,?,?]");
     }
+    SUBCASE("an input of unknown rank: the rank from pads, without axes") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["" : 18]>
+        g (float[6] x, int64[K] to) => (float y) <int64[6] pads = {1, 1, 1, 1, 1, 1}> {
+          r = Reshape (x, to)
+          y = Pad (r, pads)
+        }
+      )");
+      CHECK(shape(model, "y") == "[?,?,?]");
+    }
     SUBCASE("pads of the wrong length are refused") {
       CHECK_THROWS(infer(R"(
         <ir_version: 10, opset_import: ["" : 18]>
