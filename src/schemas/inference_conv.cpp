@@ -1,6 +1,7 @@
 #include "schemas/inference_ops.h"
 
 #include <onnx/defs/shape_inference.h>
+#include <utility>
 #include <vector>
 
 namespace onnx {
@@ -67,15 +68,18 @@ Inference pool_with_dilations() {
           {}};
 }
 
+onnx::InferenceFunction with_ceil_mode_rule(onnx::InferenceFunction infer, size_t outputs) {
+  return [infer = std::move(infer), outputs](onnx::InferenceContext& ctx) {
+    infer(ctx);
+    drop_windows_in_right_padding(ctx, outputs);
+  };
+}
+
 // MaxPool-22 widened MaxPool-12's types; its inference (Y, and Indices of Y's shape) is kept,
 // with the ceil_mode rule of the later docs.
 Inference max_pool_22() {
   auto base = inherit("MaxPool", 12);
-  return {[infer = base.infer](onnx::InferenceContext& ctx) {
-            infer(ctx);
-            drop_windows_in_right_padding(ctx, 2);
-          },
-          base.propagate};
+  return {with_ceil_mode_rule(base.infer, 2), base.propagate};
 }
 
 // DeformConv 19 and 22: Y's shape is Conv's (kernel from W or kernel_shape, strides, pads,

@@ -36,6 +36,8 @@ Inference resize_with_axes();
 // inference_conv.cpp: Conv-like output spatial dims.
 Inference pool_with_dilations();
 Inference max_pool_22();
+// `infer`, then the ceil_mode rule on outputs [0, outputs): for ONNX 1.12's own pools too.
+onnx::InferenceFunction with_ceil_mode_rule(onnx::InferenceFunction infer, size_t outputs);
 Inference deform_conv();
 
 // inference_sampling.cpp: grids, sampling and the DFT.

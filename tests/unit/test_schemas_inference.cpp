@@ -713,6 +713,32 @@ TEST_SUITE("npucc::schemas::Inference") {
     CHECK(shape(average_19, "y") == "[1,1,2]");
   }
 
+  TEST_CASE("ONNX 1.12's own pools (opsets 10 to 17) get the same ceil_mode rule") {
+    auto model = infer(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[1,1,4,5] x) => (float a, int64 i, float b, float c) {
+        a, i = MaxPool <kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1],
+                        ceil_mode = 1> (x)
+        b = AveragePool <kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1],
+                         ceil_mode = 1> (x)
+        c = MaxPool <kernel_shape = [2, 2], strides = [2, 2], pads = [0, 0, 1, 1]> (x)
+      }
+    )",
+                       "pools_ceil_mode_edge_17");
+    CHECK(shape(model, "a") == "[1,1,2,3]");
+    CHECK(shape(model, "i") == "[1,1,2,3]");
+    CHECK(shape(model, "b") == "[1,1,2,3]");
+    CHECK(shape(model, "c") == "[1,1,2,3]");
+    auto at_10 = infer(R"(
+      <ir_version: 5, opset_import: ["" : 10]>
+      g (float[1,1,5] x) => (float y) {
+        y = MaxPool <kernel_shape = [1], strides = [3], ceil_mode = 1> (x)
+      }
+    )",
+                       "max_pool_10_ceil_valid");
+    CHECK(shape(at_10, "y") == "[1,1,2]");
+  }
+
   TEST_CASE("DeformConv 19 and 22: Conv's shape") {
     SUBCASE("strides and pads, kernel from W") {
       auto model = infer(R"(
