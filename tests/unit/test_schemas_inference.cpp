@@ -1166,4 +1166,73 @@ TEST_SUITE("npucc::schemas::Inference") {
     CHECK(shape(at_26, "bits") == "[2,3]");
     CHECK(elem_type(at_26, "bits") == onnx::TensorProto::INT32);
   }
+  // Many small variants for ONNX Runtime to check (tests/tools/ort_shape_check.js): scales on
+  // rounding edges, aspect-ratio policies, uneven splits, ceil_mode windows. Here each must
+  // infer every dim.
+  TEST_CASE("sweeps over rounding edges, for ONNX Runtime") {
+    const char* policies[] = {"stretch", "not_larger", "not_smaller"};
+    const char* scales[] = {"0.3", "0.6", "0.7", "1.1", "1.3", "2.5", "0.333", "1.75"};
+    int count = 0;
+    // Positive axes with the aspect-ratio policies: with axes [-2, -1], ONNX Runtime 1.30's
+    // kernel returns the input unresized for not_larger/not_smaller (its own ONNX inference
+    // expects the resized shape, as npucc does): a runtime bug, not a shape to follow.
+    for (int in : {5, 7, 9, 13}) {
+      for (const char* scale : scales) {
+        const std::string text = "<ir_version: 10, opset_import: [\"\" : 19]>\n"
+                                 "g (float[1,2," +
+                                 std::to_string(in) +
+                                 ",6] x) => (float y)"
+                                 " <float[2] scales = {" +
+                                 scale + ", " + scale +
+                                 "}> {\n"
+                                 "  y = Resize <axes = [2, 3]> (x, , scales)\n}";
+        auto model = infer(text.c_str(), "sweep_resize_scales_" + std::to_string(count++));
+        CHECK(shape(model, "y").find('?') == std::string::npos);
+      }
+      for (const char* policy : policies) {
+        const std::string text = "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+                                 "g (float[1,2," +
+                                 std::to_string(in) +
+                                 ",6] x) => (float y)"
+                                 " <int64[2] sizes = {10, 9}> {\n"
+                                 "  y = Resize <axes = [2, 3], keep_aspect_ratio_policy = \"" +
+                                 policy + "\"> (x, , , sizes)\n}";
+        auto model = infer(text.c_str(), "sweep_resize_sizes_" + std::to_string(count++));
+        CHECK(shape(model, "y").find('?') == std::string::npos);
+      }
+    }
+    for (int dim : {4, 7, 10, 11}) {
+      for (int parts : {2, 3, 4}) {
+        if ((dim + parts - 1) / parts * (parts - 1) >= dim) {
+          continue; // nothing left for the last chunk: refused (tested above)
+        }
+        std::string outputs, names;
+        for (int i = 0; i < parts; ++i) {
+          outputs += std::string(i ? ", " : "") + "float o" + std::to_string(i);
+          names += std::string(i ? ", " : "") + "o" + std::to_string(i);
+        }
+        const std::string text = "<ir_version: 10, opset_import: [\"\" : 18]>\n"
+                                 "g (float[3," +
+                                 std::to_string(dim) + "] x) => (" + outputs + ") {\n  " + names +
+                                 " = Split <axis = 1, num_outputs = " + std::to_string(parts) +
+                                 "> (x)\n}";
+        auto model = infer(text.c_str(), "sweep_split_" + std::to_string(count++));
+        CHECK(shape(model, "o0").find('?') == std::string::npos);
+      }
+    }
+    for (int in : {5, 6, 7, 8}) {
+      for (const char* pool : {"MaxPool", "AveragePool", "LpPool"}) {
+        const std::string text = "<ir_version: 10, opset_import: [\"\" : 22]>\n"
+                                 "g (float[1,1," +
+                                 std::to_string(in) +
+                                 "] x) => (float y) {\n"
+                                 "  y = " +
+                                 pool +
+                                 " <kernel_shape = [2], strides = [3], pads = [1, 1], "
+                                 "ceil_mode = 1> (x)\n}";
+        auto model = infer(text.c_str(), "sweep_pool_" + std::to_string(count++));
+        CHECK(shape(model, "y").find('?') == std::string::npos);
+      }
+    }
+  }
 }
