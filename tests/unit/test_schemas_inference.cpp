@@ -1235,4 +1235,47 @@ TEST_SUITE("npucc::schemas::Inference") {
       }
     }
   }
+  TEST_CASE("sweeps over Attention and DFT forms, for ONNX Runtime") {
+    int count = 0;
+    for (int q_heads : {2, 4}) {
+      for (int kv_heads : {1, 2}) {
+        for (int past : {0, 3}) {
+          const auto n = [](int v) { return std::to_string(v); };
+          const std::string past_inputs = past ? ", float[2," + n(kv_heads) + "," + n(past) +
+                                                     ",4] pk, float[2," + n(kv_heads) + "," +
+                                                     n(past) + ",6] pv"
+                                               : "";
+          const std::string text = "<ir_version: 10, opset_import: [\"\" : 23]>\n"
+                                   "g (float[2,3," +
+                                   n(q_heads * 4) + "] q, float[2,5," + n(kv_heads * 4) +
+                                   "] k, float[2,5," + n(kv_heads * 6) + "] v" + past_inputs +
+                                   ") => (float y, float present_k, float present_v, float qk) {\n"
+                                   "  y, present_k, present_v, qk = Attention <q_num_heads = " +
+                                   n(q_heads) + ", kv_num_heads = " + n(kv_heads) + "> (q, k, v" +
+                                   (past ? ", , pk, pv" : "") + ")\n}";
+          auto model = infer(text.c_str(), "sweep_attention_" + std::to_string(count++));
+          CHECK(shape(model, "y") == "[2,3," + n(q_heads * 6) + "]");
+          CHECK(shape(model, "qk") == "[2," + n(q_heads) + ",3," + n(5 + past) + "]");
+        }
+      }
+    }
+    for (int dim : {6, 7}) {
+      for (int length : {0, 4, 9}) {
+        for (int mode = 0; mode < 3; ++mode) { // full, RFFT, IRFFT
+          const int last = mode == 2 ? 2 : 1;
+          const std::string attributes = mode == 0   ? ""
+                                         : mode == 1 ? "<onesided = 1>"
+                                                     : "<onesided = 1, inverse = 1>";
+          const std::string inputs = length ? "(x, n)" : "(x)";
+          const std::string text = "<ir_version: 10, opset_import: [\"\" : 20]>\n"
+                                   "g (float[3," +
+                                   std::to_string(dim) + "," + std::to_string(last) +
+                                   "] x) => (float y) <int64 n = {" + std::to_string(length) +
+                                   "}> {\n  y = DFT " + attributes + " " + inputs + "\n}";
+          auto model = infer(text.c_str(), "sweep_dft_" + std::to_string(count++));
+          CHECK(shape(model, "y").find('?') == std::string::npos);
+        }
+      }
+    }
+  }
 }
