@@ -143,8 +143,10 @@ Inference cast() {
 Inference constant() {
   const auto base = inherit("Constant", 13);
   return {base.infer, [](onnx::DataPropagationContext& ctx) {
+            // Shape-like lists are short; a long table is not worth copying into dims.
+            constexpr int k_max_values = 256;
             const auto* ints = ctx.getAttribute("value_ints");
-            if (ints == nullptr) {
+            if (ints == nullptr || ints->ints_size() > k_max_values) {
               return;
             }
             onnx::TensorShapeProto values;
