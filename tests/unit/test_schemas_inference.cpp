@@ -1055,6 +1055,18 @@ TEST_SUITE("npucc::schemas::Inference") {
       CHECK(shape(model, "y") == "[4,2]");
       CHECK(elem_type(model, "y") == onnx::TensorProto::FLOAT);
     }
+    SUBCASE("double keys (a type ONNX added to version 4 later)") {
+      auto model = infer(R"(
+        <ir_version: 10, opset_import: ["ai.onnx.ml" : 4]>
+        g (double[3] x) => (int64 y) {
+          y = ai.onnx.ml.LabelEncoder <keys_tensor = double[2] {1.0, 2.0}, values_int64s = [3, 4]>
+            (x)
+        }
+      )",
+                         "label_encoder_4_double");
+      CHECK(shape(model, "y") == "[3]");
+      CHECK(elem_type(model, "y") == onnx::TensorProto::INT64);
+    }
     SUBCASE("list attributes, at ml opset 5") {
       auto model = infer(R"(
         <ir_version: 10, opset_import: ["ai.onnx.ml" : 5]>
