@@ -119,4 +119,42 @@ Inference rms_normalization() {
           {}};
 }
 
+// Cast 19 to 25: Cast-13's inference refuses a `to` that ONNX 1.12's own enum lacks (float8,
+// int4, ...: "does not specify a valid type"); the element type is taken as given here, any
+// TensorProto.DataType up to IR 13's last (26, int2). Cast-13's data propagation (shapes
+// through Cast) is kept.
+Inference cast() {
+  constexpr int64_t k_last_type = 26;
+  const auto base = inherit("Cast", 13);
+  return {[](InferenceContext& ctx) {
+            const auto* to = ctx.getAttribute("to");
+            if (to == nullptr || !to->has_i() || to->i() < 1 || to->i() > k_last_type) {
+              fail_type_inference("Cast: attribute 'to' must name an element type");
+            }
+            set_output_type(ctx, 0, static_cast<int32_t>(to->i()));
+            onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+          },
+          base.propagate};
+}
+
+// Constant 19 to 25: ONNX 1.12's inference hands a Constant's `value` tensor to the nodes that
+// read constant inputs, but not `value_ints`, which exporters also write for axes, pads and
+// sizes; as data propagation, those values reach them too (ctx.getSymbolicInput).
+Inference constant() {
+  const auto base = inherit("Constant", 13);
+  return {base.infer, [](onnx::DataPropagationContext& ctx) {
+            // Shape-like lists are short; a long table is not worth copying into dims.
+            constexpr int k_max_values = 256;
+            const auto* ints = ctx.getAttribute("value_ints");
+            if (ints == nullptr || ints->ints_size() > k_max_values) {
+              return;
+            }
+            onnx::TensorShapeProto values;
+            for (int64_t value : ints->ints()) {
+              values.add_dim()->set_dim_value(value);
+            }
+            ctx.addOutputData(0, std::move(values));
+          }};
+}
+
 } // namespace npucc::schemas

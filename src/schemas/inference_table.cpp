@@ -1,5 +1,6 @@
 #include "schemas/inference.h"
 #include "schemas/inference_ops.h"
+#include "schemas/propagated_inputs.h"
 
 namespace npucc::schemas {
 
@@ -14,55 +15,52 @@ struct Inherited {
 };
 
 constexpr Inherited k_inherited[] = {
-    {"LpPool", 18, 11},          {"ReduceL1", 18, 13},        {"ReduceL2", 18, 13},
-    {"ReduceLogSum", 18, 13},    {"ReduceLogSumExp", 18, 13}, {"ReduceMax", 18, 13},
-    {"ReduceMean", 18, 13},      {"ReduceMin", 18, 13},       {"ReduceProd", 18, 13},
-    {"ReduceSumSquare", 18, 13}, {"ScatterElements", 18, 16}, {"ScatterND", 18, 16},
-    {"Cast", 19, 13},            {"CastLike", 19, 15},        {"Constant", 19, 13},
+    {"ScatterElements", 18, 16}, {"ScatterND", 18, 16},       {"CastLike", 19, 15},
     {"Equal", 19, 13},           {"Identity", 19, 16},        {"If", 19, 16},
     {"Loop", 19, 16},            {"QuantizeLinear", 19, 13},  {"Reshape", 19, 14},
     {"Scan", 19, 16},            {"Shape", 19, 15},           {"Size", 19, 13},
     {"ConstantOfShape", 20, 9},  {"IsInf", 20, 10},           {"IsNaN", 20, 13},
-    {"ReduceMax", 20, 13},       {"ReduceMin", 20, 13},       {"Cast", 21, 13},
-    {"CastLike", 21, 15},        {"Constant", 21, 13},        {"ConstantOfShape", 21, 9},
-    {"Flatten", 21, 13},         {"Identity", 21, 16},        {"If", 21, 16},
-    {"Loop", 21, 16},            {"QLinearMatMul", 21, 10},   {"Reshape", 21, 14},
-    {"Scan", 21, 16},            {"Shape", 21, 15},           {"Size", 21, 13},
-    {"Squeeze", 21, 13},         {"Transpose", 21, 13},       {"Unsqueeze", 21, 13},
-    {"Acos", 22, 7},             {"Acosh", 22, 9},            {"Asin", 22, 7},
-    {"Asinh", 22, 9},            {"Atan", 22, 7},             {"Atanh", 22, 9},
-    {"Bernoulli", 22, 15},       {"Conv", 22, 11},            {"ConvTranspose", 22, 11},
-    {"Cos", 22, 7},              {"Cosh", 22, 9},             {"Det", 22, 11},
-    {"Dropout", 22, 13},         {"Elu", 22, 6},              {"EyeLike", 22, 9},
-    {"GRU", 22, 14},             {"GlobalAveragePool", 22, 1}, {"GlobalLpPool", 22, 2},
-    {"GlobalMaxPool", 22, 1},    {"HardSigmoid", 22, 6},      {"HardSwish", 22, 14},
-    {"InstanceNormalization", 22, 6}, {"LSTM", 22, 14},       {"LpNormalization", 22, 1},
-    {"LpPool", 22, 11},          {"MaxPool", 22, 12},         {"MaxRoiPool", 22, 1},
+    {"CastLike", 21, 15},        {"ConstantOfShape", 21, 9},  {"Flatten", 21, 13},
+    {"Identity", 21, 16},        {"If", 21, 16},              {"Loop", 21, 16},
+    {"QLinearMatMul", 21, 10},   {"Reshape", 21, 14},         {"Scan", 21, 16},
+    {"Shape", 21, 15},           {"Size", 21, 13},            {"Squeeze", 21, 13},
+    {"Transpose", 21, 13},       {"Unsqueeze", 21, 13},       {"Acos", 22, 7},
+    {"Acosh", 22, 9},            {"Asin", 22, 7},             {"Asinh", 22, 9},
+    {"Atan", 22, 7},             {"Atanh", 22, 9},            {"Bernoulli", 22, 15},
+    {"Conv", 22, 11},            {"ConvTranspose", 22, 11},   {"Cos", 22, 7},
+    {"Cosh", 22, 9},             {"Det", 22, 11},             {"Dropout", 22, 13},
+    {"Elu", 22, 6},              {"EyeLike", 22, 9},          {"GRU", 22, 14},
+    {"GlobalAveragePool", 22, 1}, {"GlobalLpPool", 22, 2},     {"GlobalMaxPool", 22, 1},
+    {"HardSigmoid", 22, 6},      {"HardSwish", 22, 14},       {"InstanceNormalization", 22, 6},
+    {"LSTM", 22, 14},            {"LpNormalization", 22, 1},  {"MaxRoiPool", 22, 1},
     {"MaxUnpool", 22, 11},       {"Multinomial", 22, 7},      {"NegativeLogLikelihoodLoss", 22, 13},
     {"RNN", 22, 14},             {"RandomNormal", 22, 1},     {"RandomNormalLike", 22, 1},
     {"RandomUniform", 22, 1},    {"RandomUniformLike", 22, 1}, {"RoiAlign", 22, 16},
     {"Round", 22, 11},           {"Selu", 22, 6},             {"Sin", 22, 7},
     {"Sinh", 22, 9},             {"Softplus", 22, 1},         {"Softsign", 22, 1},
-    {"Tan", 22, 7},              {"ThresholdedRelu", 22, 10}, {"Cast", 23, 13},
-    {"CastLike", 23, 15},        {"Constant", 23, 13},        {"ConstantOfShape", 23, 9},
-    {"Flatten", 23, 13},         {"Identity", 23, 16},        {"If", 23, 16},
-    {"Loop", 23, 16},            {"Reshape", 23, 14},         {"Scan", 23, 16},
-    {"Shape", 23, 15},           {"Size", 23, 13},            {"Squeeze", 23, 13},
-    {"Transpose", 23, 13},       {"Unsqueeze", 23, 13},       {"Cast", 24, 13},
-    {"CastLike", 24, 15},        {"Constant", 24, 13},        {"ConstantOfShape", 24, 9},
-    {"Flatten", 24, 13},         {"Identity", 24, 16},        {"If", 24, 16},
-    {"Loop", 24, 16},            {"Reshape", 24, 14},         {"Scan", 24, 16},
-    {"Shape", 24, 15},           {"Size", 24, 13},            {"SplitToSequence", 24, 11},
-    {"Squeeze", 24, 13},         {"TopK", 24, 11},            {"Transpose", 24, 13},
-    {"Unsqueeze", 24, 13},       {"Cast", 25, 13},            {"CastLike", 25, 15},
-    {"Constant", 25, 13},        {"ConstantOfShape", 25, 9},  {"Flatten", 25, 13},
+    {"Tan", 22, 7},              {"ThresholdedRelu", 22, 10}, {"CastLike", 23, 15},
+    {"ConstantOfShape", 23, 9},  {"Flatten", 23, 13},         {"Identity", 23, 16},
+    {"If", 23, 16},              {"Loop", 23, 16},            {"Reshape", 23, 14},
+    {"Scan", 23, 16},            {"Shape", 23, 15},           {"Size", 23, 13},
+    {"Squeeze", 23, 13},         {"Transpose", 23, 13},       {"Unsqueeze", 23, 13},
+    {"CastLike", 24, 15},        {"ConstantOfShape", 24, 9},  {"Flatten", 24, 13},
+    {"Identity", 24, 16},        {"If", 24, 16},              {"Loop", 24, 16},
+    {"Reshape", 24, 14},         {"Scan", 24, 16},            {"Shape", 24, 15},
+    {"Size", 24, 13},            {"SplitToSequence", 24, 11}, {"Squeeze", 24, 13},
+    {"TopK", 24, 11},            {"Transpose", 24, 13},       {"Unsqueeze", 24, 13},
+    {"CastLike", 25, 15},        {"ConstantOfShape", 25, 9},  {"Flatten", 25, 13},
     {"Identity", 25, 16},        {"If", 25, 16},              {"Loop", 25, 16},
     {"Reshape", 25, 14},         {"Scan", 25, 16},            {"Shape", 25, 15},
     {"Size", 25, 13},            {"Squeeze", 25, 13},         {"Transpose", 25, 13},
     {"Unsqueeze", 25, 13},
 };
 
-// Versions whose inference is npucc's own (src/schemas/inference_*.cpp).
+// Versions whose inference is npucc's own (src/schemas/inference_*.cpp). Reduce* 18/20 and
+// LpPool 18/22 look like widenings but are not: Reduce*-13 (but ReduceSum) read an `axes`
+// attribute, now an input, and LpPool-11's inference ignores the dilations LpPool-18 added;
+// the pools of opsets 19 and 22 also drop a ceil_mode window that starts in the right padding,
+// Cast-13's inference refuses the element types Cast 19 to 25 added, and Constant 19 to 25
+// pass their value_ints on by data propagation.
 struct Own {
   const char* op;
   int since;
@@ -96,6 +94,18 @@ const Own k_own[] = {
     {"Attention", 25, attention},                {"DequantizeLinear", 25, dequantize_linear},
     {"Pad", 25, pad_with_axes},                  {"QuantizeLinear", 25, quantize_linear},
     {"BitCast", 26, bit_cast},                   {"CumProd", 26, same_as_first_input},
+    {"LpPool", 18, pool_with_dilations},         {"Cast", 19, cast},
+    {"Cast", 21, cast},                          {"Cast", 23, cast},
+    {"Cast", 24, cast},                          {"Cast", 25, cast},
+    {"Constant", 19, constant},                  {"Constant", 21, constant},
+    {"Constant", 23, constant},                  {"Constant", 24, constant},
+    {"Constant", 25, constant},                  {"ReduceL1", 18, reduce_with_axes_input},
+    {"ReduceL2", 18, reduce_with_axes_input},    {"ReduceLogSum", 18, reduce_with_axes_input},
+    {"ReduceLogSumExp", 18, reduce_with_axes_input}, {"ReduceMax", 18, reduce_with_axes_input},
+    {"ReduceMean", 18, reduce_with_axes_input},  {"ReduceMin", 18, reduce_with_axes_input},
+    {"ReduceProd", 18, reduce_with_axes_input},  {"ReduceSumSquare", 18, reduce_with_axes_input},
+    {"ReduceMax", 20, reduce_with_axes_input},   {"ReduceMin", 20, reduce_with_axes_input},
+    {"LpPool", 22, pool_with_dilations},         {"MaxPool", 22, max_pool_22},
 };
 
 } // namespace
@@ -104,7 +114,11 @@ const std::map<std::string, Inference>& inference_table() {
   static const std::map<std::string, Inference> table = [] {
     std::map<std::string, Inference> entries;
     for (const auto& entry : k_inherited) {
-      entries[version_key("", entry.op, entry.since)] = inherit(entry.op, entry.onnx_version);
+      // ONNX 1.12's functions read constant inputs from initializers only: also hand them
+      // the values data propagation knows (Reshape's shape, Unsqueeze's axes, TopK's K).
+      auto inference = inherit(entry.op, entry.onnx_version);
+      inference.infer = with_propagated_inputs(inference.infer);
+      entries[version_key("", entry.op, entry.since)] = inference;
     }
     for (const auto& entry : k_own) {
       entries[version_key("", entry.op, entry.since)] = entry.make();

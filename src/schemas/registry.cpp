@@ -1,6 +1,7 @@
 #include "schemas/registry.h"
 
 #include "schemas/inference.h"
+#include "schemas/inference_ops.h"
 #include "schemas/signature.h"
 #include "schemas/type_names.h"
 
@@ -90,6 +91,33 @@ onnx::OpSchema build_schema(const Signature& signature, const Inference& inferen
   return schema;
 }
 
+// ONNX 1.12 versions whose inference npucc corrects, answered from a copy of ONNX's schema:
+// the pools with ceil_mode (MaxPool 10-12, AveragePool 10-11) keep a last window that would
+// start in the right padding, which ONNX's later docs and ONNX Runtime drop (4 wide, kernel
+// 2, stride 2, pads (0, 1): 2 outputs, not 3), so npucc's plan would disagree with the run.
+struct Corrected {
+  const char* op;
+  int version;
+  size_t outputs; // that carry the pooled shape (MaxPool's Indices too)
+};
+
+constexpr Corrected k_corrected[] = {
+    {"MaxPool", 10, 2}, {"MaxPool", 11, 2}, {"MaxPool", 12, 2},
+    {"AveragePool", 10, 1}, {"AveragePool", 11, 1},
+};
+
+onnx::OpSchema corrected_schema(const Corrected& entry) {
+  const auto* base = onnx::OpSchemaRegistry::Schema(entry.op, entry.version, "");
+  if (base == nullptr || base->SinceVersion() != entry.version) {
+    throw std::logic_error(std::string("schemas: ONNX 1.12 has no ") + entry.op + "-" +
+                           std::to_string(entry.version));
+  }
+  onnx::OpSchema schema = *base;
+  schema.TypeAndShapeInferenceFunction(
+      with_ceil_mode_rule(base->GetTypeAndShapeInferenceFunction(), entry.outputs));
+  return schema;
+}
+
 } // namespace
 
 std::string version_key(const std::string& domain, const std::string& op, int since) {
@@ -118,6 +146,9 @@ Registry::Registry() {
     }
     m_schemas[key_of(signature.domain, signature.op)].emplace(signature.since,
                                                               build_schema(signature, it->second));
+  }
+  for (const auto& entry : k_corrected) {
+    m_schemas[key_of("", entry.op)].emplace(entry.version, corrected_schema(entry));
   }
 }
 
