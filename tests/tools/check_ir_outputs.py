@@ -165,6 +165,7 @@ def check_types(original_path, graphs):
     for path in graphs:
         label = os.path.relpath(path)
         model = load(path)
+        same(f"{label}: ir_version", model.ir_version, original.ir_version)
         tensors = [t for t in model.graph.initializer if t.name == "w"]
         if len(tensors) != 1:
             fail(f"{label}: {len(tensors)} initializers named w")
