@@ -116,7 +116,8 @@ void carry_ir_annotations(const onnx::ModelProto& source, precision::PrecisionBu
     int64_t dropped = model::fix_device_configurations(*variant.model.mutable_graph());
     if (dropped > 0 && log) {
       log(variant.role + ": " + std::to_string(dropped) +
-          " sharding specs dropped: their nodes no longer read or write the tensor");
+          (dropped == 1 ? " sharding spec" : " sharding specs") +
+          " dropped: its node no longer reads or writes the tensor it names");
     }
   }
 }

@@ -223,6 +223,26 @@ def quantize_model(name, data_type, bits):
     expected.setdefault("quant", {})[f"quant_{name}.onnx"] = {"q_bytes": (count * bits + 7) // 8}
 
 
+def dedup_model():
+    """Initializers with the same bytes: two int4 [7] (one may go), a uint4 [7] and an int4
+    [1, 7], which must stay apart (the bytes mean other values, or another shape)."""
+    data = bytes([0xf1, 0x8e, 0x7f, 0x09])
+    inits = [T(name="a", data_type=22, dims=[7], raw_data=data),
+             T(name="b", data_type=22, dims=[7], raw_data=data),
+             T(name="c", data_type=21, dims=[7], raw_data=data),
+             T(name="d", data_type=22, dims=[1, 7], raw_data=data)]
+    nodes = [helper.make_node("Cast", [t.name], [t.name + "f"], to=T.FLOAT) for t in inits]
+    nodes += [helper.make_node("Add", ["af", "bf"], ["ab"]),
+              helper.make_node("Mul", ["ab", "cf"], ["abc"]),
+              helper.make_node("Sub", ["abc", "df"], ["z"]),
+              helper.make_node("Add", ["z", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "dedup", [helper.make_tensor_value_info("x", T.FLOAT, [7])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [1, 7])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+    model.ir_version = 13
+    save("dedup_packed.onnx", model)
+
+
 def bad_models():
     tensor = T(name="w4", data_type=22, dims=[4])
     tensor.int32_data.extend([0x21, 300])
@@ -261,6 +281,7 @@ for type_name, (dt, bits) in TYPES.items():
 for type_name, (dt, bits) in TYPES.items():
     if dt != 24:  # QuantizeLinear has no float8e8m0
         quantize_model(type_name, dt, bits)
+dedup_model()
 bad_models()
 with open(os.path.join(OUT, "expected.json"), "w") as f:
     json.dump(expected, f, indent=1)
