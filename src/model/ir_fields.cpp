@@ -33,15 +33,18 @@ struct CastLinks {
   std::unordered_multimap<std::string, std::string> outputs_of;     // cast input -> outputs
 };
 
-CastLinks cast_links(const onnx::GraphProto& graph) {
+// Over every graph: a body's node may read an outer value through an outer Cast.
+CastLinks cast_links(const onnx::GraphProto& root) {
   CastLinks links;
-  for (const auto& node : graph.node()) {
-    if (node.op_type() == "Cast" && (node.domain().empty() || node.domain() == "ai.onnx") &&
-        node.input_size() == 1 && node.output_size() == 1) {
-      links.input_of[node.output(0)] = node.input(0);
-      links.outputs_of.emplace(node.input(0), node.output(0));
+  for_each_graph(root, [&](const onnx::GraphProto& graph, int) {
+    for (const auto& node : graph.node()) {
+      if (node.op_type() == "Cast" && (node.domain().empty() || node.domain() == "ai.onnx") &&
+          node.input_size() == 1 && node.output_size() == 1) {
+        links.input_of[node.output(0)] = node.input(0);
+        links.outputs_of.emplace(node.input(0), node.output(0));
+      }
     }
-  }
+  });
   return links;
 }
 
@@ -194,8 +197,8 @@ void carry_value_info_fields(const onnx::GraphProto& from, onnx::GraphProto& to)
 
 int64_t fix_device_configurations(onnx::GraphProto& root) {
   int64_t dropped = 0;
+  std::optional<CastLinks> links; // built for the first annotated node only
   for_each_graph(root, [&](onnx::GraphProto& graph, int) {
-    std::optional<CastLinks> links; // built for the first annotated node only
     for (auto& node : *graph.mutable_node()) {
       auto* fields = node.GetReflection()->MutableUnknownFields(&node);
       for (int i = 0; i < fields->field_count(); ++i) {
@@ -205,7 +208,7 @@ int64_t fix_device_configurations(onnx::GraphProto& root) {
           continue;
         }
         if (!links) {
-          links = cast_links(graph);
+          links = cast_links(root);
         }
         std::string fixed = fix_configuration(field->length_delimited(), node, *links, dropped);
         if (fixed != field->length_delimited()) {

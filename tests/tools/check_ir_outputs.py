@@ -173,6 +173,8 @@ def check_types(original_path, graphs):
         tensor = tensors[0]
         same(f"{label}: w data_type", tensor.data_type, source.data_type)
         same(f"{label}: w dims", list(tensor.dims), list(source.dims))
+        same(f"{label}: w metadata_props", w.unknown(tensor, w.TENSOR_METADATA),
+             w.unknown(source, w.TENSOR_METADATA))
         same(f"{label}: w stored in", "int32_data" if tensor.int32_data else "raw_data/external",
              "raw_data/external")
         got = tensor_bytes(tensor, os.path.dirname(path), label)

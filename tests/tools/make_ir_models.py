@@ -181,6 +181,8 @@ def types_model(name, data_type, bits, count, storage, op, twin=False):
         tensor.raw_data = data
     else:
         tensor.int32_data.extend(data)
+    # IR 10's tensor metadata, through the weight store, external data and the paired writer
+    w.append(tensor, w.TENSOR_METADATA, w.entry("npucc.test.tensor", name))
     inits = [tensor]
     if op == "Cast":
         read = helper.make_node("Cast", ["w"], ["v"], name="read", to=T.FLOAT)
@@ -275,7 +277,11 @@ overloads_model()
 for type_name, (dt, bits) in TYPES.items():
     ops = ["Cast"] + (["DequantizeLinear"] if dt != 24 else [])
     big = 16384 * 8 // bits + 1  # one element past the weight store's 16 KiB
-    for count, storage in ((5, "raw"), (7, "int32"), (big, "raw"), (big + 2, "int32")):
+    sizes = [(5, "raw"), (7, "int32"), (big, "raw"), (big + 2, "int32")]
+    if type_name in ("int4", "float8e4m3fn"):
+        # past 1 MiB: high and low share the weight, written once for both (GraphPairWriter)
+        sizes.append(((1 << 20) * 8 // bits + 1, "raw"))
+    for count, storage in sizes:
         for op in ops:
             types_model(type_name, dt, bits, count, storage, op)
 for type_name, (dt, bits) in TYPES.items():
