@@ -125,7 +125,8 @@ def check_fields(original_path, graphs):
                  [a.name for a in scale.attribute], [])
             same(f"{label}: scale0 op_type", scale.op_type, "ScaleAdd")
         for name, table in expected["value_info"].items():
-            infos = [v for v in model.graph.value_info if v.name == name]
+            infos = [v for v in list(model.graph.input) + list(model.graph.output) +
+                     list(model.graph.value_info) if v.name == name]
             for number, payloads in want(table).items():
                 same(f"{label}: value_info {name} field {number}",
                      [p for v in infos for p in w.unknown(v, number)], payloads)

@@ -90,9 +90,12 @@ def fields_model():
     bias = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "B")
     r_info = helper.make_tensor_value_info("R", T.FLOAT, [2, 8])
     w.append(r_info, w.VALUE_INFO_METADATA, w.entry("npucc.test.value", "relu-out"))
-    graph = helper.make_graph(nodes, "fields", [helper.make_tensor_value_info("X", T.FLOAT, [2, 8])],
-                              [helper.make_tensor_value_info("Y", T.FLOAT, [2, 8])],
-                              [weight, bias], value_info=[r_info])
+    x_info = helper.make_tensor_value_info("X", T.FLOAT, [2, 8])
+    w.append(x_info, w.VALUE_INFO_METADATA, w.entry("npucc.test.value", "input"))
+    y_info = helper.make_tensor_value_info("Y", T.FLOAT, [2, 8])
+    w.append(y_info, w.VALUE_INFO_METADATA, w.entry("npucc.test.value", "output"))
+    graph = helper.make_graph(nodes, "fields", [x_info], [y_info], [weight, bias],
+                              value_info=[r_info])
     w.append(graph, w.GRAPH_METADATA, w.entry("npucc.test.graph", "main"))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21),
                                                     helper.make_opsetid("local", 1)],
@@ -110,8 +113,9 @@ def fields_model():
         "function": {str(k): [hexed(v)] for k, v in f_fields.items()},
         "nodes": {name: {str(k): [hexed(v)] for k, v in f.items()}
                   for name, f in node_fields.items()},
-        "value_info": {"R": {str(w.VALUE_INFO_METADATA):
-                             [hexed(w.entry("npucc.test.value", "relu-out"))]}},
+        "value_info": {name: {str(w.VALUE_INFO_METADATA):
+                              [hexed(w.entry("npucc.test.value", text))]}
+                       for name, text in (("R", "relu-out"), ("X", "input"), ("Y", "output"))},
         "tensors": {"W": {str(w.TENSOR_METADATA):
                           [hexed(w.entry("npucc.test.tensor", "weight"))]}},
     }
