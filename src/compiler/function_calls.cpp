@@ -47,7 +47,8 @@ std::string describe(const Key& key, const std::string& overload) {
 }
 
 // Every node of the model that may call a function: graphs (any depth) and function bodies.
-void for_each_call_site(onnx::ModelProto& model, const std::function<void(onnx::NodeProto&)>& visit) {
+void for_each_call_site(onnx::ModelProto& model,
+                        const std::function<void(onnx::NodeProto&)>& visit) {
   model::for_each_graph(*model.mutable_graph(), [&](onnx::GraphProto& graph, int) {
     for (auto& node : *graph.mutable_node()) {
       visit(node);
@@ -123,8 +124,8 @@ void expose_function_calls(onnx::ModelProto& model) {
     Key key{domain_of(node.domain()), node.op_type()};
     std::string overload = model::overload_of(node);
     if (node.op_type().find(k_overload_mark) != std::string::npos) {
-      throw Error("node \"" + node.name() + "\": an op type may not contain \"" +
-                  k_overload_mark + "\" in a model with local functions");
+      throw Error("node \"" + node.name() + "\": an op type may not contain \"" + k_overload_mark +
+                  "\" in a model with local functions");
     }
     auto found = functions.find({key, overload});
     if (found == functions.end()) {

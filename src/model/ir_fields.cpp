@@ -29,8 +29,8 @@ std::string last_string(const UnknownFieldSet& fields, int number) {
 
 // Cast nodes by their output and by their input, per graph.
 struct CastLinks {
-  std::unordered_map<std::string, std::string> input_of;            // cast output -> input
-  std::unordered_multimap<std::string, std::string> outputs_of;     // cast input -> outputs
+  std::unordered_map<std::string, std::string> input_of;        // cast output -> input
+  std::unordered_multimap<std::string, std::string> outputs_of; // cast input -> outputs
 };
 
 // Over every graph: a body's node may read an outer value through an outer Cast.
@@ -64,8 +64,8 @@ bool reaches_upstream(const CastLinks& links, std::string from, const std::strin
   return false;
 }
 
-bool reaches_downstream(const CastLinks& links, const std::string& from,
-                        const std::string& target, int depth = 0) {
+bool reaches_downstream(const CastLinks& links, const std::string& from, const std::string& target,
+                        int depth = 0) {
   if (depth >= 8) {
     return false;
   }

@@ -32,8 +32,7 @@ const char* disallowed_field(const onnx::TensorProto& tensor) {
 } // namespace
 
 void move_newer_type_values_to_raw(onnx::TensorProto& tensor, const std::string& what) {
-  if (!is_newer_type(tensor.data_type()) ||
-      tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+  if (!is_newer_type(tensor.data_type()) || tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     return;
   }
   const std::string type = dtype_name(tensor.data_type());

@@ -42,7 +42,7 @@ onnx::ModelProto overloaded_model() {
   alpha.set_type(onnx::AttributeProto::FLOAT);
   alpha.set_f(2.0f);
   REQUIRE(model.mutable_functions(0)->MergeFromString(field(13, "double") +
-                                                       field(11, alpha.SerializeAsString())));
+                                                      field(11, alpha.SerializeAsString())));
   REQUIRE(model.mutable_functions(1)->MergeFromString(field(13, "sum")));
   REQUIRE(model.mutable_graph()->mutable_node(0)->MergeFromString(field(8, "double")));
   REQUIRE(model.mutable_graph()->mutable_node(1)->MergeFromString(field(8, "sum")));
@@ -81,9 +81,9 @@ TEST_SUITE("npucc::compiler::function_calls") {
   TEST_CASE("ambiguous or missing overloads are refused naming the function") {
     auto twice = overloaded_model();
     REQUIRE(twice.mutable_functions(1)->MergeFromString(field(13, "double")));
-    CHECK_THROWS_WITH_AS(npucc::compiler::expose_function_calls(twice),
-                         doctest::Contains("defines function \"local.F\" overload \"double\" twice"),
-                         npucc::Error);
+    CHECK_THROWS_WITH_AS(
+        npucc::compiler::expose_function_calls(twice),
+        doctest::Contains("defines function \"local.F\" overload \"double\" twice"), npucc::Error);
     auto missing = overloaded_model();
     REQUIRE(missing.mutable_graph()->mutable_node(1)->MergeFromString(field(8, "triple")));
     CHECK_THROWS_WITH_AS(npucc::compiler::expose_function_calls(missing),

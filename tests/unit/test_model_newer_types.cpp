@@ -77,8 +77,8 @@ TEST_SUITE("npucc::model::newer_types") {
     });
     CHECK(error_of(wide).find("tensor \"w\" of type float8e4m3fn has int32_data value 320") !=
           std::string::npos);
-    auto floats = cast_model(npucc::model::k_uint2, 4,
-                             [](onnx::TensorProto& w) { w.add_float_data(1.0f); });
+    auto floats =
+        cast_model(npucc::model::k_uint2, 4, [](onnx::TensorProto& w) { w.add_float_data(1.0f); });
     CHECK(error_of(floats).find("of type uint2 stores its values in float_data") !=
           std::string::npos);
     // 5 int4 values need 3 bytes: 2 is short, 4 is long.
