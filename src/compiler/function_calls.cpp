@@ -91,6 +91,7 @@ void add_defaults(onnx::NodeProto& node, const Function& function) {
 
 void expose_function_calls(onnx::ModelProto& model) {
   std::map<std::pair<Key, std::string>, Function> functions;
+  std::set<Key> named;
   std::set<Key> overloaded;
   for (auto& function : *model.mutable_functions()) {
     Key key{domain_of(function.domain()), function.name()};
@@ -113,6 +114,7 @@ void expose_function_calls(onnx::ModelProto& model) {
       throw Error("the model defines " + describe(key, overload) + " twice",
                   "each model-local function needs its own (domain, name, overload)");
     }
+    named.insert(key);
     if (!overload.empty()) {
       overloaded.insert(key);
     }
@@ -129,7 +131,8 @@ void expose_function_calls(onnx::ModelProto& model) {
     }
     auto found = functions.find({key, overload});
     if (found == functions.end()) {
-      if (!overload.empty()) {
+      // An overload on a call of a schema op means nothing to anyone: left alone.
+      if (!overload.empty() && named.count(key) != 0) {
         throw Error("node \"" + node.name() + "\" calls " + describe(key, overload) +
                     ", which the model does not define");
       }
