@@ -107,10 +107,13 @@ for path in "$models"/types_*.onnx "$models"/quant_*.onnx; do
 done
 # deduplicate_initializers may merge equal packed initializers, never ones of another type
 # or shape with the same bytes
-if compile dedup_packed dedup_packed.onnx --accelerate-train-mode 'fast|step|0.9'; then
-  exact_pairs+=("$models/dedup_packed.onnx" "$out/dedup_packed/high.onnx")
-  exact_pairs+=("$models/dedup_packed.onnx" "$out/dedup_packed/low.onnx")
-fi
+# (and Constant values in int32_data, which ORT reads itself, become raw initializers)
+for model in dedup_packed const_float8e5m2 const_int4 const_uint2; do
+  if compile "$model" "$model.onnx" --accelerate-train-mode 'fast|step|0.9'; then
+    exact_pairs+=("$models/$model.onnx" "$out/$model/high.onnx")
+    exact_pairs+=("$models/$model.onnx" "$out/$model/low.onnx")
+  fi
+done
 # In chunks: ORT 1.30's node binding segfaulted after some 400 sessions in one process
 # here (each half of the list passed alone).
 for ((i = 0; i < ${#exact_pairs[@]}; i += 80)); do

@@ -249,6 +249,22 @@ def dedup_model():
     save("dedup_packed.onnx", model)
 
 
+def constant_model(name, data_type, bits):
+    """A Constant node's value in int32_data (which lift_constants makes an initializer)."""
+    count = 7
+    value = T(data_type=data_type, dims=[count])
+    value.int32_data.extend(packed_bytes(data_type, bits, count, data_type))
+    nodes = [helper.make_node("Constant", [], ["c"], value=value),
+             helper.make_node("Cast", ["c"], ["v"], to=T.FLOAT),
+             helper.make_node("Add", ["v", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "constant",
+                              [helper.make_tensor_value_info("x", T.FLOAT, [count])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [count])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)])
+    model.ir_version = 13
+    save(f"const_{name}.onnx", model)
+
+
 def bad_models():
     tensor = T(name="w4", data_type=22, dims=[4])
     tensor.int32_data.extend([0x21, 300])
@@ -291,6 +307,8 @@ for type_name, (dt, bits) in TYPES.items():
 for type_name, (dt, bits) in TYPES.items():
     if dt != 24:  # QuantizeLinear has no float8e8m0
         quantize_model(type_name, dt, bits)
+for type_name in ("float8e5m2", "int4", "uint2"):
+    constant_model(type_name, *TYPES[type_name])
 dedup_model()
 bad_models()
 with open(os.path.join(OUT, "expected.json"), "w") as f:
