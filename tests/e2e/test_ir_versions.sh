@@ -48,10 +48,18 @@ high_pairs=()
 low_pairs=()
 emulation_pairs=()
 for model in fields overloads; do
-  for mode in 'fast|step|0.9' 'fast1|loss|1.05'; do
+  for mode in 'fast|step|0.9' 'fast1|loss|1.05' 'fast|step|0.9|weights'; do
     label="$model.${mode%%|*}"
-    compile "$label" "$model.onnx" --accelerate-train-mode "$mode" --emit-emulation || continue
-    compile "$label.external" "$model.onnx" --accelerate-train-mode "$mode" --external-data || true
+    extra=()
+    if [[ "$mode" == *weights ]]; then
+      mode=${mode%|weights}
+      label="$label.weights"
+      extra=(--low-precision-weights)
+    fi
+    compile "$label" "$model.onnx" --accelerate-train-mode "$mode" --emit-emulation "${extra[@]}" ||
+      continue
+    compile "$label.external" "$model.onnx" --accelerate-train-mode "$mode" --external-data \
+      "${extra[@]}" || true
     high_pairs+=("$models/$model.onnx" "$out/$label/high.onnx")
     high_pairs+=("$models/$model.onnx" "$out/$label.external/high.onnx")
     emulation_pairs+=("$models/$model.onnx" "$out/$label/emulation.onnx")
