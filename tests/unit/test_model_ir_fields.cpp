@@ -106,6 +106,22 @@ TEST_SUITE("npucc::model::ir_fields") {
     CHECK(node.unknown_fields().field(0).length_delimited() == fixed);
   }
 
+  TEST_CASE("a body's node follows a Cast in the enclosing graph") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (bool c, float[2] x) => (float16[2] y) {
+        x16 = Cast<to = 10>(x)
+        y = If(c) <then_branch = t () => (float16[2] z) { z = Neg(x16) },
+                   else_branch = e () => (float16[2] w) { w = Identity(x16) }>
+      }
+    )");
+    auto* branch = model.mutable_graph()->mutable_node(1)->mutable_attribute(0)->mutable_g();
+    auto& neg = *branch->mutable_node(0);
+    REQUIRE(neg.MergeFromString(field(10, configuration({"x"}))));
+    CHECK(npucc::model::fix_device_configurations(*model.mutable_graph()) == 0);
+    CHECK(sharded(neg) == std::vector<std::string>{"x16"});
+  }
+
   TEST_CASE("value_info metadata comes back to the same-named entry") {
     onnx::GraphProto from;
     auto* value = from.add_value_info();
