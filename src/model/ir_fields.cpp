@@ -180,6 +180,9 @@ void carry_value_info_fields(const onnx::GraphProto& from, onnx::GraphProto& to)
       return;
     }
     const onnx::GraphProto& source = *sources[index++];
+    if (source.name() != g.name()) {
+      return; // not the same graph after all: nothing is carried rather than misplaced
+    }
     std::unordered_map<std::string, const onnx::ValueInfoProto*> annotated;
     for (const auto& value : source.value_info()) {
       if (value.unknown_fields().field_count() > 0) {
