@@ -8,6 +8,8 @@
 #   the node's own inputs or outputs); the function's attribute_proto default is used by
 #   inference (the memory plan sizes its output) and not copied to the call.
 # - overloads.onnx (IR 10): two functions of one name told apart by overload.
+# - the torch models of testdata at IR 10 with exporter-style node and graph metadata_props:
+#   every node the optimiser leaves keeps its metadata, and high.onnx equals the original.
 # - each newer element type, raw_data or int32_data, small and past the weight store's
 #   threshold, inline and --external-data: the same bytes come out, of the packed size,
 #   and ORT computes the same (float4e2m1: ORT has no CPU kernel, which must be the only
@@ -28,7 +30,7 @@ trap 'rm -rf "$work"' EXIT
 models="$work/models"
 out="$work/out"
 mkdir -p "$out"
-/usr/bin/python3 "$tools/make_ir_models.py" "$models"
+/usr/bin/python3 "$tools/make_ir_models.py" "$models" "${TESTDATA:?set TESTDATA}/models/torch"
 status=0
 
 compile() { # LABEL MODEL ARGS...: compiles into $out/LABEL, log in $out/LABEL.log
@@ -77,6 +79,18 @@ done
 node "$oracle/compare.js" --strict --quiet --max-rel 1e-6 "${high_pairs[@]}" || status=1
 node "$oracle/compare.js" --strict --quiet --min-cosine 0.999 "${low_pairs[@]}" || status=1
 node "$oracle/compare.js" --strict --quiet --min-cosine 0.99 "${emulation_pairs[@]}" || status=1
+
+echo "== real models as an IR 10 exporter writes them (node and graph metadata_props)"
+exported=()
+for path in "$models"/exported_*.onnx; do
+  model=$(basename "$path" .onnx)
+  compile "$model" "$model.onnx" --accelerate-train-mode 'fast|step|0.9' --emit-emulation ||
+    continue
+  /usr/bin/python3 "$tools/check_ir_outputs.py" nodes "$path" "$out/$model"/*.onnx || status=1
+  exported+=("$path" "$out/$model/high.onnx")
+done
+node "$oracle/compare.js" --strict --quiet --max-rel 1e-5 --abs-floor 1e-6 --scale-floor 1e-3 \
+  --range tokens=0,99 "${exported[@]}" || status=1
 
 echo "== newer element types"
 exact_pairs=()

@@ -5,6 +5,8 @@
     check_ir_outputs.py fields ORIGINAL GRAPH...     every new field present, byte for byte
     check_ir_outputs.py types ORIGINAL GRAPH...      the initializer's bytes, inline or external
     check_ir_outputs.py plan MANIFEST Q_BYTES        the memory plan's size of the value "q"
+    check_ir_outputs.py nodes ORIGINAL GRAPH...      each node left of the original keeps its
+                                                     metadata_props; so does the graph
 
 One "FAIL ..." line per problem; exit 1 if any.
 """
@@ -194,8 +196,26 @@ def check_plan(manifest_path, q_bytes):
     same(f"{manifest_path}: memory plan bytes of q", sizes.get("q"), int(q_bytes))
 
 
+def check_nodes(original_path, graphs):
+    original = load(original_path)
+    metadata = {n.name: w.unknown(n, w.NODE_METADATA) for n in original.graph.node if n.name}
+    for path in graphs:
+        label = os.path.relpath(path)
+        model = load(path)
+        same(f"{label}: graph metadata_props", w.unknown(model.graph, w.GRAPH_METADATA),
+             w.unknown(original.graph, w.GRAPH_METADATA))
+        kept = 0
+        for node in model.graph.node:
+            if node.name in metadata:
+                same(f"{label}: node {node.name} metadata_props",
+                     w.unknown(node, w.NODE_METADATA), metadata[node.name])
+                kept += 1
+        if kept == 0:
+            fail(f"{label}: no node of the original is left to check")
+
+
 if __name__ == "__main__":
     kind, first, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
     {"fields": check_fields, "types": check_types,
-     "plan": lambda a, b: check_plan(a, b[0])}[kind](first, rest)
+     "plan": lambda a, b: check_plan(a, b[0]), "nodes": check_nodes}[kind](first, rest)
     sys.exit(1 if failures else 0)

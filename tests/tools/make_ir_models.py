@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes models with what IR versions 9 to 13 added, for tests/e2e/test_ir_versions.sh.
 
-    make_ir_models.py OUT_DIR
+    make_ir_models.py OUT_DIR [TORCH_MODELS]
 
 fields.onnx     IR 11: every new field (function overload, value_info, attribute_proto,
                 metadata_props; node overload, metadata_props, device_configurations; graph
@@ -12,6 +12,8 @@ overloads.onnx  IR 10: two local functions sharing (domain, name), told apart by
 types_*.onnx    IR 13, opset 25: an initializer of each newer element type (raw_data or
                 int32_data, odd element counts, some past the 16 KiB weight-store threshold)
                 read by Cast (or DequantizeLinear) and added to the input.
+exported_*.onnx the models in TORCH_MODELS (testdata/models/torch) as an IR 10 exporter
+                writes them: metadata_props on every node and on the graph.
 bad_*.onnx      what npucc must refuse: int32_data outside a byte, a sparse int4 tensor.
 
 The new fields are appended by field number (ir_wire.py) to ONNX 1.12 messages, which keep
@@ -265,6 +267,19 @@ def constant_model(name, data_type, bits):
     save(f"const_{name}.onnx", model)
 
 
+def exported_models(folder):
+    for file in sorted(os.listdir(folder)):
+        if not file.endswith(".onnx"):
+            continue
+        model = onnx.load(os.path.join(folder, file))
+        model.ir_version = 10
+        for node in model.graph.node:
+            w.append(node, w.NODE_METADATA, w.entry("pkg.torch.onnx.stack_trace", "at " + node.name))
+            w.append(node, w.NODE_METADATA, w.entry("namespace", node.op_type))
+        w.append(model.graph, w.GRAPH_METADATA, w.entry("pkg.torch.onnx.exporter", "dynamo"))
+        save("exported_" + file, model)
+
+
 def bad_models():
     tensor = T(name="w4", data_type=22, dims=[4])
     tensor.int32_data.extend([0x21, 300])
@@ -310,6 +325,8 @@ for type_name, (dt, bits) in TYPES.items():
 for type_name in ("float8e5m2", "int4", "uint2"):
     constant_model(type_name, *TYPES[type_name])
 dedup_model()
+if len(sys.argv) > 2:
+    exported_models(sys.argv[2])
 bad_models()
 with open(os.path.join(OUT, "expected.json"), "w") as f:
     json.dump(expected, f, indent=1)
