@@ -2,6 +2,7 @@
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
 #include "compiler/validate.h"
+#include "model/ir_fields.h"
 #include "model/shape_check.h"
 #include "model/weight_store.h"
 #include "npucc/compile.h"
@@ -107,6 +108,22 @@ template <typename Step> void in_file(const std::string& file, Step&& step) {
   }
 }
 
+// The variants are rewrites of the optimised model: value_info the rewrite typed again
+// gets its metadata_props back, and device configurations follow the Casts put between
+// their nodes and the tensors they shard (model/ir_fields.h says what is dropped).
+void carry_ir_annotations(const onnx::ModelProto& source, precision::PrecisionBuild& variants,
+                          const LogSink& log) {
+  for (auto& variant : variants.graphs) {
+    model::carry_value_info_fields(source.graph(), *variant.model.mutable_graph());
+    int64_t dropped = model::fix_device_configurations(*variant.model.mutable_graph());
+    if (dropped > 0 && log) {
+      log(variant.role + ": " + std::to_string(dropped) +
+          (dropped == 1 ? " sharding spec" : " sharding specs") +
+          " dropped: its node no longer reads or writes the tensor it names");
+    }
+  }
+}
+
 } // namespace
 
 PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log) {
@@ -184,6 +201,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   // Precision variants (high / low / emulation) from the optimised graph.
   in_file(file,
           [&] { prepared.variants = precision::build_precision_variants(model.proto, options); });
+  carry_ir_annotations(model.proto, prepared.variants, log);
   prepared.model = std::move(model);
   return prepared;
 }
@@ -192,6 +210,7 @@ void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options) 
   in_file(options.model_path.string(), [&] {
     prepared.variants = precision::build_precision_variants(prepared.model.proto, options);
   });
+  carry_ir_annotations(prepared.model.proto, prepared.variants, {});
 }
 
 CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options) {

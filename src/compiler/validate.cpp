@@ -1,7 +1,9 @@
 #include "compiler/validate.h"
 
+#include "compiler/function_calls.h"
 #include "compiler/isolated_worker.h"
 #include "model/graph_walk.h"
+#include "model/ir_fields.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "schemas/checker.h"
@@ -110,6 +112,7 @@ void check_attribute_values(const onnx::GraphProto& root) {
 // in the parent, so a large model is neither copied through the socket nor limited by
 // protobuf's 2 GiB).
 std::string payload_of(onnx::ModelProto& model) {
+  restore_function_calls(model);
   model::for_each_tensor(*model.mutable_graph(), [](onnx::TensorProto& t) { t.clear_raw_data(); });
   return model.SerializeAsString();
 }
@@ -254,6 +257,8 @@ std::string first_attempt(onnx::ModelProto& model, Checker checker) {
 
 std::string answer_isolated(IsolatedRequest request, const std::string& argument,
                             onnx::ModelProto& model) {
+  // Undone by payload_of: only the inferred types come back.
+  expose_function_calls(model);
   switch (request) {
   case IsolatedRequest::check:
     run_checker(model);
@@ -303,6 +308,8 @@ void check_and_infer(onnx::ModelProto& model, Checker checker) {
     } catch (const std::exception&) {
       continue;
     }
+    // The retry cleared value_info: its metadata_props (IR 10) come back by name.
+    model::carry_value_info_fields(model.graph(), *candidate.mutable_graph());
     model = std::move(candidate);
     if (check_after) {
       check_model(model);

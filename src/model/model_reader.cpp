@@ -1,6 +1,7 @@
 #include "model/external_data.h"
 #include "model/graph_walk.h"
 #include "model/nesting_scan.h"
+#include "model/newer_types.h"
 #include "model/shape_check.h"
 #include "model/tensor_info.h"
 #include "model/weight_store.h"
@@ -110,73 +111,66 @@ void check_versions(const onnx::ModelProto& proto, const std::string& file) {
   }
 }
 
+// How many elements a tensor's typed fields hold (float16 sits in int32_data, one each).
+uint64_t typed_elements(const onnx::TensorProto& tensor) {
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT: return tensor.float_data_size();
+  case onnx::TensorProto::COMPLEX64: return tensor.float_data_size() / 2;
+  case onnx::TensorProto::DOUBLE: return tensor.double_data_size();
+  case onnx::TensorProto::COMPLEX128: return tensor.double_data_size() / 2;
+  case onnx::TensorProto::INT64: return tensor.int64_data_size();
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64: return tensor.uint64_data_size();
+  default: return tensor.int32_data_size();
+  }
+}
+
 // Every stored tensor must hold exactly what its dims declare, and fit the limit;
 // this refuses "a tensor of 2^40 elements with 4 bytes of data" before anyone
 // allocates for it.
-void check_tensor_sizes(onnx::GraphProto& graph, const std::string& file,
+void check_tensor_size(onnx::TensorProto& tensor, const std::string& what,
+                       const ReadLimits& limits) {
+  // ONNX 1.12's enum ends at bfloat16; the newer types are known to npucc (tensor_info.h).
+  if (!model::is_known_type(tensor.data_type())) {
+    throw Error(what + " has invalid data type " + std::to_string(tensor.data_type()));
+  }
+  auto count = model::element_count(tensor);
+  if (!count) {
+    throw Error(what + " has a negative dimension or an element count that overflows");
+  }
+  if (model::element_bits(tensor.data_type()) == 0) {
+    return; // strings: variable size, checked by the ONNX checker
+  }
+  auto bytes = model::data_bytes(tensor);
+  if (!bytes || *bytes > limits.max_tensor_bytes) {
+    throw Error(what + " declares " + std::to_string(*count) +
+                    " elements, more than the limit of " +
+                    std::to_string(limits.max_tensor_bytes) + " bytes per tensor",
+                "the model is damaged or hostile; check the tensor's dims");
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    return; // checked when the external data is resolved
+  }
+  model::move_newer_type_values_to_raw(tensor, what);
+  if (tensor.has_raw_data() && model::stored_bytes(tensor) != *bytes) {
+    throw Error(what + " of type " + model::dtype_name(tensor.data_type()) + " declares " +
+                std::to_string(*bytes) + " bytes of data but holds " +
+                std::to_string(model::stored_bytes(tensor)));
+  }
+  // Typed fields pack some types wider (float16 in int32_data), so compare elements.
+  if (!tensor.has_raw_data() && typed_elements(tensor) != *count) {
+    throw Error(what + " declares " + std::to_string(*count) + " elements but holds " +
+                std::to_string(typed_elements(tensor)));
+  }
+}
+
+void check_tensor_sizes(onnx::ModelProto& proto, const std::string& file,
                         const ReadLimits& limits) {
-  model::for_each_tensor(graph, [&](onnx::TensorProto& tensor) {
-    const std::string what = file + ": tensor \"" + tensor.name() + "\"";
-    if (!onnx::TensorProto_DataType_IsValid(tensor.data_type()) ||
-        tensor.data_type() == onnx::TensorProto::UNDEFINED) {
-      throw Error(what + " has invalid data type " + std::to_string(tensor.data_type()));
-    }
-    auto count = model::element_count(tensor);
-    if (!count) {
-      throw Error(what + " has a negative dimension or an element count that overflows");
-    }
-    uint64_t element = model::element_size(tensor.data_type());
-    if (element == 0) {
-      return; // strings: variable size, checked by the ONNX checker
-    }
-    auto bytes = model::data_bytes(tensor);
-    if (!bytes || *bytes > limits.max_tensor_bytes) {
-      throw Error(what + " declares " + std::to_string(*count) +
-                      " elements, more than the limit of " +
-                      std::to_string(limits.max_tensor_bytes) + " bytes per tensor",
-                  "the model is damaged or hostile; check the tensor's dims");
-    }
-    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-      return; // checked when the external data is resolved
-    }
-    uint64_t stored = model::stored_bytes(tensor);
-    // Typed fields pack some types wider (float16 in int32_data), so compare elements.
-    uint64_t stored_elements = tensor.has_raw_data() ? stored / element : 0;
-    if (!tensor.has_raw_data()) {
-      switch (tensor.data_type()) {
-      case onnx::TensorProto::FLOAT:
-        stored_elements = tensor.float_data_size();
-        break;
-      case onnx::TensorProto::COMPLEX64:
-        stored_elements = tensor.float_data_size() / 2;
-        break;
-      case onnx::TensorProto::DOUBLE:
-        stored_elements = tensor.double_data_size();
-        break;
-      case onnx::TensorProto::COMPLEX128:
-        stored_elements = tensor.double_data_size() / 2;
-        break;
-      case onnx::TensorProto::INT64:
-        stored_elements = tensor.int64_data_size();
-        break;
-      case onnx::TensorProto::UINT32:
-      case onnx::TensorProto::UINT64:
-        stored_elements = tensor.uint64_data_size();
-        break;
-      default:
-        stored_elements = tensor.int32_data_size();
-        break;
-      }
-    }
-    if (tensor.has_raw_data() && stored != *bytes) {
-      throw Error(what + " declares " + std::to_string(*bytes) + " bytes of data but holds " +
-                  std::to_string(stored));
-    }
-    if (!tensor.has_raw_data() && stored_elements != *count) {
-      throw Error(what + " declares " + std::to_string(*count) + " elements but holds " +
-                  std::to_string(stored_elements));
-    }
-  });
+  auto check = [&](onnx::TensorProto& tensor) {
+    check_tensor_size(tensor, file + ": tensor \"" + tensor.name() + "\"", limits);
+  };
+  model::for_each_tensor(*proto.mutable_graph(), check);
+  model::for_each_function_tensor(proto, check);
 }
 
 void check_file_size(uint64_t size, const std::string& file, const ReadLimits& limits) {
@@ -196,6 +190,8 @@ void check_file_size(uint64_t size, const std::string& file, const ReadLimits& l
 // (checkers, runtimes) may materialise: the dense size must fit the limit too.
 void check_sparse_tensor(const onnx::SparseTensorProto& sparse, const std::string& file,
                          const ReadLimits& limits) {
+  model::check_sparse_element_type(sparse,
+                                   file + ": sparse tensor \"" + sparse.values().name() + "\"");
   uint64_t bytes = std::max<uint64_t>(model::element_size(sparse.values().data_type()), 1);
   for (int64_t dim : sparse.dims()) {
     auto next = dim < 0 ? std::nullopt : model::checked_mul(bytes, static_cast<uint64_t>(dim));
@@ -261,7 +257,7 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   }
   check_versions(model.proto, file);
   check_nesting(model.proto.graph(), file, limits);
-  check_tensor_sizes(*model.proto.mutable_graph(), file, limits);
+  check_tensor_sizes(model.proto, file, limits);
   check_sparse_tensors(model.proto.graph(), file, limits);
   model::check_value_shapes(model.proto.graph(), file, limits);
   if (weights == Weights::in_table) {

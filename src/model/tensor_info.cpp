@@ -22,7 +22,42 @@ std::string dtype_name(int32_t data_type) {
   case TensorProto::COMPLEX64: return "complex64";
   case TensorProto::COMPLEX128: return "complex128";
   case TensorProto::BFLOAT16: return "bfloat16";
-  default: return "undefined";
+  case k_float8e4m3fn: return "float8e4m3fn";
+  case k_float8e4m3fnuz: return "float8e4m3fnuz";
+  case k_float8e5m2: return "float8e5m2";
+  case k_float8e5m2fnuz: return "float8e5m2fnuz";
+  case k_uint4: return "uint4";
+  case k_int4: return "int4";
+  case k_float4e2m1: return "float4e2m1";
+  case k_float8e8m0: return "float8e8m0";
+  case k_uint2: return "uint2";
+  case k_int2: return "int2";
+  case TensorProto::UNDEFINED: return "undefined";
+  default: return "type " + std::to_string(data_type);
+  }
+}
+
+bool is_known_type(int32_t data_type) {
+  return data_type > TensorProto::UNDEFINED && data_type <= k_max_data_type;
+}
+
+bool is_newer_type(int32_t data_type) {
+  return data_type > TensorProto::BFLOAT16 && data_type <= k_max_data_type;
+}
+
+uint32_t element_bits(int32_t data_type) {
+  switch (data_type) {
+  case k_uint2:
+  case k_int2: return 2;
+  case k_uint4:
+  case k_int4:
+  case k_float4e2m1: return 4;
+  case k_float8e4m3fn:
+  case k_float8e4m3fnuz:
+  case k_float8e5m2:
+  case k_float8e5m2fnuz:
+  case k_float8e8m0: return 8;
+  default: return static_cast<uint32_t>(element_size(data_type) * 8);
   }
 }
 
@@ -30,7 +65,18 @@ uint64_t element_size(int32_t data_type) {
   switch (data_type) {
   case TensorProto::BOOL:
   case TensorProto::UINT8:
-  case TensorProto::INT8: return 1;
+  case TensorProto::INT8:
+  case k_float8e4m3fn:
+  case k_float8e4m3fnuz:
+  case k_float8e5m2:
+  case k_float8e5m2fnuz:
+  case k_float8e8m0:
+  // Packed: a byte holds several elements, but one element still needs a byte.
+  case k_uint4:
+  case k_int4:
+  case k_float4e2m1:
+  case k_uint2:
+  case k_int2: return 1;
   case TensorProto::UINT16:
   case TensorProto::INT16:
   case TensorProto::FLOAT16:
@@ -60,6 +106,19 @@ std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b) {
   return result;
 }
 
+std::optional<uint64_t> bytes_for(int32_t data_type, uint64_t count) {
+  uint64_t bits = element_bits(data_type);
+  if (bits >= 8) {
+    return checked_mul(count, bits / 8);
+  }
+  if (bits == 0) {
+    return 0;
+  }
+  // count * bits / 8 rounded up, without overflowing on the multiplication.
+  uint64_t per_byte = 8 / bits;
+  return count / per_byte + (count % per_byte != 0 ? 1 : 0);
+}
+
 std::optional<uint64_t> element_count(const TensorProto& tensor) {
   uint64_t count = 1;
   for (int64_t dim : tensor.dims()) {
@@ -80,7 +139,7 @@ std::optional<uint64_t> data_bytes(const TensorProto& tensor) {
   if (!count) {
     return std::nullopt;
   }
-  return checked_mul(*count, element_size(tensor.data_type()));
+  return bytes_for(tensor.data_type(), *count);
 }
 
 uint64_t stored_bytes(const TensorProto& tensor) {
@@ -103,7 +162,10 @@ uint64_t stored_bytes(const TensorProto& tensor) {
     }
     return total;
   }
-  default: return tensor.int32_data_size() * size;
+  default:
+    // One int32 per element, but for the newer types one per byte: float8 values one each,
+    // 4-bit values two and 2-bit values four (onnx.proto, int32_data).
+    return tensor.int32_data_size() * (is_newer_type(tensor.data_type()) ? 1 : size);
   }
 }
 

@@ -32,8 +32,7 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     return 0;
   }
   const auto& tensor = value->type().tensor_type();
-  uint64_t element = model::element_size(tensor.elem_type());
-  if (element == 0) {
+  if (model::element_bits(tensor.elem_type()) == 0) {
     why = "has element type " + model::dtype_name(tensor.elem_type()) + " with no fixed size";
     return 0;
   }
@@ -41,20 +40,27 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     why = "has an unknown rank";
     return 0;
   }
-  uint64_t bytes = element;
+  uint64_t count = 1;
   for (const auto& dim : tensor.shape().dim()) {
     if (!dim.has_dim_value() || dim.dim_value() < 0) {
       why = "has a dynamic dimension" +
             (dim.has_dim_param() ? " \"" + dim.dim_param() + "\"" : std::string());
       return 0;
     }
-    auto next = model::checked_mul(bytes, static_cast<uint64_t>(dim.dim_value()));
+    auto next = model::checked_mul(count, static_cast<uint64_t>(dim.dim_value()));
     if (!next) {
       why = "has a size that overflows";
       return 0;
     }
-    bytes = *next;
+    count = *next;
   }
+  // Packed types (int4, int2, float4e2m1) take a byte per two or four elements, rounded up.
+  auto packed = model::bytes_for(tensor.elem_type(), count);
+  if (!packed) {
+    why = "has a size that overflows";
+    return 0;
+  }
+  uint64_t bytes = *packed;
   if (bytes > k_max_plannable_bytes) {
     why = "has " + std::to_string(bytes) + " bytes, too large to plan";
     return 0;

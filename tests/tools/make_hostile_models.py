@@ -147,8 +147,9 @@ def main():
     save(model(external_weight_graph("short.bin", offset=1 << 62)), path("external_offset_past_end"))
     save(model(external_weight_graph("missing.bin")), path("external_missing"))
 
-    save(model(relu_graph(), ir_version=9), path("ir_version_9"))
-    save(model(relu_graph(), opset=18), path("opset_18"))
+    # one past what npucc reads (IR 13, opset 26)
+    save(model(relu_graph(), ir_version=14), path("ir_version_14"))
+    save(model(relu_graph(), opset=27), path("opset_27"))
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
