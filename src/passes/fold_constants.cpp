@@ -1,6 +1,7 @@
 #include "passes/fold_constants.h"
 
 #include "passes/fold_values.h"
+#include "passes/op_version.h"
 #include "passes/rename.h"
 
 #include <map>
@@ -29,7 +30,6 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
   if (context.model == nullptr || context.model->ir_version() < 4) {
     return 0;
   }
-  const int64_t opset = default_opset(context.model);
   std::unordered_set<std::string> inputs;
   for (const auto& value : graph.input()) {
     inputs.insert(value.name());
@@ -79,7 +79,7 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
     for (const auto& name : node.output()) {
       ready = ready && !name.empty() && keep.count(name) == 0;
     }
-    auto results = ready ? evaluate_node(node, args, opset) : std::nullopt;
+    auto results = ready ? evaluate_node(node, args, op_version(node, context.model)) : std::nullopt;
     if (!results || results->size() != static_cast<size_t>(node.output_size())) {
       continue;
     }

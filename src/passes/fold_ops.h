@@ -39,11 +39,13 @@ inline Result single(FoldValue value) {
 
 // The evaluators, one per op family (fold_ops_<family>.cpp).
 Result evaluate_cast(const onnx::NodeProto& node, const Inputs& inputs);
-Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset);
+// `version`: the since-version of the op in force (op_version.h).
+Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int version);
 // ConstantOfShape and integer Range.
 Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
 Result evaluate_expand(const Inputs& inputs);
-// Add, Sub, Mul, Div, Equal, Where (multidirectional broadcasting).
-Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs);
+// Add, Sub, Mul, Div, Equal, Where (multidirectional broadcasting from version 7; before
+// it, only operands of one shape, where the legacy `broadcast`/`axis` rules agree).
+Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs, int version);
 
 } // namespace npucc::passes::fold

@@ -87,7 +87,7 @@ std::optional<std::vector<int64_t>> as_indices(const FoldValue* value) {
   return value->ints;
 }
 
-Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset) {
+Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   const FoldValue* data = inputs.empty() ? nullptr : inputs[0];
   if (data == nullptr) {
     return std::nullopt;
@@ -98,7 +98,7 @@ Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t
   std::optional<std::vector<int64_t>> ends;
   std::optional<std::vector<int64_t>> axes;
   std::optional<std::vector<int64_t>> steps;
-  if (opset < 10) {
+  if (version < 10) {
     starts = ints_attribute(node, "starts");
     ends = ints_attribute(node, "ends");
     axes = ints_attribute(node, "axes");

@@ -1,5 +1,6 @@
 #include "passes/lift_constants.h"
 
+#include "passes/op_version.h"
 #include "passes/rename.h"
 
 namespace npucc::passes {
@@ -8,10 +9,12 @@ namespace {
 
 constexpr int64_t k_min_ir_version = 4;
 
-bool is_constant(const onnx::NodeProto& node) {
+// Versions 19-25 only add element types; the value_* attributes are those of 12 and 13.
+bool is_constant(const onnx::NodeProto& node, const onnx::ModelProto* model) {
   return node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx") &&
          node.output_size() == 1 && !node.output(0).empty() && node.attribute_size() == 1 &&
-         node.attribute(0).ref_attr_name().empty();
+         node.attribute(0).ref_attr_name().empty() &&
+         version_is_one_of(node, model, {1, 9, 11, 12, 13, 19, 21, 23, 24, 25});
 }
 
 // The value of a Constant's attribute as a tensor; false for kinds left alone.
@@ -64,7 +67,7 @@ int64_t LiftConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
   for (int i = 0; i < graph.node_size(); ++i) {
     auto& node = *graph.mutable_node(i);
     // Runtimes differ on initializers that are also graph outputs: keep the node.
-    if (!is_constant(node) || outputs.count(node.output(0)) != 0) {
+    if (!is_constant(node, context.model) || outputs.count(node.output(0)) != 0) {
       continue;
     }
     onnx::TensorProto tensor;

@@ -18,7 +18,8 @@ namespace {
 // z = Identity(y) of type `out` (graph outputs are never folded, so y can be).
 std::string graph_text(const std::string& inits, const std::string& nodes, const std::string& out,
                        int opset = 17) {
-  return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) +
+  return "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+         ", opset_import: [\"\" : " + std::to_string(opset) +
          "]>\nagraph (float[1] unused) => (" + out + " z) <" + inits + "> {\n" + nodes +
          "\n z = Identity(y)\n}\n";
 }
@@ -354,5 +355,104 @@ TEST_SUITE("npucc::passes::FoldConstants") {
     REQUIRE(s);
     CHECK(s->ints == Ints{6});
     check_valid(model);
+  }
+
+  TEST_CASE("opsets 18 to 26: the versions they introduce fold as the older ones did") {
+    // ConstantOfShape-20/21/23/24/25, Reshape-19..25, Squeeze/Unsqueeze-21..25, Cast-19..25
+    // (saturate only concerns float8 targets) and Equal-19 only widen their types.
+    for (int opset : {18, 19, 20, 21, 22, 23, 24, 25, 26}) {
+      CAPTURE(opset);
+      const std::string saturate = opset >= 19 ? ", saturate = 1" : "";
+      auto y = fold("int64[2] s = {2, 3}, int64[1] axes = {0}, int64[1] flat = {-1}",
+                    "c = ConstantOfShape <value = int64[1] {7}> (s)\n r = Reshape(c, flat)\n"
+                    " u = Unsqueeze(r, axes)\n q = Squeeze(u, axes)\n"
+                    " f = Cast <to = 1" + saturate + "> (q)\n e = Equal(f, f)\n"
+                    " y = Where(e, q, r)",
+                    "int64[6]", opset);
+      REQUIRE(y);
+      CHECK(y->dims == Ints{6});
+      CHECK(y->ints == Ints{7, 7, 7, 7, 7, 7});
+    }
+  }
+
+  TEST_CASE("opsets 19 to 26: what folding cannot compute exactly stays") {
+    // Read as parsed: the pass needs only the initializers, not inference's types.
+    auto folds = [](const std::string& inits, const std::string& nodes, int opset) {
+      auto model = npucc::test::parse_text_model(graph_text(inits, nodes, "float[2]", opset));
+      FoldConstants pass;
+      return run(pass, model);
+    };
+    SUBCASE("Cast to float8, with or without saturation") {
+      for (const char* cast : {"Cast <to = 17, saturate = 0>", "Cast <to = 19>"}) {
+        CAPTURE(cast);
+        CHECK(folds("float[2] a = {1000, 0.1}",
+                    std::string("y8 = ") + cast + " (a)\n y = Cast <to = 1> (y8)", 21) == 0);
+      }
+    }
+    SUBCASE("Cast to int4, uint4, float4e2m1 and float8e8m0") {
+      for (int to : {21, 22, 23, 24}) {
+        CAPTURE(to);
+        CHECK(folds("float[2] a = {3, 1}",
+                    "y4 = Cast <to = " + std::to_string(to) + ", round_mode = \"up\"> (a)\n"
+                    " y = Cast <to = 1> (y4)",
+                    25) == 0);
+      }
+    }
+    SUBCASE("ConstantOfShape filled with a float8 value") {
+      auto model = npucc::test::parse_text_model(graph_text(
+          "int64[1] s = {2}", "c = ConstantOfShape <value = float[1] {0}> (s)\n"
+                              " y = Cast <to = 1> (c)",
+          "float[2]", 21));
+      auto& value = *model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_t();
+      value.clear_float_data();
+      value.set_data_type(17); // FLOAT8E4M3FN, unknown to ONNX 1.12
+      value.set_raw_data(std::string(1, '\x38')); // 1.0
+      npucc::compiler::infer_shapes_strict(model);
+      FoldConstants pass;
+      CHECK(run(pass, model) == 0);
+      check_valid(model);
+    }
+  }
+
+  TEST_CASE("an opset newer than the one the evaluators were checked against folds nothing") {
+    // The reader refuses such a model; the pass must not fold it with older semantics.
+    auto model = npucc::test::parse_text_model(
+        graph_text("int64[2] a = {2, 3}, int64[1] flat = {-1}",
+                   "r = Reshape(a, flat)\n y = Add(r, r)", "int64[2]", 27));
+    FoldConstants pass;
+    CHECK(run(pass, model) == 0);
+    CHECK(model.graph().node_size() == 3);
+  }
+
+  TEST_CASE("before opset 7, arithmetic folds only operands of one shape") {
+    SUBCASE("legacy broadcasting along an axis stays") {
+      // Add-6 with broadcast = 1, axis = 0 adds b down the rows: not numpy broadcasting.
+      CHECK_FALSE(fold("int64[3,3] a = {0, 0, 0, 0, 0, 0, 0, 0, 0}, int64[3] b = {1, 2, 3}",
+                       "y = Add <broadcast = 1, axis = 0> (a, b)", "int64[3,3]", 6));
+    }
+    SUBCASE("same shapes mean the same in both") {
+      auto y = fold("int64[2] a = {1, 2}, int64[2] b = {10, 20}", "y = Mul(a, b)", "int64[2]", 6);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{10, 40});
+    }
+  }
+
+  TEST_CASE("versions that define no negative index or axis leave them alone") {
+    SUBCASE("Gather-1 (negative indices count back from 11 on)") {
+      CHECK_FALSE(fold("int64[3] a = {4, 5, 6}, int64[1] i = {-1}", "y = Gather(a, i)",
+                       "int64[1]", 9));
+      auto y = fold("int64[3] a = {4, 5, 6}, int64[1] i = {-1}", "y = Gather(a, i)", "int64[1]", 11);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{6});
+    }
+    SUBCASE("Unsqueeze-1 (negative axes from 11 on)") {
+      auto model = npucc::test::parse_text_model(
+          graph_text("int64[2] a = {4, 5}", "y = Unsqueeze <axes = [-1]> (a)", "int64[2,1]", 9));
+      FoldConstants pass;
+      CHECK(run(pass, model) == 0);
+      auto y = fold("int64[2] a = {4, 5}", "y = Unsqueeze <axes = [-1]> (a)", "int64[2,1]", 11);
+      REQUIRE(y);
+      CHECK(y->dims == Ints{2, 1});
+    }
   }
 }

@@ -162,4 +162,42 @@ TEST_SUITE("npucc::passes::FoldShapes") {
     }
     CHECK(found);
   }
+
+  TEST_CASE("opsets 19 to 26: Shape and Size of their new versions fold") {
+    for (int opset : {19, 21, 23, 24, 25, 26}) {
+      CAPTURE(opset);
+      const std::string header = "<ir_version: " +
+                                 std::to_string(npucc::test::ir_version_for(opset)) +
+                                 ", opset_import: [\"\" : " + std::to_string(opset) + "]>\n";
+      auto model = npucc::test::typed_model(header + R"(
+        agraph (float[2,3,4] x) => (int64[2] z, int64 w) {
+          y = Shape <start = -2, end = 10> (x)
+          z = Identity(y)
+          n = Size(x)
+          w = Identity(n)
+        }
+      )");
+      FoldShapes pass;
+      CHECK(run(pass, model) == 2);
+      check_valid(model);
+      auto y = initializer_value(model.graph(), "y");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{3, 4});
+      auto n = initializer_value(model.graph(), "n");
+      REQUIRE(n);
+      CHECK(n->ints == Ints{24});
+    }
+  }
+
+  TEST_CASE("an opset newer than the one Shape was checked against folds nothing") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 13, opset_import: ["" : 27]>
+      agraph (float[2,3] x) => (int64[2] z) {
+        y = Shape(x)
+        z = Identity(y)
+      }
+    )");
+    FoldShapes pass;
+    CHECK(run(pass, model) == 0);
+  }
 }
