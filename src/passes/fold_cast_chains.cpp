@@ -26,8 +26,7 @@ bool is_cast(const onnx::NodeProto& node, const onnx::ModelProto* model) {
   if (node.op_type() == "Cast") {
     return version_is_one_of(node, model, {6, 9, 13, 19, 21, 23, 24, 25});
   }
-  return node.op_type() == "CastLike" &&
-         version_is_one_of(node, model, {15, 19, 21, 23, 24, 25});
+  return node.op_type() == "CastLike" && version_is_one_of(node, model, {15, 19, 21, 23, 24, 25});
 }
 
 // The element type a Cast or CastLike converts to; 0 when unknown.

@@ -79,7 +79,8 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
     for (const auto& name : node.output()) {
       ready = ready && !name.empty() && keep.count(name) == 0;
     }
-    auto results = ready ? evaluate_node(node, args, op_version(node, context.model)) : std::nullopt;
+    auto results =
+        ready ? evaluate_node(node, args, op_version(node, context.model)) : std::nullopt;
     if (!results || results->size() != static_cast<size_t>(node.output_size())) {
       continue;
     }

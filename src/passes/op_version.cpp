@@ -21,8 +21,8 @@ int op_version(const onnx::NodeProto& node, const onnx::ModelProto* model) {
   }
   const bool default_domain = is_default_domain(node.domain());
   for (const auto& opset : model->opset_import()) {
-    const bool same = default_domain ? is_default_domain(opset.domain())
-                                     : opset.domain() == node.domain();
+    const bool same =
+        default_domain ? is_default_domain(opset.domain()) : opset.domain() == node.domain();
     if (!same) {
       continue;
     }

@@ -25,6 +25,30 @@ uint64_t saturating_add(uint64_t a, uint64_t b) {
   return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
 }
 
+// Bits per element, with the types of IR 9 to 13 that ONNX 1.12 (and model::element_size)
+// does not know: float8 (17-20, 24) take a byte, the 4-bit types (uint4, int4, float4e2m1:
+// 21-23) and the 2-bit ones (uint2, int2: 25, 26) are packed, several to a byte, in a
+// tensor as in a runtime's buffer. 0 when the size is not fixed (strings) or unknown.
+uint64_t element_bits(int32_t elem_type) {
+  switch (elem_type) {
+  case 17:
+  case 18:
+  case 19:
+  case 20:
+  case 24:
+    return 8;
+  case 21:
+  case 22:
+  case 23:
+    return 4;
+  case 25:
+  case 26:
+    return 2;
+  default:
+    return model::element_size(elem_type) * 8;
+  }
+}
+
 // Static byte size of a value, or 0 with `why` set when it has none.
 uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
   if (value == nullptr || !value->type().has_tensor_type()) {
@@ -32,8 +56,8 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     return 0;
   }
   const auto& tensor = value->type().tensor_type();
-  uint64_t element = model::element_size(tensor.elem_type());
-  if (element == 0) {
+  const uint64_t bits = element_bits(tensor.elem_type());
+  if (bits == 0) {
     why = "has element type " + model::dtype_name(tensor.elem_type()) + " with no fixed size";
     return 0;
   }
@@ -41,20 +65,27 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     why = "has an unknown rank";
     return 0;
   }
-  uint64_t bytes = element;
+  // Counted in elements, then rounded up to whole bytes (a packed tensor's last byte).
+  uint64_t elements = 1;
   for (const auto& dim : tensor.shape().dim()) {
     if (!dim.has_dim_value() || dim.dim_value() < 0) {
       why = "has a dynamic dimension" +
             (dim.has_dim_param() ? " \"" + dim.dim_param() + "\"" : std::string());
       return 0;
     }
-    auto next = model::checked_mul(bytes, static_cast<uint64_t>(dim.dim_value()));
+    auto next = model::checked_mul(elements, static_cast<uint64_t>(dim.dim_value()));
     if (!next) {
       why = "has a size that overflows";
       return 0;
     }
-    bytes = *next;
+    elements = *next;
   }
+  if (elements > k_max_plannable_bytes) {
+    why = "has " + std::to_string(elements) + " elements, too large to plan";
+    return 0;
+  }
+  // Below 2^50 elements of at most 128 bits, the product cannot overflow.
+  const uint64_t bytes = (elements * bits + 7) / 8;
   if (bytes > k_max_plannable_bytes) {
     why = "has " + std::to_string(bytes) + " bytes, too large to plan";
     return 0;

@@ -240,9 +240,9 @@ TEST_SUITE("npucc::passes::FoldCastChains") {
     SUBCASE("an exact first step is skipped, saturate or not") {
       for (int opset : {19, 21, 23, 25}) {
         CAPTURE(opset);
-        auto model = typed_model("<ir_version: " +
-                                 std::to_string(npucc::test::ir_version_for(opset)) +
-                                 ", opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+        auto model =
+            typed_model("<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+                        ", opset_import: [\"\" : " + std::to_string(opset) + R"(]>
           agraph (float16[2] x, float[2] like) => (float16[2] z) {
             y = Cast <to = 1, saturate = 1> (x)
             c = CastLike <saturate = 1> (y, like)
@@ -260,7 +260,8 @@ TEST_SUITE("npucc::passes::FoldCastChains") {
         auto model = npucc::test::parse_text_model(R"(
           <ir_version: 11, opset_import: ["" : 23]>
           agraph (float[2] x) => (float[2] z) {
-            y = Cast <to = )" + std::to_string(middle) + R"(, saturate = 0> (x)
+            y = Cast <to = )" + std::to_string(middle) +
+                                                   R"(, saturate = 0> (x)
             c = Cast <to = 1> (y)
             z = Identity(c)
           }

@@ -19,9 +19,8 @@ namespace {
 std::string graph_text(const std::string& inits, const std::string& nodes, const std::string& out,
                        int opset = 17) {
   return "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
-         ", opset_import: [\"\" : " + std::to_string(opset) +
-         "]>\nagraph (float[1] unused) => (" + out + " z) <" + inits + "> {\n" + nodes +
-         "\n z = Identity(y)\n}\n";
+         ", opset_import: [\"\" : " + std::to_string(opset) + "]>\nagraph (float[1] unused) => (" +
+         out + " z) <" + inits + "> {\n" + nodes + "\n z = Identity(y)\n}\n";
 }
 
 // Folds the graph; the value `y` became, or nullopt when its node stayed.
@@ -366,8 +365,10 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       auto y = fold("int64[2] s = {2, 3}, int64[1] axes = {0}, int64[1] flat = {-1}",
                     "c = ConstantOfShape <value = int64[1] {7}> (s)\n r = Reshape(c, flat)\n"
                     " u = Unsqueeze(r, axes)\n q = Squeeze(u, axes)\n"
-                    " f = Cast <to = 1" + saturate + "> (q)\n e = Equal(f, f)\n"
-                    " y = Where(e, q, r)",
+                    " f = Cast <to = 1" +
+                        saturate +
+                        "> (q)\n e = Equal(f, f)\n"
+                        " y = Where(e, q, r)",
                     "int64[6]", opset);
       REQUIRE(y);
       CHECK(y->dims == Ints{6});
@@ -393,19 +394,21 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       for (int to : {21, 22, 23, 24}) {
         CAPTURE(to);
         CHECK(folds("float[2] a = {3, 1}",
-                    "y4 = Cast <to = " + std::to_string(to) + ", round_mode = \"up\"> (a)\n"
-                    " y = Cast <to = 1> (y4)",
+                    "y4 = Cast <to = " + std::to_string(to) +
+                        ", round_mode = \"up\"> (a)\n"
+                        " y = Cast <to = 1> (y4)",
                     25) == 0);
       }
     }
     SUBCASE("ConstantOfShape filled with a float8 value") {
-      auto model = npucc::test::parse_text_model(graph_text(
-          "int64[1] s = {2}", "c = ConstantOfShape <value = float[1] {0}> (s)\n"
-                              " y = Cast <to = 1> (c)",
-          "float[2]", 21));
+      auto model = npucc::test::parse_text_model(
+          graph_text("int64[1] s = {2}",
+                     "c = ConstantOfShape <value = float[1] {0}> (s)\n"
+                     " y = Cast <to = 1> (c)",
+                     "float[2]", 21));
       auto& value = *model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_t();
       value.clear_float_data();
-      value.set_data_type(17); // FLOAT8E4M3FN, unknown to ONNX 1.12
+      value.set_data_type(17);                    // FLOAT8E4M3FN, unknown to ONNX 1.12
       value.set_raw_data(std::string(1, '\x38')); // 1.0
       npucc::compiler::infer_shapes_strict(model);
       FoldConstants pass;
@@ -439,9 +442,10 @@ TEST_SUITE("npucc::passes::FoldConstants") {
 
   TEST_CASE("versions that define no negative index or axis leave them alone") {
     SUBCASE("Gather-1 (negative indices count back from 11 on)") {
-      CHECK_FALSE(fold("int64[3] a = {4, 5, 6}, int64[1] i = {-1}", "y = Gather(a, i)",
-                       "int64[1]", 9));
-      auto y = fold("int64[3] a = {4, 5, 6}, int64[1] i = {-1}", "y = Gather(a, i)", "int64[1]", 11);
+      CHECK_FALSE(
+          fold("int64[3] a = {4, 5, 6}, int64[1] i = {-1}", "y = Gather(a, i)", "int64[1]", 9));
+      auto y =
+          fold("int64[3] a = {4, 5, 6}, int64[1] i = {-1}", "y = Gather(a, i)", "int64[1]", 11);
       REQUIRE(y);
       CHECK(y->ints == Ints{6});
     }

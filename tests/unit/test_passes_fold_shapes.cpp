@@ -166,9 +166,9 @@ TEST_SUITE("npucc::passes::FoldShapes") {
   TEST_CASE("opsets 19 to 26: Shape and Size of their new versions fold") {
     for (int opset : {19, 21, 23, 24, 25, 26}) {
       CAPTURE(opset);
-      const std::string header = "<ir_version: " +
-                                 std::to_string(npucc::test::ir_version_for(opset)) +
-                                 ", opset_import: [\"\" : " + std::to_string(opset) + "]>\n";
+      const std::string header =
+          "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+          ", opset_import: [\"\" : " + std::to_string(opset) + "]>\n";
       auto model = npucc::test::typed_model(header + R"(
         agraph (float[2,3,4] x) => (int64[2] z, int64 w) {
           y = Shape <start = -2, end = 10> (x)

@@ -162,10 +162,10 @@ TEST_SUITE("npucc::passes::registry") {
     add_field(function, 13, "overload-1");
     add_field(function, 14, "function metadata");
     add_field(inner, 9, "function node metadata");
-    add_field(*graph.mutable_node(0), 9, "relu metadata");          // moved by the sort
-    add_field(*graph.mutable_node(1), 8, "overload-1");             // the call, moved too
+    add_field(*graph.mutable_node(0), 9, "relu metadata"); // moved by the sort
+    add_field(*graph.mutable_node(1), 8, "overload-1");    // the call, moved too
     add_field(*graph.mutable_node(3)->mutable_attribute(0)->mutable_g()->mutable_node(0), 9,
-              "inlined node metadata");                              // Mul, inlined by fold_if
+              "inlined node metadata"); // Mul, inlined by fold_if
     add_field(*graph.mutable_node(2)->mutable_attribute(0)->mutable_t(), 16, "tensor metadata");
     add_field(*graph.mutable_output(0), 4, "output metadata");
     add_field(graph, 16, "graph metadata");
@@ -179,8 +179,7 @@ TEST_SUITE("npucc::passes::registry") {
     CHECK(fields_of(model.graph()) == Fields{{16, "graph metadata"}});
     CHECK(fields_of(model.graph().output(0)) == Fields{{4, "output metadata"}});
     REQUIRE(model.functions_size() == 1);
-    CHECK(fields_of(model.functions(0)) ==
-          Fields{{13, "overload-1"}, {14, "function metadata"}});
+    CHECK(fields_of(model.functions(0)) == Fields{{13, "overload-1"}, {14, "function metadata"}});
     CHECK(fields_of(model.functions(0).node(0)) == Fields{{9, "function node metadata"}});
     for (const auto& node : model.graph().node()) {
       INFO(node.op_type());
@@ -196,4 +195,3 @@ TEST_SUITE("npucc::passes::registry") {
     CHECK(fields_of(model.graph().initializer(0)) == Fields{{16, "tensor metadata"}});
   }
 }
-
