@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
+#include "plan/element_bits.h"
 #include "plan/interval_index.h"
 
 #include <algorithm>
@@ -25,30 +26,6 @@ uint64_t saturating_add(uint64_t a, uint64_t b) {
   return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
 }
 
-// Bits per element, with the types of IR 9 to 13 that ONNX 1.12 (and model::element_size)
-// does not know: float8 (17-20, 24) take a byte, the 4-bit types (uint4, int4, float4e2m1:
-// 21-23) and the 2-bit ones (uint2, int2: 25, 26) are packed, several to a byte, in a
-// tensor as in a runtime's buffer. 0 when the size is not fixed (strings) or unknown.
-uint64_t element_bits(int32_t elem_type) {
-  switch (elem_type) {
-  case 17:
-  case 18:
-  case 19:
-  case 20:
-  case 24:
-    return 8;
-  case 21:
-  case 22:
-  case 23:
-    return 4;
-  case 25:
-  case 26:
-    return 2;
-  default:
-    return model::element_size(elem_type) * 8;
-  }
-}
-
 // Static byte size of a value, or 0 with `why` set when it has none.
 uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
   if (value == nullptr || !value->type().has_tensor_type()) {
@@ -56,8 +33,7 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     return 0;
   }
   const auto& tensor = value->type().tensor_type();
-  const uint64_t bits = element_bits(tensor.elem_type());
-  if (bits == 0) {
+  if (plan::element_bits(tensor.elem_type()) == 0) {
     why = "has element type " + model::dtype_name(tensor.elem_type()) + " with no fixed size";
     return 0;
   }
@@ -85,7 +61,7 @@ uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
     return 0;
   }
   // Below 2^50 elements of at most 128 bits, the product cannot overflow.
-  const uint64_t bytes = (elements * bits + 7) / 8;
+  const uint64_t bytes = plan::packed_bytes(tensor.elem_type(), elements);
   if (bytes > k_max_plannable_bytes) {
     why = "has " + std::to_string(bytes) + " bytes, too large to plan";
     return 0;
