@@ -1,0 +1,180 @@
+"""Models at opsets 18 to 21 (IR 8 to 10) for test_fold_modern_opsets.sh: each exercises
+forms the passes fold at those opsets (Shape/Size with start/end, ConstantOfShape-20/21,
+Reshape/Squeeze/Unsqueeze-21, Cast-19/21 with saturate, Equal-19, If/Identity/Constant-19
+and 21) or must leave alone (Reduce* with axes inputs, Split with num_outputs, Pad with
+axes and wrap, Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 local
+function with an overload. Writes MODEL.onnx into the folder given and prints one line per
+model: its name, the ops compiling must fold away, the ops it must keep.
+
+onnx 1.12's helper writes any opset when its checker is not run; ir_version is set here.
+"""
+import os, sys
+import numpy as np
+import onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as T
+
+out = sys.argv[1]
+V = h.make_tensor_value_info
+N = h.make_node
+
+def i64(name, values):
+    return nh.from_array(np.array(values, np.int64), name)
+
+def f32(name, values):
+    return nh.from_array(np.array(values, np.float32), name)
+
+def varint(n):
+    data = b""
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if not n:
+            return data + bytes([low])
+        data += bytes([low | 0x80])
+
+def field(number, payload):  # a length-delimited field ONNX 1.12 does not know
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+def with_fields(message, raw):
+    copy = type(message)()
+    copy.ParseFromString(message.SerializeToString() + raw)
+    return copy
+
+# name: (opset, ir, nodes, initializers, inputs, outputs, functions, ops folded away, ops kept)
+models = {}
+x = V("x", T.FLOAT, [2, 3, 4])
+
+models["shapes21"] = (21, 10, [
+    N("Shape", ["x"], ["s_head"], end=1),                       # [2]
+    N("Shape", ["x"], ["s_tail"], start=-2),                    # [3, 4]
+    N("Size", ["x"], ["n"]),                                    # 24
+    N("ConstantOfShape", ["one"], ["minus"], value=h.make_tensor("v", T.INT64, [1], [-1])),
+    N("Concat", ["s_head", "minus"], ["flat"], axis=0),         # [2, -1]
+    N("Reshape", ["x", "flat"], ["r"]),
+    N("Unsqueeze", ["n", "axis0"], ["n1"]),                     # [24]
+    N("Unsqueeze", ["n1", "axis0"], ["n11"]),                   # [[24]]
+    N("Squeeze", ["n11", "axis0"], ["n1b"]),                    # [24]
+    N("Cast", ["n1b"], ["nf"], to=T.FLOAT, saturate=1),
+    N("Gather", ["nf", "zero"], ["nf0"]),
+    N("Div", ["r", "nf0"], ["y1"]),
+    N("Equal", ["s_tail", "three_four"], ["same"]),
+    N("Where", ["same", "s_tail", "zeros2"], ["w"]),            # [3, 4]
+    N("Concat", ["s_head", "w"], ["back"], axis=0),             # [2, 3, 4]
+    N("Reshape", ["r", "back"], ["r3"]),
+    N("Relu", ["r3"], ["y2"]),
+], [i64("one", [1]), i64("axis0", [0]), i64("zero", 0), i64("three_four", [3, 4]),
+    i64("zeros2", [0, 0])],
+   [x], [V("y1", T.FLOAT, [2, 12]), V("y2", T.FLOAT, [2, 3, 4])], [],
+   ["Shape", "Size", "ConstantOfShape", "Concat", "Unsqueeze", "Squeeze", "Cast", "Gather",
+    "Equal", "Where"], ["Reshape", "Div", "Relu"])
+
+reduce_nodes, reduce_outputs = [], []
+for i, op in enumerate(["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                        "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]):
+    reduce_nodes.append(N(op, ["pos", "axis1"], [f"red{i}"], keepdims=i % 2))
+    reduce_outputs.append(V(f"red{i}", T.FLOAT, [2, 1, 4] if i % 2 else [2, 4]))
+models["reduce_split_pad18"] = (18, 8, [
+    N("Abs", ["x"], ["ax"]),
+    N("Add", ["ax", "one_f"], ["pos"]),
+    *reduce_nodes,
+    N("ReduceSum", ["x", ""], ["same"], noop_with_empty_axes=1),     # axes omitted: a no-op
+    N("ReduceSum", ["x", "axis1"], ["sum1"], keepdims=0),
+    N("Shape", ["x"], ["s"]),
+    N("ReduceProd", ["s", "axis0"], ["count"], keepdims=1),          # int64 [24], left alone
+    N("Reshape", ["x", "count"], ["flat"]),
+    N("Split", ["x"], ["p0", "p1", "p2"], axis=1, num_outputs=3),
+    N("Split", ["x"], ["h0", "h1"], axis=2, num_outputs=2),
+    N("Split", ["s", "one_two"], ["d0", "d12"], axis=0),             # shape parts [2], [3, 4]
+    N("Reshape", ["x", "shape_again"], ["again"]),
+    N("Concat", ["d0", "d12"], ["shape_again"], axis=0),
+    N("Pad", ["x", "pads", "half", "axis2"], ["padded"]),            # Pad-18: axes input
+    N("ScatterElements", ["x", "indices", "updates"], ["smax"], axis=2, reduction="max"),
+    N("ScatterND", ["x", "nd_indices", "nd_updates"], ["smin"], reduction="min"),
+], [f32("one_f", 1.0), i64("axis0", [0]), i64("axis1", [1]), i64("axis2", [2]),
+    i64("one_two", [1, 2]), i64("pads", [1, 2]), f32("half", 0.5),
+    i64("indices", np.zeros([2, 3, 1])), f32("updates", np.full([2, 3, 1], 0.25)),
+    i64("nd_indices", [[0, 1]]), f32("nd_updates", np.full([1, 4], -0.5))],
+   [x], reduce_outputs + [V("same", T.FLOAT, [2, 3, 4]), V("sum1", T.FLOAT, [2, 4]),
+                          V("flat", T.FLOAT, [24]),
+                          V("p0", T.FLOAT, [2, 1, 4]), V("p2", T.FLOAT, [2, 1, 4]),
+                          V("h1", T.FLOAT, [2, 3, 2]), V("again", T.FLOAT, [2, 3, 4]),
+                          V("padded", T.FLOAT, [2, 3, 7]), V("smax", T.FLOAT, [2, 3, 4]),
+                          V("smin", T.FLOAT, [2, 3, 4])], [],
+   ["Shape"], ["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+               "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceSum", "Split", "Pad",
+               "ScatterElements", "ScatterND"])
+
+img = V("img", T.FLOAT, [1, 2, 4, 4])
+models["pad_resize_if19"] = (19, 9, [
+    N("Pad", ["img", "pads", "", "axes23"], ["wrapped"], mode="wrap"),   # Pad-19 wrap
+    N("Pad", ["img", "pads", "", "axes23"], ["edged"], mode="edge"),
+    N("Resize", ["img", "", "", "sizes"], ["resized"], mode="linear", antialias=1,
+      keep_aspect_ratio_policy="not_larger", axes=[2, 3]),
+    N("Cast", ["img"], ["as_int"], to=T.INT32, saturate=1),  # ORT refuses saturate=0 here
+    N("Cast", ["img"], ["wide"], to=T.DOUBLE),                # exact: the next Cast reads img
+    N("Cast", ["wide"], ["half"], to=T.FLOAT16),
+    N("CastLike", ["half", "img"], ["rounded"]),
+    N("Constant", [], ["k"], value_floats=[2.0]),
+    N("Identity", ["k"], ["k2"]),
+    N("If", ["cond"], ["picked"],
+      then_branch=h.make_graph([N("Mul", ["img", "k2"], ["t"])], "then", [],
+                               [V("t", T.FLOAT, [1, 2, 4, 4])]),
+      else_branch=h.make_graph([N("Neg", ["img"], ["e"])], "else", [],
+                               [V("e", T.FLOAT, [1, 2, 4, 4])])),
+    N("Identity", ["picked"], ["y"]),
+], [i64("pads", [1, 2, 1, 0]), i64("axes23", [2, 3]), i64("sizes", [3, 6]),
+    nh.from_array(np.array(True), "cond")],
+   [img], [V("wrapped", T.FLOAT, [1, 2, 6, 6]), V("edged", T.FLOAT, [1, 2, 6, 6]),
+           V("resized", T.FLOAT, [1, 2, 3, 3]), V("as_int", T.INT32, [1, 2, 4, 4]),
+           V("rounded", T.FLOAT, [1, 2, 4, 4]),
+           V("y", T.FLOAT, [1, 2, 4, 4])], [],
+   ["If", "Constant", "Identity"], ["Pad", "Resize", "Cast", "CastLike", "Mul"])
+
+models["generate20"] = (20, 9, [
+    N("Shape", ["x"], ["s"], start=1),                                # [3, 4]
+    N("ConstantOfShape", ["s"], ["ones"], value=h.make_tensor("v", T.INT32, [1], [1])),
+    N("Range", ["start", "limit", "delta"], ["steps"]),               # [0, 2, 4]
+    N("Cast", ["steps"], ["steps_f"], to=T.FLOAT),
+    N("Cast", ["ones"], ["ones_f"], to=T.FLOAT),
+    N("Slice", ["ones_f", "zero", "two", "axis1"], ["cut"]),          # [3, 2]
+    N("Sub", ["s", "one"], ["s_minus"]),                              # [2, 3]
+    N("Mul", ["s_minus", "s"], ["prod"]),                             # [6, 12]
+    N("Expand", ["x", "full"], ["big"]),
+    N("Concat", ["two_l", "s"], ["full"], axis=0),                    # [2, 3, 4]
+    N("Add", ["big", "ones_f"], ["y1"]),
+    N("Add", ["steps_f", "steps_f"], ["y2"]),
+    N("Cast", ["prod"], ["prod_f"], to=T.FLOAT),
+    N("Mul", ["cut", "cut"], ["y3"]),
+    N("Identity", ["prod_f"], ["y4"]),
+], [i64("start", 0), i64("limit", 5), i64("delta", 2), i64("zero", [0]), i64("two", [2]),
+    i64("axis1", [1]), i64("one", [1]), i64("two_l", [2])],
+   [x], [V("y1", T.FLOAT, [2, 3, 4]), V("y2", T.FLOAT, [3]), V("y3", T.FLOAT, [3, 2]),
+         V("y4", T.FLOAT, [2])], [],
+   ["Shape", "ConstantOfShape", "Range", "Slice", "Sub", "Concat"], ["Expand"])
+
+# IR 10: a model-local function with an overload, and metadata the ONNX 1.12 protobuf has no
+# field for (they travel as unknown fields and must be written back unchanged).
+body = [with_fields(N("Add", ["a", "a"], ["b"]), field(9, field(1, b"body") + field(2, b"M1")))]
+double = h.make_function("local", "Double", ["a"], ["b"], body, [h.make_opsetid("", 21)])
+double = with_fields(double, field(13, b"twice") + field(14, field(1, b"fn") + field(2, b"M2")))
+call = with_fields(N("Double", ["x"], ["d"], domain="local"), field(8, b"twice"))
+models["function21"] = (21, 10, [
+    call,
+    N("Constant", [], ["shape"], value_ints=[2, 12]),
+    N("Reshape", ["d", "shape"], ["r"]),
+    N("If", ["cond"], ["picked"],
+      then_branch=h.make_graph([N("Identity", ["r"], ["t"])], "then", [],
+                               [V("t", T.FLOAT, [2, 12])]),
+      else_branch=h.make_graph([N("Neg", ["r"], ["e"])], "else", [],
+                               [V("e", T.FLOAT, [2, 12])])),
+    with_fields(N("Relu", ["picked"], ["y"]), field(9, field(1, b"relu") + field(2, b"M3"))),
+], [nh.from_array(np.array(True), "cond")], [x], [V("y", T.FLOAT, [2, 12])], [double],
+   ["If", "Constant", "Identity"], ["Double", "Reshape", "Relu"])
+
+os.makedirs(out, exist_ok=True)
+for name, (opset, ir, nodes, inits, inputs, outputs, functions, gone, kept) in models.items():
+    graph = h.make_graph(nodes, name, inputs, outputs, initializer=inits)
+    imports = [h.make_opsetid("", opset)] + ([h.make_opsetid("local", 1)] if functions else [])
+    model = h.make_model(graph, opset_imports=imports, functions=functions)
+    model.ir_version = ir  # onnx 1.12's helper would write 8; the checker is skipped
+    onnx.save(model, os.path.join(out, name + ".onnx"))
+    print(name, ",".join(gone), ",".join(kept))
