@@ -41,6 +41,12 @@ inline Result single(FoldValue value) {
 Result evaluate_cast(const onnx::NodeProto& node, const Inputs& inputs);
 // `version`: the since-version of the op in force (op_version.h).
 Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int version);
+// Split (every version from 2): the parts along `axis`.
+Result evaluate_split(const onnx::NodeProto& node, const Inputs& inputs, int version);
+// ReduceSum/ReduceProd on integers (overflow checked), ReduceMax/ReduceMin on integers,
+// float32 and (from version 20) bool, with axes as an attribute or (ReduceSum from 13, the
+// others from 18) an input, keepdims and noop_with_empty_axes.
+Result evaluate_reduce(const onnx::NodeProto& node, const Inputs& inputs, int version);
 // ConstantOfShape and integer Range.
 Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
 Result evaluate_expand(const Inputs& inputs);

@@ -233,7 +233,10 @@ namespace {
 // The versions of each op whose definitions the evaluators implement, read against ONNX's
 // Changelog through opset k_checked_through_opset. A version left out is never evaluated:
 // Reshape-1 (its shape an attribute), Cast-1 (`to` a string). The opset 18-26 versions of
-// these ops only widen their types (float8, int4, ...), which FoldValue never holds.
+// these ops only widen their types (float8, int4, ...), which FoldValue never holds, but
+// for Split-18 (num_outputs), ReduceProd/Max/Min-18 (axes an input) and ReduceMax/Min-20
+// (bool), which the evaluators implement. Split-1 (split as an input or an attribute) is
+// left out.
 const std::map<std::string, std::set<int>>& checked_versions() {
   static const std::map<std::string, std::set<int>> versions = {
       {"Cast", {6, 9, 13, 19, 21, 23, 24, 25}},
@@ -252,6 +255,11 @@ const std::map<std::string, std::set<int>>& checked_versions() {
       {"Div", {1, 6, 7, 13, 14}},
       {"Equal", {1, 7, 11, 13, 19}},
       {"Where", {9, 16}},
+      {"Split", {2, 11, 13, 18}},
+      {"ReduceSum", {1, 11, 13}},
+      {"ReduceProd", {1, 11, 13, 18}},
+      {"ReduceMax", {1, 11, 12, 13, 18, 20}},
+      {"ReduceMin", {1, 11, 12, 13, 18, 20}},
   };
   return versions;
 }
@@ -296,6 +304,12 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
   }
   if (op == "ConstantOfShape" || op == "Range") {
     return fold::evaluate_generator(node, inputs);
+  }
+  if (op == "Split") {
+    return fold::evaluate_split(node, inputs, version);
+  }
+  if (op.rfind("Reduce", 0) == 0) {
+    return fold::evaluate_reduce(node, inputs, version);
   }
   return fold::evaluate_elementwise(node, inputs, version);
 }

@@ -1,7 +1,9 @@
 """Models at opsets 18 to 21 (IR 8 to 10) for test_fold_modern_opsets.sh: each exercises
 forms the passes fold at those opsets (Shape/Size with start/end, ConstantOfShape-20/21,
+Split-18 with num_outputs, ReduceProd/Max/Min-18 and ReduceSum-13 with axes inputs,
+ReduceMax-20 on bool,
 Reshape/Squeeze/Unsqueeze-21, Cast-19/21 with saturate, Equal-19, If/Identity/Constant-19
-and 21) or must leave alone (Reduce* with axes inputs, Split with num_outputs, Pad with
+and 21) or must leave alone (float Reduce* with axes inputs, Split of an input, Pad with
 axes and wrap, Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 local
 function with an overload. Writes MODEL.onnx into the folder given and prints one line per
 model: its name, the ops compiling must fold away, the ops it must keep.
@@ -102,6 +104,32 @@ models["reduce_split_pad18"] = (18, 8, [
    ["Shape"], ["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ReduceSum", "Split", "Pad",
                "ScatterElements", "ScatterND"])
+
+models["reduce_split_fold20"] = (20, 9, [
+    N("Shape", ["x"], ["s"]),                                          # [2, 3, 4]
+    N("ReduceProd", ["s", "axis0"], ["count"], keepdims=1),            # [24]: axes an input
+    N("Reshape", ["x", "count"], ["flat"]),
+    N("Split", ["s"], ["head", "tail"], num_outputs=2),                # [2, 3], [4]
+    N("ReduceProd", ["head", "axis0"], ["rows"], keepdims=1),          # [6]
+    N("Concat", ["rows", "tail"], ["rows_cols"], axis=0),
+    N("Reshape", ["x", "rows_cols"], ["y2"]),
+    N("ReduceMax", ["s"], ["biggest"], keepdims=0),                    # 4: axes omitted
+    N("ReduceMin", ["s", "no_axes"], ["smallest"], keepdims=1, noop_with_empty_axes=0),  # [2]
+    N("Unsqueeze", ["biggest", "axis0"], ["biggest1"]),
+    N("Concat", ["smallest", "biggest1", "minus1"], ["dims"], axis=0),  # [2, 4, -1]
+    N("Reshape", ["x", "dims"], ["y3"]),
+    N("ReduceSum", ["s", "axis0"], ["total"], keepdims=1),             # [9]
+    N("Cast", ["total"], ["total_f"], to=T.FLOAT),
+    N("Add", ["flat", "total_f"], ["y1"]),
+    N("Equal", ["s", "s"], ["same"]),
+    N("ReduceMax", ["same", "axis0"], ["any"], keepdims=1),            # bool: ReduceMax-20
+    N("Neg", ["x"], ["neg"]),
+    N("Where", ["any", "x", "neg"], ["y4"]),
+], [i64("axis0", [0]), i64("no_axes", np.zeros([0])), i64("minus1", [-1])],
+   [x], [V("y1", T.FLOAT, [24]), V("y2", T.FLOAT, [6, 4]), V("y3", T.FLOAT, [2, 4, 3]),
+         V("y4", T.FLOAT, [2, 3, 4])], [],
+   ["Shape", "ReduceProd", "Split", "ReduceMax", "ReduceMin", "ReduceSum", "Concat",
+    "Unsqueeze", "Cast", "Equal"], ["Reshape", "Add", "Where", "Neg"])
 
 img = V("img", T.FLOAT, [1, 2, 4, 4])
 models["pad_resize_if19"] = (19, 9, [

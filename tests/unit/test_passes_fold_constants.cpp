@@ -459,4 +459,149 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK(y->dims == Ints{2, 1});
     }
   }
+
+  TEST_CASE("Split") {
+    // Two outputs: the first read as y, the second through z2 (graph outputs stay nodes).
+    auto split = [](const std::string& inits, const std::string& node, const std::string& out,
+                    int opset) {
+      auto model = npucc::test::typed_model(
+          "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+          ", opset_import: [\"\" : " + std::to_string(opset) + "]>\nagraph (float[1] unused) => (" +
+          out + " z, " + out + " z2) <" + inits + "> {\n y, y2 = " + node +
+          "\n z = Identity(y)\n z2 = Identity(y2)\n}\n");
+      FoldConstants pass;
+      int64_t changed = run(pass, model);
+      check_valid(model);
+      std::vector<std::optional<FoldValue>> parts = {initializer_value(model.graph(), "y"),
+                                                     initializer_value(model.graph(), "y2")};
+      CHECK((changed > 0) == parts[0].has_value());
+      return parts;
+    };
+    SUBCASE("num_outputs (opset 18)") {
+      auto parts =
+          split("int64[4] a = {1, 2, 3, 4}", "Split <num_outputs = 2> (a)", "int64[2]", 18);
+      REQUIRE(parts[0]);
+      REQUIRE(parts[1]);
+      CHECK(parts[0]->ints == Ints{1, 2});
+      CHECK(parts[1]->ints == Ints{3, 4});
+    }
+    SUBCASE("num_outputs not dividing: the last part smaller") {
+      auto model = npucc::test::typed_model(R"(
+        <ir_version: 8, opset_import: ["" : 18]>
+        agraph (float[1] unused) => (int64[2] z, int64[1] z2) <int64[3] a = {7, 8, 9}> {
+          y, y2 = Split <num_outputs = 2> (a)
+          z = Identity(y)
+          z2 = Identity(y2)
+        }
+      )");
+      FoldConstants pass;
+      CHECK(run(pass, model) == 1);
+      auto last = initializer_value(model.graph(), "y2");
+      REQUIRE(last);
+      CHECK(last->ints == Ints{9});
+    }
+    SUBCASE("split sizes as an input (13), on an inner axis") {
+      auto parts = split("float[2,4] a = {1, 2, 3, 4, 5, 6, 7, 8}, int64[2] s = {2, 2}",
+                         "Split <axis = -1> (a, s)", "float[2,2]", 13);
+      REQUIRE(parts[1]);
+      CHECK(parts[1]->floats == Floats{3, 4, 7, 8});
+    }
+    SUBCASE("split sizes as an attribute (11), equal parts (2)") {
+      auto parts = split("int64[4] a = {1, 2, 3, 4}", "Split <split = [3, 1]> (a)", "int64[?]", 11);
+      REQUIRE(parts[0]);
+      CHECK(parts[0]->ints == Ints{1, 2, 3});
+      CHECK(parts[1]->ints == Ints{4});
+      parts = split("int64[4] a = {1, 2, 3, 4}", "Split(a)", "int64[2]", 2);
+      REQUIRE(parts[1]);
+      CHECK(parts[1]->ints == Ints{3, 4});
+    }
+    SUBCASE("what Split does not define stays") {
+      auto model = npucc::test::parse_text_model(R"(
+        <ir_version: 8, opset_import: ["" : 18]>
+        agraph (float[1] unused) => (int64[2] z, int64[2] z2, int64[2] z3)
+                                    <int64[4] a = {1, 2, 3, 4}, int64[2] s = {2, 2}> {
+          y, y2 = Split <num_outputs = 2> (a, s)
+          w1, w2, w3 = Split <num_outputs = 3> (a)
+          v1, v2 = Split(a, s)
+          z = Identity(y)
+          z2 = Identity(w3)
+          z3 = Concat <axis = 0> (v1, v2)
+        }
+      )");
+      FoldConstants pass;
+      // num_outputs with sizes too; 4 in 3 parts of 2 leaves nothing for the last; only
+      // the well-defined third folds.
+      CHECK(run(pass, model) == 1);
+      CHECK(npucc::test::count_ops(model.graph(), "Split") == 2);
+    }
+  }
+
+  TEST_CASE("Reduce* with axes as an input or an attribute") {
+    SUBCASE("ReduceProd-18 of a shape, axes an input") {
+      auto y = fold("int64[3] s = {2, 3, 4}, int64[1] axes = {0}",
+                    "y = ReduceProd <keepdims = 1> (s, axes)", "int64[1]", 18);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{24});
+    }
+    SUBCASE("ReduceSum-13 over an inner axis, keepdims 0") {
+      auto y = fold("int64[2,3] a = {1, 2, 3, 4, 5, 6}, int64[1] axes = {-1}",
+                    "y = ReduceSum <keepdims = 0> (a, axes)", "int64[2]", 13);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{6, 15});
+    }
+    SUBCASE("axes omitted: every axis, or none with noop_with_empty_axes") {
+      auto all = fold("int32[2,2] a = {1, 5, -3, 2}", "y = ReduceMax(a)", "int32[1,1]", 18);
+      REQUIRE(all);
+      CHECK(all->dims == Ints{1, 1});
+      CHECK(all->ints == Ints{5});
+      auto none = fold("int32[2,2] a = {1, 5, -3, 2}, int64[0] axes = {}",
+                       "y = ReduceMin <noop_with_empty_axes = 1> (a, axes)", "int32[2,2]", 18);
+      REQUIRE(none);
+      CHECK(none->ints == Ints{1, 5, -3, 2});
+    }
+    SUBCASE("axes an attribute before opset 18 (13 for ReduceSum)") {
+      auto y = fold("int64[2,2] a = {1, 5, -3, 2}", "y = ReduceMin <axes = [0], keepdims = 0> (a)",
+                    "int64[2]", 17);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{-3, 2});
+      y = fold("int64[2,2] a = {1, 5, -3, 2}", "y = ReduceSum <axes = [1], keepdims = 0> (a)",
+               "int64[2]", 11);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{6, -1});
+    }
+    SUBCASE("float max and bool max (20)") {
+      auto f = fold("float[3] a = {0.5, -2, 1.5}, int64[1] axes = {0}",
+                    "y = ReduceMax <keepdims = 0> (a, axes)", "float", 18);
+      REQUIRE(f);
+      CHECK(f->floats == Floats{1.5F});
+      auto b = fold("bool[3] a = {0, 1, 0}, int64[1] axes = {0}",
+                    "y = ReduceMax <keepdims = 0> (a, axes)", "bool", 20);
+      REQUIRE(b);
+      CHECK(b->ints == Ints{1});
+    }
+    SUBCASE("a sum or product over an empty axis") {
+      auto y = fold("int64[2,0] a = {}, int64[1] axes = {1}",
+                    "y = ReduceProd <keepdims = 0> (a, axes)", "int64[2]", 18);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{1, 1});
+    }
+    SUBCASE("what is not exact or not defined stays") {
+      // Float sums round in the runtime's order; overflow; NaN; a max over nothing.
+      CHECK_FALSE(fold("float[3] a = {0.1, 0.2, 0.3}, int64[1] axes = {0}",
+                       "y = ReduceSum <keepdims = 0> (a, axes)", "float", 18));
+      CHECK_FALSE(fold("int32[2] a = {65536, 65536}, int64[1] axes = {0}",
+                       "y = ReduceProd <keepdims = 0> (a, axes)", "int32", 18));
+      auto with_nan = npucc::test::parse_text_model(
+          graph_text("float[2] a = {1, 2}, int64[1] axes = {0}",
+                     "y = ReduceMax <keepdims = 0> (a, axes)", "float", 18));
+      with_nan.mutable_graph()->mutable_initializer(0)->set_float_data(1, std::nanf(""));
+      npucc::compiler::infer_shapes_strict(with_nan);
+      FoldConstants pass;
+      CHECK(run(pass, with_nan) == 0);
+      CHECK_FALSE(fold("int64[0] a = {}, int64[1] axes = {0}",
+                       "y = ReduceMax <keepdims = 0> (a, axes)", "int64", 18));
+      CHECK_FALSE(fold("int64[2] a = {1, 2}, int64[1] axes = {0}",
+                       "y = ReduceMean <keepdims = 0> (a, axes)", "int64", 18));
+    }
+  }
 }
