@@ -149,6 +149,10 @@ Result evaluate_reduce(const onnx::NodeProto& node, const Inputs& inputs, int ve
         return std::nullopt;
       }
       float& acc = out.floats[target];
+      // max(-0, +0) is either zero, whichever a runtime compares first.
+      if (started[target] && value == acc && std::signbit(value) != std::signbit(acc)) {
+        return std::nullopt;
+      }
       acc = !started[target] ? value
                              : (op == "ReduceMax" ? std::max(acc, value) : std::min(acc, value));
     } else if (!started[target]) {

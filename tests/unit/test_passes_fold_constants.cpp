@@ -598,6 +598,8 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       npucc::compiler::infer_shapes_strict(with_nan);
       FoldConstants pass;
       CHECK(run(pass, with_nan) == 0);
+      CHECK_FALSE(fold("float[2] a = {-0.0, 0.0}, int64[1] axes = {0}",
+                       "y = ReduceMax <keepdims = 0> (a, axes)", "float", 18));
       CHECK_FALSE(fold("int64[0] a = {}, int64[1] axes = {0}",
                        "y = ReduceMax <keepdims = 0> (a, axes)", "int64", 18));
       CHECK_FALSE(fold("int64[2] a = {1, 2}, int64[1] axes = {0}",
