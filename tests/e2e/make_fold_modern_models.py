@@ -8,6 +8,9 @@ axes and wrap, Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 
 function with an overload. Writes MODEL.onnx into the folder given and prints one line per
 model: its name, the ops compiling must fold away, the ops it must keep.
 
+With --shapes, the models are Shape(op(...)) for each op whose shape inference is npucc's
+own, at opsets 18 to 26 (nothing need fold: fold_shapes folds what inference makes static).
+
 onnx 1.12's helper writes any opset when its checker is not run; ir_version is set here.
 """
 import os, sys
@@ -198,7 +201,59 @@ models["function21"] = (21, 10, [
 ], [nh.from_array(np.array(True), "cond")], [x], [V("y", T.FLOAT, [2, 12])], [double],
    ["If", "Constant", "Identity"], ["Double", "Reshape", "Relu"])
 
+rng = np.random.default_rng(0)
+# Shape(op(...)) for the ops whose shape inference is npucc's own (src/schemas): fold_shapes
+# folds the Shape when inference gives the output a static shape, and ONNX Runtime must then
+# compute the same shape from the original. (name, opset, ir, inputs, nodes, initializers)
+shape_cases = []
+x = V("x", T.FLOAT, [2, 3, 7])
+img = V("img", T.FLOAT, [1, 2, 6, 5])
+shape_cases.append(("reducemean18", 18, 8, [x], [N("ReduceMean", ["x", "ax"], ["o"], keepdims=0)], [i64("ax", [-1, 0])]))
+shape_cases.append(("split18", 18, 8, [x], [N("Split", ["x"], ["o", "o2", "o3"], axis=2, num_outputs=3)], []))
+shape_cases.append(("pad18", 18, 8, [x], [N("Pad", ["x", "pads", "", "ax"], ["o"])], [i64("pads", [1, 2, 0, 3]), i64("ax", [0, -1])]))
+shape_cases.append(("pad19", 19, 9, [x], [N("Pad", ["x", "pads", "", "ax"], ["o"], mode="wrap")], [i64("pads", [1, 2]), i64("ax", [2])]))
+shape_cases.append(("resize18", 18, 8, [img], [N("Resize", ["img", "", "", "sizes"], ["o"], mode="nearest", axes=[2, 3], keep_aspect_ratio_policy="not_smaller")], [i64("sizes", [4, 4])]))
+shape_cases.append(("resize19", 19, 9, [img], [N("Resize", ["img", "", "scales"], ["o"], mode="linear", antialias=1)], [f32("scales", [1, 1, 0.5, 0.7])]))
+shape_cases.append(("centercroppad18", 18, 8, [img], [N("CenterCropPad", ["img", "shape"], ["o"], axes=[2, 3])], [i64("shape", [4, 8])]))
+shape_cases.append(("col2im18", 18, 8, [V("c", T.FLOAT, [1, 4, 12])], [N("Col2Im", ["c", "isz", "bsz"], ["o"])], [i64("isz", [4, 5]), i64("bsz", [2, 2])]))
+shape_cases.append(("lppool18", 18, 8, [img], [N("LpPool", ["img"], ["o"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)], []))
+shape_cases.append(("avgpool19", 19, 9, [img], [N("AveragePool", ["img"], ["o"], kernel_shape=[2, 2], dilations=[2, 2], ceil_mode=1, strides=[2, 1])], []))
+shape_cases.append(("dft20", 20, 9, [V("s", T.FLOAT, [2, 8, 1])], [N("DFT", ["s", "", "ax"], ["o"], onesided=1)], [i64("ax", 1)]))
+shape_cases.append(("affinegrid20", 20, 9, [V("th", T.FLOAT, [2, 2, 3])], [N("AffineGrid", ["th", "sz"], ["o"])], [i64("sz", [2, 3, 4, 5])]))
+shape_cases.append(("gridsample20", 20, 9, [img, V("grid", T.FLOAT, [1, 3, 4, 2])], [N("GridSample", ["img", "grid"], ["o"], mode="linear")], []))
+shape_cases.append(("gelu20", 20, 9, [x], [N("Gelu", ["x"], ["o"], approximate="tanh")], []))
+shape_cases.append(("groupnorm21", 21, 10, [img], [N("GroupNormalization", ["img", "sc", "b"], ["o"], num_groups=2)], [f32("sc", [1, 1]), f32("b", [0, 0])]))
+shape_cases.append(("topk24", 24, 12, [x], [N("TopK", ["x", "k"], ["o", "o2"], axis=1)], [i64("k", [2])]))
+shape_cases.append(("attention23", 23, 11, [V("q", T.FLOAT, [1, 2, 4, 8]), V("k", T.FLOAT, [1, 2, 5, 8])], [N("Attention", ["q", "k", "k"], ["o"])], []))
+shape_cases.append(("attention23_3d", 23, 11, [V("q", T.FLOAT, [1, 4, 16]), V("k", T.FLOAT, [1, 5, 8])], [N("Attention", ["q", "k", "k"], ["o", "o2", "o3"], q_num_heads=2, kv_num_heads=1)], []))
+shape_cases.append(("rmsnorm23", 23, 11, [x], [N("RMSNormalization", ["x", "sc"], ["o"], axis=-1)], [f32("sc", np.ones(7))]))
+shape_cases.append(("rotary23", 23, 11, [V("r", T.FLOAT, [1, 2, 3, 8]), V("pos", T.INT64, [1, 3])], [N("RotaryEmbedding", ["r", "cos", "sin", "pos"], ["o"])], [f32("cos", rng.random([4, 4])), f32("sin", rng.random([4, 4]))]))
+shape_cases.append(("swish24", 24, 12, [x], [N("Swish", ["x"], ["o"], alpha=1.5)], []))
+shape_cases.append(("cumprod26", 26, 13, [x], [N("CumProd", ["x", "ax"], ["o"])], [i64("ax", 1)]))
+
+def shape_model(name, opset, ir, inputs, nodes, inits):
+    ranks = {"reducemean18": 1, "col2im18": 4}
+    types = {("topk24", "o2"): T.INT64}
+    rank = ranks.get(name, len(inputs[0].type.tensor_type.shape.dim))
+    extra, outputs = [], []
+    for o in [o for n in nodes for o in n.output if o]:
+        # Through an Identity: a Shape that is itself a graph output is never folded.
+        extra += [N("Shape", [o], ["sh_" + o]), N("Identity", ["sh_" + o], ["shape_" + o])]
+        r = 4 if name == "attention23_3d" and o != "o" else rank
+        outputs += [V(o, types.get((name, o), T.FLOAT), [f"{o}_{i}" for i in range(r)]),
+                    V("shape_" + o, T.INT64, [r])]
+    graph = h.make_graph(nodes + extra, name, inputs, outputs, initializer=inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = ir
+    return model
+
 os.makedirs(out, exist_ok=True)
+if len(sys.argv) > 2 and sys.argv[2] == "--shapes":
+    for name, opset, ir, inputs, nodes, inits in shape_cases:
+        onnx.save(shape_model(name, opset, ir, inputs, nodes, inits),
+                  os.path.join(out, name + ".onnx"))
+        print(name, "-", nodes[0].op_type)
+    sys.exit(0)
 for name, (opset, ir, nodes, inits, inputs, outputs, functions, gone, kept) in models.items():
     graph = h.make_graph(nodes, name, inputs, outputs, initializer=inits)
     imports = [h.make_opsetid("", opset)] + ([h.make_opsetid("local", 1)] if functions else [])
