@@ -240,6 +240,7 @@ namespace {
 const std::map<std::string, std::set<int>>& checked_versions() {
   static const std::map<std::string, std::set<int>> versions = {
       {"Cast", {6, 9, 13, 19, 21, 23, 24, 25}},
+      {"CastLike", {15, 19, 21, 23, 24, 25}},
       {"Concat", {1, 4, 11, 13}},
       {"Gather", {1, 11, 13}},
       {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
@@ -278,7 +279,7 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
   if (known == checked_versions().end() || known->second.count(version) == 0) {
     return std::nullopt;
   }
-  if (op == "Cast") {
+  if (op == "Cast" || op == "CastLike") {
     return fold::evaluate_cast(node, inputs);
   }
   if (op == "Concat") {

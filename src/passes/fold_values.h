@@ -42,7 +42,8 @@ onnx::TensorProto to_tensor(const FoldValue& value, const std::string& name);
 // semantics of version `version` of its op (the since-version in force, op_version.h);
 // nullopt when the op, that version, its types or its attributes are not handled, or
 // when the result would be implementation-defined (integer overflow, division by zero,
-// an out-of-range index or cast).
+// an out-of-range index or cast). CastLike's second input is read for its type only: a
+// FoldValue of that type without elements may stand in for it.
 std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
                                                     const std::vector<const FoldValue*>& inputs,
                                                     int version);

@@ -2,7 +2,7 @@
 forms the passes fold at those opsets (Shape/Size with start/end, ConstantOfShape-20/21,
 Split-18 with num_outputs, ReduceProd/Max/Min-18 and ReduceSum-13 with axes inputs,
 ReduceMax-20 on bool,
-Reshape/Squeeze/Unsqueeze-21, Cast-19/21 with saturate, Equal-19, If/Identity/Constant-19
+Reshape/Squeeze/Unsqueeze-21, Cast-19/21 with saturate, CastLike-21 of an activation, Equal-19, If/Identity/Constant-19
 and 21) or must leave alone (float Reduce* with axes inputs, Split of an input, Pad with
 axes and wrap, Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 local
 function with an overload. Writes MODEL.onnx into the folder given and prints one line per
@@ -65,12 +65,14 @@ models["shapes21"] = (21, 10, [
     N("Where", ["same", "s_tail", "zeros2"], ["w"]),            # [3, 4]
     N("Concat", ["s_head", "w"], ["back"], axis=0),             # [2, 3, 4]
     N("Reshape", ["r", "back"], ["r3"]),
-    N("Relu", ["r3"], ["y2"]),
+    N("CastLike", ["one", "x"], ["scale"]),                     # float [1]: x's type only
+    N("Mul", ["r3", "scale"], ["r3s"]),
+    N("Relu", ["r3s"], ["y2"]),
 ], [i64("one", [1]), i64("axis0", [0]), i64("zero", 0), i64("three_four", [3, 4]),
     i64("zeros2", [0, 0])],
    [x], [V("y1", T.FLOAT, [2, 12]), V("y2", T.FLOAT, [2, 3, 4])], [],
-   ["Shape", "Size", "ConstantOfShape", "Concat", "Unsqueeze", "Squeeze", "Cast", "Gather",
-    "Equal", "Where"], ["Reshape", "Div", "Relu"])
+   ["Shape", "Size", "ConstantOfShape", "Concat", "Unsqueeze", "Squeeze", "Cast", "CastLike",
+    "Gather", "Equal", "Where"], ["Reshape", "Div", "Mul", "Relu"])
 
 reduce_nodes, reduce_outputs = [], []
 for i, op in enumerate(["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",

@@ -606,4 +606,30 @@ TEST_SUITE("npucc::passes::FoldConstants") {
                        "y = ReduceMean <keepdims = 0> (a, axes)", "int64", 18));
     }
   }
+
+  TEST_CASE("CastLike: a constant cast to the type of any value") {
+    for (int opset : {15, 19, 21, 23, 25}) {
+      CAPTURE(opset);
+      // like is a graph input: only its type is known, and that is all CastLike reads.
+      auto model = npucc::test::typed_model(
+          "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+          ", opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+        agraph (int32[2] like, float16[2] half) => (int32[2] z, float16[2] w)
+                                                   <float[2] a = {1.9, -2.5}> {
+          y = CastLike(a, like)
+          z = Mul(y, like)
+          h = CastLike(a, half)
+          w = Mul(h, half)
+        }
+      )");
+      FoldConstants pass;
+      CHECK(run(pass, model) == 1); // float16 is not a type folding computes
+      check_valid(model);
+      auto y = initializer_value(model.graph(), "y");
+      REQUIRE(y);
+      CHECK(y->type == T::INT32);
+      CHECK(y->ints == Ints{1, -2});
+      CHECK(npucc::test::count_ops(model.graph(), "CastLike") == 1);
+    }
+  }
 }
