@@ -5,7 +5,9 @@
 # inference makes them static), are compiled by npucc;
 # high.onnx must keep the model's own IR version and opsets, have folded what the model says
 # (so the test cannot pass by folding nothing), keep the rest, and keep the IR-10 fields the
-# ONNX 1.12 protobuf does not know (function and node overload, metadata_props). Then ONNX
+# ONNX 1.12 protobuf does not know (function and node overload, metadata_props); `inspect`
+# must report each original's IR version, opsets and op counts as the onnx package reads
+# them. Then ONNX
 # Runtime, not npucc, judges: every high.onnx must compute what the original does.
 set -euo pipefail
 
@@ -90,6 +92,35 @@ PY
   # The one chain to skip: Cast(Cast(img -> double) -> float16) reads img directly.
   if [ "$name" = pad_resize_if19 ] && ! grep -q "fold_cast_chains [1-9]" "$work/$name.log"; then
     echo "FAIL $name: fold_cast_chains changed nothing"
+    status=1
+  fi
+  # inspect on the original: its IR version, opsets and op counts as the onnx package reads
+  # them, every op known at its opset (Attention has a schema from 23 on, and so on).
+  if ! "$NPUCC" inspect --json "$work/models/$name.onnx" > "$work/$name.json" 2> "$work/$name.err" ||
+    ! "$PYTHON" - "$work/models/$name.onnx" "$work/$name.json" <<'PY'; then
+import collections, json, sys
+import onnx
+
+model, report = onnx.load(sys.argv[1]), json.load(open(sys.argv[2]))
+problems = []
+if report["model"]["ir_version"] != model.ir_version:
+    problems.append(f"ir_version {report['model']['ir_version']}")
+opsets = {(o.domain or "ai.onnx"): o.version for o in model.opset_import}
+if report["model"]["opsets"] != opsets:
+    problems.append(f"opsets {report['model']['opsets']}, not {opsets}")
+counted = collections.Counter(n.op_type for n in model.graph.node)
+for graph in [a.g for n in model.graph.node for a in n.attribute if a.type == onnx.AttributeProto.GRAPH]:
+    counted.update(n.op_type for n in graph.node)
+reported = {op["op_type"]: op["count"] for op in report["ops"]}
+if reported != dict(counted):
+    problems.append(f"ops {reported}, not {dict(counted)}")
+if report["unregistered_ops"]:
+    problems.append(f"ops without a schema: {report['unregistered_ops']}")
+for problem in problems:
+    print(problem)
+sys.exit(1 if problems else 0)
+PY
+    echo "FAIL $name: npucc inspect $(cat "$work/$name.err")"
     status=1
   fi
   pairs+=("$work/models/$name.onnx" "$work/out/$name/high.onnx")
