@@ -8,6 +8,9 @@ axes and wrap, Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 
 function with an overload. Writes MODEL.onnx into the folder given and prints one line per
 model: its name, the ops compiling must fold away, the ops it must keep.
 
+With --raise SOURCE TARGET OPSET, writes the opset-17 model SOURCE raised to OPSET (18-22)
+as exporters write it: Reduce* axes as inputs, the IR version of that release.
+
 With --shapes, the models are Shape(op(...)) for each op whose shape inference is npucc's
 own, at opsets 18 to 26 (nothing need fold: fold_shapes folds what inference makes static).
 
@@ -18,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import helper as h, numpy_helper as nh, TensorProto as T
 
-out = sys.argv[1]
+out = sys.argv[1] if len(sys.argv) > 1 else "."
 V = h.make_tensor_value_info
 N = h.make_node
 
@@ -248,6 +251,36 @@ def shape_model(name, opset, ir, inputs, nodes, inits):
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
     model.ir_version = ir
     return model
+
+# A model of opset 17 raised to `opset` as exporters write it now: Reduce* axes attributes
+# become inputs (opset 18), and the IR version is the one of the release (IR.md).
+REDUCE_18 = {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+             "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}
+
+def raise_opset(graph):
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                raise_opset(attribute.g)
+        axes = [a for a in node.attribute if a.name == "axes"]
+        if node.domain in ("", "ai.onnx") and node.op_type in REDUCE_18 and axes:
+            name = node.output[0] + "__axes"
+            graph.initializer.append(i64(name, list(axes[0].ints)))
+            node.attribute.remove(axes[0])
+            node.input.append(name)
+
+if len(sys.argv) > 2 and sys.argv[1] == "--raise":
+    source, target, opset = sys.argv[2], sys.argv[3], int(sys.argv[4])
+    model = onnx.load(source)
+    if any(o.version != 17 for o in model.opset_import if o.domain in ("", "ai.onnx")):
+        sys.exit(f"{source}: not an opset-17 model")
+    raise_opset(model.graph)
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = opset
+    model.ir_version = {18: 8, 19: 9, 20: 9, 21: 10, 22: 10}[opset]
+    onnx.save(model, target)
+    sys.exit(0)
 
 os.makedirs(out, exist_ok=True)
 if len(sys.argv) > 2 and sys.argv[2] == "--shapes":
