@@ -28,8 +28,18 @@ uint64_t saturating_add(uint64_t a, uint64_t b) {
 
 // Static byte size of a value, or 0 with `why` set when it has none.
 uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
-  if (value == nullptr || !value->type().has_tensor_type()) {
+  if (value == nullptr || value->type().value_case() == onnx::TypeProto::VALUE_NOT_SET) {
     why = "has no inferred tensor type";
+    return 0;
+  }
+  if (!value->type().has_tensor_type()) {
+    // Sequences (SplitToSequence, ConcatFromSequence's inputs), optionals (Optional*-18),
+    // maps and sparse tensors: their size is only known once they are built.
+    const char* kind = value->type().has_sequence_type()   ? "a sequence"
+                       : value->type().has_optional_type() ? "an optional"
+                       : value->type().has_map_type()      ? "a map"
+                                                           : "not a dense tensor";
+    why = std::string("is ") + kind + ", whose size is known only at run time";
     return 0;
   }
   const auto& tensor = value->type().tensor_type();
@@ -135,7 +145,14 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
             }
           }
         }
-        plan.reason = "tensor \"" + name + "\" " + why + "; " + unavailable_hint(graph, param);
+        plan.reason = "tensor \"" + name + "\" " + why;
+        // A sequence or an optional stays one whatever the inputs: no hint for those.
+        const bool container = it != infos.end() &&
+                               it->second->type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
+                               !it->second->type().has_tensor_type();
+        if (!container) {
+          plan.reason += "; " + unavailable_hint(graph, param);
+        }
         return plan;
       }
       index_of[name] = plan.tensors.size();
