@@ -16,14 +16,15 @@ const FoldValue* input(const Inputs& inputs, size_t i) {
   return i < inputs.size() ? inputs[i] : nullptr;
 }
 
-Result concat(const onnx::NodeProto& node, const Inputs& inputs) {
+Result concat(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   if (inputs.empty() || inputs[0] == nullptr) {
     return std::nullopt;
   }
   const FoldValue& first = *inputs[0];
   auto rank = static_cast<int64_t>(first.dims.size());
   int64_t axis = int_attribute(node, "axis", std::numeric_limits<int64_t>::min());
-  if (rank == 0 || !normalize_axis(axis, rank)) {
+  // Negative axes count back from version 11 on; before, they are not defined.
+  if (rank == 0 || (version < 11 && axis < 0) || !normalize_axis(axis, rank)) {
     return std::nullopt;
   }
   FoldValue out;
@@ -283,7 +284,7 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
     return fold::evaluate_cast(node, inputs);
   }
   if (op == "Concat") {
-    return fold::concat(node, inputs);
+    return fold::concat(node, inputs, version);
   }
   if (op == "Gather") {
     return fold::gather(node, inputs, version);

@@ -141,7 +141,8 @@ Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int ver
   std::set<int64_t> seen;
   for (size_t i = 0; i < axes->size(); ++i) {
     int64_t axis = (*axes)[i];
-    if (!normalize_axis(axis, rank) || !seen.insert(axis).second) {
+    // Negative axes count back from version 11 on; before, they are not defined.
+    if ((version < 11 && axis < 0) || !normalize_axis(axis, rank) || !seen.insert(axis).second) {
       return std::nullopt;
     }
     auto a = static_cast<size_t>(axis);

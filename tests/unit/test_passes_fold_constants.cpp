@@ -449,6 +449,18 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       REQUIRE(y);
       CHECK(y->ints == Ints{6});
     }
+    SUBCASE("Concat-4 and Slice-10 (negative axes from 11 on)") {
+      CHECK_FALSE(fold("int64[1] a = {1}, int64[1] b = {2}", "y = Concat <axis = -1> (a, b)",
+                       "int64[2]", 10));
+      CHECK_FALSE(fold("int64[3] a = {1, 2, 3}, int64[1] s = {1}, int64[1] e = {3}, "
+                       "int64[1] axes = {-1}",
+                       "y = Slice(a, s, e, axes)", "int64[2]", 10));
+      auto y = fold("int64[3] a = {1, 2, 3}, int64[1] s = {1}, int64[1] e = {3}, "
+                    "int64[1] axes = {-1}",
+                    "y = Slice(a, s, e, axes)", "int64[2]", 11);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{2, 3});
+    }
     SUBCASE("Unsqueeze-1 (negative axes from 11 on)") {
       auto model = npucc::test::parse_text_model(
           graph_text("int64[2] a = {4, 5}", "y = Unsqueeze <axes = [-1]> (a)", "int64[2,1]", 9));
