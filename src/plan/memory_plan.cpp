@@ -114,6 +114,27 @@ std::string unavailable_hint(const onnx::GraphProto& graph, const std::string& d
          "(a shape computed from values known only at run time)";
 }
 
+// Why `name` (described by `info`, if anything) stops the plan, with what to do about it.
+std::string unavailable_reason(const onnx::GraphProto& graph, const std::string& name,
+                               const onnx::ValueInfoProto* info, const std::string& why) {
+  std::string reason = "tensor \"" + name + "\" " + why;
+  // A sequence or an optional stays one whatever the inputs: no hint for those.
+  if (info != nullptr && info->type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
+      !info->type().has_tensor_type()) {
+    return reason;
+  }
+  std::string param; // the first symbolic dim, named or not
+  if (info != nullptr) {
+    for (const auto& dim : info->type().tensor_type().shape().dim()) {
+      if (!dim.has_dim_value()) {
+        param = dim.dim_param();
+        break;
+      }
+    }
+  }
+  return reason + "; " + unavailable_hint(graph, param);
+}
+
 } // namespace
 
 MemoryPlan plan_memory(const onnx::GraphProto& graph) {
@@ -136,23 +157,8 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       auto it = infos.find(name);
       uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
       if (bytes == 0 && !why.empty()) {
-        std::string param; // the first symbolic dim, named or not
-        if (it != infos.end()) {
-          for (const auto& dim : it->second->type().tensor_type().shape().dim()) {
-            if (!dim.has_dim_value()) {
-              param = dim.dim_param();
-              break;
-            }
-          }
-        }
-        plan.reason = "tensor \"" + name + "\" " + why;
-        // A sequence or an optional stays one whatever the inputs: no hint for those.
-        const bool container = it != infos.end() &&
-                               it->second->type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
-                               !it->second->type().has_tensor_type();
-        if (!container) {
-          plan.reason += "; " + unavailable_hint(graph, param);
-        }
+        plan.reason =
+            unavailable_reason(graph, name, it == infos.end() ? nullptr : it->second, why);
         return plan;
       }
       index_of[name] = plan.tensors.size();
