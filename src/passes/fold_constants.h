@@ -6,7 +6,7 @@ namespace npucc::passes {
 
 // Evaluates nodes whose inputs are all initializers of the same graph, for the
 // cheap ops of shape arithmetic (Cast, CastLike, Concat, Gather, Unsqueeze, Squeeze, Slice,
-// Split, Reshape, Expand, Add/Sub/Mul/Div, Equal, Where, ConstantOfShape, integer
+// Split, Pad, Reshape, Expand, Add/Sub/Mul/Div, Equal, Where, ConstantOfShape, integer
 // Range, integer ReduceSum/ReduceProd, ReduceMax/ReduceMin) on int64, int32, bool and
 // float32 tensors of at most k_max_fold_elements elements, and replaces them by
 // initializers. Only the operator versions the evaluators were checked against fold

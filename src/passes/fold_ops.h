@@ -47,6 +47,9 @@ Result evaluate_split(const onnx::NodeProto& node, const Inputs& inputs, int ver
 // float32 and (from version 20) bool, with axes as an attribute or (ReduceSum from 13, the
 // others from 18) an input, keepdims and noop_with_empty_axes.
 Result evaluate_reduce(const onnx::NodeProto& node, const Inputs& inputs, int version);
+// Pad from version 11 (pads an input): constant (cropping too), reflect, edge and (19)
+// wrap modes, with axes (18).
+Result evaluate_pad(const onnx::NodeProto& node, const Inputs& inputs, int version);
 // ConstantOfShape and integer Range.
 Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
 Result evaluate_expand(const Inputs& inputs);

@@ -235,8 +235,9 @@ namespace {
 // Changelog through opset k_checked_through_opset. A version left out is never evaluated:
 // Reshape-1 (its shape an attribute), Cast-1 (`to` a string). The opset 18-26 versions of
 // these ops only widen their types (float8, int4, ...), which FoldValue never holds, but
-// for Split-18 (num_outputs), ReduceProd/Max/Min-18 (axes an input) and ReduceMax/Min-20
-// (bool), which the evaluators implement. Split-1 (split as an input or an attribute) is
+// for Split-18 (num_outputs), ReduceProd/Max/Min-18 (axes an input), ReduceMax/Min-20
+// (bool), Pad-18 (axes) and Pad-19 (wrap), which the evaluators implement. Pad-2 (pads an
+// attribute) is left out. Split-1 (split as an input or an attribute) is
 // left out.
 const std::map<std::string, std::set<int>>& checked_versions() {
   static const std::map<std::string, std::set<int>> versions = {
@@ -258,6 +259,7 @@ const std::map<std::string, std::set<int>>& checked_versions() {
       {"Equal", {1, 7, 11, 13, 19}},
       {"Where", {9, 16}},
       {"Split", {2, 11, 13, 18}},
+      {"Pad", {11, 13, 18, 19, 21, 23, 24, 25}},
       {"ReduceSum", {1, 11, 13}},
       {"ReduceProd", {1, 11, 13, 18}},
       {"ReduceMax", {1, 11, 12, 13, 18, 20}},
@@ -306,6 +308,9 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
   }
   if (op == "ConstantOfShape" || op == "Range") {
     return fold::evaluate_generator(node, inputs);
+  }
+  if (op == "Pad") {
+    return fold::evaluate_pad(node, inputs, version);
   }
   if (op == "Split") {
     return fold::evaluate_split(node, inputs, version);

@@ -1,11 +1,11 @@
 """Models at opsets 18 to 21 (IR 8 to 10) for test_fold_modern_opsets.sh: each exercises
 forms the passes fold at those opsets (Shape/Size with start/end, ConstantOfShape-20/21,
 Split-18 with num_outputs, ReduceProd/Max/Min-18 and ReduceSum-13 with axes inputs,
-ReduceMax-20 on bool,
+ReduceMax-20 on bool, Pad-18 with axes and Pad-19 wrap on constants,
 Reshape/Squeeze/Unsqueeze-21, Cast-19/21 with saturate, CastLike-21 of an activation, Equal-19, If/Identity/Constant-19
-and 21) or must leave alone (float Reduce* with axes inputs, Split of an input, Pad with
-axes and wrap, Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 local
-function with an overload. Writes MODEL.onnx into the folder given and prints one line per
+and 21) or must leave alone (float Reduce* with axes inputs, Split and Pad of an input,
+Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 local function with an
+overload. Writes MODEL.onnx into the folder given and prints one line per
 model: its name, the ops compiling must fold away, the ops it must keep.
 
 With --raise SOURCE TARGET OPSET, writes the opset-17 model SOURCE raised to OPSET (18-22)
@@ -138,6 +138,23 @@ models["reduce_split_fold20"] = (20, 9, [
          V("y4", T.FLOAT, [2, 3, 4])], [],
    ["Shape", "ReduceProd", "Split", "ReduceMax", "ReduceMin", "ReduceSum", "Concat",
     "Unsqueeze", "Cast", "Equal"], ["Reshape", "Add", "Where", "Neg"])
+
+models["pad_fold19"] = (19, 9, [
+    N("Pad", ["table", "wrap_pads"], ["wrapped"], mode="wrap"),         # [6, 4]: Pad-19 wrap
+    N("Add", ["z", "wrapped"], ["y1"]),
+    N("Shape", ["x"], ["s"], start=1),                                  # [3, 4]
+    N("Pad", ["s", "front", "two", "axis0"], ["dims"]),                 # [2, 3, 4]: axes, value
+    N("Reshape", ["z", "dims"], ["y2"]),
+    N("Pad", ["table", "crop", "", "axis1"], ["cropped"]),              # [3, 1]: cropping
+    N("Pad", ["cropped", "sides"], ["edged"], mode="edge"),             # [3, 3]
+    N("Pad", ["edged", "sides"], ["mirrored"], mode="reflect"),         # [3, 5]
+    N("Mul", ["mirrored", "w"], ["y3"]),
+], [f32("table", [[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]]), i64("wrap_pads", [2, 1, 1, 1]),
+    i64("front", [1, 0]), i64("two", 2), i64("axis0", [0]), i64("crop", [0, -1]),
+    i64("axis1", [1]), i64("sides", [0, 1, 0, 1])],
+   [V("z", T.FLOAT, [6, 4]), x, V("w", T.FLOAT, [3, 5])],
+   [V("y1", T.FLOAT, [6, 4]), V("y2", T.FLOAT, [2, 3, 4]), V("y3", T.FLOAT, [3, 5])], [],
+   ["Pad", "Shape"], ["Add", "Reshape", "Mul"])
 
 img = V("img", T.FLOAT, [1, 2, 4, 4])
 models["pad_resize_if19"] = (19, 9, [

@@ -22,7 +22,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-fold.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-ops='cast|concat|gather|unsqueeze|squeeze|slice|reshape|add|sub|mul|div|equal|where|constantofshape|range|expand|shape|size|split|reduce_max|reduce_min'
+ops='cast|concat|gather|unsqueeze|squeeze|slice|reshape|add|sub|mul|div|equal|where|constantofshape|range|expand|shape|size|split|reduce_max|reduce_min|constant_pad|edge_pad|reflect_pad'
 find "$data/node" -mindepth 1 -maxdepth 1 -type d | sort |
   grep -E "/test_($ops)(_[a-z0-9_]*)?$" | grep -v -E "_expanded$|gather_elements|gathernd" \
   > "$work/tests.txt" || true

@@ -644,4 +644,47 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       CHECK(npucc::test::count_ops(model.graph(), "CastLike") == 1);
     }
   }
+
+  TEST_CASE("Pad") {
+    const std::string data = "float[3,2] a = {1.0, 1.2, 2.3, 3.4, 4.5, 5.7}";
+    SUBCASE("wrap (19): the Changelog's example") {
+      auto y = fold(data + ", int64[4] p = {2, 1, 1, 1}", "y = Pad <mode = \"wrap\"> (a, p)",
+                    "float[6,4]", 19);
+      REQUIRE(y);
+      CHECK(y->floats == Floats{3.4F, 2.3F, 3.4F, 2.3F, 5.7F, 4.5F, 5.7F, 4.5F,
+                                1.2F, 1.0F, 1.2F, 1.0F, 3.4F, 2.3F, 3.4F, 2.3F,
+                                5.7F, 4.5F, 5.7F, 4.5F, 1.2F, 1.0F, 1.2F, 1.0F});
+    }
+    SUBCASE("reflect and edge on the second axis") {
+      auto r = fold(data + ", int64[4] p = {0, 1, 0, 0}", "y = Pad <mode = \"reflect\"> (a, p)",
+                    "float[3,3]", 13);
+      REQUIRE(r);
+      CHECK(r->floats == Floats{1.2F, 1.0F, 1.2F, 3.4F, 2.3F, 3.4F, 5.7F, 4.5F, 5.7F});
+      auto e = fold(data + ", int64[4] p = {0, 2, 0, 0}", "y = Pad <mode = \"edge\"> (a, p)",
+                    "float[3,4]", 11);
+      REQUIRE(e);
+      CHECK(e->floats ==
+            Floats{1.0F, 1.0F, 1.0F, 1.2F, 2.3F, 2.3F, 2.3F, 3.4F, 4.5F, 4.5F, 4.5F, 5.7F});
+    }
+    SUBCASE("axes (18), a constant value, and cropping") {
+      auto y = fold("int64[2,3] a = {1, 2, 3, 4, 5, 6}, int64[2] p = {1, -1}, int64 v = {9}, "
+                    "int64[1] axes = {-1}",
+                    "y = Pad(a, p, v, axes)", "int64[2,3]", 18);
+      REQUIRE(y);
+      CHECK(y->ints == Ints{9, 1, 2, 9, 4, 5});
+    }
+    SUBCASE("what Pad does not define stays") {
+      // wrap before 19; reflect as long as the dim; cropping with edge; a repeated axis.
+      CHECK_FALSE(fold(data + ", int64[4] p = {0, 1, 0, 0}", "y = Pad <mode = \"wrap\"> (a, p)",
+                       "float[3,3]", 18));
+      // (the Changelog's reflect example pads a dim of 2 by 2: reflected twice, which
+      // runtimes need not do)
+      CHECK_FALSE(fold(data + ", int64[4] p = {0, 2, 0, 0}", "y = Pad <mode = \"reflect\"> (a, p)",
+                       "float[3,4]", 19));
+      CHECK_FALSE(fold(data + ", int64[4] p = {0, 0, 0, -1}", "y = Pad <mode = \"edge\"> (a, p)",
+                       "float[3,1]", 19));
+      CHECK_FALSE(fold(data + ", int64[4] p = {0, 1, 0, 1}, int64[2] axes = {1, -1}",
+                       "y = Pad(a, p, , axes)", "float[3,4]", 19));
+    }
+  }
 }
