@@ -1,12 +1,12 @@
-"""Models at opsets 18 to 21 (IR 8 to 10) for test_fold_modern_opsets.sh: each exercises
+"""Models at opsets 18 to 21 (IR 8 to 10) for test_fold_modern_opsets.sh. Each exercises
 forms the passes fold at those opsets (Shape/Size with start/end, ConstantOfShape-20/21,
 Split-18 with num_outputs, ReduceProd/Max/Min-18 and ReduceSum-13 with axes inputs,
-ReduceMax-20 on bool, Pad-18 with axes and Pad-19 wrap on constants,
-Reshape/Squeeze/Unsqueeze-21, Cast-19/21 with saturate, CastLike-21 of an activation, Equal-19, If/Identity/Constant-19
-and 21) or must leave alone (float Reduce* with axes inputs, Split and Pad of an input,
-Resize-19, ScatterElements/ScatterND with max/min), and an IR-10 local function with an
-overload. Writes MODEL.onnx into the folder given and prints one line per
-model: its name, the ops compiling must fold away, the ops it must keep.
+ReduceMax-20 on bool, Pad-18 with axes and Pad-19 wrap on constants, Reshape/Squeeze/
+Unsqueeze-21, Cast-19/21 with saturate, CastLike-21 of an activation, Equal-19, If/
+Identity/Constant-19 and 21) or must leave alone (float Reduce* with axes inputs, Split
+and Pad of an input, Resize-19, ScatterElements/ScatterND with max/min), or is an IR-10
+local function with an overload. Writes MODEL.onnx into the folder given and prints one
+line per model: its name, the ops compiling must fold away, the ops it must keep.
 
 With --raise SOURCE TARGET OPSET, writes the opset-17 model SOURCE raised to OPSET (18-22)
 as exporters write it: Reduce* axes as inputs, the IR version of that release.
