@@ -57,8 +57,10 @@ void add(Groups& groups, const std::string& source, int32_t data_type, uint64_t 
 void add_tensor(Groups& groups, const std::string& source, const onnx::TensorProto& tensor) {
   // The reader refused tensors whose dims overflow; value_or keeps this total anyway.
   uint64_t elements = model::element_count(tensor).value_or(0);
-  uint64_t bytes = model::element_size(tensor.data_type()) != 0
-                       ? model::data_bytes(tensor).value_or(0)
+  // The size in memory, float8 and the packed 4-bit types of IR 9-13 included, whether
+  // they are stored as raw bytes or one per int32_data entry.
+  uint64_t bytes = model::element_bits(tensor.data_type()) != 0
+                       ? model::bytes_for(tensor.data_type(), elements).value_or(UINT64_MAX)
                        : model::stored_bytes(tensor);
   add(groups, source, tensor.data_type(), elements, bytes);
 }

@@ -103,7 +103,9 @@ std::string unregistered_text(const InspectReport& report) {
     table.add_row({op_name(op.domain, op.op_type) + " (" + opset + ")",
                    std::to_string(op.nodes.size()), names});
   }
-  return "ops without a schema (custom domains; npucc cannot type-check them)\n" + table.render();
+  return "ops without a schema at the model's opset (custom domains, ops newer than the "
+         "opset; npucc cannot type-check them)\n" +
+         table.render();
 }
 
 std::string memory_plan_text(const InspectReport& report) {

@@ -53,6 +53,15 @@ size_t hash_tensor(const onnx::TensorProto& tensor) {
   return seed;
 }
 
+std::string unknown_fields_of(const onnx::TensorProto& tensor) {
+  std::string bytes;
+  const auto& fields = tensor.GetReflection()->GetUnknownFields(tensor);
+  if (!fields.empty()) {
+    fields.SerializeToString(&bytes);
+  }
+  return bytes;
+}
+
 // Bitwise equality of what is stored (so -0.0 and 0.0, or two NaN payloads, differ).
 bool same_tensor(const onnx::TensorProto& a, const onnx::TensorProto& b) {
   if (a.data_type() != b.data_type() || bytes_of(a.dims()) != bytes_of(b.dims()) ||
@@ -71,7 +80,9 @@ bool same_tensor(const onnx::TensorProto& a, const onnx::TensorProto& b) {
       return false;
     }
   }
-  return true;
+  // Fields the ONNX 1.12 protobuf does not know (metadata_props of IR 10) would be lost
+  // with the tensor merged away: only tensors that carry the same ones merge.
+  return unknown_fields_of(a) == unknown_fields_of(b);
 }
 
 // Tensors whose bytes live elsewhere or in pieces are not compared.

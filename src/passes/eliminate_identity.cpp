@@ -1,5 +1,6 @@
 #include "passes/eliminate_identity.h"
 
+#include "passes/op_version.h"
 #include "passes/rename.h"
 
 #include <unordered_map>
@@ -8,15 +9,17 @@ namespace npucc::passes {
 
 namespace {
 
-bool is_identity(const onnx::NodeProto& node) {
+// Every version through opset 25 passes its input through; the later ones only add types.
+bool is_identity(const onnx::NodeProto& node, const onnx::ModelProto* model) {
   return node.op_type() == "Identity" && (node.domain().empty() || node.domain() == "ai.onnx") &&
          node.input_size() == 1 && node.output_size() == 1 && !node.input(0).empty() &&
-         !node.output(0).empty();
+         !node.output(0).empty() &&
+         version_is_one_of(node, model, {1, 13, 14, 16, 19, 21, 23, 24, 25});
 }
 
 } // namespace
 
-int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphContext& /*context*/) {
+int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
   const NestedNames nested = nested_names(graph);
   std::unordered_set<std::string> outputs;
   for (const auto& value : graph.output()) {
@@ -30,7 +33,7 @@ int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphCont
   std::unordered_map<std::string, std::string> renames;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
-    if (!is_identity(node) || outputs.count(node.output(0)) != 0) {
+    if (!is_identity(node, context.model) || outputs.count(node.output(0)) != 0) {
       continue;
     }
     if (can_redirect(nested, node.output(0), node.input(0))) {
@@ -63,7 +66,7 @@ int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphCont
 
   // Identities that are graph outputs, one at a time: each may rename its producer.
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (!removed[static_cast<size_t>(i)] && is_identity(graph.node(i)) &&
+    if (!removed[static_cast<size_t>(i)] && is_identity(graph.node(i), context.model) &&
         bypass_node(graph, i, nested)) {
       removed[static_cast<size_t>(i)] = true;
       ++count;

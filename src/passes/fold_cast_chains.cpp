@@ -1,5 +1,6 @@
 #include "passes/fold_cast_chains.h"
 
+#include "passes/op_version.h"
 #include "passes/rename.h"
 
 #include <unordered_map>
@@ -14,9 +15,18 @@ bool is_default_domain(const onnx::NodeProto& node) {
   return node.domain().empty() || node.domain() == "ai.onnx";
 }
 
-bool is_cast(const onnx::NodeProto& node) {
-  return is_default_domain(node) && (node.op_type() == "Cast" || node.op_type() == "CastLike") &&
-         node.input_size() >= 1 && !node.input(0).empty() && node.output_size() == 1;
+// Cast-1 (`to` a string) is not read. Versions 19-25 add float8/int4/float4 types and
+// `saturate`/`round_mode`, which only change conversions to float8 types, never exact
+// ones between the types range_of knows.
+bool is_cast(const onnx::NodeProto& node, const onnx::ModelProto* model) {
+  if (!is_default_domain(node) || node.input_size() < 1 || node.input(0).empty() ||
+      node.output_size() != 1) {
+    return false;
+  }
+  if (node.op_type() == "Cast") {
+    return version_is_one_of(node, model, {6, 9, 13, 19, 21, 23, 24, 25});
+  }
+  return node.op_type() == "CastLike" && version_is_one_of(node, model, {15, 19, 21, 23, 24, 25});
 }
 
 // The element type a Cast or CastLike converts to; 0 when unknown.
@@ -130,7 +140,7 @@ int64_t FoldCastChains::run_on_graph(onnx::GraphProto& graph, const GraphContext
   int64_t count = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
     auto& node = *graph.mutable_node(i);
-    if (!is_cast(node)) {
+    if (!is_cast(node, context.model)) {
       continue;
     }
     const int32_t to = target_type(node, context);
@@ -142,7 +152,7 @@ int64_t FoldCastChains::run_on_graph(onnx::GraphProto& graph, const GraphContext
     auto it = producer.find(node.input(0));
     if (it != producer.end() && to != T::STRING) {
       const auto& first = graph.node(it->second);
-      if (!removed[static_cast<size_t>(it->second)] && is_cast(first)) {
+      if (!removed[static_cast<size_t>(it->second)] && is_cast(first, context.model)) {
         const int32_t source = context.elem_type(first.input(0));
         const int32_t middle = target_type(first, context);
         if (source != 0 && middle != 0 && cast_is_exact(source, middle)) {

@@ -1,6 +1,7 @@
 #include "passes/fold_constants.h"
 
 #include "passes/fold_values.h"
+#include "passes/op_version.h"
 #include "passes/rename.h"
 
 #include <map>
@@ -22,6 +23,32 @@ bool foldable_node(const onnx::NodeProto& node) {
   return true;
 }
 
+// Whether each result has the type and the static dims inference gave its output (and
+// stays within k_max_fold_elements).
+bool agrees_with_inference(const onnx::NodeProto& node, const std::vector<FoldValue>& results,
+                           const GraphContext& context) {
+  for (size_t k = 0; k < results.size(); ++k) {
+    const std::string& name = node.output(static_cast<int>(k));
+    const int32_t inferred = context.elem_type(name);
+    if ((inferred != 0 && inferred != results[k].type) ||
+        results[k].count() > k_max_fold_elements) {
+      return false;
+    }
+    if (const auto* dims = context.shape(name)) {
+      const auto& got = results[k].dims;
+      if (dims->size() != got.size()) {
+        return false;
+      }
+      for (size_t d = 0; d < got.size(); ++d) {
+        if ((*dims)[d] >= 0 && (*dims)[d] != got[d]) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
@@ -29,7 +56,6 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
   if (context.model == nullptr || context.model->ir_version() < 4) {
     return 0;
   }
-  const int64_t opset = default_opset(context.model);
   std::unordered_set<std::string> inputs;
   for (const auto& value : graph.input()) {
     inputs.insert(value.name());
@@ -56,6 +82,7 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
 
   std::vector<bool> folded(static_cast<size_t>(graph.node_size()), false);
   std::unordered_set<std::string> removed;
+  FoldValue like; // the type of a CastLike's non-constant second input, without values
   int64_t count = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
@@ -64,12 +91,20 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
     }
     std::vector<const FoldValue*> args;
     bool ready = true;
-    for (const auto& name : node.input()) {
+    for (int k = 0; k < node.input_size(); ++k) {
+      const std::string& name = node.input(k);
       if (name.empty()) {
         args.push_back(nullptr);
         continue;
       }
       const FoldValue* value = constants.count(name) != 0 ? value_of(name) : nullptr;
+      // CastLike(constant, x) is a constant whatever x holds: exporters write it for
+      // scalars of an activation's type.
+      if (value == nullptr && k == 1 && node.op_type() == "CastLike" &&
+          is_foldable_type(context.elem_type(name))) {
+        like.type = context.elem_type(name);
+        value = &like;
+      }
       ready = ready && value != nullptr;
       args.push_back(value);
     }
@@ -79,25 +114,13 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
     for (const auto& name : node.output()) {
       ready = ready && !name.empty() && keep.count(name) == 0;
     }
-    auto results = ready ? evaluate_node(node, args, opset) : std::nullopt;
+    auto results =
+        ready ? evaluate_node(node, args, op_version(node, context.model)) : std::nullopt;
     if (!results || results->size() != static_cast<size_t>(node.output_size())) {
       continue;
     }
     // A disagreement with inference means an evaluator bug: keep the node.
-    bool agrees = true;
-    for (size_t k = 0; k < results->size(); ++k) {
-      int32_t inferred = context.elem_type(node.output(static_cast<int>(k)));
-      agrees = agrees && (inferred == 0 || inferred == (*results)[k].type) &&
-               (*results)[k].count() <= k_max_fold_elements;
-      if (const auto* dims = context.shape(node.output(static_cast<int>(k)))) {
-        const auto& got = (*results)[k].dims;
-        agrees = agrees && dims->size() == got.size();
-        for (size_t d = 0; agrees && d < got.size(); ++d) {
-          agrees = (*dims)[d] < 0 || (*dims)[d] == got[d];
-        }
-      }
-    }
-    if (!agrees) {
+    if (!agrees_with_inference(node, *results, context)) {
       continue;
     }
     for (size_t k = 0; k < results->size(); ++k) {

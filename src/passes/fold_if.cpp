@@ -2,16 +2,19 @@
 
 #include "model/graph_walk.h"
 #include "passes/fold_values.h"
+#include "passes/op_version.h"
 
 namespace npucc::passes {
 
 namespace {
 
 // The branch an If always takes; null when its condition is not a constant.
+// Versions 19-25 only add element types to what a branch may return.
 onnx::GraphProto*
-taken_branch(onnx::NodeProto& node,
+taken_branch(onnx::NodeProto& node, const onnx::ModelProto* model,
              const std::unordered_map<std::string, const onnx::TensorProto*>& constants) {
-  if (!is_onnx_node(node) || node.op_type() != "If" || node.input_size() != 1) {
+  if (!is_onnx_node(node) || node.op_type() != "If" || node.input_size() != 1 ||
+      !version_is_one_of(node, model, {1, 11, 13, 16, 19, 21, 23, 24, 25})) {
     return nullptr;
   }
   auto it = constants.find(node.input(0));
@@ -70,7 +73,7 @@ int64_t FoldIf::run_on_graph(onnx::GraphProto& graph, const GraphContext& contex
   }
   bool any = false;
   for (auto& node : *graph.mutable_node()) {
-    any = any || taken_branch(node, constants) != nullptr;
+    any = any || taken_branch(node, context.model, constants) != nullptr;
   }
   if (!any) {
     return 0;
@@ -82,7 +85,7 @@ int64_t FoldIf::run_on_graph(onnx::GraphProto& graph, const GraphContext& contex
   nodes.Swap(graph.mutable_node());
   int64_t count = 0;
   for (auto& node : nodes) {
-    onnx::GraphProto* branch = taken_branch(node, constants);
+    onnx::GraphProto* branch = taken_branch(node, context.model, constants);
     if (branch == nullptr || !can_inline(node, *branch, taken)) {
       graph.add_node()->Swap(&node);
       continue;

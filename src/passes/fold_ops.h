@@ -39,11 +39,22 @@ inline Result single(FoldValue value) {
 
 // The evaluators, one per op family (fold_ops_<family>.cpp).
 Result evaluate_cast(const onnx::NodeProto& node, const Inputs& inputs);
-Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset);
+// `version`: the since-version of the op in force (op_version.h).
+Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int version);
+// Split (every version from 2): the parts along `axis`.
+Result evaluate_split(const onnx::NodeProto& node, const Inputs& inputs, int version);
+// ReduceSum/ReduceProd on integers (overflow checked), ReduceMax/ReduceMin on integers,
+// float32 and (from version 20) bool, with axes as an attribute or (ReduceSum from 13, the
+// others from 18) an input, keepdims and noop_with_empty_axes.
+Result evaluate_reduce(const onnx::NodeProto& node, const Inputs& inputs, int version);
+// Pad from version 11 (pads an input): constant (cropping too), reflect, edge and (19)
+// wrap modes, with axes (18).
+Result evaluate_pad(const onnx::NodeProto& node, const Inputs& inputs, int version);
 // ConstantOfShape and integer Range.
 Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs);
 Result evaluate_expand(const Inputs& inputs);
-// Add, Sub, Mul, Div, Equal, Where (multidirectional broadcasting).
-Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs);
+// Add, Sub, Mul, Div, Equal, Where (multidirectional broadcasting from version 7; before
+// it, only operands of one shape, where the legacy `broadcast`/`axis` rules agree).
+Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs, int version);
 
 } // namespace npucc::passes::fold

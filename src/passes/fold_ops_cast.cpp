@@ -12,10 +12,15 @@ using T = onnx::TensorProto;
 } // namespace
 
 // Cast between the supported types; nullopt where the result is undefined
-// (NaN or out-of-range float to integer, int64 out of int32 range).
+// (NaN or out-of-range float to integer, int64 out of int32 range). CastLike takes the
+// type of its second input (only the type: see evaluate_node).
 Result evaluate_cast(const onnx::NodeProto& node, const Inputs& inputs) {
   const FoldValue* in = inputs.empty() ? nullptr : inputs[0];
-  auto to = static_cast<int32_t>(int_attribute(node, "to", 0));
+  const bool like = node.op_type() == "CastLike";
+  if (like && (inputs.size() != 2 || inputs[1] == nullptr)) {
+    return std::nullopt;
+  }
+  auto to = like ? inputs[1]->type : static_cast<int32_t>(int_attribute(node, "to", 0));
   if (in == nullptr || !is_foldable_type(to) || int_attribute(node, "saturate", 1) != 1) {
     return std::nullopt;
   }

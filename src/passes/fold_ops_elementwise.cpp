@@ -140,7 +140,7 @@ Result evaluate_expand(const Inputs& inputs) {
   return single(std::move(out));
 }
 
-Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs) {
+Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   const std::string& op = node.op_type();
   const bool is_where = op == "Where";
   if (inputs.size() != (is_where ? 3U : 2U)) {
@@ -154,6 +154,11 @@ Result evaluate_elementwise(const onnx::NodeProto& node, const Inputs& inputs) {
   const FoldValue& a = *inputs[is_where ? 1 : 0];
   const FoldValue& b = *inputs[is_where ? 2 : 1];
   if (a.type != b.type || (is_where && inputs[0]->type != T::BOOL)) {
+    return std::nullopt;
+  }
+  // Versions 1 and 6 broadcast B onto A along `axis` (an attribute), not numpy-style:
+  // (3,3) + (3,) with axis=0 adds along rows. Only equal shapes mean the same in both.
+  if (version < 7 && a.dims != b.dims) {
     return std::nullopt;
   }
   if (!is_where && op != "Equal" && a.type == T::BOOL) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 namespace npucc::passes::fold {
@@ -15,14 +16,15 @@ const FoldValue* input(const Inputs& inputs, size_t i) {
   return i < inputs.size() ? inputs[i] : nullptr;
 }
 
-Result concat(const onnx::NodeProto& node, const Inputs& inputs) {
+Result concat(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   if (inputs.empty() || inputs[0] == nullptr) {
     return std::nullopt;
   }
   const FoldValue& first = *inputs[0];
   auto rank = static_cast<int64_t>(first.dims.size());
   int64_t axis = int_attribute(node, "axis", std::numeric_limits<int64_t>::min());
-  if (rank == 0 || !normalize_axis(axis, rank)) {
+  // Negative axes count back from version 11 on; before, they are not defined.
+  if (rank == 0 || (version < 11 && axis < 0) || !normalize_axis(axis, rank)) {
     return std::nullopt;
   }
   FoldValue out;
@@ -57,7 +59,7 @@ Result concat(const onnx::NodeProto& node, const Inputs& inputs) {
   return single(std::move(out));
 }
 
-Result gather(const onnx::NodeProto& node, const Inputs& inputs) {
+Result gather(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   const FoldValue* data = input(inputs, 0);
   const FoldValue* indices = input(inputs, 1);
   if (data == nullptr || indices == nullptr ||
@@ -88,9 +90,11 @@ Result gather(const onnx::NodeProto& node, const Inputs& inputs) {
     inner *= static_cast<size_t>(data->dims[d]);
   }
   size_t j = 0;
+  // Negative indices count back from version 11 on; version 1 does not define them.
+  const int64_t lowest = version < 11 ? 0 : -extent;
   for (size_t o = 0; o < outer; ++o) {
     for (int64_t index : indices->ints) {
-      if (index < -extent || index >= extent) {
+      if (index < lowest || index >= extent) {
         return std::nullopt;
       }
       auto row = static_cast<size_t>(index < 0 ? index + extent : index);
@@ -102,18 +106,24 @@ Result gather(const onnx::NodeProto& node, const Inputs& inputs) {
   return single(std::move(out));
 }
 
-// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13 on.
+// The axes of Squeeze/Unsqueeze: an attribute before version 13, an input from 13 on.
+// Version 1 allows no negative axis (11 added them): one is not read as counting back.
 std::optional<std::vector<int64_t>> axes_of(const onnx::NodeProto& node, const Inputs& inputs,
-                                            int64_t opset) {
-  if (opset < 13) {
-    return ints_attribute(node, "axes");
+                                            int version) {
+  if (version < 13) {
+    auto axes = ints_attribute(node, "axes");
+    if (version < 11 && axes &&
+        std::any_of(axes->begin(), axes->end(), [](int64_t axis) { return axis < 0; })) {
+      return std::nullopt;
+    }
+    return axes;
   }
   return input(inputs, 1) == nullptr ? std::nullopt : as_indices(inputs[1]);
 }
 
-Result unsqueeze(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset) {
+Result unsqueeze(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   const FoldValue* data = input(inputs, 0);
-  auto axes = axes_of(node, inputs, opset);
+  auto axes = axes_of(node, inputs, version);
   if (data == nullptr || !axes) {
     return std::nullopt;
   }
@@ -133,16 +143,16 @@ Result unsqueeze(const onnx::NodeProto& node, const Inputs& inputs, int64_t opse
   return single(std::move(out));
 }
 
-Result squeeze(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset) {
+Result squeeze(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   const FoldValue* data = input(inputs, 0);
   if (data == nullptr) {
     return std::nullopt;
   }
   auto rank = static_cast<int64_t>(data->dims.size());
-  auto axes = axes_of(node, inputs, opset);
+  auto axes = axes_of(node, inputs, version);
   std::set<int64_t> removed;
   if (!axes &&
-      (opset < 13 ? find_attribute(node, "axes") != nullptr : input(inputs, 1) != nullptr)) {
+      (version < 13 ? find_attribute(node, "axes") != nullptr : input(inputs, 1) != nullptr)) {
     return std::nullopt;
   }
   if (axes) {
@@ -219,37 +229,79 @@ Result reshape(const onnx::NodeProto& node, const Inputs& inputs) {
 
 namespace npucc::passes {
 
+namespace {
+
+// The versions of each op whose definitions the evaluators implement, read against ONNX's
+// Changelog through opset k_checked_through_opset. A version left out is never evaluated:
+// Reshape-1 (its shape an attribute), Cast-1 (`to` a string). The opset 18-26 versions of
+// these ops only widen their types (float8, int4, ...), which FoldValue never holds, but
+// for Split-18 (num_outputs), ReduceProd/Max/Min-18 (axes an input), ReduceMax/Min-20
+// (bool), Pad-18 (axes) and Pad-19 (wrap), which the evaluators implement. Pad-2 (pads an
+// attribute) is left out. Split-1 (split as an input or an attribute) is
+// left out.
+const std::map<std::string, std::set<int>>& checked_versions() {
+  static const std::map<std::string, std::set<int>> versions = {
+      {"Cast", {6, 9, 13, 19, 21, 23, 24, 25}},
+      {"CastLike", {15, 19, 21, 23, 24, 25}},
+      {"Concat", {1, 4, 11, 13}},
+      {"Gather", {1, 11, 13}},
+      {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
+      {"Squeeze", {1, 11, 13, 21, 23, 24, 25}},
+      {"Slice", {1, 10, 11, 13}},
+      {"Reshape", {5, 13, 14, 19, 21, 23, 24, 25}},
+      {"Expand", {8, 13}},
+      {"ConstantOfShape", {9, 20, 21, 23, 24, 25}},
+      {"Range", {11}},
+      {"Add", {1, 6, 7, 13, 14}},
+      {"Sub", {1, 6, 7, 13, 14}},
+      {"Mul", {1, 6, 7, 13, 14}},
+      {"Div", {1, 6, 7, 13, 14}},
+      {"Equal", {1, 7, 11, 13, 19}},
+      {"Where", {9, 16}},
+      {"Split", {2, 11, 13, 18}},
+      {"Pad", {11, 13, 18, 19, 21, 23, 24, 25}},
+      {"ReduceSum", {1, 11, 13}},
+      {"ReduceProd", {1, 11, 13, 18}},
+      {"ReduceMax", {1, 11, 12, 13, 18, 20}},
+      {"ReduceMin", {1, 11, 12, 13, 18, 20}},
+  };
+  return versions;
+}
+
+} // namespace
+
 bool is_foldable_op(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "Cast", "Concat", "Gather", "Unsqueeze", "Squeeze", "Slice",           "Reshape", "Add",
-      "Sub",  "Mul",    "Div",    "Equal",     "Where",   "ConstantOfShape", "Range",   "Expand"};
-  return ops.count(op) != 0;
+  return checked_versions().count(op) != 0;
 }
 
 std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
                                                     const std::vector<const FoldValue*>& inputs,
-                                                    int64_t opset) {
+                                                    int version) {
   const std::string& op = node.op_type();
-  if (op == "Cast") {
+  auto known = checked_versions().find(op);
+  if (known == checked_versions().end() || known->second.count(version) == 0) {
+    return std::nullopt;
+  }
+  if (op == "Cast" || op == "CastLike") {
     return fold::evaluate_cast(node, inputs);
   }
   if (op == "Concat") {
-    return fold::concat(node, inputs);
+    return fold::concat(node, inputs, version);
   }
   if (op == "Gather") {
-    return fold::gather(node, inputs);
+    return fold::gather(node, inputs, version);
   }
   if (op == "Unsqueeze") {
-    return fold::unsqueeze(node, inputs, opset);
+    return fold::unsqueeze(node, inputs, version);
   }
   if (op == "Squeeze") {
-    return fold::squeeze(node, inputs, opset);
+    return fold::squeeze(node, inputs, version);
   }
   if (op == "Reshape") {
-    return opset < 5 ? std::nullopt : fold::reshape(node, inputs);
+    return fold::reshape(node, inputs);
   }
   if (op == "Slice") {
-    return fold::evaluate_slice(node, inputs, opset);
+    return fold::evaluate_slice(node, inputs, version);
   }
   if (op == "Expand") {
     return fold::evaluate_expand(inputs);
@@ -257,10 +309,16 @@ std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
   if (op == "ConstantOfShape" || op == "Range") {
     return fold::evaluate_generator(node, inputs);
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal" || op == "Where") {
-    return fold::evaluate_elementwise(node, inputs);
+  if (op == "Pad") {
+    return fold::evaluate_pad(node, inputs, version);
   }
-  return std::nullopt;
+  if (op == "Split") {
+    return fold::evaluate_split(node, inputs, version);
+  }
+  if (op.rfind("Reduce", 0) == 0) {
+    return fold::evaluate_reduce(node, inputs, version);
+  }
+  return fold::evaluate_elementwise(node, inputs, version);
 }
 
 } // namespace npucc::passes

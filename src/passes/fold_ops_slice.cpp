@@ -87,7 +87,7 @@ std::optional<std::vector<int64_t>> as_indices(const FoldValue* value) {
   return value->ints;
 }
 
-Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t opset) {
+Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int version) {
   const FoldValue* data = inputs.empty() ? nullptr : inputs[0];
   if (data == nullptr) {
     return std::nullopt;
@@ -98,7 +98,7 @@ Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t
   std::optional<std::vector<int64_t>> ends;
   std::optional<std::vector<int64_t>> axes;
   std::optional<std::vector<int64_t>> steps;
-  if (opset < 10) {
+  if (version < 10) {
     starts = ints_attribute(node, "starts");
     ends = ints_attribute(node, "ends");
     axes = ints_attribute(node, "axes");
@@ -141,7 +141,8 @@ Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t
   std::set<int64_t> seen;
   for (size_t i = 0; i < axes->size(); ++i) {
     int64_t axis = (*axes)[i];
-    if (!normalize_axis(axis, rank) || !seen.insert(axis).second) {
+    // Negative axes count back from version 11 on; before, they are not defined.
+    if ((version < 11 && axis < 0) || !normalize_axis(axis, rank) || !seen.insert(axis).second) {
       return std::nullopt;
     }
     auto a = static_cast<size_t>(axis);
@@ -168,6 +169,110 @@ Result evaluate_slice(const onnx::NodeProto& node, const Inputs& inputs, int64_t
     }
   }
   return single(std::move(out));
+}
+
+namespace {
+
+// The size of each of Split's `outputs` parts of a dim of `extent`: from the `split`
+// attribute (before version 13) or input (from 13), from num_outputs (18: parts of
+// ceil(extent / n), the last smaller), else equal parts. nullopt when not defined.
+std::optional<std::vector<int64_t>> split_sizes(const onnx::NodeProto& node, const Inputs& inputs,
+                                                int version, int64_t extent, size_t outputs) {
+  std::optional<std::vector<int64_t>> sizes;
+  if (version < 13) {
+    sizes = ints_attribute(node, "split");
+    if (!sizes && find_attribute(node, "split") != nullptr) {
+      return std::nullopt;
+    }
+  } else if (inputs.size() > 1 && inputs[1] != nullptr) {
+    if (inputs[1]->type != T::INT64 || inputs[1]->dims.size() != 1) {
+      return std::nullopt;
+    }
+    sizes = inputs[1]->ints;
+  }
+  const auto* num_outputs = version >= 18 ? find_attribute(node, "num_outputs") : nullptr;
+  if (sizes) {
+    if (num_outputs != nullptr) {
+      return std::nullopt; // one or the other, by the definition
+    }
+  } else if (num_outputs != nullptr) {
+    const int64_t n = num_outputs->i();
+    if (n < 1 || static_cast<size_t>(n) != outputs) {
+      return std::nullopt;
+    }
+    const int64_t chunk = (extent + n - 1) / n;
+    const int64_t last = extent - chunk * (n - 1);
+    // A last part of nothing (4 in 3 parts of 2) is not what "smaller" promises.
+    if (last <= 0) {
+      return std::nullopt;
+    }
+    std::vector<int64_t> parts(outputs - 1, chunk);
+    parts.push_back(last);
+    sizes = std::move(parts);
+  } else {
+    if (extent % static_cast<int64_t>(outputs) != 0) {
+      return std::nullopt;
+    }
+    sizes = std::vector<int64_t>(outputs, extent / static_cast<int64_t>(outputs));
+  }
+  int64_t sum = 0;
+  for (int64_t size : *sizes) {
+    if (size < 0 || __builtin_add_overflow(sum, size, &sum)) {
+      return std::nullopt;
+    }
+  }
+  if (sizes->size() != outputs || sum != extent) {
+    return std::nullopt;
+  }
+  return sizes;
+}
+
+} // namespace
+
+Result evaluate_split(const onnx::NodeProto& node, const Inputs& inputs, int version) {
+  const FoldValue* data = inputs.empty() ? nullptr : inputs[0];
+  if (data == nullptr || data->dims.empty() || node.output_size() < 1) {
+    return std::nullopt;
+  }
+  const auto rank = static_cast<int64_t>(data->dims.size());
+  int64_t axis = int_attribute(node, "axis", 0);
+  // Version 2 defines no negative axis (11 added them).
+  if ((version < 11 && axis < 0) || !normalize_axis(axis, rank)) {
+    return std::nullopt;
+  }
+  const auto a = static_cast<size_t>(axis);
+  auto sizes =
+      split_sizes(node, inputs, version, data->dims[a], static_cast<size_t>(node.output_size()));
+  if (!sizes) {
+    return std::nullopt;
+  }
+  size_t outer = 1;
+  for (size_t d = 0; d < a; ++d) {
+    outer *= static_cast<size_t>(data->dims[d]);
+  }
+  size_t inner = 1;
+  for (size_t d = a + 1; d < data->dims.size(); ++d) {
+    inner *= static_cast<size_t>(data->dims[d]);
+  }
+  std::vector<FoldValue> out;
+  int64_t begin = 0;
+  for (int64_t size : *sizes) {
+    FoldValue part;
+    part.type = data->type;
+    part.dims = data->dims;
+    part.dims[a] = size;
+    part.allocate();
+    size_t j = 0;
+    for (size_t o = 0; o < outer; ++o) {
+      const size_t row = o * static_cast<size_t>(data->dims[a]) + static_cast<size_t>(begin);
+      for (size_t k = 0; k < static_cast<size_t>(size) * inner; ++k) {
+        copy_element(*data, row * inner + k, part, j++);
+      }
+    }
+    begin += size;
+    out.push_back(std::move(part));
+  }
+  return out;
 }
 
 } // namespace npucc::passes::fold

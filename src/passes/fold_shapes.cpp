@@ -1,6 +1,7 @@
 #include "passes/fold_shapes.h"
 
 #include "passes/fold_values.h"
+#include "passes/op_version.h"
 #include "passes/rename.h"
 
 #include <algorithm>
@@ -9,9 +10,18 @@ namespace npucc::passes {
 
 namespace {
 
+// The versions of Shape and Size read against ONNX's Changelog (op_version.h): those of
+// opsets 19-25 only widen the input types.
+bool checked_version(const onnx::NodeProto& node, const onnx::ModelProto* model) {
+  if (node.op_type() == "Shape") {
+    return version_is_one_of(node, model, {1, 13, 15, 19, 21, 23, 24, 25});
+  }
+  return version_is_one_of(node, model, {1, 13, 19, 21, 23, 24, 25});
+}
+
 // The value a Shape or Size node computes, when the dims it needs are static.
 std::optional<FoldValue> shape_value(const onnx::NodeProto& node, const std::vector<int64_t>& dims,
-                                     int64_t opset) {
+                                     int version) {
   FoldValue value;
   value.type = onnx::TensorProto::INT64;
   auto rank = static_cast<int64_t>(dims.size());
@@ -28,7 +38,7 @@ std::optional<FoldValue> shape_value(const onnx::NodeProto& node, const std::vec
   int64_t start = 0;
   int64_t end = rank;
   for (const auto& attribute : node.attribute()) {
-    if (opset < 15 || attribute.type() != onnx::AttributeProto::INT) {
+    if (version < 15 || attribute.type() != onnx::AttributeProto::INT) {
       return std::nullopt;
     }
     if (attribute.name() == "start") {
@@ -59,7 +69,6 @@ int64_t FoldShapes::run_on_graph(onnx::GraphProto& graph, const GraphContext& co
   if (context.in_loop_body || context.model == nullptr || context.model->ir_version() < 4) {
     return 0;
   }
-  const int64_t opset = default_opset(context.model);
   std::unordered_set<std::string> keep; // graph outputs stay computed by nodes
   for (const auto& value : graph.output()) {
     keep.insert(value.name());
@@ -83,7 +92,7 @@ int64_t FoldShapes::run_on_graph(onnx::GraphProto& graph, const GraphContext& co
     const auto& node = graph.node(i);
     if (!is_onnx_node(node) || (node.op_type() != "Shape" && node.op_type() != "Size") ||
         node.input_size() != 1 || node.output_size() != 1 || node.output(0).empty() ||
-        keep.count(node.output(0)) != 0) {
+        keep.count(node.output(0)) != 0 || !checked_version(node, context.model)) {
       continue;
     }
     const std::string& source = node.input(0);
@@ -91,7 +100,7 @@ int64_t FoldShapes::run_on_graph(onnx::GraphProto& graph, const GraphContext& co
     if (dims == nullptr || (computed.count(source) != 0 && local_shapes.count(source) == 0)) {
       continue;
     }
-    auto value = shape_value(node, *dims, opset);
+    auto value = shape_value(node, *dims, op_version(node, context.model));
     if (!value) {
       continue;
     }

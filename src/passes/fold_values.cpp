@@ -124,18 +124,6 @@ onnx::TensorProto to_tensor(const FoldValue& value, const std::string& name) {
   return tensor;
 }
 
-int64_t default_opset(const onnx::ModelProto* model) {
-  if (model == nullptr) {
-    return 0;
-  }
-  for (const auto& opset : model->opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx") {
-      return opset.version();
-    }
-  }
-  return 0;
-}
-
 bool is_onnx_node(const onnx::NodeProto& node) {
   return node.domain().empty() || node.domain() == "ai.onnx";
 }

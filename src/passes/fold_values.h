@@ -38,16 +38,15 @@ std::optional<FoldValue> read_fold_value(const onnx::TensorProto& tensor);
 // The initializer holding `value`, named `name`.
 onnx::TensorProto to_tensor(const FoldValue& value, const std::string& name);
 
-// Evaluates one node on constant inputs (null for an omitted optional input) with
-// ONNX semantics at opset `opset`; nullopt when the op, its types or its attributes
-// are not handled, or when the result would be implementation-defined (integer
-// overflow, division by zero, an out-of-range index or cast).
+// Evaluates one node on constant inputs (null for an omitted optional input) with the
+// semantics of version `version` of its op (the since-version in force, op_version.h);
+// nullopt when the op, that version, its types or its attributes are not handled, or
+// when the result would be implementation-defined (integer overflow, division by zero,
+// an out-of-range index or cast). CastLike's second input is read for its type only: a
+// FoldValue of that type without elements may stand in for it.
 std::optional<std::vector<FoldValue>> evaluate_node(const onnx::NodeProto& node,
                                                     const std::vector<const FoldValue*>& inputs,
-                                                    int64_t opset);
-
-// The model's opset of the default domain; 0 when it imports none.
-int64_t default_opset(const onnx::ModelProto* model);
+                                                    int version);
 
 // Whether a node belongs to the default ONNX domain.
 bool is_onnx_node(const onnx::NodeProto& node);

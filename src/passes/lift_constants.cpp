@@ -1,6 +1,7 @@
 #include "passes/lift_constants.h"
 
 #include "passes/fold_values.h"
+#include "passes/op_version.h"
 #include "passes/rename.h"
 
 #include <onnx/defs/schema.h>
@@ -11,10 +12,12 @@ namespace {
 
 constexpr int64_t k_min_ir_version = 4;
 
-bool is_constant(const onnx::NodeProto& node) {
+// Versions 19-25 only add element types; the value_* attributes are those of 12 and 13.
+bool is_constant(const onnx::NodeProto& node, const onnx::ModelProto* model) {
   return node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx") &&
          node.output_size() == 1 && !node.output(0).empty() && node.attribute_size() == 1 &&
-         node.attribute(0).ref_attr_name().empty();
+         node.attribute(0).ref_attr_name().empty() &&
+         version_is_one_of(node, model, {1, 9, 11, 12, 13, 19, 21, 23, 24, 25});
 }
 
 // The value of a Constant's attribute as a tensor; false for kinds left alone.
@@ -79,13 +82,19 @@ onnx::ValueInfoProto input_for(const onnx::TensorProto& tensor) {
 } // namespace
 
 int64_t lift_constants_the_opset_forbids(onnx::ModelProto& model) {
-  const int64_t opset = default_opset(&model);
+  int64_t opset = 1;
+  for (const auto& entry : model.opset_import()) {
+    if (entry.domain().empty() || entry.domain() == "ai.onnx") {
+      opset = entry.version();
+    }
+  }
   auto& graph = *model.mutable_graph();
   std::vector<bool> lifted(static_cast<size_t>(graph.node_size()), false);
   int64_t count = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
     auto& node = *graph.mutable_node(i);
-    if (!is_constant(node) || node.attribute(0).name() != "value" || !node.attribute(0).has_t() ||
+    if (!is_constant(node, &model) || node.attribute(0).name() != "value" ||
+        !node.attribute(0).has_t() ||
         constant_allows(opset, node.attribute(0).t().data_type())) {
       continue;
     }
@@ -118,7 +127,7 @@ int64_t LiftConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
   for (int i = 0; i < graph.node_size(); ++i) {
     auto& node = *graph.mutable_node(i);
     // Runtimes differ on initializers that are also graph outputs: keep the node.
-    if (!is_constant(node) || outputs.count(node.output(0)) != 0) {
+    if (!is_constant(node, context.model) || outputs.count(node.output(0)) != 0) {
       continue;
     }
     onnx::TensorProto tensor;

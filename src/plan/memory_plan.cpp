@@ -27,8 +27,18 @@ uint64_t saturating_add(uint64_t a, uint64_t b) {
 
 // Static byte size of a value, or 0 with `why` set when it has none.
 uint64_t static_bytes(const onnx::ValueInfoProto* value, std::string& why) {
-  if (value == nullptr || !value->type().has_tensor_type()) {
+  if (value == nullptr || value->type().value_case() == onnx::TypeProto::VALUE_NOT_SET) {
     why = "has no inferred tensor type";
+    return 0;
+  }
+  if (!value->type().has_tensor_type()) {
+    // Sequences (SplitToSequence, ConcatFromSequence's inputs), optionals (Optional*-18),
+    // maps and sparse tensors: their size is only known once they are built.
+    const char* kind = value->type().has_sequence_type()   ? "a sequence"
+                       : value->type().has_optional_type() ? "an optional"
+                       : value->type().has_map_type()      ? "a map"
+                                                           : "not a dense tensor";
+    why = std::string("is ") + kind + ", whose size is known only at run time";
     return 0;
   }
   const auto& tensor = value->type().tensor_type();
@@ -103,6 +113,27 @@ std::string unavailable_hint(const onnx::GraphProto& graph, const std::string& d
          "(a shape computed from values known only at run time)";
 }
 
+// Why `name` (described by `info`, if anything) stops the plan, with what to do about it.
+std::string unavailable_reason(const onnx::GraphProto& graph, const std::string& name,
+                               const onnx::ValueInfoProto* info, const std::string& why) {
+  std::string reason = "tensor \"" + name + "\" " + why;
+  // A sequence or an optional stays one whatever the inputs: no hint for those.
+  if (info != nullptr && info->type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
+      !info->type().has_tensor_type()) {
+    return reason;
+  }
+  std::string param; // the first symbolic dim, named or not
+  if (info != nullptr) {
+    for (const auto& dim : info->type().tensor_type().shape().dim()) {
+      if (!dim.has_dim_value()) {
+        param = dim.dim_param();
+        break;
+      }
+    }
+  }
+  return reason + "; " + unavailable_hint(graph, param);
+}
+
 } // namespace
 
 MemoryPlan plan_memory(const onnx::GraphProto& graph) {
@@ -125,16 +156,8 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       auto it = infos.find(name);
       uint64_t bytes = static_bytes(it == infos.end() ? nullptr : it->second, why);
       if (bytes == 0 && !why.empty()) {
-        std::string param; // the first symbolic dim, named or not
-        if (it != infos.end()) {
-          for (const auto& dim : it->second->type().tensor_type().shape().dim()) {
-            if (!dim.has_dim_value()) {
-              param = dim.dim_param();
-              break;
-            }
-          }
-        }
-        plan.reason = "tensor \"" + name + "\" " + why + "; " + unavailable_hint(graph, param);
+        plan.reason =
+            unavailable_reason(graph, name, it == infos.end() ? nullptr : it->second, why);
         return plan;
       }
       index_of[name] = plan.tensors.size();

@@ -302,4 +302,72 @@ TEST_SUITE("npucc::inspect_model") {
     CHECK(find_group(report, "initializer", "float32") == nullptr);
     CHECK_FALSE(report.memory_plan.available);
   }
+
+  TEST_CASE("an opset-21, IR-10 model with the forms of opsets 18 to 21") {
+    // ReduceMean-18 (axes an input), Split-18 (num_outputs), Pad-19 (axes, wrap), Cast-19
+    // (saturate), a Constant-21 holding int4 values, and Attention, which has no schema
+    // before opset 23.
+    auto model_text = R"(
+      <ir_version: 10, opset_import: ["" : 21]>
+      modern (float[2,6] x) => (float[2,1] m, float[2,8] p, float[2,2] s0, float[2,2] s1,
+                                 float[2,2] s2, float[3] c, float[2,6] a, float[4] g)
+                          <int64[1] axes = {1}, int64[2] pads = {1, 1}, int64[1] last = {1}> {
+        m = ReduceMean <keepdims = 1> (x, axes)
+        s0, s1, s2 = Split <axis = 1, num_outputs = 3> (x)
+        p = Pad <mode = "wrap"> (x, pads, , last)
+        k = Constant <value = int32[3] {0, 0, 0}> ()
+        c = Cast <to = 1, saturate = 1> (k)
+        a = Attention(x, x, x)
+        f = Constant <value = int32[4] {56, 56, 56, 56}> ()
+        g = Cast <to = 1> (f)
+      }
+    )";
+    npucc::Model model;
+    model.proto = npucc::test::parse_text_model(model_text);
+    model.path = "modern.onnx";
+    // k holds three int4 values, packed two to a byte (ONNX 1.12's text has no int4).
+    auto& k = *model.proto.mutable_graph()->mutable_node(3)->mutable_attribute(0)->mutable_t();
+    k.clear_int32_data();
+    k.set_data_type(22);
+    k.set_raw_data(std::string("\x21\x03", 2)); // 1, 2, 3
+    // f holds four float8e4m3fn values (1.0), one per int32_data entry.
+    model.proto.mutable_graph()->mutable_node(6)->mutable_attribute(0)->mutable_t()->set_data_type(
+        17);
+    auto report = npucc::inspect_model(std::move(model), {});
+    CHECK(report.ir_version == 10);
+    REQUIRE(report.opsets.size() == 1);
+    CHECK(report.opsets[0].domain == "ai.onnx");
+    CHECK(report.opsets[0].version == 21);
+    CHECK(report.main_graph_nodes == 8);
+    const std::pair<const char*, int64_t> counts[] = {{"ReduceMean", 1}, {"Split", 1},
+                                                      {"Pad", 1},        {"Constant", 2},
+                                                      {"Cast", 2},       {"Attention", 1}};
+    for (const auto& [op, count] : counts) {
+      CAPTURE(op);
+      const auto* use = find_op(report, op);
+      REQUIRE(use != nullptr);
+      CHECK(use->main_graph == count);
+    }
+    // Every op but Attention has a schema at opset 21.
+    REQUIRE(report.unregistered_ops.size() == 1);
+    CHECK(report.unregistered_ops[0].op_type == "Attention");
+    CHECK(report.unregistered_ops[0].opset == 21);
+    CHECK(report.outputs.size() == 8);
+    // The int4 constant: 3 elements in 2 bytes; the float8 one: 4 in 4 (whatever its
+    // int32_data takes in the file); the initializers: 4 int64.
+    uint64_t constant_elements = 0;
+    uint64_t constant_bytes = 0;
+    for (const auto& group : report.parameters) {
+      if (group.source == "constant") {
+        constant_elements += group.elements;
+        constant_bytes += group.bytes;
+      }
+    }
+    CHECK(constant_elements == 7);
+    CHECK(constant_bytes == 6);
+    const auto* ints = find_group(report, "initializer", "int64");
+    REQUIRE(ints != nullptr);
+    CHECK(ints->elements == 4);
+    CHECK(ints->bytes == 32);
+  }
 }

@@ -149,4 +149,57 @@ TEST_SUITE("npucc::passes::DeduplicateInitializers") {
     CHECK(run(pass, model) == k_tensors / 2);
     CHECK(graph->node(3).input(1) == "w2");
   }
+
+  TEST_CASE("IR 10: float8 and int4 tensors, and tensors with metadata_props") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 10, opset_import: ["" : 21]>
+      agraph (float[2] x) => (float[2] y1, float[2] y2, float[2] y3, float[2] y4, float[2] y5,
+                              float[2] y6)
+        <uint8[2] f1 = {0, 0}, uint8[2] f2 = {0, 0}, uint8[2] u = {0, 0},
+         uint8[2] q1 = {0, 0}, uint8[2] m1 = {0, 0}, uint8[2] m2 = {0, 0}> {
+        y1 = DequantizeLinear(f1, x)
+        y2 = DequantizeLinear(f2, x)
+        y3 = DequantizeLinear(u, x)
+        y4 = DequantizeLinear(q1, x)
+        y5 = DequantizeLinear(m1, x)
+        y6 = DequantizeLinear(m2, x)
+      }
+    )");
+    // f1, f2: float8e4m3fn with the same bytes; u: uint8 with those bytes; q1: int4 with
+    // them; m1, m2: float8e4m3fn with those bytes but metadata_props (field 16, unknown to
+    // ONNX 1.12) that differ.
+    auto& graph = *model.mutable_graph();
+    const int32_t types[] = {17, 17, 2, 22, 17, 17};
+    for (int i = 0; i < graph.initializer_size(); ++i) {
+      auto& tensor = *graph.mutable_initializer(i);
+      tensor.clear_int32_data();
+      tensor.set_data_type(types[i]);
+      tensor.set_raw_data(std::string("\x38\x40", 2));
+    }
+    auto add_metadata = [](onnx::TensorProto& tensor, const std::string& entry) {
+      tensor.GetReflection()->MutableUnknownFields(&tensor)->AddLengthDelimited(16, entry);
+    };
+    add_metadata(*graph.mutable_initializer(4), "\x0a\x01k\x12\x01a");
+    add_metadata(*graph.mutable_initializer(5), "\x0a\x01k\x12\x01b");
+    DeduplicateInitializers pass;
+    CHECK(run(pass, model) == 1);
+    CHECK(has_initializer(model.graph(), "f1"));
+    CHECK_FALSE(has_initializer(model.graph(), "f2"));
+    CHECK(inputs_of(model.graph().node(1)) == Names{"f1", "x"});
+    for (const char* kept : {"u", "q1", "m1", "m2"}) {
+      CAPTURE(kept);
+      CHECK(has_initializer(model.graph(), kept));
+    }
+    // q1 made a float8 tensor with m2's metadata: the two merge into the first, q1.
+    for (auto& tensor : *model.mutable_graph()->mutable_initializer()) {
+      if (tensor.name() == "q1") {
+        tensor.set_data_type(17);
+        add_metadata(tensor, "\x0a\x01k\x12\x01b");
+      }
+    }
+    CHECK(run(pass, model) == 1);
+    CHECK(model.graph().initializer_size() == 4);
+    CHECK_FALSE(has_initializer(model.graph(), "m2"));
+    CHECK(inputs_of(model.graph().node(5)) == Names{"q1", "x"});
+  }
 }

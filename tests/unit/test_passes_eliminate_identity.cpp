@@ -242,4 +242,22 @@ TEST_SUITE("npucc::passes::EliminateIdentity") {
     check_valid(model);
     CHECK(run(pass, model) == 0);
   }
+
+  TEST_CASE("opsets 19 to 26: the new Identity versions are removed too") {
+    for (int opset : {19, 21, 23, 24, 25, 26}) {
+      CAPTURE(opset);
+      auto model = npucc::test::parse_text_model(
+          "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+          ", opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+        agraph (float[2] x) => (float[2] z) {
+          y = Identity(x)
+          z = Neg(y)
+        }
+      )");
+      EliminateIdentity pass;
+      CHECK(run(pass, model) == 1);
+      check_valid(model);
+      CHECK(count_ops(model.graph(), "Identity") == 0);
+    }
+  }
 }

@@ -235,4 +235,45 @@ TEST_SUITE("npucc::passes::FoldCastChains") {
     REQUIRE(then_branch.node_size() == 1);
     CHECK(inputs_of(then_branch.node(0)) == Names{"x"});
   }
+
+  TEST_CASE("opsets 19 to 26: chains of the new Cast and CastLike versions") {
+    SUBCASE("an exact first step is skipped, saturate or not") {
+      for (int opset : {19, 21, 23, 25}) {
+        CAPTURE(opset);
+        auto model =
+            typed_model("<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+                        ", opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+          agraph (float16[2] x, float[2] like) => (float16[2] z) {
+            y = Cast <to = 1, saturate = 1> (x)
+            c = CastLike <saturate = 1> (y, like)
+            d = Cast <to = 10> (c)
+            z = Identity(d)
+          }
+        )");
+        // d reads x directly, c (float to float) goes, y is then unread.
+        CHECK(casts_after_folding(model, 3) == 0);
+      }
+    }
+    SUBCASE("a step through float8 or int4 is never skipped") {
+      for (int middle : {17, 18, 19, 20, 21, 22, 23, 24}) {
+        CAPTURE(middle);
+        auto model = npucc::test::parse_text_model(R"(
+          <ir_version: 11, opset_import: ["" : 23]>
+          agraph (float[2] x) => (float[2] z) {
+            y = Cast <to = )" + std::to_string(middle) +
+                                                   R"(, saturate = 0> (x)
+            c = Cast <to = 1> (y)
+            z = Identity(c)
+          }
+        )");
+        // Inference does not know float8 in ONNX 1.12's Cast; give y its type by hand.
+        auto* info = model.mutable_graph()->add_value_info();
+        info->set_name("y");
+        info->mutable_type()->mutable_tensor_type()->set_elem_type(middle);
+        FoldCastChains fold;
+        CHECK(run(fold, model) == 0);
+        CHECK(inputs_of(model.graph().node(1)) == Names{"y"});
+      }
+    }
+  }
 }

@@ -105,4 +105,22 @@ TEST_SUITE("npucc::passes::FoldIf") {
     FoldIf fold_if;
     CHECK(run(fold_if, model) == 0);
   }
+
+  TEST_CASE("opsets 19 to 26: the new If versions fold") {
+    for (int opset : {19, 21, 23, 24, 25, 26}) {
+      CAPTURE(opset);
+      std::string text = if_model("int64 a = {1}, int64 b = {2}");
+      text.replace(text.find("ir_version: 8"), 13,
+                   "ir_version: " + std::to_string(npucc::test::ir_version_for(opset)));
+      text.replace(text.find("\"\" : 17"), 7, "\"\" : " + std::to_string(opset));
+      auto model = npucc::test::typed_model(text);
+      FoldConstants constants;
+      FoldIf fold_if;
+      CHECK(run(constants, model) == 1);
+      CHECK(run(fold_if, model) == 1);
+      CHECK(count_ops(model.graph(), "If") == 0);
+      CHECK(count_ops(model.graph(), "Neg") == 1);
+      check_valid(model);
+    }
+  }
 }

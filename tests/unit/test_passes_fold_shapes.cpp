@@ -116,9 +116,12 @@ TEST_SUITE("npucc::passes::FoldShapes") {
     check_valid(model);
   }
 
-  TEST_CASE("never folds inside a Loop body") {
-    auto model = npucc::test::typed_model(R"(
-      <ir_version: 8, opset_import: ["" : 17]>
+  TEST_CASE("never folds inside a Loop body, Loop-19 to 25 included") {
+    for (int opset : {17, 19, 21, 23, 24, 25}) {
+      CAPTURE(opset);
+      auto model = npucc::test::typed_model(
+          "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+          ", opset_import: [\"\" : " + std::to_string(opset) + R"(]>
       agraph (int64 n, bool c, float[2] x) => (float[2] y) {
         y = Loop(n, c, x) <
           body = g (int64 i, bool ci, float[2] v) => (bool co, float[2] w) {
@@ -129,8 +132,9 @@ TEST_SUITE("npucc::passes::FoldShapes") {
           }>
       }
     )");
-    FoldShapes pass;
-    CHECK(run(pass, model) == 0);
+      FoldShapes pass;
+      CHECK(run(pass, model) == 0);
+    }
   }
 
   TEST_CASE("with fold_constants and inference, a Reshape gets a static shape") {
@@ -161,5 +165,43 @@ TEST_SUITE("npucc::passes::FoldShapes") {
       }
     }
     CHECK(found);
+  }
+
+  TEST_CASE("opsets 19 to 26: Shape and Size of their new versions fold") {
+    for (int opset : {19, 21, 23, 24, 25, 26}) {
+      CAPTURE(opset);
+      const std::string header =
+          "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+          ", opset_import: [\"\" : " + std::to_string(opset) + "]>\n";
+      auto model = npucc::test::typed_model(header + R"(
+        agraph (float[2,3,4] x) => (int64[2] z, int64 w) {
+          y = Shape <start = -2, end = 10> (x)
+          z = Identity(y)
+          n = Size(x)
+          w = Identity(n)
+        }
+      )");
+      FoldShapes pass;
+      CHECK(run(pass, model) == 2);
+      check_valid(model);
+      auto y = initializer_value(model.graph(), "y");
+      REQUIRE(y);
+      CHECK(y->ints == Ints{3, 4});
+      auto n = initializer_value(model.graph(), "n");
+      REQUIRE(n);
+      CHECK(n->ints == Ints{24});
+    }
+  }
+
+  TEST_CASE("an opset newer than the one Shape was checked against folds nothing") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 13, opset_import: ["" : 27]>
+      agraph (float[2,3] x) => (int64[2] z) {
+        y = Shape(x)
+        z = Identity(y)
+      }
+    )");
+    FoldShapes pass;
+    CHECK(run(pass, model) == 0);
   }
 }

@@ -193,6 +193,39 @@ TEST_SUITE("npucc::passes::LiftConstants") {
     check_valid(model);
     CHECK(run(pass, model) == 0);
   }
+
+  TEST_CASE("opsets 19 to 26: Constant's new versions, float8 and int4 values included") {
+    for (int opset : {19, 21, 23, 24, 25, 26}) {
+      CAPTURE(opset);
+      auto model = npucc::test::parse_text_model(
+          "<ir_version: " + std::to_string(npucc::test::ir_version_for(opset)) +
+          ", opset_import: [\"\" : " + std::to_string(opset) + R"(]>
+        agraph (int64[2] i) => (int64[2] j, float[2] y) {
+          ns = Constant <value_ints = [3, 4]> ()
+          j = Add(i, ns)
+          w = Constant <value = float[2] {0, 0}> ()
+          y = Cast <to = 1> (w)
+        }
+      )");
+      // w holds two float8e4m3fn values (ONNX 1.12's text format has no such type).
+      auto& value = *model.mutable_graph()->mutable_node(2)->mutable_attribute(0)->mutable_t();
+      value.clear_float_data();
+      value.set_data_type(17);
+      value.set_raw_data(std::string("\x38\xb8", 2)); // 1.0, -1.0
+      LiftConstants pass;
+      CHECK(run(pass, model) == 2);
+      check_valid(model);
+      CHECK(count_ops(model.graph(), "Constant") == 0);
+      const auto* w = initializer(model.graph(), "w");
+      REQUIRE(w != nullptr);
+      CHECK(w->data_type() == 17);
+      CHECK(dims_of(*w) == std::vector<int64_t>{2});
+      CHECK(w->raw_data() == std::string("\x38\xb8", 2));
+      const auto* ns = initializer(model.graph(), "ns");
+      REQUIRE(ns != nullptr);
+      CHECK(ns->int64_data_size() == 2);
+    }
+  }
 }
 
 TEST_SUITE("npucc::passes::lift_constants_the_opset_forbids") {

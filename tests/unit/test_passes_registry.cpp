@@ -116,4 +116,82 @@ TEST_SUITE("npucc::passes::registry") {
       }
     }
   }
+
+  TEST_CASE("the default pipeline keeps the IR 9-13 fields ONNX 1.12 has no place for") {
+    // Function overload/value_info/metadata_props, NodeProto overload/metadata_props,
+    // GraphProto/ValueInfoProto/TensorProto metadata_props, ModelProto configuration: the
+    // 1.12 protobuf holds them as unknown fields, which every pass must carry along while
+    // it sorts, renames, inlines and lifts.
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 10, opset_import: ["" : 21, "local" : 1]>
+      agraph (float[2] x) => (float[2] y) <bool cond = {1}> {
+        b = Relu(a)
+        a = local.Double(x)
+        c = Constant <value = float[2] {1, 2}> ()
+        r = If(cond) <
+          then_branch = g1 () => (float[2] t) { t = Mul(b, c) },
+          else_branch = g2 () => (float[2] e) { e = Neg(b) }>
+        y = Identity(r)
+      }
+    )");
+    auto add_field = [](google::protobuf::Message& message, int number, const std::string& data) {
+      message.GetReflection()->MutableUnknownFields(&message)->AddLengthDelimited(number, data);
+    };
+    auto fields_of = [](const google::protobuf::Message& message) {
+      std::vector<std::pair<int, std::string>> out;
+      const auto& set = message.GetReflection()->GetUnknownFields(message);
+      for (int i = 0; i < set.field_count(); ++i) {
+        out.emplace_back(set.field(i).number(), set.field(i).length_delimited());
+      }
+      return out;
+    };
+    using Fields = std::vector<std::pair<int, std::string>>;
+    auto& graph = *model.mutable_graph();
+    auto& function = *model.add_functions();
+    function.set_name("Double");
+    function.set_domain("local");
+    function.add_input("p");
+    function.add_output("q");
+    auto& inner = *function.add_node();
+    inner.set_op_type("Add");
+    inner.add_input("p");
+    inner.add_input("p");
+    inner.add_output("q");
+    auto& function_opset = *function.add_opset_import();
+    function_opset.set_version(21);
+    add_field(function, 13, "overload-1");
+    add_field(function, 14, "function metadata");
+    add_field(inner, 9, "function node metadata");
+    add_field(*graph.mutable_node(0), 9, "relu metadata"); // moved by the sort
+    add_field(*graph.mutable_node(1), 8, "overload-1");    // the call, moved too
+    add_field(*graph.mutable_node(3)->mutable_attribute(0)->mutable_g()->mutable_node(0), 9,
+              "inlined node metadata"); // Mul, inlined by fold_if
+    add_field(*graph.mutable_node(2)->mutable_attribute(0)->mutable_t(), 16, "tensor metadata");
+    add_field(*graph.mutable_output(0), 4, "output metadata");
+    add_field(graph, 16, "graph metadata");
+    add_field(model, 26, "configuration");
+
+    PassManager manager(create_passes(default_pipeline()));
+    manager.run(model, FixedPoint::yes);
+    CHECK(count_ops(model.graph(), "If") == 0);
+    CHECK(count_ops(model.graph(), "Constant") == 0);
+    CHECK(fields_of(model) == Fields{{26, "configuration"}});
+    CHECK(fields_of(model.graph()) == Fields{{16, "graph metadata"}});
+    CHECK(fields_of(model.graph().output(0)) == Fields{{4, "output metadata"}});
+    REQUIRE(model.functions_size() == 1);
+    CHECK(fields_of(model.functions(0)) == Fields{{13, "overload-1"}, {14, "function metadata"}});
+    CHECK(fields_of(model.functions(0).node(0)) == Fields{{9, "function node metadata"}});
+    for (const auto& node : model.graph().node()) {
+      INFO(node.op_type());
+      if (node.op_type() == "Double") {
+        CHECK(fields_of(node) == Fields{{8, "overload-1"}});
+      } else if (node.op_type() == "Relu") {
+        CHECK(fields_of(node) == Fields{{9, "relu metadata"}});
+      } else if (node.op_type() == "Mul") {
+        CHECK(fields_of(node) == Fields{{9, "inlined node metadata"}});
+      }
+    }
+    REQUIRE(model.graph().initializer_size() == 1);
+    CHECK(fields_of(model.graph().initializer(0)) == Fields{{16, "tensor metadata"}});
+  }
 }

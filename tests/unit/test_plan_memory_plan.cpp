@@ -5,12 +5,36 @@
 
 namespace {
 
-void add_value(onnx::GraphProto& graph, const std::string& name, int64_t elements) {
+void add_value(onnx::GraphProto& graph, const std::string& name, int64_t elements,
+               int32_t elem_type = onnx::TensorProto::FLOAT) {
   auto* value = graph.add_value_info();
   value->set_name(name);
   auto* tensor = value->mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  tensor->set_elem_type(elem_type);
   tensor->mutable_shape()->add_dim()->set_dim_value(elements);
+}
+
+onnx::NodeProto& add_node(onnx::GraphProto& graph, const std::string& op,
+                          const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs) {
+  auto& node = *graph.add_node();
+  node.set_op_type(op);
+  for (const auto& name : inputs) {
+    node.add_input(name);
+  }
+  for (const auto& name : outputs) {
+    node.add_output(name);
+  }
+  return node;
+}
+
+const npucc::PlannedTensor* planned(const npucc::MemoryPlan& plan, const std::string& name) {
+  for (const auto& tensor : plan.tensors) {
+    if (tensor.name == name) {
+      return &tensor;
+    }
+  }
+  return nullptr;
 }
 
 // A random DAG: node i reads one or two earlier values, so lifetimes vary and
@@ -119,5 +143,58 @@ TEST_SUITE("npucc::plan_memory") {
     auto plan = npucc::plan_memory(graph);
     CHECK_FALSE(plan.available);
     CHECK(plan.reason.find("\"y\"") != std::string::npos);
+  }
+
+  TEST_CASE("the element types of IR 9 to 13 take their packed size") {
+    // float8 (17-20, float8e8m0 24) a byte each; uint4/int4/float4e2m1 (21-23) two to a byte,
+    // uint2/int2 (25, 26) four, the last byte partly used.
+    struct Case {
+      int32_t type;
+      int64_t elements;
+      uint64_t bytes;
+    };
+    const Case cases[] = {{17, 10, 10}, {18, 10, 10}, {19, 10, 10}, {20, 10, 10}, {24, 10, 10},
+                          {21, 10, 5},  {22, 11, 6},  {23, 3, 2},   {25, 10, 3},  {26, 4, 1}};
+    for (const auto& c : cases) {
+      CAPTURE(c.type);
+      onnx::GraphProto graph;
+      graph.add_input()->set_name("x");
+      add_node(graph, "QuantizeLinear", {"x"}, {"q"});
+      add_node(graph, "DequantizeLinear", {"q"}, {"y"});
+      add_value(graph, "q", c.elements, c.type);
+      add_value(graph, "y", c.elements);
+      *graph.add_output() = graph.value_info(1);
+      auto plan = npucc::plan_memory(graph);
+      REQUIRE(plan.available);
+      const auto* q = planned(plan, "q");
+      REQUIRE(q != nullptr);
+      CHECK(q->bytes == c.bytes);
+    }
+  }
+
+  TEST_CASE("Split with num_outputs and ops with optional outputs") {
+    onnx::GraphProto graph;
+    graph.add_input()->set_name("x");
+    // Split-18 with num_outputs: every output is a tensor of its own.
+    add_node(graph, "Split", {"x"}, {"a", "b", "c"});
+    // Attention-23 with its optional outputs omitted ("" is no tensor) ...
+    add_node(graph, "Attention", {"a", "b", "c"}, {"att", "", "", ""});
+    // ... and LayerNormalization with InvStdDev named but read by nobody: it is still
+    // written, so it takes memory at its producer's step.
+    add_node(graph, "LayerNormalization", {"att", "s"}, {"y", "", "inv"});
+    for (const char* name : {"a", "b", "c", "att", "inv"}) {
+      add_value(graph, name, 16);
+    }
+    add_value(graph, "y", 16);
+    *graph.add_output() = graph.value_info(5);
+    auto plan = npucc::plan_memory(graph);
+    check_valid(plan);
+    CHECK(plan.tensors.size() == 6);
+    const auto* inv = planned(plan, "inv");
+    REQUIRE(inv != nullptr);
+    CHECK(inv->first == 2);
+    CHECK(inv->last == 2);
+    CHECK(planned(plan, "a")->last == 1);
+    CHECK(planned(plan, "") == nullptr);
   }
 }

@@ -67,4 +67,26 @@ TEST_SUITE("npucc::plan_memory reason") {
     CHECK(plan.available);
     CHECK(plan.reason.empty());
   }
+
+  TEST_CASE("a sequence or an optional (opsets 18-26) has no static size, and no hint") {
+    auto plan = plan_of(R"(
+      <ir_version: 10, opset_import: ["" : 24]>
+      agraph (float[2,6] x) => (float[2,6] y) {
+        parts = SplitToSequence <axis = 1> (x)
+        y = ConcatFromSequence <axis = 1> (parts)
+      }
+    )");
+    CHECK_FALSE(plan.available);
+    CHECK(plan.reason == "tensor \"parts\" is a sequence, whose size is known only at run time");
+    plan = plan_of(R"(
+      <ir_version: 9, opset_import: ["" : 18]>
+      agraph (float[2] x) => (float[2] y) {
+        maybe = Optional(x)
+        y = OptionalGetElement(maybe)
+      }
+    )");
+    CHECK_FALSE(plan.available);
+    CHECK(plan.reason == "tensor \"maybe\" is an optional, whose size is known only at run time");
+  }
 }
+
