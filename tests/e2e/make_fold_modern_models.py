@@ -254,7 +254,7 @@ shape_cases.append(("swish24", 24, 12, [x], [N("Swish", ["x"], ["o"], alpha=1.5)
 shape_cases.append(("cumprod26", 26, 13, [x], [N("CumProd", ["x", "ax"], ["o"])], [i64("ax", 1)]))
 
 def shape_model(name, opset, ir, inputs, nodes, inits):
-    ranks = {"reducemean18": 1, "col2im18": 4}
+    ranks = {"reducemean18": 1, "col2im18": 4, "affinegrid20": 4}  # AffineGrid: [N, H, W, 2]
     types = {("topk24", "o2"): T.INT64}
     rank = ranks.get(name, len(inputs[0].type.tensor_type.shape.dim))
     extra, outputs = [], []
