@@ -1462,9 +1462,12 @@ def new_type_data_movement():
 
 # --- the bundled real models, raised to opset 22 / IR 10 the way current exporters write them ------
 
-# name, file under TESTDATA/models, feed shapes, values, ranges (as tests/e2e/test_ort_equivalence.sh)
+# name, file under TESTDATA/models, feed shapes, values, ranges (as tests/e2e/test_ort_equivalence.sh,
+# except ppocrv4_det: on uniform [0, 1) noise its detection map is ~1e-5 everywhere, where a float16
+# graph's cosine says little (0.9967 at max abs error 8e-6, at its own opset 11 too); on [-1, 1),
+# as tests/e2e/test_precision_real_models.sh feeds it, the map has signal and the cosine means something)
 REAL_MODELS = [
-    ('ppocrv4_det', 'ppocrv4_det.onnx', {'x': [1, 3, 320, 320]}, {}, {'x': [0, 1]}),
+    ('ppocrv4_det', 'ppocrv4_det.onnx', {'x': [1, 3, 320, 320]}, {}, {}),
     ('ppocr_cls', 'ppocr_cls.onnx', {'x': [1, 3, 48, 192]}, {}, {'x': [0, 1]}),
     ('oww_hello_deepa', 'oww_hello_deepa.onnx', {'onnx::Flatten_0': [1, 25, 96]}, {}, {}),
     ('silero_vad_legacy', 'silero_vad_legacy.onnx', {'input': [1, 512], 'h': [2, 1, 64], 'c': [2, 1, 64]},
