@@ -16,7 +16,8 @@ namespace npucc::precision {
 //   control_flow (If/Loop/Scan keep their interface; their bodies are painted),
 //   type_from_attribute (Cast, Constant, ConstantOfShape, Range, random ops),
 //   other_domain, no_schema, runtime_workaround (a runtime fails on the low form although
-//   ONNX allows it: runtime_workarounds.cpp).
+//   ONNX allows it: runtime_workarounds.cpp), input_type_unknown (an input no inference
+//   could type, such as a custom op's output: it may be float32, and gets no Cast).
 
 int32_t low_elem_type(LowPrecision low) {
   return low == LowPrecision::float16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::BFLOAT16;

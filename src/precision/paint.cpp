@@ -244,6 +244,13 @@ void classify_nodes(Scope& scope, Context& context) {
       if (tensor != nullptr && tensor->overflow > 0) {
         state.forced = "overflow";
       }
+      // A value no inference could type (an output of a custom-domain op) may well be
+      // float32: a lowered node would read it with no Cast, and bind its type parameter
+      // to two types. Unknown stays as the model wrote it.
+      if (tensor != nullptr && tensor->orig == 0 && !node.input(j).empty() &&
+          state.forced.empty()) {
+        state.forced = "input_type_unknown";
+      }
     }
     for (int j = 0; j < node.output_size(); ++j) {
       const Tensor* tensor = scope.find(node.output(j));

@@ -265,6 +265,24 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     CHECK(out.report.kept_reasons["runtime_workaround"] == 2);
   }
 
+  TEST_CASE("a node reading a value of unknown type (a custom op's output) keeps its type") {
+    // onnxruntime-genai's blocks: com.microsoft outputs have no inferred type; a lowered
+    // MatMul would read one uncast beside a float16 weight (ORT: T bound to two types).
+    auto out = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+      g (float[2,8] x, float[8,8] w, float[8,8] e) => (float[2,8] y) {
+        h = com.microsoft.SimplifiedLayerNormalization (x)
+        m = MatMul(h, w)
+        k = MatMul(x, e)
+        y = Add(m, k)
+      }
+    )");
+    CHECK(type_of(out.model, "k") == f16);
+    CHECK(type_of(out.model, "m") != f16);
+    // m's type is unknown too (MatMul's inference takes it from h): Add is the second.
+    CHECK(out.report.kept_reasons["input_type_unknown"] == 2);
+  }
+
   TEST_CASE("an op whose schema forbids bfloat16 at the model's opset stays float32") {
     const std::string text = R"(
       <ir_version: 8, opset_import: ["" : 17]>
