@@ -195,7 +195,7 @@ EmulationResult make_emulation(onnx::ModelProto& model) {
   }
   refuse_unsupported_casts(model, emulator.low_types);
   detail::read_low_copies(*model.mutable_graph(), emulator.trips);
-  const int64_t guards = detail::guard_layer_norm_inputs(
+  const int64_t guards = detail::guard_bfloat16_layer_norm_inputs(
       *model.mutable_graph(), emulator.trips,
       [&](const std::string& base) { return emulator.unique(base); });
   return {emulator.round_trips, guards};

@@ -24,9 +24,10 @@ using RoundTrips = std::unordered_map<std::string, LowCopy>;
 // reads any more is removed. Covers every graph under `root` (bodies read outer values).
 void read_low_copies(onnx::GraphProto& root, const RoundTrips& trips);
 
-// Guards every Cast from bfloat16 to float32 whose result a ReduceMean reads with a
-// single-input Max; returns the number of guards. See emulation_casts.cpp for why.
-int64_t guard_layer_norm_inputs(onnx::GraphProto& root, const RoundTrips& trips,
-                                const std::function<std::string(const std::string&)>& unique);
+// Guards every Cast from a bfloat16 copy back to float32 whose result a ReduceMean reads
+// (fusion_guards.h); returns the number of guards.
+int64_t guard_bfloat16_layer_norm_inputs(
+    onnx::GraphProto& root, const RoundTrips& trips,
+    const std::function<std::string(const std::string&)>& unique);
 
 } // namespace npucc::precision::detail

@@ -3,6 +3,7 @@
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
 #include "npucc/error.h"
+#include "precision/fusion_guards.h"
 #include "precision/rewrite_state.h"
 #include "util/strings.h"
 
@@ -61,6 +62,20 @@ void check_keep_nodes(const std::set<std::string>& keep,
   }
 }
 
+// Every value the rewrite made low, in every body: a Cast back to float32 reads one of them.
+std::unordered_set<std::string> low_values(const Scope& scope, int32_t low) {
+  std::unordered_set<std::string> names;
+  for (const auto& [name, tensor] : scope.tensors) {
+    if (tensor.final_type == low) {
+      names.insert(name);
+    }
+  }
+  for (const auto& child : scope.children) {
+    names.merge(low_values(*child, low));
+  }
+  return names;
+}
+
 void count_nodes(Scope& scope, detail::Context& context) {
   auto& report = *context.report;
   for (int i = 0; i < scope.graph->node_size(); ++i) {
@@ -105,6 +120,9 @@ RewriteReport rewrite_mixed_precision(onnx::ModelProto& model, const RewriteOpti
   count_nodes(*root, context);
   detail::convert_constants(*root, context);
   detail::insert_casts(*root, context);
+  report.fusion_guards = detail::guard_layer_norm_inputs(
+      *model.mutable_graph(), low_values(*root, context.low),
+      [&](const std::string& base) { return context.unique_name(base); });
   return report;
 }
 

@@ -63,6 +63,7 @@ struct RewriteReport {
   uint64_t converted_bytes_after = 0;
   uint64_t master_weight_bytes = 0; // float32 bytes kept as master weights
   std::vector<std::string> warnings;
+  int64_t fusion_guards = 0; // single-input Max copies before decomposed layer norms
 };
 
 // Rewrites a fully typed (shape-inferred), topologically sorted model in place into mixed

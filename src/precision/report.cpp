@@ -50,6 +50,7 @@ json report_json(const RewriteReport& report, Policy policy, WeightStorage weigh
         {"kept_float32", std::move(kept)}}},
       {"low_precision_weights", weights == WeightStorage::low},
       {"warnings", report.warnings},
+      {"fusion_guards", report.fusion_guards},
   };
   if (!note.empty()) {
     out["note"] = note;

@@ -283,6 +283,33 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     CHECK(out.report.kept_reasons["input_type_unknown"] == 2);
   }
 
+  TEST_CASE("a Cast back to float32 read by a decomposed layer norm gets a fusion guard") {
+    // ORT's LayerNormFusion would drop the Cast and fuse float16 x with float32 scale.
+    auto out = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,8] x, float[8,8] w, float[8] s) => (float[2,8] y) {
+        h = MatMul(x, w)
+        m = ReduceMean <axes = [-1]> (h)
+        d = Sub(h, m)
+        q = Mul(d, d)
+        v = ReduceMean <axes = [-1]> (q)
+        r = Sqrt(v)
+        n = Div(d, r)
+        y = Mul(n, s)
+      }
+    )");
+    CHECK(type_of(out.model, "h") == f16);
+    CHECK(out.report.fusion_guards == 1);
+    int guards = 0;
+    for (const auto& node : out.model.graph().node()) {
+      if (node.op_type() == "Max") {
+        CHECK(node.input_size() == 1);
+        ++guards;
+      }
+    }
+    CHECK(guards == 1);
+  }
+
   TEST_CASE("an op whose schema forbids bfloat16 at the model's opset stays float32") {
     const std::string text = R"(
       <ir_version: 8, opset_import: ["" : 17]>
