@@ -147,7 +147,8 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     if (args->remote) {
       return list_remote(make_cache_config(args->cache), args->json, global.quiet);
     }
-    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
+    cache::LocalStorage storage =
+        cache::open_local_storage(make_cache_config(args->cache), CacheIntent::read);
     auto entries = storage.list(cache::Check::files);
     size_t other_versions = 0;
     for (const auto& info : entries) {
@@ -228,7 +229,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
   return [args] {
     CacheConfig config = make_cache_config(args->cache);
-    cache::LocalStorage storage = cache::open_local_storage(config);
+    cache::LocalStorage storage = cache::open_local_storage(
+        config, args->zero ? CacheIntent::modify : CacheIntent::read);
     if (args->zero) {
       storage.stats().zero();
     }

@@ -67,12 +67,13 @@ void LocalStorage::require_writable(const std::string& what) const {
   }
 }
 
-LocalStorage open_local_storage(const CacheConfig& config) {
+LocalStorage open_local_storage(const CacheConfig& config, CacheIntent intent) {
   std::optional<SigningKey> key;
   if (!config.key_file.empty()) {
     key = load_signing_key(config.key_file); // before touching the cache: a bad key is fatal
   }
-  LocalStorage storage(open_cache_dir(config), config.access, config.sharing);
+  CacheAccess access = intent == CacheIntent::read ? CacheAccess::read_only : config.access;
+  LocalStorage storage(open_cache_dir(config, intent), access, config.sharing);
   storage.set_signing_key(std::move(key));
   return storage;
 }
@@ -447,7 +448,10 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       if (replace == Replace::no && path_kind(target) == PathKind::directory) {
         break;
       }
-      remove_dir(target);
+      Removed removed = remove_dir(target);
+      if (!removed.ok()) {
+        throw Error(target.string() + ": cannot replace the cache entry: " + removed.error);
+      }
       replace = Replace::no;
     }
   } catch (...) {
@@ -459,19 +463,28 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
   return result;
 }
 
-void LocalStorage::remove_dir(const fs::path& dir) const {
+Removed LocalStorage::remove_dir(const fs::path& dir) const {
   require_writable("remove");
+  Removed out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (path_kind(it->path()) == PathKind::directory) {
+      out.error = it->path().string() + ": a folder npucc did not write; entry left alone";
+      return out;
+    }
+  }
   // Renamed into tmp/ first, so nobody sees a half-deleted entry.
   ensure_real_directory(m_root / "tmp", m_modes.dir);
   fs::path trash = unique_name(m_root / "tmp", "trash");
   if (::rename(dir.c_str(), trash.c_str()) != 0) {
+    int error = errno;
     if (path_kind(dir) == PathKind::missing) {
-      return;
+      return out; // removed meanwhile by someone else
     }
-    remove_tree(dir);
-    return;
+    out.error = dir.string() + ": cannot remove: " + std::strerror(error);
+    return out;
   }
-  remove_tree(trash);
+  return remove_flat(trash);
 }
 
 bool LocalStorage::remove(const std::string& key) {
@@ -479,7 +492,10 @@ bool LocalStorage::remove(const std::string& key) {
   if (path_kind(dir) == PathKind::missing) {
     return false;
   }
-  remove_dir(dir);
+  Removed removed = remove_dir(dir);
+  if (!removed.ok()) {
+    throw Error("cache entry " + key + ": " + removed.error);
+  }
   return true;
 }
 

@@ -18,16 +18,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Removes a temporary file or folder when the scope ends.
+// Removes a temporary file or folder when the scope ends: a staging folder flat (it holds
+// files only), the private scratch cache a read-only fetch made in /tmp whole.
+enum class Depth { flat, whole_tree };
 class Scratch {
 public:
-  explicit Scratch(fs::path path) : m_path(std::move(path)) {}
+  explicit Scratch(fs::path path, Depth depth = Depth::flat)
+      : m_path(std::move(path)), m_depth(depth) {}
   ~Scratch() {
     if (!m_path.empty()) {
-      try {
-        remove_tree(m_path);
-      } catch (...) {
-        // a leftover in tmp/ is removed by the next cleanup
+      std::error_code ec;
+      if (m_depth == Depth::whole_tree) {
+        fs::remove_all(m_path, ec); // npucc's own mkdtemp folder; links are not followed
+      } else {
+        remove_tree(m_path); // a leftover in tmp/ is removed by the next cleanup
       }
     }
   }
@@ -38,6 +42,7 @@ public:
 
 private:
   fs::path m_path;
+  Depth m_depth;
 };
 
 } // namespace
@@ -104,7 +109,7 @@ FetchResult TieredStorage::fetch(const std::string& key, const fs::path& into) {
            fs::temp_directory_path().string() + ": " + std::strerror(errno));
       return local;
     }
-    scratch_root.emplace(fs::path(pattern));
+    scratch_root.emplace(fs::path(pattern), Depth::whole_tree);
     init_cache_dir(scratch_root->path());
     scratch.emplace(scratch_root->path(), CacheAccess::read_write, CacheSharing::none);
     scratch->set_signing_key(m_local.signing_key());
