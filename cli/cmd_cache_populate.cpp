@@ -1,6 +1,7 @@
 // `npucc cache populate MODEL_OR_DIR... [-j N]`: pre-compile for CI.
 #include "cache_commands.h"
 #include "npucc/error.h"
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 #include <thread>
@@ -44,6 +45,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
                    "first remove the entries of other compiler versions");
   command.add_flag("--json", args->json, "print a JSON summary");
   return [args, &global] {
+    util::install_interrupt_handlers();
     PopulateOptions options;
     for (const auto& input : args->inputs) {
       options.inputs.emplace_back(input);
@@ -53,6 +55,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
     auto progress = [&](const PopulateItem& item, size_t finished, size_t total) {
+      util::set_interrupt_progress(finished, total);
       if (bar) {
         draw_bar(finished, total, item.model.filename().string());
       }

@@ -7,6 +7,7 @@
 #include "npucc/compile.h"
 #include "precision_options.h" // print_precision_summary
 #include "util/file_io.h"
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 #include <chrono>
@@ -23,6 +24,7 @@ struct CommandArgs {
   CacheArgs cache;
   bool no_cache = false;
   bool json = false;
+  bool force = false;
   std::string max_memory;
 };
 
@@ -85,13 +87,19 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
   add_remote_cache_options(command, args->cache);
   command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
+  command.add_flag("--force", args->force,
+                   "replace files in OUTDIR of the names npucc writes even when no earlier "
+                   "npucc manifest lists them");
   command.add_option("--max-memory", args->max_memory,
                      "refuse models whose data would take more memory (e.g. 8G; default: a "
                      "quarter of physical memory)");
   return [args, &global] {
+    util::install_interrupt_handlers();
+    util::set_interrupt_progress(0, 1);
     CompileOptions options = make_compile_options(args->compile);
     options.model_path = args->model;
     options.output_dir = args->output;
+    options.replace_output = args->force ? OutputReplace::any : OutputReplace::npucc_files;
     if (!args->max_memory.empty()) {
       options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
     }

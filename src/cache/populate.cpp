@@ -2,6 +2,7 @@
 #include "cache/populate_workers.h"
 #include "cache/remote/circuit_breaker.h"
 #include "npucc/error.h"
+#include "util/interrupt.h"
 #include "npucc/version.h"
 
 #include <algorithm>
@@ -46,8 +47,10 @@ std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
 PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions& options,
                                const PopulateProgress& progress) {
   std::vector<fs::path> models = find_models(options.inputs);
+  util::set_interrupt_progress(0, models.size());
   // A compile, but not one that may create a cache: that is `cache init`'s (or a compile's).
   cache::LocalStorage storage = cache::open_local_storage(config, CacheIntent::modify);
+  util::sweep_on_interrupt(storage.root() / "tmp"); // the workers' staging, on Ctrl-C
   if (storage.read_only()) {
     throw Error("cache populate: " + storage.root().string() +
                     " is used read-only; nothing compiled",

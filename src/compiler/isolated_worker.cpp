@@ -4,6 +4,7 @@
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
+#include "util/interrupt.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
 
@@ -129,6 +130,9 @@ int reap(Worker& worker) {
   }
   while (worker.pid > 0 && ::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (worker.pid > 0) {
+    util::forget_child(worker.pid);
+  }
   worker = Worker{};
   return status;
 }
@@ -161,6 +165,10 @@ void ensure_worker() {
     for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
       ::signal(fatal, SIG_DFL);
     }
+    // Ctrl-C reaches the whole process group: the worker's parent ends and reaps it
+    // (util/interrupt.h) rather than find it gone mid-request. SIGTERM ends it at once.
+    ::signal(SIGINT, SIG_IGN);
+    ::signal(SIGTERM, SIG_DFL);
     // A compile killed mid-inference (a populate worker, Ctrl-C) takes the worker along
     // instead of leaving it to finish alone.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -179,6 +187,7 @@ void ensure_worker() {
   }
   ::close(fds[1]);
   g_worker = Worker{child, fds[0], parent};
+  util::watch_child(child);
 }
 
 } // namespace
@@ -194,6 +203,13 @@ void warm_onnx_schemas() {
   static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
                                        onnx::OpSchemaRegistry::Instance() != nullptr;
   (void)k_registry_ready;
+}
+
+void stop_isolated_worker() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_worker.pid > 0 && g_worker.owner == ::getpid()) {
+    reap(g_worker); // closing its socket ends it: serve() sees the end of its requests
+  }
 }
 
 void start_isolated_worker() {

@@ -124,3 +124,148 @@ contains "$WORK/out" "  \[not removed\]"
 contains "$WORK/err" "${E##*/}: cannot remove: Permission denied"
 same_tree "$WORK/tree.s" "$S" "a refused verify --fix"
 pass "verify --fix: a refused removal is an error, not a fix"
+
+# --- 3. one compile owns its output folder ---
+C3="$WORK/c3"; expect_status 0 "$NPUCC" cache init "$C3"
+OUT="$WORK/owned"
+expect_status 0 "$NPUCC" compile "$M" -o "$OUT" --cache-dir "$C3" \
+  --accelerate-train-mode 'fast|step|0.6' --emit-emulation
+[ -f "$OUT/low.onnx" ] && [ -f "$OUT/emulation.onnx" ] || fail "the first compile wrote no pair"
+echo mine >"$OUT/notes.txt"; mkdir "$OUT/data"; echo mine >"$OUT/data/x"
+expect_status 0 "$NPUCC" compile "$M2" -o "$OUT" --cache-dir "$C3"
+listed=$($PY -c "import json,sys; m=json.load(open(sys.argv[1])); print(' '.join(sorted(['manifest.json']+[g['file'] for g in m['graphs']]+[d['file'] for g in m['graphs'] for d in g['external_data']])))" "$OUT/manifest.json")
+[ "$(cd "$OUT" && ls | grep -v -e '^notes.txt$' -e '^data$' | LC_ALL=C sort | xargs)" = "$listed" ] ||
+  { ls -la "$OUT"; fail "the output folder mixes two compiles"; }
+[ "$(cat "$OUT/notes.txt" "$OUT/data/x")" = "$(printf 'mine\nmine')" ] || fail "a user's file in -o was touched"
+pass "a second compile removes what the first one's manifest listed, and only that"
+
+F="$WORK/foreign"; mkdir -p "$F"; echo "someone's graph" >"$F/high.onnx"
+tree "$F" >"$WORK/tree.f"
+expect_status 1 "$NPUCC" compile "$M" -o "$F" --cache-dir "$C3"
+contains "$WORK/err" "$F/high.onnx: exists and was not written by an npucc compile"
+contains "$WORK/err" "--force"
+same_tree "$WORK/tree.f" "$F" "a refused compile"
+expect_status 1 "$NPUCC" compile "$M" -o "$F" --no-cache
+same_tree "$WORK/tree.f" "$F" "a refused compile (--no-cache)"
+expect_status 0 "$NPUCC" compile "$M" -o "$F" --cache-dir "$C3" --force
+[ -f "$F/manifest.json" ] && ! grep -q "someone's" "$F/high.onnx" || fail "--force did not replace it"
+pass "a file npucc did not write is refused without --force, replaced with it"
+
+I="$WORK/inplace"; mkdir -p "$I"; cp "$M" "$I/high.onnx"
+tree "$I" >"$WORK/tree.i"
+for use in "--cache-dir $C3" --no-cache "--cache-dir $C3 --force"; do
+  # shellcheck disable=SC2086
+  expect_status 1 "$NPUCC" compile "$I/high.onnx" -o "$I" $use
+  contains "$WORK/err" "$I/high.onnx: input file is also an output"
+  same_tree "$WORK/tree.i" "$I" "compiling a model onto itself"
+done
+# The same file under another name (a hard link), and a model an old manifest lists.
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/i2" --cache-dir "$C3"
+ln "$WORK/i2/high.onnx" "$WORK/linked.onnx"
+expect_status 1 "$NPUCC" compile "$WORK/linked.onnx" -o "$WORK/i2" --cache-dir "$C3" --force
+contains "$WORK/err" "input file is also an output (the same file as $WORK/i2/high.onnx)"
+pass "an input inside the output set is refused, also through a hard link"
+
+# Atomic publish: a reader that sees a manifest sees exactly its files, never half of two.
+A="$WORK/atomic"
+expect_status 0 "$NPUCC" compile "$M" -o "$A" --cache-dir "$C3" --accelerate-train-mode 'fast|step|0.6'
+$PY - "$A" "$WORK/reader.stop" >"$WORK/reader.out" 2>&1 <<'PYEOF' &
+import hashlib, json, os, sys, time
+out, stop = sys.argv[1], sys.argv[2]
+checked = 0
+while not os.path.exists(stop):
+    try:
+        st = os.stat(os.path.join(out, "manifest.json"))
+        m = json.load(open(os.path.join(out, "manifest.json")))
+        files = {g["file"]: g["sha256"] for g in m["graphs"]}
+        digests = {f: hashlib.sha256(open(os.path.join(out, f), "rb").read()).hexdigest() for f in files}
+        names = set(os.listdir(out))
+        if os.stat(os.path.join(out, "manifest.json")).st_ino != st.st_ino:
+            continue  # replaced while we looked: look again
+    except (FileNotFoundError, json.JSONDecodeError):
+        continue
+    checked += 1
+    bad = [f for f in files if digests[f] != files[f]]
+    extra = {n for n in names if n.endswith(".onnx")} - set(files)
+    if bad or extra:
+        print("MIXED", bad, extra); sys.exit(1)
+print("checked", checked)
+PYEOF
+reader=$!
+for i in 1 2 3 4 5 6; do
+  "$NPUCC" -q compile "$M2" -o "$A" --cache-dir "$C3" >/dev/null
+  "$NPUCC" -q compile "$M" -o "$A" --cache-dir "$C3" --accelerate-train-mode 'fast|step|0.6' >/dev/null
+done
+touch "$WORK/reader.stop"; wait "$reader" || { cat "$WORK/reader.out"; fail "a reader saw two compiles mixed"; }
+grep -q "checked [1-9]" "$WORK/reader.out" || { cat "$WORK/reader.out"; fail "the reader checked nothing"; }
+pass "publishing is atomic for a reader that goes by manifest.json ($(cat "$WORK/reader.out"))"
+
+# --- 4. the manifest names the model compiled now, also on a hit ---
+cp "$M" "$WORK/renamed.onnx"
+expect_status 0 "$NPUCC" compile "$WORK/renamed.onnx" -o "$WORK/r1" --cache-dir "$C3"
+contains "$WORK/out" "cache: hit"
+[ "$(json_get "$WORK/r1/manifest.json" "d['model']['file']")" = renamed.onnx ] || fail "a hit's manifest names another model"
+cp "$TESTDATA/models/silero_vad_legacy.onnx" "$WORK/fresh_name.onnx"
+expect_status 0 "$NPUCC" compile "$WORK/fresh_name.onnx" -o "$WORK/r2" --cache-dir "$C3"
+expect_status 0 "$NPUCC" cache ls --model fresh_name --cache-dir "$C3"
+contains "$WORK/out" "1 entry"
+[ "$(json_get "$WORK/r2/manifest.json" "d['model']['file']")" = fresh_name.onnx ] || fail "a miss's manifest"
+expect_status 0 "$NPUCC" cache verify --cache-dir "$C3"
+pass "manifests name the input compiled now (hit and miss); cache ls finds a new entry by its name"
+
+# --- 5. processes: every child is reaped; Ctrl-C and SIGTERM stop cleanly ---
+REAP=("$PY" "$(dirname "$0")/subreaper.py")
+C5="$WORK/c5"; expect_status 0 "$NPUCC" cache init "$C5"
+"${REAP[@]}" -- "$NPUCC" -q compile "$M" -o "$WORK/p1" --cache-dir "$C5" >"$WORK/reap"
+contains "$WORK/reap" "orphans 0"
+"${REAP[@]}" -- "$NPUCC" -q compile "$M2" -o "$WORK/p2" --no-cache >"$WORK/reap"
+contains "$WORK/reap" "orphans 0"
+mkdir -p "$WORK/many"
+for i in $(seq 1 24); do
+  # A doc_string field appended: the same graph, other bytes, another cache key.
+  cp "$TESTDATA/models/ppocrv4_det.onnx" "$WORK/many/m$i.onnx"; printf '\x32\x02%02d' "$i" >>"$WORK/many/m$i.onnx"
+done
+"${REAP[@]}" -- "$NPUCC" -q cache populate -j 2 "$WORK/many/m1.onnx" "$WORK/many/m2.onnx" \
+  "$WORK/many/m3.onnx" --cache-dir "$C5" >"$WORK/reap"
+contains "$WORK/reap" "status 0"
+contains "$WORK/reap" "orphans 0"
+pass "compile and populate -j 2 leave no unreaped child behind"
+
+for how in "INT 130 2" "TERM 143 2" "INT 130 1"; do
+  set -- $how
+  expect_status 0 "$NPUCC" -q cache purge --all --cache-dir "$C5"
+  "${REAP[@]}" --signal "$1" --after 0.8 -- "$NPUCC" cache populate -j "$3" "$WORK/many" \
+    --cache-dir "$C5" >"$WORK/reap" 2>"$WORK/reap.err"
+  contains "$WORK/reap" "status $2"
+  contains "$WORK/reap" "orphans 0"
+  $PY -c "import sys; t=float(open(sys.argv[1]).read().split('stopped_in ')[1].split()[0]); sys.exit(t >= 1.0)" "$WORK/reap" ||
+    { cat "$WORK/reap"; fail "populate took a second or more to stop"; }
+  grep -q "^npucc: interrupted: [0-9]* of 24 compiled$" "$WORK/reap.err" || { cat "$WORK/reap.err"; fail "no interrupted line"; }
+  [ "$(grep -c interrupted "$WORK/reap.err")" = 1 ] || { cat "$WORK/reap.err"; fail "more than one interrupted line"; }
+  done_n=$(sed -n 's/^npucc: interrupted: \([0-9]*\) of 24 compiled$/\1/p' "$WORK/reap.err")
+  [ "$done_n" -lt 24 ] || fail "the signal came after the end: make the run longer"
+  [ -z "$(ls -A "$C5/tmp")" ] || { ls -la "$C5/tmp"; fail "SIG$1 left staging folders"; }
+  expect_status 0 "$NPUCC" cache verify --cache-dir "$C5"
+  pass "SIG$1 in populate -j $3: exit $2 in $(sed -n 's/stopped_in //p' "$WORK/reap") s, $done_n of 24, no staging left, no orphans"
+done
+# A second Ctrl-C does not wait for the cleanup.
+expect_status 0 "$NPUCC" -q cache purge --all --cache-dir "$C5"
+"${REAP[@]}" --signal INT --after 0.8 --again 0.001 -- "$NPUCC" cache populate -j 2 "$WORK/many" \
+  --cache-dir "$C5" >"$WORK/reap" 2>"$WORK/reap.err"
+contains "$WORK/reap" "status 130"
+rm -rf "${C5:?}/tmp/"* # killed at once, the workers left their staging to a later purge
+pass "a second Ctrl-C ends populate at once"
+
+$PY "$(dirname "$0")/make_big_model.py" "$WORK/big.onnx" 32768
+for use in --no-cache "--cache-dir $C5"; do
+  # shellcheck disable=SC2086
+  "${REAP[@]}" --signal INT --after 0.5 -- "$NPUCC" compile "$WORK/big.onnx" -o "$WORK/bigout" \
+    --accelerate-train-mode 'fast|step' $use >"$WORK/reap" 2>"$WORK/reap.err"
+  contains "$WORK/reap" "status 130"
+  contains "$WORK/reap" "orphans 0"
+  contains "$WORK/reap.err" "npucc: interrupted: 0 of 1 compiled"
+  [ -z "$(cd "$WORK" && ls -d bigout* 2>/dev/null)" ] || { ls -la "$WORK"; fail "compile left its staging folder"; }
+  [ -z "$(ls -A "$C5/tmp")" ] || { ls -la "$C5/tmp"; fail "compile left cache staging"; }
+done
+rm -f "$WORK/big.onnx"
+pass "Ctrl-C in compile: exit 130, staging removed, the ONNX worker reaped"
