@@ -35,9 +35,10 @@ void print_removals(const std::vector<cache::Removal>& removed, cache::DryRun dr
     if (!global.quiet) {
       std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
                 << removal.key.substr(0, 12) << "  "
-                << (removal.model.empty() ? "-" : removal.model) << "  "
-                << (removal.version.empty() ? "-" : removal.version) << "  "
-                << util::format_bytes(removal.bytes) << "  " << removal.why << "\n";
+                << (removal.model.empty() ? "-" : util::printable(removal.model)) << "  "
+                << (removal.version.empty() ? "-" : util::printable(removal.version)) << "  "
+                << util::format_bytes(removal.bytes) << "  " << util::printable(removal.why)
+                << "\n";
     }
   }
   std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
@@ -47,7 +48,7 @@ void print_removals(const std::vector<cache::Removal>& removed, cache::DryRun dr
 // Each refused removal on its own line; the exit status the command ends with.
 int report_failures(const cache::Failures& failures, int status) {
   for (const auto& failure : failures) {
-    std::cerr << "npucc: error: " << failure << "\n";
+    std::cerr << "npucc: error: " << util::printable(failure) << "\n";
   }
   return failures.empty() ? status : static_cast<int>(ExitStatus::error);
 }
@@ -101,9 +102,10 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
                   {"failures", failures_json(report.failures)}});
     } else {
       for (const auto& finding : report.findings) {
-        std::cout << cache::finding_name(finding.kind) << "  " << finding.path.string();
+        std::cout << cache::finding_name(finding.kind) << "  "
+                  << util::printable(finding.path.string());
         if (!finding.detail.empty()) {
-          std::cout << ": " << finding.detail;
+          std::cout << ": " << util::printable(finding.detail);
         }
         std::cout << (finding.left_alone ? "  [left alone: not npucc's]"
                       : finding.fixed    ? "  [removed]"

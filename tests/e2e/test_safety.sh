@@ -269,3 +269,50 @@ for use in --no-cache "--cache-dir $C5"; do
 done
 rm -f "$WORK/big.onnx"
 pass "Ctrl-C in compile: exit 130, staging removed, the ONNX worker reaped"
+
+# --- 6. control characters from names are escaped in text, exact in JSON ---
+C6="$WORK/c6"; expect_status 0 "$NPUCC" cache init "$C6"
+EVIL=$(printf 'evil\033]0;pwned\007\033[31m\tred\r\302\233x')
+mkdir -p "$WORK/evil"; cp "$M" "$WORK/evil/$EVIL.onnx"; echo "not a model" >"$WORK/evil/${EVIL}2.onnx"
+# no_controls FILE: no byte below 0x20 but newline, none of DEL or C1 (UTF-8 0xc2 0x80-0x9f).
+no_controls() {
+  $PY - "$1" <<'PYEOF' || { cat -v "$1" >&2; fail "control characters reach the terminal in $1"; }
+import sys
+data = open(sys.argv[1], "rb").read()
+bad = [b for b in data if (b < 0x20 and b not in (0x0a,)) or b == 0x7f]
+bad += [i for i in range(len(data) - 1) if data[i] == 0xc2 and 0x80 <= data[i + 1] <= 0x9f]
+sys.exit(1 if bad else 0)
+PYEOF
+}
+expect_status 0 "$NPUCC" -v compile "$WORK/evil/$EVIL.onnx" -o "$WORK/e1" --cache-dir "$C6"
+no_controls "$WORK/out"; no_controls "$WORK/err"
+contains "$WORK/out" 'evil\\x1b]0;pwned\\x07\\x1b\[31m\\x09red\\x0d\\xc2\\x9bx.onnx'
+expect_status 0 "$NPUCC" compile "$WORK/evil/$EVIL.onnx" -o "$WORK/e2" --cache-dir "$C6"
+no_controls "$WORK/out"
+expect_status 1 "$NPUCC" compile "$WORK/evil/${EVIL}2.onnx" -o "$WORK/e3" --cache-dir "$C6"
+no_controls "$WORK/err"; contains "$WORK/err" 'evil\\x1b'
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C6"
+no_controls "$WORK/out"; contains "$WORK/out" 'evil\\x1b'
+expect_status 0 "$NPUCC" cache ls --json --cache-dir "$C6"
+[ "$(json_get "$WORK/out" "d[0]['model']")" = "$EVIL" ] || fail "cache ls --json does not give the exact name"
+expect_status 1 "$NPUCC" -v cache populate "$WORK/evil" --cache-dir "$C6"
+no_controls "$WORK/out"; no_controls "$WORK/err"
+expect_status 0 "$NPUCC" cache invalidate --model "$EVIL" --dry-run --cache-dir "$C6"
+no_controls "$WORK/out"; contains "$WORK/out" "would remove 1 entry"
+expect_status 0 "$NPUCC" cache explain "$WORK/evil/$EVIL.onnx"
+no_controls "$WORK/out"
+# A forged entry header (anyone who may write a shared cache can write one).
+KEY6=$("$NPUCC" cache ls --json --cache-dir "$C6" | json_get /dev/stdin "d[0]['key']")
+H6="$C6/entries/${KEY6:0:2}/$KEY6/entry.npucc"; chmod u+w "$H6"
+$PY - "$H6" <<'PYEOF'
+import sys
+p = sys.argv[1]; t = open(p, "rb").read()
+t = t.replace(b"\ncompiler ", b"\ncompiler 0.1\x1b[2J", 1)
+open(p, "wb").write(t)
+PYEOF
+for cmd in "cache ls" "cache verify" "cache invalidate --dry-run --version x" "cache purge --all --dry-run"; do
+  # shellcheck disable=SC2086
+  set +e; "$NPUCC" $cmd --cache-dir "$C6" >"$WORK/out" 2>"$WORK/err"; set -e
+  no_controls "$WORK/out"; no_controls "$WORK/err"
+done
+pass "names with escapes: escaped in compile, errors, ls, populate, invalidate, explain and verify; exact in JSON"
