@@ -102,9 +102,9 @@ FetchResult fetch_and_deliver(LocalStorage& storage, Storage& tier, const std::s
     }
     return fetched;
   }
-  ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
+  storage.make_dir(storage.root() / "tmp");
   fs::path scratch = unique_name(storage.root() / "tmp", "check");
-  ensure_real_directory(scratch, storage.modes().dir); // a group member may purge it
+  storage.make_dir(scratch); // a group member may purge it
   FetchResult fetched;
   try {
     fetched = tier.fetch(key, scratch);
@@ -309,7 +309,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 
   fs::path scratch;
   if (deliver == Deliver::cache_only) {
-    ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
+    storage.make_dir(storage.root() / "tmp");
     scratch = unique_name(storage.root() / "tmp", "compile");
     options.output_dir = scratch;
   }

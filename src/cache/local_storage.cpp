@@ -254,11 +254,13 @@ void LocalStorage::write_stamp(const std::string& key, const std::string& stamp)
     return;
   }
   try {
-    ensure_real_directory(m_root / "stamps");
-    ensure_real_directory(m_root / "stamps" / key.substr(0, 2));
+    make_dir(m_root / "stamps");
+    make_dir(m_root / "stamps" / key.substr(0, 2));
     // Unsynced: an fsync right after a large entry was written waits for its data
     // (~0.1 s for 150 MB), and a stamp lost in a crash only costs a re-hash.
     util::write_file_atomic(stamp_path(key), stamp, util::Durability::unsynced);
+    // Readable by the group: a stamp another member cannot read makes them re-hash.
+    ::chmod(stamp_path(key).c_str(), m_modes.mutable_file);
   } catch (const Error&) {
     // Only an optimisation: the next hit hashes the files instead.
   }
@@ -352,14 +354,11 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       throw Error(name + ": not a plain file name; cannot store it in the cache");
     }
   }
-  ensure_real_directory(m_root / "tmp", m_modes.dir);
-  ensure_real_directory(m_root / "entries", m_modes.dir);
-  ensure_real_directory(m_root / "entries" / header.key.substr(0, 2), m_modes.dir);
+  make_dir(m_root / "tmp");
+  make_dir(m_root / "entries");
+  make_dir(m_root / "entries" / header.key.substr(0, 2));
   fs::path stage = unique_name(m_root / "tmp", header.key.substr(0, 16));
-  if (::mkdir(stage.c_str(), 0700) != 0) {
-    throw Error(stage.string() + ": cannot create a staging folder: " + std::strerror(errno));
-  }
-  ::chmod(stage.c_str(), m_modes.dir); // renamed into place whole: this is the entry's mode
+  make_dir(stage); // renamed into place whole: this is the entry's mode
   StoreResult result;
   try {
     header.files.clear();
@@ -474,7 +473,7 @@ Removed LocalStorage::remove_dir(const fs::path& dir) const {
     }
   }
   // Renamed into tmp/ first, so nobody sees a half-deleted entry.
-  ensure_real_directory(m_root / "tmp", m_modes.dir);
+  make_dir(m_root / "tmp");
   fs::path trash = unique_name(m_root / "tmp", "trash");
   if (::rename(dir.c_str(), trash.c_str()) != 0) {
     int error = errno;
@@ -517,9 +516,9 @@ void LocalStorage::record_model_index(const std::string& model_sha256,
   if (!is_key(model_sha256) || m_access == CacheAccess::read_only) {
     return;
   }
-  ensure_real_directory(m_root / "models", m_modes.dir);
+  make_dir(m_root / "models");
   fs::path shard = m_root / "models" / model_sha256.substr(0, 2);
-  ensure_real_directory(shard, m_modes.dir);
+  make_dir(shard);
   util::write_file_atomic(shard / model_sha256, text);
   ::chmod((shard / model_sha256).c_str(), m_modes.mutable_file);
 }

@@ -144,6 +144,10 @@ public:
   bool read_only() const { return m_access == CacheAccess::read_only; }
   CacheSharing sharing() const { return m_sharing; }
   const Modes& modes() const { return m_modes; }
+  // Creates `dir` (one level, inside the cache) unless it is there, with the cache's folder
+  // mode whatever the umask (setgid and group-writable in a group cache): every folder
+  // npucc makes in a cache is made here, so no writer's umask can lock the others out.
+  void make_dir(const std::filesystem::path& dir) const { ensure_real_directory(dir, m_modes.dir); }
 
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;

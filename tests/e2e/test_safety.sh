@@ -316,3 +316,24 @@ for cmd in "cache ls" "cache verify" "cache invalidate --dry-run --version x" "c
   no_controls "$WORK/out"; no_controls "$WORK/err"
 done
 pass "names with escapes: escaped in compile, errors, ls, populate, invalidate, explain and verify; exact in JSON"
+
+# --- 7. modes in a group-shared cache come from the storage layer, whatever the umask ---
+# modes_ok DIR: every folder 2770; entry files 0444; mutable files (stats, locks, model
+# indexes, stamps) 0660.
+modes_ok() {
+  local bad
+  bad=$(cd "$1" && find . -mindepth 1 -type d ! -perm 2770 -printf '%m %p\n'
+        find . -path './entries/*' -type f ! -perm 0444 -printf '%m %p\n'
+        find . -type f ! -path './entries/*' ! -name CACHEDIR.TAG ! -perm 0660 -printf '%m %p\n')
+  [ -z "$bad" ] || { echo "$bad" >&2; fail "modes in the group cache ($2)"; }
+}
+G="$WORK/group"
+(umask 077
+  "$NPUCC" -q cache init --shared group "$G"
+  "$NPUCC" -q compile "$M" -o "$WORK/g1" --cache-dir "$G" >/dev/null   # miss: entry, index
+  "$NPUCC" -q compile "$M" -o "$WORK/g2" --cache-dir "$G" >/dev/null   # hit: stamp
+  "$NPUCC" -q cache populate "$M2" --cache-dir "$G" >/dev/null)
+[ -d "$G/stamps" ] && [ -n "$(find "$G/stamps" -type f)" ] || fail "no stamp was written"
+[ "$(stat -c %a "$G")" = 2770 ] || fail "the cache folder is $(stat -c %a "$G")"
+modes_ok "$G" "umask 077"
+pass "umask 077, init --shared group: every folder 2770, entry files 0444, the rest 0660"

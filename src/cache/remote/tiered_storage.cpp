@@ -149,12 +149,9 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
                                                           const std::string& key,
                                                           FetchStatus local_status) {
   fs::path tmp = target.root() / "tmp";
-  ensure_real_directory(tmp);
+  target.make_dir(tmp);
   Scratch stage(unique_name(tmp, "remote-" + key.substr(0, 16)));
-  if (::mkdir(stage.path().c_str(), 0755) != 0) {
-    throw Error(stage.path().string() +
-                ": cannot create a staging folder: " + std::strerror(errno));
-  }
+  target.make_dir(stage.path()); // becomes the entry folder: the cache's folder mode
   BundleReceiver receiver(stage.path());
   TransferResult got = m_transport->get(key, receiver);
   m_hit_bytes = got.bytes;
@@ -182,7 +179,7 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
     target.remove(key); // the corrupt local entry the remote one replaces
   }
   fs::path entry = target.entry_dir(key);
-  ensure_real_directory(entry.parent_path());
+  target.make_dir(entry.parent_path());
   if (::rename(stage.path().c_str(), entry.c_str()) != 0) {
     // Another process published this key meanwhile: its entry is as good.
     return path_kind(entry) == PathKind::directory ? Imported::yes : Imported::no;
@@ -205,7 +202,7 @@ StoreResult TieredStorage::store(EntryHeader header, const fs::path& from,
 
 void TieredStorage::upload(const std::string& key) {
   fs::path tmp = m_local.root() / "tmp";
-  ensure_real_directory(tmp);
+  m_local.make_dir(tmp);
   Scratch bundle(unique_name(tmp, "upload-" + key.substr(0, 16) + ".bundle"));
   try {
     fs::path dir = m_local.entry_dir(key);
