@@ -289,6 +289,7 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
                   {"misses", get("remote.misses")},
                   {"errors", get("remote.errors")},
                   {"rejected", get("remote.rejected")},
+                  {"refused_credentials", get("remote.refused_credentials")},
                   {"uploads", get("remote.uploads")},
                   {"bytes_down", get("remote.bytes_down")},
                   {"bytes_up", get("remote.bytes_up")}}}};
@@ -326,7 +327,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
               << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
     std::cout << "remote hits          " << get("remote.hits") << " (" << get("remote.misses")
               << " misses, " << get("remote.errors") << " errors, " << get("remote.rejected")
-              << " rejected entries)"
+              << " rejected entries, " << get("remote.refused_credentials")
+              << " refused credentials)"
               << (config.remote.url.empty() ? "" : "  " + util::printable(config.remote.url))
               << "\n";
     std::cout << "remote transfers     " << util::format_bytes(get("remote.bytes_down"))

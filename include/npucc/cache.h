@@ -61,6 +61,13 @@ struct RemoteCacheConfig {
   bool read_only = false;
   double connect_timeout = 2.0; // seconds to connect
   double timeout = 5.0;         // seconds without progress before a transfer is abandoned
+  // Authentication (src/cache/remote/credentials.h): files that hold the secrets, read
+  // when the transport is made. Empty: none.
+  std::filesystem::path token_file;       // HTTP bearer token / Redis password
+  std::filesystem::path credentials_file; // USER:PASSWORD: HTTP basic / Redis ACL user
+  std::filesystem::path ca_file;          // https: the certificates to trust
+  std::filesystem::path client_cert;      // https: a client certificate and its key
+  std::filesystem::path client_key;
 };
 
 struct CacheConfig {

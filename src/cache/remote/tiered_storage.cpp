@@ -84,6 +84,13 @@ void TieredStorage::warn(const std::string& line) {
   }
 }
 
+void TieredStorage::refused(const std::string& problem) {
+  m_local.stats().update({{"remote.refused_credentials", 1}});
+  if (mark_remote_down(m_config.url)) {
+    warn("remote cache refused the credentials: " + problem + "; compiling locally");
+  }
+}
+
 void TieredStorage::fail(const std::string& problem) {
   m_local.stats().update({{"remote.errors", 1}});
   if (mark_remote_down(m_config.url)) {
@@ -162,6 +169,10 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
   m_local.stats().update({{"remote.bytes_down", got.bytes}});
   // A refused bundle is the object's fault, not the network's; a cut transfer is the
   // network's (the receiver then only knows it is short).
+  if (got.status == Status::refused) {
+    refused(got.problem);
+    return Imported::no;
+  }
   if (got.status == Status::error && receiver.problem().empty()) {
     fail(got.problem);
     return Imported::no;
@@ -214,6 +225,10 @@ void TieredStorage::upload(const std::string& key) {
   }
   TransferResult sent = m_transport->put(key, bundle.path());
   m_local.stats().update({{"remote.bytes_up", sent.bytes}});
+  if (sent.status == Status::refused) {
+    refused(sent.problem);
+    return;
+  }
   if (sent.status != Status::ok) {
     fail(sent.problem);
     return;
