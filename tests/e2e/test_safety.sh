@@ -337,3 +337,35 @@ G="$WORK/group"
 [ "$(stat -c %a "$G")" = 2770 ] || fail "the cache folder is $(stat -c %a "$G")"
 modes_ok "$G" "umask 077"
 pass "umask 077, init --shared group: every folder 2770, entry files 0444, the rest 0660"
+
+# --- 9. the key covers the compiler build, not only its version ---
+C9="$WORK/c9"; expect_status 0 "$NPUCC" cache init "$C9"
+cp "$NPUCC" "$WORK/npucc-other"
+# Another build of the same version: the same binary with another build ID.
+$PY - "$WORK/npucc-other" "$(readelf -n "$NPUCC" | sed -n 's/.*Build ID: //p')" <<'PYEOF'
+import sys
+path, build_id = sys.argv[1], bytes.fromhex(sys.argv[2])
+data = bytearray(open(path, "rb").read())
+at = data.find(build_id)
+assert at > 0 and data.find(build_id, at + 1) < 0, "the build ID is not in the file once"
+data[at] ^= 0xff
+open(path, "wb").write(bytes(data))
+PYEOF
+expect_status 0 "$NPUCC" cache explain "$M"
+contains "$WORK/out" "^build     [0-9a-f]\{64\}  npucc=[0-9a-f]\{40\} libonnx.so.1=[0-9a-f]\{40\}"
+k1=$(sed -n 's/^key *//p' "$WORK/out"); b1=$(sed -n 's/^build *//p' "$WORK/out")
+expect_status 0 "$WORK/npucc-other" cache explain "$M"
+k2=$(sed -n 's/^key *//p' "$WORK/out"); b2=$(sed -n 's/^build *//p' "$WORK/out")
+[ "$k1" != "$k2" ] && [ "$b1" != "$b2" ] || fail "two builds share a key"
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/k1" --cache-dir "$C9"
+expect_status 0 "$WORK/npucc-other" compile "$M" -o "$WORK/k2" --cache-dir "$C9"
+contains "$WORK/out" "cache: miss: new key"
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/k3" --cache-dir "$C9"
+contains "$WORK/out" "cache: hit"
+# Without a build ID, the executable's SHA-256 stands in.
+if objcopy --remove-section .note.gnu.build-id "$NPUCC" "$WORK/npucc-noid" 2>/dev/null; then
+  expect_status 0 "$WORK/npucc-noid" cache explain "$M"
+  contains "$WORK/out" "npucc=sha256:$(sha256sum "$WORK/npucc-noid" | cut -c1-64)"
+fi
+rm -f "$WORK/npucc-other" "$WORK/npucc-noid"
+pass "cache explain shows the build; another build of the same version misses"
