@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 """Runs a command as a child subreaper and counts the processes it leaves behind.
 
-subreaper.py [--signal INT|TERM --after SECONDS [--again SECONDS]] -- COMMAND...
+subreaper.py [--signal INT|TERM [--when GLOB] --after SECONDS [--again SECONDS]] -- COMMAND...
 
 Every descendant that outlives its parent is reparented to this process (PR_SET_CHILD_
 SUBREAPER), so once COMMAND has been waited for, any other child here is one that npucc
-left unreaped or running. Prints "status N" (the shell's convention: 128 + signal for a
+left unreaped or running. The signal goes SECONDS after GLOB first matches a path (work
+has begun), or after the start. Prints "status N" (the shell's convention: 128 + signal for a
 death by signal), "stopped_in SECONDS" (from the first signal to the exit) and
 "orphans N"; stragglers are killed and reaped.
 """
 import ctypes
+import glob
 import os
 import signal
 import subprocess
@@ -21,12 +23,14 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def main():
     args = sys.argv[1:]
-    sig, after, again = None, 0.0, None
+    sig, after, again, when = None, 0.0, None, None
     while args and args[0] != "--":
         if args[0] == "--signal":
             sig = getattr(signal, "SIG" + args[1])
         elif args[0] == "--after":
             after = float(args[1])
+        elif args[0] == "--when":
+            when = args[1]
         elif args[0] == "--again":
             again = float(args[1])
         args = args[2:]
@@ -37,6 +41,8 @@ def main():
     child = subprocess.Popen(command)
     sent = None
     if sig is not None:
+        while when is not None and not glob.glob(when) and child.poll() is None:
+            time.sleep(0.005)
         time.sleep(after)
         sent = time.monotonic()
         child.send_signal(sig)
