@@ -6,8 +6,8 @@ M="$TESTDATA/models/oww_hello_deepa.onnx"
 M2="$TESTDATA/models/ppocr_cls.onnx"
 # Refused removals: as root, through an unprivileged user; otherwise, read-only shards.
 if [ "$(id -u)" = 0 ]; then NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups); else NOBODY=(); fi
-lock_shards() { [ "$(id -u)" = 0 ] || chmod a-w "$1"/entries/?? "$1"/models/??; }
-unlock_shards() { [ "$(id -u)" = 0 ] || chmod u+w "$1"/entries/?? "$1"/models/??; }
+lock_shards() { [ "$(id -u)" = 0 ] || chmod a-w "$1" "$1"/lock "$1"/entries/?? "$1"/models/??; }
+unlock_shards() { [ "$(id -u)" = 0 ] || chmod u+w "$1" "$1"/lock "$1"/entries/?? "$1"/models/??; }
 
 # tree DIR: every path with its type, size, mode and owner, and every file's SHA-256.
 tree() {
@@ -101,19 +101,19 @@ expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o2" --cache-dir "$S" --cache-sha
 expect_status 0 "$NPUCC" compile "$M2" -o "$WORK/o3" --cache-dir "$S" --cache-shared world
 lock_shards "$S"
 tree "$S" >"$WORK/tree.s"
-expect_status 1 "${NOBODY[@]}" "$NPUCC" cache purge --all --cache-dir "$S"
+expect_status 1 "${NOBODY[@]}" "$NPUCC" cache purge --all --cache-dir "$S" --cache-shared world
 contains "$WORK/out" "removed 0 entries, 0 B"
 contains "$WORK/err" "cannot remove: Permission denied"
 [ "$(grep -c 'npucc: error: .*entries/../[0-9a-f]\{64\}: cannot remove: Permission denied' "$WORK/err")" = 2 ] ||
   { cat "$WORK/err"; fail "want one error per entry, naming it"; }
-expect_status 1 "${NOBODY[@]}" "$NPUCC" cache purge --all --json --cache-dir "$S"
+expect_status 1 "${NOBODY[@]}" "$NPUCC" cache purge --all --json --cache-dir "$S" --cache-shared world
 [ "$(json_get "$WORK/out" "(len(d['removed']), d['freed_bytes'], len([f for f in d['failures'] if '/entries/' in f]))")" = "(0, 0, 2)" ] ||
   { cat "$WORK/out"; fail "purge --json counted what it did not remove"; }
 KEY=$("$NPUCC" cache ls --json --cache-dir "$S" | json_get /dev/stdin "d[0]['key']")
-expect_status 1 "${NOBODY[@]}" "$NPUCC" cache invalidate --key "$KEY" --cache-dir "$S"
+expect_status 1 "${NOBODY[@]}" "$NPUCC" cache invalidate --key "$KEY" --cache-dir "$S" --cache-shared world
 contains "$WORK/out" "removed 0 entries"
 contains "$WORK/err" "$KEY: cannot remove: Permission denied"
-expect_status 1 "${NOBODY[@]}" "$NPUCC" cache invalidate --key "$KEY" --json --cache-dir "$S"
+expect_status 1 "${NOBODY[@]}" "$NPUCC" cache invalidate --key "$KEY" --json --cache-dir "$S" --cache-shared world
 [ "$(json_get "$WORK/out" "(len(d['removed']), len(d['failures']))")" = "(0, 1)" ] || fail "invalidate --json"
 same_tree "$WORK/tree.s" "$S" "a refused purge"
 unlock_shards "$S"
@@ -125,7 +125,7 @@ E=$(find "$S/entries" -mindepth 2 -maxdepth 2 -type d | head -1)
 chmod u+w "$E/high.onnx"; printf 'X' | dd of="$E/high.onnx" bs=1 seek=100 conv=notrunc 2>/dev/null
 chmod 444 "$E/high.onnx"; lock_shards "$S"
 tree "$S" >"$WORK/tree.s"
-expect_status 1 "${NOBODY[@]}" "$NPUCC" cache verify --fix --cache-dir "$S"
+expect_status 1 "${NOBODY[@]}" "$NPUCC" cache verify --fix --cache-dir "$S" --cache-shared world
 contains "$WORK/out" "  \[not removed\]"
 contains "$WORK/err" "${E##*/}: cannot remove: Permission denied"
 same_tree "$WORK/tree.s" "$S" "a refused verify --fix"
