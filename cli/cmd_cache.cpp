@@ -213,7 +213,8 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     }
     print_table(rows);
     if (!global.quiet) {
-      std::cout << count_entries(entries.size()) << " in " << util::printable(storage.root().string()) << "\n";
+      std::cout << count_entries(entries.size()) << " in "
+                << util::printable(storage.root().string()) << "\n";
       if (other_versions > 0) {
         std::cout << other_versions_note(other_versions) << " (this is " << k_version
                   << "); `npucc cache invalidate` removes them\n";
@@ -236,8 +237,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
   return [args] {
     CacheConfig config = make_cache_config(args->cache);
-    cache::LocalStorage storage = cache::open_local_storage(
-        config, args->zero ? CacheIntent::modify : CacheIntent::read);
+    cache::LocalStorage storage =
+        cache::open_local_storage(config, args->zero ? CacheIntent::modify : CacheIntent::read);
     if (args->zero) {
       storage.stats().zero();
     }

@@ -126,9 +126,8 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
         std::cout << "`npucc cache verify --fix` removes them\n";
       }
     }
-    return report_failures(report.failures, report.findings.empty()
-                                                ? 0
-                                                : static_cast<int>(ExitStatus::verify_failed));
+    return report_failures(
+        report.failures, report.findings.empty() ? 0 : static_cast<int>(ExitStatus::verify_failed));
   };
 }
 

@@ -79,8 +79,7 @@ void print_table(const Config& config) {
       value = "unbounded";
     }
     std::cout << std::left << std::setw(static_cast<int>(width)) << info.key << "  "
-              << util::printable(value)
-              << "  [" << setting.describe_source() << "]\n";
+              << util::printable(value) << "  [" << setting.describe_source() << "]\n";
   }
 }
 

@@ -4,8 +4,8 @@
 #include "util/strings.h"
 
 #include <algorithm>
-#include <functional>
 #include <ctime>
+#include <functional>
 #include <set>
 
 namespace npucc::cache {
@@ -136,8 +136,8 @@ public:
         if (transient) {
           continue;
         }
-        if (!is_key(name) || name.substr(0, 2) != shard_name ||
-            path_kind(file) != PathKind::file || !valid(name)) {
+        if (!is_key(name) || name.substr(0, 2) != shard_name || path_kind(file) != PathKind::file ||
+            !valid(name)) {
           stray(file, std::string("not a file of ") + label);
         }
       }
@@ -159,8 +159,8 @@ public:
       for (const auto& entry : children(shard)) {
         std::string name = entry.filename().string();
         if (!is_key(name) || name.substr(0, 2) != shard_name) {
-          stray(entry, std::string("unexpected ") + kind_name(path_kind(entry)) +
-                           " in entries/" + shard_name);
+          stray(entry, std::string("unexpected ") + kind_name(path_kind(entry)) + " in entries/" +
+                           shard_name);
           continue;
         }
         out.emplace_back(entry, name);

@@ -2,8 +2,8 @@
 #include "cache/populate_workers.h"
 #include "cache/remote/circuit_breaker.h"
 #include "npucc/error.h"
-#include "util/interrupt.h"
 #include "npucc/version.h"
+#include "util/interrupt.h"
 
 #include <algorithm>
 

@@ -40,8 +40,8 @@ std::set<std::string> names_npucc_writes() {
 
 void unlink_checked(const fs::path& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    throw Error(path.string() + ": cannot remove the earlier compile's file: " +
-                std::strerror(errno));
+    throw Error(path.string() +
+                ": cannot remove the earlier compile's file: " + std::strerror(errno));
   }
 }
 
@@ -104,8 +104,7 @@ std::set<std::string> files_of_earlier_compile(const fs::path& dir) {
   return out;
 }
 
-OutputFolder::OutputFolder(const CompileOptions& options)
-    : m_target(options.output_dir) {
+OutputFolder::OutputFolder(const CompileOptions& options) : m_target(options.output_dir) {
   std::error_code ec;
   if (m_target.empty()) {
     throw usage_error("no output folder given", "pass -o OUTDIR");
@@ -175,8 +174,7 @@ void OutputFolder::publish() {
     }
   }
   if (::rmdir(m_staging.c_str()) != 0) {
-    throw Error(m_staging.string() + ": cannot remove the staging folder: " +
-                std::strerror(errno));
+    throw Error(m_staging.string() + ": cannot remove the staging folder: " + std::strerror(errno));
   }
   m_published = true;
 }

@@ -107,7 +107,8 @@ const std::vector<SettingInfo>& settings_table() {
        "",
        SettingKind::path,
        {},
-       "a file whose first line is the remote cache's secret: an HTTP bearer token, or a Redis password"},
+       "a file whose first line is the remote cache's secret: an HTTP bearer token, or a Redis "
+       "password"},
       {"remote.credentials_file",
        "NPUCC_REMOTE_CREDENTIALS_FILE",
        "--remote-credentials-file",

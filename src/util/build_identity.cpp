@@ -55,9 +55,8 @@ int visit(dl_phdr_info* info, size_t, void* data) {
   auto* found = static_cast<Found*>(data);
   std::string_view path = info->dlpi_name != nullptr ? info->dlpi_name : "";
   bool program = path.empty() && found->parts.empty(); // the first object is the executable
-  std::string_view base = path.substr(path.rfind('/') == std::string_view::npos
-                                          ? 0
-                                          : path.rfind('/') + 1);
+  std::string_view base =
+      path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
   if (!program && base.rfind("libonnx", 0) != 0) {
     return 0;
   }

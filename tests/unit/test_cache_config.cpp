@@ -58,10 +58,10 @@ TEST_SUITE("npucc::CacheConfig") {
     auto config = npucc::resolve_cache_config(dir.string(), "");
     const std::string want =
         "not an npucc cache: " + dir.string() + " (run npucc cache init " + dir.string() + ")";
-    for (auto intent : {npucc::CacheIntent::read, npucc::CacheIntent::modify,
-                        npucc::CacheIntent::compile}) {
-      CHECK_THROWS_WITH_AS(npucc::open_cache_dir(config, intent),
-                           doctest::Contains(want.c_str()), npucc::Error);
+    for (auto intent :
+         {npucc::CacheIntent::read, npucc::CacheIntent::modify, npucc::CacheIntent::compile}) {
+      CHECK_THROWS_WITH_AS(npucc::open_cache_dir(config, intent), doctest::Contains(want.c_str()),
+                           npucc::Error);
     }
     CHECK_THROWS_WITH_AS(npucc::init_cache_dir(dir), doctest::Contains("it is not empty"),
                          npucc::Error);

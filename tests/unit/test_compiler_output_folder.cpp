@@ -22,8 +22,8 @@ void publish(const npucc::CompileOptions& options, const std::vector<std::string
 std::string manifest_listing(const std::vector<std::string>& files) {
   std::string graphs;
   for (const auto& file : files) {
-    graphs += std::string(graphs.empty() ? "" : ",") + R"({"file":")" + file +
-              R"(","external_data":[]})";
+    graphs +=
+        std::string(graphs.empty() ? "" : ",") + R"({"file":")" + file + R"(","external_data":[]})";
   }
   return R"({"format":"npucc-manifest","graphs":[)" + graphs + "]}";
 }
@@ -61,8 +61,8 @@ TEST_SUITE("npucc::compiler::OutputFolder") {
     options.output_dir = npucc::test::temp_dir("out") / "o";
     fs::create_directories(options.output_dir);
     npucc::util::write_file_atomic(options.output_dir / "high.onnx", "someone's");
-    CHECK_THROWS_WITH_AS(OutputFolder{options}, doctest::Contains("not written by an npucc compile"),
-                         npucc::Error);
+    CHECK_THROWS_WITH_AS(OutputFolder{options},
+                         doctest::Contains("not written by an npucc compile"), npucc::Error);
     CHECK(npucc::util::read_file(options.output_dir / "high.onnx") == "someone's");
     options.replace_output = npucc::OutputReplace::any;
     publish(options, {"high.onnx"});
