@@ -201,8 +201,8 @@ void ensure_real_directory(const fs::path& dir, unsigned mode) {
       return;
     case PathKind::missing:
       if (::mkdir(dir.c_str(), mode == 0 ? 0755 : (mode & 0777)) == 0) {
-        if (mode != 0) {
-          ::chmod(dir.c_str(), mode);
+        if (mode != 0 && ::chmod(dir.c_str(), mode) != 0) {
+          throw io_error(dir, "cannot set the cache folder's mode", errno);
         }
         continue;
       }

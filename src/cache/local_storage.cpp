@@ -178,6 +178,15 @@ EntryInfo LocalStorage::examine_at(int at, const char* name, const fs::path& dir
 
 namespace {
 
+// An entry file's mode is part of what protects it (0444: a hard-linked output cannot be
+// edited into a corrupt entry by accident): a failure to set it fails the store.
+void set_entry_file_mode(const fs::path& path) {
+  if (::chmod(path.c_str(), k_entry_file_mode) != 0) {
+    throw Error(path.string() + ": cannot make the cache file read-only: " +
+                std::strerror(errno));
+  }
+}
+
 constexpr const char* k_stamp_magic = "npucc-verified 2\n";
 
 // This boot of the machine. Entries are written without fsync, so what was hashed before
@@ -389,7 +398,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
         trusted[i] = how == Transfer::hard_link ? as_written(target)
                                                 : source_as_written && as_written(from / name);
       }
-      ::chmod(target.c_str(), k_entry_file_mode);
+      set_entry_file_mode(target);
     }
     const std::string files_before = files_stamp(stage, names);
     std::vector<FileDigest> digests(names.size());
@@ -421,7 +430,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
     util::AtomicFile header_file(stage / k_header_file, util::Durability::unsynced);
     header_file.write(serialize_header(header));
     header_file.commit();
-    ::chmod((stage / k_header_file).c_str(), k_entry_file_mode);
+    set_entry_file_mode(stage / k_header_file);
     if (m_key) {
       sign_entry(stage, *m_key);
     }
