@@ -28,20 +28,7 @@ namespace {
 
 // Names in messages come from models; a hostile one must not break the error into
 // several lines or send escape sequences to the terminal.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      const char* digits = "0123456789abcdef";
-      out += "\\x";
-      out += digits[c >> 4];
-      out += digits[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
+using util::printable;
 
 // The parsed global options, for print_error's colour (set once run() has them).
 const GlobalOptions* g_global = nullptr;

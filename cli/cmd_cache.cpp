@@ -50,7 +50,14 @@ json entry_json(const cache::EntryInfo& info) {
           {"options", info.header.options}};
 }
 
-void print_table(const std::vector<std::vector<std::string>>& rows) {
+// Cells come from entries' headers, which anyone who may write the cache can forge:
+// control characters are escaped before the widths are taken.
+void print_table(std::vector<std::vector<std::string>>& rows) {
+  for (auto& row : rows) {
+    for (auto& cell : row) {
+      cell = util::printable(cell);
+    }
+  }
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()));
@@ -147,7 +154,8 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     if (args->remote) {
       return list_remote(make_cache_config(args->cache), args->json, global.quiet);
     }
-    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
+    cache::LocalStorage storage =
+        cache::open_local_storage(make_cache_config(args->cache), CacheIntent::read);
     auto entries = storage.list(cache::Check::files);
     size_t other_versions = 0;
     for (const auto& info : entries) {
@@ -205,7 +213,8 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     }
     print_table(rows);
     if (!global.quiet) {
-      std::cout << count_entries(entries.size()) << " in " << storage.root().string() << "\n";
+      std::cout << count_entries(entries.size()) << " in "
+                << util::printable(storage.root().string()) << "\n";
       if (other_versions > 0) {
         std::cout << other_versions_note(other_versions) << " (this is " << k_version
                   << "); `npucc cache invalidate` removes them\n";
@@ -228,7 +237,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
   return [args] {
     CacheConfig config = make_cache_config(args->cache);
-    cache::LocalStorage storage = cache::open_local_storage(config);
+    cache::LocalStorage storage =
+        cache::open_local_storage(config, args->zero ? CacheIntent::modify : CacheIntent::read);
     if (args->zero) {
       storage.stats().zero();
     }
@@ -280,6 +290,7 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
                   {"misses", get("remote.misses")},
                   {"errors", get("remote.errors")},
                   {"rejected", get("remote.rejected")},
+                  {"refused_credentials", get("remote.refused_credentials")},
                   {"uploads", get("remote.uploads")},
                   {"bytes_down", get("remote.bytes_down")},
                   {"bytes_up", get("remote.bytes_up")}}}};
@@ -287,7 +298,7 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
       print_json(out);
       return 0;
     }
-    std::cout << "cache folder         " << storage.root().string() << "\n";
+    std::cout << "cache folder         " << util::printable(storage.root().string()) << "\n";
     std::cout << "entries              " << entries.size();
     for (const auto& [state, count] : states) {
       std::cout << (state == states.begin()->first ? " (" : ", ") << count << " " << state;
@@ -308,7 +319,8 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
               << " new key, " << get("misses.corrupt") << " corrupt entry replaced)\n";
     std::cout << "bypasses             " << bypass_total << "\n";
     for (const auto& [reason, value] : bypass.items()) {
-      std::cout << "  " << std::left << std::setw(19) << reason << value.get<uint64_t>() << "\n";
+      std::cout << "  " << std::left << std::setw(19) << util::printable(reason)
+                << value.get<uint64_t>() << "\n";
     }
     std::cout << "stores               " << get("stores") << " (" << get("store_errors")
               << " failed)\n";
@@ -316,7 +328,9 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
               << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
     std::cout << "remote hits          " << get("remote.hits") << " (" << get("remote.misses")
               << " misses, " << get("remote.errors") << " errors, " << get("remote.rejected")
-              << " rejected entries)" << (config.remote.url.empty() ? "" : "  " + config.remote.url)
+              << " rejected entries, " << get("remote.refused_credentials")
+              << " refused credentials)"
+              << (config.remote.url.empty() ? "" : "  " + util::printable(config.remote.url))
               << "\n";
     std::cout << "remote transfers     " << util::format_bytes(get("remote.bytes_down"))
               << " down, " << util::format_bytes(get("remote.bytes_up")) << " up ("
@@ -354,7 +368,7 @@ std::function<int()> setup_explain(CLI::App& command, const GlobalOptions&) {
     }
     for (const auto& component : key.components) {
       std::cout << std::left << std::setw(10) << component.name << component.digest << "  "
-                << component.value << "\n";
+                << util::printable(component.value) << "\n";
     }
     std::cout << std::left << std::setw(10) << "key" << key.key << "\n";
     return 0;
@@ -379,7 +393,7 @@ std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global) 
     init_cache_dir(args->dir, sharing);
     if (!global.quiet) {
       std::cout << "initialised " << (sharing == CacheSharing::group ? "group-shared " : "")
-                << "cache folder " << args->dir << "\n";
+                << "cache folder " << util::printable(args->dir) << "\n";
     }
     return 0;
   };

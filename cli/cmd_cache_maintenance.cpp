@@ -6,6 +6,7 @@
 #include "npucc/version.h"
 #include "util/strings.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 namespace npucc::cli::cache_cli {
@@ -34,13 +35,30 @@ void print_removals(const std::vector<cache::Removal>& removed, cache::DryRun dr
     if (!global.quiet) {
       std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
                 << removal.key.substr(0, 12) << "  "
-                << (removal.model.empty() ? "-" : removal.model) << "  "
-                << (removal.version.empty() ? "-" : removal.version) << "  "
-                << util::format_bytes(removal.bytes) << "  " << removal.why << "\n";
+                << (removal.model.empty() ? "-" : util::printable(removal.model)) << "  "
+                << (removal.version.empty() ? "-" : util::printable(removal.version)) << "  "
+                << util::format_bytes(removal.bytes) << "  " << util::printable(removal.why)
+                << "\n";
     }
   }
   std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
             << count_entries(removed.size()) << ", " << util::format_bytes(bytes) << "\n";
+}
+
+// Each refused removal on its own line; the exit status the command ends with.
+int report_failures(const cache::Failures& failures, int status) {
+  for (const auto& failure : failures) {
+    std::cerr << "npucc: error: " << util::printable(failure) << "\n";
+  }
+  return failures.empty() ? status : static_cast<int>(ExitStatus::error);
+}
+
+json failures_json(const cache::Failures& failures) {
+  json out = json::array();
+  for (const auto& failure : failures) {
+    out.push_back(failure);
+  }
+  return out;
 }
 
 } // namespace
@@ -58,8 +76,9 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
   command.add_flag("--dry-run", args->dry_run, "with --fix: only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
   return [args, &global] {
-    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
     bool fix = args->fix && !args->dry_run;
+    cache::LocalStorage storage = cache::open_local_storage(
+        make_cache_config(args->cache), fix ? CacheIntent::modify : CacheIntent::read);
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
     auto report =
         storage.verify(fix ? cache::Fix::yes : cache::Fix::no, [&](size_t done, size_t total) {
@@ -74,16 +93,26 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
         findings.push_back({{"kind", cache::finding_name(finding.kind)},
                             {"path", finding.path.string()},
                             {"detail", finding.detail},
-                            {"fixed", finding.fixed}});
+                            {"fixed", finding.fixed},
+                            {"left_alone", finding.left_alone}});
       }
-      print_json({{"entries", report.entries}, {"bytes", report.bytes}, {"findings", findings}});
+      print_json({{"entries", report.entries},
+                  {"bytes", report.bytes},
+                  {"findings", findings},
+                  {"failures", failures_json(report.failures)}});
     } else {
       for (const auto& finding : report.findings) {
-        std::cout << cache::finding_name(finding.kind) << "  " << finding.path.string();
+        std::cout << cache::finding_name(finding.kind) << "  "
+                  << util::printable(finding.path.string());
         if (!finding.detail.empty()) {
-          std::cout << ": " << finding.detail;
+          std::cout << ": " << util::printable(finding.detail);
         }
-        std::cout << (finding.fixed ? "  [removed]" : args->fix ? "  [would remove]" : "") << "\n";
+        std::cout << (finding.left_alone ? "  [left alone: not npucc's]"
+                      : finding.fixed    ? "  [removed]"
+                      : fix              ? "  [not removed]"
+                      : args->fix        ? "  [would remove]"
+                                         : "")
+                  << "\n";
       }
       std::cout << "verified " << count_entries(report.entries) << " ("
                 << util::format_bytes(report.bytes) << "): "
@@ -91,11 +120,14 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
                         ? "no problems"
                         : std::to_string(report.findings.size()) + " problem(s)")
                 << "\n";
-      if (!report.findings.empty() && !args->fix) {
+      bool removable = std::any_of(report.findings.begin(), report.findings.end(),
+                                   [](const cache::Finding& f) { return !f.left_alone; });
+      if (removable && !args->fix) {
         std::cout << "`npucc cache verify --fix` removes them\n";
       }
     }
-    return report.findings.empty() ? 0 : static_cast<int>(ExitStatus::verify_failed);
+    return report_failures(
+        report.failures, report.findings.empty() ? 0 : static_cast<int>(ExitStatus::verify_failed));
   };
 }
 
@@ -123,7 +155,8 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
     if (!args->key.empty() && args->key.size() < 4) {
       throw usage_error("--key " + args->key + ": too short", "give at least 4 hex digits");
     }
-    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
+    cache::LocalStorage storage = cache::open_local_storage(
+        make_cache_config(args->cache), args->dry_run ? CacheIntent::read : CacheIntent::modify);
     cache::Selection selection;
     if (!args->version.empty()) {
       selection.version = args->version;
@@ -131,13 +164,15 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
     selection.model = args->model;
     selection.key_prefix = args->key;
     auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
-    auto removed = storage.invalidate(selection, dry_run);
+    auto report = storage.invalidate(selection, dry_run);
     if (args->json) {
-      print_json({{"dry_run", args->dry_run}, {"removed", removals_json(removed)}});
+      print_json({{"dry_run", args->dry_run},
+                  {"removed", removals_json(report.removed)},
+                  {"failures", failures_json(report.failures)}});
     } else {
-      print_removals(removed, dry_run, global);
+      print_removals(report.removed, dry_run, global);
     }
-    return 0;
+    return report_failures(report.failures, 0);
   };
 }
 
@@ -168,7 +203,8 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     if (!args->max_size.empty()) {
       options.max_size = parse_size_setting(args->max_size, "--max-size");
     }
-    cache::LocalStorage storage = cache::open_local_storage(make_cache_config(args->cache));
+    cache::LocalStorage storage = cache::open_local_storage(
+        make_cache_config(args->cache), args->dry_run ? CacheIntent::read : CacheIntent::modify);
     auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
     auto report = storage.purge(options, dry_run);
     if (args->json) {
@@ -176,8 +212,9 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
                   {"removed", removals_json(report.removed)},
                   {"freed_bytes", report.freed},
                   {"temporaries", report.temporaries},
-                  {"temporary_bytes", report.temporary_bytes}});
-      return 0;
+                  {"temporary_bytes", report.temporary_bytes},
+                  {"failures", failures_json(report.failures)}});
+      return report_failures(report.failures, 0);
     }
     print_removals(report.removed, dry_run, global);
     if (report.temporaries > 0) {
@@ -189,7 +226,7 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
       std::cout << "(no --all, --older-than or --max-size: only stale temporary files are "
                    "removed)\n";
     }
-    return 0;
+    return report_failures(report.failures, 0);
   };
 }
 

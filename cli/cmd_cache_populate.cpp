@@ -1,6 +1,7 @@
 // `npucc cache populate MODEL_OR_DIR... [-j N]`: pre-compile for CI.
 #include "cache_commands.h"
 #include "npucc/error.h"
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 #include <thread>
@@ -15,7 +16,8 @@ using nlohmann::json;
 void draw_bar(size_t finished, size_t total, const std::string& name) {
   constexpr size_t width = 30;
   size_t filled = total == 0 ? width : finished * width / total;
-  std::string label = name.size() > 40 ? "..." + name.substr(name.size() - 37) : name;
+  std::string label = util::printable(name);
+  label = label.size() > 40 ? "..." + label.substr(label.size() - 37) : label;
   std::cerr << "\r\033[K[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
             << finished << "/" << total << " " << label << std::flush;
 }
@@ -44,6 +46,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
                    "first remove the entries of other compiler versions");
   command.add_flag("--json", args->json, "print a JSON summary");
   return [args, &global] {
+    util::install_interrupt_handlers();
     PopulateOptions options;
     for (const auto& input : args->inputs) {
       options.inputs.emplace_back(input);
@@ -53,6 +56,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
     auto progress = [&](const PopulateItem& item, size_t finished, size_t total) {
+      util::set_interrupt_progress(finished, total);
       if (bar) {
         draw_bar(finished, total, item.model.filename().string());
       }
@@ -60,13 +64,13 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
         if (bar) {
           std::cerr << "\r\033[K";
         }
-        std::cerr << "npucc: error: " << item.detail << "\n";
+        std::cerr << "npucc: error: " << util::printable(item.detail) << "\n";
       }
       if (!item.remote_warning.empty()) {
         if (bar) {
           std::cerr << "\r\033[K";
         }
-        std::cerr << "npucc: warning: " << item.remote_warning << "\n";
+        std::cerr << "npucc: warning: " << util::printable(item.remote_warning) << "\n";
       }
     };
     PopulateSummary summary = populate_cache(make_cache_config(args->cache), options, progress);
@@ -93,14 +97,16 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     } else {
       if (global.verbose) {
         for (const auto& item : summary.items) {
-          std::cout << "  " << item.model.string() << ": "
+          std::cout << "  " << util::printable(item.model.string()) << ": "
                     << (item.failed ? "failed" : outcome_name(item.outcome))
-                    << (item.detail.empty() ? "" : " (" + item.detail + ")") << "\n";
+                    << (item.detail.empty() ? "" : " (" + util::printable(item.detail) + ")")
+                    << "\n";
         }
       }
       for (const auto& item : summary.items) {
         if (!item.failed && item.outcome == CacheOutcome::bypass && !global.quiet) {
-          std::cout << "bypassed " << item.model.string() << ": " << item.detail << "\n";
+          std::cout << "bypassed " << util::printable(item.model.string()) << ": "
+                    << util::printable(item.detail) << "\n";
         }
       }
       if (summary.invalidated > 0) {

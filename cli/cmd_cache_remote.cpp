@@ -37,7 +37,7 @@ int list_remote(const CacheConfig& config, bool json, bool quiet) {
   uint64_t total = 0;
   std::cout << "KEY                                                               SIZE\n";
   for (const auto& object : *objects) {
-    std::cout << object.key << "  " << util::format_bytes(object.bytes) << "\n";
+    std::cout << util::printable(object.key) << "  " << util::format_bytes(object.bytes) << "\n";
     total += object.bytes;
   }
   if (!quiet) {

@@ -7,6 +7,7 @@
 #include "npucc/compile.h"
 #include "precision_options.h" // print_precision_summary
 #include "util/file_io.h"
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 #include <chrono>
@@ -23,20 +24,21 @@ struct CommandArgs {
   CacheArgs cache;
   bool no_cache = false;
   bool json = false;
+  bool force = false;
   std::string max_memory;
 };
 
 void print_summary(const CompileOptions& options, const CompileResult& result, double seconds) {
-  std::cout << "compiled " << options.model_path.string() << " -> " << options.output_dir.string()
-            << " in " << std::fixed;
+  std::cout << "compiled " << util::printable(options.model_path.string()) << " -> "
+            << util::printable(options.output_dir.string()) << " in " << std::fixed;
   std::cout.precision(2);
   std::cout << seconds << " s\n";
   for (const auto& graph : result.graphs) {
     std::cout << "  " << graph.role << "  " << graph.precision << "  "
-              << (options.output_dir / graph.graph.file).string() << "  "
+              << util::printable((options.output_dir / graph.graph.file).string()) << "  "
               << util::format_bytes(graph.graph.bytes);
     for (const auto& data : graph.external_data) {
-      std::cout << " + " << data.file << " " << util::format_bytes(data.bytes);
+      std::cout << " + " << util::printable(data.file) << " " << util::format_bytes(data.bytes);
     }
     std::cout << "  sha256 " << graph.graph.sha256.substr(0, 12) << "\n";
   }
@@ -47,7 +49,8 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
       changed.push_back(pass.name + " " + std::to_string(pass.changed) + " " + pass.unit);
     }
   }
-  std::cout << "  passes: " << (changed.empty() ? "nothing to change" : util::join(changed, ", "))
+  std::cout << "  passes: "
+            << (changed.empty() ? "nothing to change" : util::printable(util::join(changed, ", ")))
             << "\n";
   const auto& plan = result.memory_plan;
   if (plan.available) {
@@ -56,7 +59,7 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
               << util::format_bytes(plan.lower_bound_bytes) << ", unshared "
               << util::format_bytes(plan.unshared_bytes) << ")\n";
   } else {
-    std::cout << "  memory plan: unavailable: " << plan.reason << "\n";
+    std::cout << "  memory plan: unavailable: " << util::printable(plan.reason) << "\n";
   }
 }
 
@@ -65,7 +68,7 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
 std::string cache_line(const CachedCompile& cached) {
   std::string line = std::string("  cache: ") + outcome_name(cached.outcome);
   if (!cached.reason.empty()) {
-    line += ": " + cached.reason;
+    line += ": " + util::printable(cached.reason);
   }
   if (!cached.key.empty()) {
     line += " (key " + cached.key.substr(0, 12) + ")";
@@ -85,13 +88,19 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
   add_remote_cache_options(command, args->cache);
   command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
+  command.add_flag("--force", args->force,
+                   "replace files in OUTDIR of the names npucc writes even when no earlier "
+                   "npucc manifest lists them");
   command.add_option("--max-memory", args->max_memory,
                      "refuse models whose data would take more memory (e.g. 8G; default: a "
                      "quarter of physical memory)");
   return [args, &global] {
+    util::install_interrupt_handlers();
+    util::set_interrupt_progress(0, 1);
     CompileOptions options = make_compile_options(args->compile);
     options.model_path = args->model;
     options.output_dir = args->output;
+    options.replace_output = args->force ? OutputReplace::any : OutputReplace::npucc_files;
     if (!args->max_memory.empty()) {
       options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
     }
@@ -113,10 +122,10 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
       (args->json ? std::cerr : std::cout) << cache_line(cached) << "\n";
     }
     if (!cached.remote_warning.empty()) {
-      std::cerr << "npucc: warning: " << cached.remote_warning << "\n";
+      std::cerr << "npucc: warning: " << util::printable(cached.remote_warning) << "\n";
     }
     if (!cached.warning.empty()) {
-      std::cerr << "npucc: warning: " << cached.warning << "\n";
+      std::cerr << "npucc: warning: " << util::printable(cached.warning) << "\n";
     }
     return 0;
   };

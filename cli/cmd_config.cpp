@@ -3,6 +3,7 @@
 #include "app.h"
 #include "config_options.h"
 #include "terminal.h"
+#include "util/strings.h"
 
 #include <iomanip>
 #include <iostream>
@@ -56,7 +57,7 @@ Config load_command_config(const GlobalOptions& global, const ConfigArgs& args,
   if (!global.quiet) {
     bool color = use_color(global, STDERR_FILENO);
     for (const auto& warning : config.warnings) {
-      std::cerr << paint("npucc: warning:", "35", color) << " " << warning << "\n";
+      std::cerr << paint("npucc: warning:", "35", color) << " " << util::printable(warning) << "\n";
     }
   }
   return config;
@@ -69,7 +70,7 @@ void print_table(const Config& config) {
   for (const auto& info : settings_table()) {
     width = std::max(width, info.key.size());
   }
-  std::cout << "config file: " << config.config_file.string()
+  std::cout << "config file: " << util::printable(config.config_file.string())
             << (config.config_file_found ? "" : " (not found)") << "\n";
   for (const auto& info : settings_table()) {
     const Setting& setting = config.get(info.key);
@@ -77,8 +78,8 @@ void print_table(const Config& config) {
     if (info.key == "cache.max_size" && !config.cache_max_size()) {
       value = "unbounded";
     }
-    std::cout << std::left << std::setw(static_cast<int>(width)) << info.key << "  " << value
-              << "  [" << setting.describe_source() << "]\n";
+    std::cout << std::left << std::setw(static_cast<int>(width)) << info.key << "  "
+              << util::printable(value) << "  [" << setting.describe_source() << "]\n";
   }
 }
 

@@ -110,6 +110,17 @@ void add_remote_cache_options(CLI::App& command, CacheArgs& args) {
   command.add_option("--remote-timeout", args.remote_timeout,
                      "seconds without progress before a remote transfer is abandoned "
                      "(default 5)");
+  // Files, never the secrets: a token on the command line would show in ps.
+  command.add_option("--remote-token-file", args.remote_token_file,
+                     "a file holding the remote cache's bearer token / Redis password");
+  command.add_option("--remote-credentials-file", args.remote_credentials_file,
+                     "a file holding USER:PASSWORD for the remote cache");
+  command.add_option("--remote-ca-file", args.remote_ca_file,
+                     "PEM certificates to trust for an https:// remote cache");
+  command.add_option("--remote-client-cert", args.remote_client_cert,
+                     "a PEM client certificate for an https:// remote cache");
+  command.add_option("--remote-client-key", args.remote_client_key,
+                     "the private key of --remote-client-cert");
 }
 
 CacheConfig make_cache_config(const CacheArgs& args) {
@@ -122,7 +133,12 @@ CacheConfig make_cache_config(const CacheArgs& args) {
        {"cache.remote", args.remote, "--remote-cache"},
        {"cache.remote_read_only", args.remote_read_only ? "true" : "", "--remote-read-only"},
        {"cache.remote_connect_timeout", args.remote_connect_timeout, "--remote-connect-timeout"},
-       {"cache.remote_timeout", args.remote_timeout, "--remote-timeout"}},
+       {"cache.remote_timeout", args.remote_timeout, "--remote-timeout"},
+       {"remote.token_file", args.remote_token_file, "--remote-token-file"},
+       {"remote.credentials_file", args.remote_credentials_file, "--remote-credentials-file"},
+       {"remote.ca_file", args.remote_ca_file, "--remote-ca-file"},
+       {"remote.client_cert", args.remote_client_cert, "--remote-client-cert"},
+       {"remote.client_key", args.remote_client_key, "--remote-client-key"}},
       args.options_file);
   CacheConfig cache;
   cache.dir = config.cache_dir();
@@ -139,6 +155,11 @@ CacheConfig make_cache_config(const CacheArgs& args) {
   cache.remote.read_only = remote.read_only;
   cache.remote.connect_timeout = remote.connect_timeout;
   cache.remote.timeout = remote.timeout;
+  cache.remote.token_file = remote.token_file;
+  cache.remote.credentials_file = remote.credentials_file;
+  cache.remote.ca_file = remote.ca_file;
+  cache.remote.client_cert = remote.client_cert;
+  cache.remote.client_key = remote.client_key;
   switch (config.get("cache.dir").source) {
   case SettingSource::built_in: cache.source = CacheDirSource::default_location; break;
   case SettingSource::command_line: cache.source = CacheDirSource::option; break;

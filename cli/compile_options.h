@@ -38,6 +38,11 @@ struct CacheArgs {
   bool remote_read_only = false;
   std::string remote_connect_timeout;
   std::string remote_timeout;
+  std::string remote_token_file; // paths of files that hold secrets (remote/credentials.h)
+  std::string remote_credentials_file;
+  std::string remote_ca_file;
+  std::string remote_client_cert;
+  std::string remote_client_key;
 };
 enum class MaxSizeOption { no, yes };
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size);

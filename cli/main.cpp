@@ -1,4 +1,5 @@
 #include "app.h"
+#include "compiler/isolated_worker.h"
 
 #include <cstdio>
 #include <iostream>
@@ -9,9 +10,12 @@
 // all (thousands of small objects): 25-45 ms at the end of every run that compiled,
 // longer after a fork, where each free() first copies a page shared with the child.
 // The kernel frees that memory at once. Every file npucc writes is closed before run()
-// returns. Builds that report at exit (sanitizers, coverage) return normally.
+// returns, and the ONNX worker process is ended and reaped (_exit() does not wait for
+// children; on a machine whose PID 1 does not reap, each would stay a zombie). Builds that
+// report at exit (sanitizers, coverage) return normally.
 int main(int argc, char** argv) {
   int status = npucc::cli::run(argc, argv);
+  npucc::compiler::stop_isolated_worker();
   std::cout.flush();
   bool written = std::fflush(stdout) == 0 && !std::ferror(stdout) && !std::cout.fail();
   if (!written && status == 0) {

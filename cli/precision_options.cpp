@@ -4,6 +4,7 @@
 #include "precision/keep_dtype.h"
 #include "precision/report.h"
 #include "util/file_io.h"
+#include "util/strings.h"
 
 #include <iostream>
 
@@ -72,7 +73,7 @@ void print_precision_summary(const CompileResult& result) {
   }
   for (const auto& line :
        precision::format_precision_summary(nlohmann::json::parse(result.precision_report))) {
-    std::cout << "  " << line << "\n";
+    std::cout << "  " << util::printable(line) << "\n"; // node names come from the model
   }
 }
 

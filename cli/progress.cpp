@@ -2,6 +2,7 @@
 
 #include "terminal.h"
 #include "util/progress_line.h"
+#include "util/strings.h"
 
 #include <iostream>
 #include <unistd.h>
@@ -56,20 +57,20 @@ void Progress::update(size_t done, size_t total, std::string_view item) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_done = done;
   m_total = total;
-  m_item = std::string(item);
+  m_item = util::printable(item);
   draw_locked(done == total);
 }
 
 void Progress::step(std::string_view item) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  m_item = std::string(item);
+  m_item = util::printable(item);
   draw_locked(false);
 }
 
 void Progress::print(std::string_view line) {
   std::lock_guard<std::mutex> lock(m_mutex);
   clear_locked();
-  std::cerr << line << "\n";
+  std::cerr << util::printable(line) << "\n"; // node and file names from the model
   draw_locked(true);
 }
 

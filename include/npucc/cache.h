@@ -61,6 +61,13 @@ struct RemoteCacheConfig {
   bool read_only = false;
   double connect_timeout = 2.0; // seconds to connect
   double timeout = 5.0;         // seconds without progress before a transfer is abandoned
+  // Authentication (src/cache/remote/credentials.h): files that hold the secrets, read
+  // when the transport is made. Empty: none.
+  std::filesystem::path token_file;       // HTTP bearer token / Redis password
+  std::filesystem::path credentials_file; // USER:PASSWORD: HTTP basic / Redis ACL user
+  std::filesystem::path ca_file;          // https: the certificates to trust
+  std::filesystem::path client_cert;      // https: a client certificate and its key
+  std::filesystem::path client_key;
 };
 
 struct CacheConfig {
@@ -89,9 +96,22 @@ CacheConfig resolve_cache_config(const std::string& dir_option, const std::strin
 // (with a CACHEDIR.TAG); an explicitly configured one must exist (as Ascend's
 // graph_compiler_cache_dir), else an error naming it and the fix. A read-only cache is
 // never created or changed: it must exist. Returns the path.
-std::filesystem::path open_cache_dir(const CacheConfig& config);
+//
+// Nothing is written into a folder that is not an npucc cache (is_npucc_cache): such a
+// folder is "not an npucc cache: DIR (run npucc cache init DIR)". Only CacheIntent::compile
+// on the default folder creates a cache, and only where the folder is missing or empty;
+// CacheIntent::read writes nothing at all, not even missing layout folders.
+enum class CacheIntent { read, modify, compile };
+std::filesystem::path open_cache_dir(const CacheConfig& config,
+                                     CacheIntent intent = CacheIntent::compile);
+
+// A cache: CACHEDIR.TAG (a regular file) that starts with the CACHEDIR signature line and
+// npucc's own line, and entries/ as a real folder. Caches of earlier npucc versions have both.
+bool is_npucc_cache(const std::filesystem::path& dir);
 
 // `npucc cache init DIR`: creates DIR (and parents) with the cache layout and CACHEDIR.TAG.
+// DIR must be missing, empty or already a cache (re-running init changes its sharing);
+// anything else is "not an npucc cache" and nothing is written.
 // With CacheSharing::group, DIR and its layout folders are made setgid and group-writable
 // (02770), so later writers follow suit automatically.
 void init_cache_dir(const std::filesystem::path& dir,

@@ -26,11 +26,17 @@ enum class ExternalData {
   always,
 };
 
+// What a compile may replace in its output folder: the files an earlier npucc compile
+// wrote there (its manifest.json lists them), or, with --force, any file of a name npucc
+// writes (src/compiler/output_folder.h).
+enum class OutputReplace { npucc_files, any };
+
 struct CompileOptions {
   std::filesystem::path model_path;
   std::filesystem::path output_dir;
   std::vector<InputShape> input_shapes;
   ExternalData external_data = ExternalData::automatic;
+  OutputReplace replace_output = OutputReplace::npucc_files; // not in the cache key
 
   // --- precision (SPEC §1-2): accelerate_train_mode, precision modes, mixed precision ---
   // With a mode: high.onnx + low.onnx (+ emulation.onnx) in one compile.

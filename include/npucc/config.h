@@ -47,6 +47,12 @@ struct RemoteCacheSettings {
   bool read_only = false;
   double connect_timeout = 2.0;
   double timeout = 5.0;
+  // Paths (never the secrets themselves: those stay in the files, out of ps and config show).
+  std::string token_file;
+  std::string credentials_file;
+  std::string ca_file;
+  std::string client_cert;
+  std::string client_key;
 };
 
 // One row of the settings table: the one place a setting's names live.

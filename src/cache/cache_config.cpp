@@ -156,39 +156,89 @@ CacheConfig resolve_cache_config(const std::string& dir_option,
   return config;
 }
 
-fs::path open_cache_dir(const CacheConfig& config) {
+namespace {
+
+Error not_a_cache(const fs::path& dir, const std::string& why = {}) {
+  // No hint: the message carries the fix, and npucc writes nothing into such a folder.
+  return Error("not an npucc cache: " + dir.string() +
+               (why.empty() ? " (run npucc cache init " + dir.string() + ")" : " (" + why + ")"));
+}
+
+// A folder npucc may make into a cache: missing, or an empty folder.
+bool missing_or_empty(const fs::path& dir) {
+  std::error_code ec;
+  if (cache::path_kind(dir) == cache::PathKind::missing) {
+    return true;
+  }
+  return fs::is_directory(dir, ec) && fs::is_empty(dir, ec) && !ec;
+}
+
+std::string source_name(const CacheConfig& config) {
+  return config.source == CacheDirSource::option        ? "--cache-dir"
+         : config.source == CacheDirSource::environment ? "NPUCC_CACHE_DIR"
+                                                        : "default";
+}
+
+} // namespace
+
+bool is_npucc_cache(const fs::path& dir) {
+  // The tag's first two lines: CACHEDIR's signature, then npucc's own line. Every npucc
+  // since the first wrote exactly k_cachedir_tag, so older caches are recognised too.
+  static const std::string k_own_lines =
+      std::string(k_cachedir_tag).substr(0, std::string(k_cachedir_tag).find("# For"));
+  if (cache::path_kind(dir / "CACHEDIR.TAG") != cache::PathKind::file ||
+      cache::path_kind(dir / "entries") != cache::PathKind::directory) {
+    return false;
+  }
+  try {
+    return util::starts_with(cache::read_small_file(dir / "CACHEDIR.TAG", 4096), k_own_lines);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+fs::path open_cache_dir(const CacheConfig& config, CacheIntent intent) {
   std::error_code ec;
   fs::path dir = config.dir;
-  bool read_only = config.access == CacheAccess::read_only;
-  if (config.source == CacheDirSource::default_location && !read_only) {
+  bool read_only = config.access == CacheAccess::read_only || intent == CacheIntent::read;
+  // Only a compile creates the default per-user folder, and only where nothing is yet.
+  bool may_create = config.source == CacheDirSource::default_location && !read_only &&
+                    intent == CacheIntent::compile && missing_or_empty(dir);
+  if (may_create) {
     fs::create_directories(dir, ec);
     if (ec) {
       throw Error(dir.string() + ": cannot create the default cache folder: " + ec.message(),
                   "pass --cache-dir DIR, set NPUCC_CACHE_DIR, or --no-cache");
     }
   } else if (!fs::is_directory(dir, ec)) {
-    std::string from = config.source == CacheDirSource::option        ? "--cache-dir"
-                       : config.source == CacheDirSource::environment ? "NPUCC_CACHE_DIR"
-                                                                      : "default, read-only";
-    throw Error(dir.string() + ": the cache folder (" + from + ") " +
+    throw Error(dir.string() + ": the cache folder (" + source_name(config) + ") " +
                     (fs::exists(dir, ec) ? "is not a folder" : "does not exist"),
-                "create it with `npucc cache init " + dir.string() +
-                    "` (or mkdir -p), or pass "
-                    "--no-cache");
+                "create it with `npucc cache init " + dir.string() + "`, or pass --no-cache");
   }
   // The root itself may be a symlink the user chose; inside it, nothing is followed.
-  dir = fs::canonical(dir, ec);
+  fs::path root = fs::canonical(dir, ec);
   if (ec) {
     throw Error(config.dir.string() + ": cannot open the cache folder: " + ec.message());
   }
-  if (!read_only) {
-    create_layout(dir, config.sharing);
+  if (may_create) {
+    create_layout(root, config.sharing);
+  } else if (!is_npucc_cache(root)) {
+    throw not_a_cache(config.dir);
+  } else if (!read_only) {
+    create_layout(root, config.sharing); // parts an older npucc or a cleanup left out
   }
-  return dir;
+  return root;
 }
 
 void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
   std::error_code ec;
+  // Checked before anything is written: init never takes over a folder in use.
+  if (!missing_or_empty(dir) && !(fs::is_directory(dir, ec) && is_npucc_cache(dir))) {
+    throw not_a_cache(dir, fs::is_directory(dir, ec)
+                               ? "it is not empty: npucc cache init needs an empty or missing "
+                                 "folder"
+                               : "it is not a folder");
+  }
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec)) {
     throw Error(dir.string() + ": cannot create the cache folder" +
@@ -210,8 +260,10 @@ void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
   if (sharing != CacheSharing::automatic) {
     // Re-running init with another mode converts the layout (entries already written
     // keep theirs: `npucc cache purge --all` starts afresh).
-    for (const char* sub : {"entries", "tmp", "lock", "models"}) {
-      ::chmod((root / sub).c_str(), cache::modes_for(sharing).dir);
+    for (const char* sub : {"entries", "tmp", "lock", "models", "stamps"}) {
+      if (cache::path_kind(root / sub) == cache::PathKind::directory) {
+        ::chmod((root / sub).c_str(), cache::modes_for(sharing).dir);
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "precision/overflow_prescan.h"
+#include "util/build_identity.h"
 #include "util/fd.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -38,6 +39,10 @@ CacheKey key_from(const ModelIdentity& model, const CompileOptions& options,
   CacheKey key;
   key.components.push_back({"format", util::sha256_hex(k_key_salt), k_key_salt});
   key.components.push_back({"compiler", util::sha256_hex(k_version), k_version});
+  // Two builds of one version may emit different bytes (another ONNX, a fix between
+  // releases): they never share an entry.
+  const std::string& build = util::build_identity();
+  key.components.push_back({"build", util::sha256_hex(build), build});
   key.components.push_back(
       {"model", model.sha256, model.file_name + ", " + std::to_string(model.bytes) + " bytes"});
   util::Sha256 external_hash;

@@ -23,6 +23,8 @@ inline constexpr const char* k_key_salt = "npucc-cache-key/1";
 // with the components in this fixed order:
 //   format   = the salt k_key_salt
 //   compiler = the compiler version (npucc/version.h k_version)
+//   build    = util::build_identity(): the build IDs of the npucc executable and of the
+//              ONNX libraries it loaded (a file hash for one without a build ID)
 //   model    = the .onnx file's bytes (Model::sha256: hashed once, while reading)
 //   external = for each external data file, sorted by location: location LF sha256 LF
 //   options  = canonical_options(options): every option that changes the output, file

@@ -11,6 +11,7 @@
 #include "npucc/version.h"
 #include "precision/overflow_prescan.h"
 #include "util/file_io.h"
+#include "util/interrupt.h"
 #include "util/parallel.h"
 #include "util/sha256.h"
 
@@ -72,22 +73,38 @@ std::vector<std::string> written_files(const CompileResult& result) {
 
 namespace {
 
+// An entry's manifest names the model first compiled into it; the user's manifest names
+// the model they compiled now (a renamed copy hits the same entry). Written as a new file
+// (the delivered one may be a hard link to the cache's, which stays as it was).
+void name_current_input(const fs::path& manifest_path, const fs::path& model_path) {
+  json manifest = json::parse(util::read_file(manifest_path));
+  const json file = model_path.filename().string();
+  auto model = manifest.is_object() ? manifest.find("model") : manifest.end();
+  if (model == manifest.end() || !model->is_object() || (*model)["file"] == file) {
+    return;
+  }
+  (*model)["file"] = file;
+  util::write_file_atomic(manifest_path,
+                          manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
 // Looks the key up and, on a hit, delivers the files: into the output folder (through
 // a staging folder, so a failed fetch leaves nothing), or for populate only checks them
 // (materialising into a scratch folder verifies every checksum and costs only links).
 FetchResult fetch_and_deliver(LocalStorage& storage, Storage& tier, const std::string& key,
                               const CompileOptions& options, Deliver deliver) {
   if (deliver == Deliver::output_folder) {
-    compiler::OutputFolder output(options.output_dir);
+    compiler::OutputFolder output(options);
     FetchResult fetched = tier.fetch(key, output.staging());
     if (fetched.status == FetchStatus::hit) {
+      name_current_input(output.staging() / "manifest.json", options.model_path);
       output.publish();
     }
     return fetched;
   }
-  ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
+  storage.make_dir(storage.root() / "tmp");
   fs::path scratch = unique_name(storage.root() / "tmp", "check");
-  ensure_real_directory(scratch, storage.modes().dir); // a group member may purge it
+  storage.make_dir(scratch); // a group member may purge it
   FetchResult fetched;
   try {
     fetched = tier.fetch(key, scratch);
@@ -194,7 +211,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     bool second_core = util::thread_budget() > 1;
     KeyHashing hashing(model, options, second_core ? HashOn::second_thread : HashOn::this_thread);
     if (deliver == Deliver::output_folder) {
-      compiler::check_output_folder(options.output_dir);
+      compiler::check_output_folder(options);
     }
     if (second_core && deliver == Deliver::output_folder) {
       precision::OverflowAssumption assumption;
@@ -292,7 +309,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
 
   fs::path scratch;
   if (deliver == Deliver::cache_only) {
-    ensure_real_directory(storage.root() / "tmp", storage.modes().dir);
+    storage.make_dir(storage.root() / "tmp");
     scratch = unique_name(storage.root() / "tmp", "compile");
     options.output_dir = scratch;
   }
@@ -355,6 +372,7 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     return out;
   }
   cache::LocalStorage storage = cache::open_local_storage(config);
+  util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C
   return cache::run_cached(storage, config, options, cache::Deliver::output_folder, log);
 }
 

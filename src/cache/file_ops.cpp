@@ -201,8 +201,8 @@ void ensure_real_directory(const fs::path& dir, unsigned mode) {
       return;
     case PathKind::missing:
       if (::mkdir(dir.c_str(), mode == 0 ? 0755 : (mode & 0777)) == 0) {
-        if (mode != 0) {
-          ::chmod(dir.c_str(), mode);
+        if (mode != 0 && ::chmod(dir.c_str(), mode) != 0) {
+          throw io_error(dir, "cannot set the cache folder's mode", errno);
         }
         continue;
       }
@@ -235,29 +235,60 @@ int64_t mtime_of(const fs::path& path) {
   return static_cast<int64_t>(info.st_mtime);
 }
 
-uint64_t remove_tree(const fs::path& path) {
-  uint64_t bytes = 0;
+namespace {
+
+// Unlinks one non-folder; its bytes when it was a regular file.
+Removed unlink_one(const fs::path& path, const struct stat& info) {
+  Removed out;
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    out.error = path.string() + ": cannot remove: " + errno_text(errno);
+    return out;
+  }
+  out.bytes = S_ISREG(info.st_mode) ? static_cast<uint64_t>(info.st_size) : 0;
+  return out;
+}
+
+} // namespace
+
+Removed remove_flat(const fs::path& path) {
   struct stat info {};
   if (::lstat(path.c_str(), &info) != 0) {
-    return 0;
+    return {}; // already gone
   }
-  if (S_ISDIR(info.st_mode)) {
-    std::error_code ec;
-    std::vector<fs::path> children;
-    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-      children.push_back(it->path());
+  if (!S_ISDIR(info.st_mode)) {
+    return unlink_one(path, info);
+  }
+  Removed out;
+  std::error_code ec;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat child {};
+    if (::lstat(it->path().c_str(), &child) != 0) {
+      continue;
     }
-    for (const auto& child : children) {
-      bytes += remove_tree(child);
+    if (S_ISDIR(child.st_mode)) {
+      // npucc never writes a folder inside an entry or a staging folder: not ours.
+      if (out.error.empty()) {
+        out.error = it->path().string() + ": a folder npucc did not write; left alone";
+      }
+      continue;
     }
-    ::rmdir(path.c_str());
-    return bytes;
+    Removed one = unlink_one(it->path(), child);
+    out.bytes += one.bytes;
+    if (out.error.empty()) {
+      out.error = one.error;
+    }
   }
-  if (S_ISREG(info.st_mode)) {
-    bytes = static_cast<uint64_t>(info.st_size);
+  if (ec && out.error.empty()) {
+    out.error = path.string() + ": cannot list: " + ec.message();
   }
-  ::unlink(path.c_str());
-  return bytes;
+  if (out.error.empty() && ::rmdir(path.c_str()) != 0 && errno != ENOENT) {
+    out.error = path.string() + ": cannot remove: " + errno_text(errno);
+  }
+  return out;
+}
+
+uint64_t remove_tree(const fs::path& path) {
+  return remove_flat(path).bytes;
 }
 
 uint64_t tree_bytes(const fs::path& dir) {

@@ -60,8 +60,21 @@ void touch(const fs::path& path);
 // Modification time in seconds since the epoch, without following symlinks; 0 if missing.
 int64_t mtime_of(const fs::path& path);
 
-// Removes a tree without following symlinks (links themselves are removed); returns bytes
-// of regular files removed. Errors are ignored: cleanup is best effort.
+// What a removal did: the bytes of regular files removed, and the first refusal
+// ("PATH: cannot remove: Permission denied"); empty when everything went.
+struct Removed {
+  uint64_t bytes = 0;
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+// Removes a file or symlink (the link, never its target), or a folder of them: what an
+// entry, a staging folder or a model shard holds. Never enters a subfolder: npucc writes
+// none there, so one is not npucc's to delete; it is left whole, the folder kept, and
+// named in the error.
+Removed remove_flat(const fs::path& path);
+
+// remove_flat for npucc's own scratch, when a leftover is only untidy: the bytes removed.
 uint64_t remove_tree(const fs::path& path);
 
 // Total size of regular files under `dir`, not following symlinks.

@@ -67,12 +67,13 @@ void LocalStorage::require_writable(const std::string& what) const {
   }
 }
 
-LocalStorage open_local_storage(const CacheConfig& config) {
+LocalStorage open_local_storage(const CacheConfig& config, CacheIntent intent) {
   std::optional<SigningKey> key;
   if (!config.key_file.empty()) {
     key = load_signing_key(config.key_file); // before touching the cache: a bad key is fatal
   }
-  LocalStorage storage(open_cache_dir(config), config.access, config.sharing);
+  CacheAccess access = intent == CacheIntent::read ? CacheAccess::read_only : config.access;
+  LocalStorage storage(open_cache_dir(config, intent), access, config.sharing);
   storage.set_signing_key(std::move(key));
   return storage;
 }
@@ -177,6 +178,15 @@ EntryInfo LocalStorage::examine_at(int at, const char* name, const fs::path& dir
 
 namespace {
 
+// An entry file's mode is part of what protects it (0444: a hard-linked output cannot be
+// edited into a corrupt entry by accident): a failure to set it fails the store.
+void set_entry_file_mode(const fs::path& path) {
+  if (::chmod(path.c_str(), k_entry_file_mode) != 0) {
+    throw Error(path.string() + ": cannot make the cache file read-only: " +
+                std::strerror(errno));
+  }
+}
+
 constexpr const char* k_stamp_magic = "npucc-verified 2\n";
 
 // This boot of the machine. Entries are written without fsync, so what was hashed before
@@ -253,11 +263,13 @@ void LocalStorage::write_stamp(const std::string& key, const std::string& stamp)
     return;
   }
   try {
-    ensure_real_directory(m_root / "stamps");
-    ensure_real_directory(m_root / "stamps" / key.substr(0, 2));
+    make_dir(m_root / "stamps");
+    make_dir(m_root / "stamps" / key.substr(0, 2));
     // Unsynced: an fsync right after a large entry was written waits for its data
     // (~0.1 s for 150 MB), and a stamp lost in a crash only costs a re-hash.
     util::write_file_atomic(stamp_path(key), stamp, util::Durability::unsynced);
+    // Readable by the group: a stamp another member cannot read makes them re-hash.
+    ::chmod(stamp_path(key).c_str(), m_modes.mutable_file);
   } catch (const Error&) {
     // Only an optimisation: the next hit hashes the files instead.
   }
@@ -351,14 +363,11 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       throw Error(name + ": not a plain file name; cannot store it in the cache");
     }
   }
-  ensure_real_directory(m_root / "tmp", m_modes.dir);
-  ensure_real_directory(m_root / "entries", m_modes.dir);
-  ensure_real_directory(m_root / "entries" / header.key.substr(0, 2), m_modes.dir);
+  make_dir(m_root / "tmp");
+  make_dir(m_root / "entries");
+  make_dir(m_root / "entries" / header.key.substr(0, 2));
   fs::path stage = unique_name(m_root / "tmp", header.key.substr(0, 16));
-  if (::mkdir(stage.c_str(), 0700) != 0) {
-    throw Error(stage.string() + ": cannot create a staging folder: " + std::strerror(errno));
-  }
-  ::chmod(stage.c_str(), m_modes.dir); // renamed into place whole: this is the entry's mode
+  make_dir(stage); // renamed into place whole: this is the entry's mode
   StoreResult result;
   try {
     header.files.clear();
@@ -389,7 +398,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
         trusted[i] = how == Transfer::hard_link ? as_written(target)
                                                 : source_as_written && as_written(from / name);
       }
-      ::chmod(target.c_str(), k_entry_file_mode);
+      set_entry_file_mode(target);
     }
     const std::string files_before = files_stamp(stage, names);
     std::vector<FileDigest> digests(names.size());
@@ -421,7 +430,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
     util::AtomicFile header_file(stage / k_header_file, util::Durability::unsynced);
     header_file.write(serialize_header(header));
     header_file.commit();
-    ::chmod((stage / k_header_file).c_str(), k_entry_file_mode);
+    set_entry_file_mode(stage / k_header_file);
     if (m_key) {
       sign_entry(stage, *m_key);
     }
@@ -447,7 +456,10 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       if (replace == Replace::no && path_kind(target) == PathKind::directory) {
         break;
       }
-      remove_dir(target);
+      Removed removed = remove_dir(target);
+      if (!removed.ok()) {
+        throw Error(target.string() + ": cannot replace the cache entry: " + removed.error);
+      }
       replace = Replace::no;
     }
   } catch (...) {
@@ -459,19 +471,28 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
   return result;
 }
 
-void LocalStorage::remove_dir(const fs::path& dir) const {
+Removed LocalStorage::remove_dir(const fs::path& dir) const {
   require_writable("remove");
+  Removed out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (path_kind(it->path()) == PathKind::directory) {
+      out.error = it->path().string() + ": a folder npucc did not write; entry left alone";
+      return out;
+    }
+  }
   // Renamed into tmp/ first, so nobody sees a half-deleted entry.
-  ensure_real_directory(m_root / "tmp", m_modes.dir);
+  make_dir(m_root / "tmp");
   fs::path trash = unique_name(m_root / "tmp", "trash");
   if (::rename(dir.c_str(), trash.c_str()) != 0) {
+    int error = errno;
     if (path_kind(dir) == PathKind::missing) {
-      return;
+      return out; // removed meanwhile by someone else
     }
-    remove_tree(dir);
-    return;
+    out.error = dir.string() + ": cannot remove: " + std::strerror(error);
+    return out;
   }
-  remove_tree(trash);
+  return remove_flat(trash);
 }
 
 bool LocalStorage::remove(const std::string& key) {
@@ -479,7 +500,10 @@ bool LocalStorage::remove(const std::string& key) {
   if (path_kind(dir) == PathKind::missing) {
     return false;
   }
-  remove_dir(dir);
+  Removed removed = remove_dir(dir);
+  if (!removed.ok()) {
+    throw Error("cache entry " + key + ": " + removed.error);
+  }
   return true;
 }
 
@@ -501,9 +525,9 @@ void LocalStorage::record_model_index(const std::string& model_sha256,
   if (!is_key(model_sha256) || m_access == CacheAccess::read_only) {
     return;
   }
-  ensure_real_directory(m_root / "models", m_modes.dir);
+  make_dir(m_root / "models");
   fs::path shard = m_root / "models" / model_sha256.substr(0, 2);
-  ensure_real_directory(shard, m_modes.dir);
+  make_dir(shard);
   util::write_file_atomic(shard / model_sha256, text);
   ::chmod((shard / model_sha256).c_str(), m_modes.mutable_file);
 }

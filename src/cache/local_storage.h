@@ -73,13 +73,20 @@ struct Finding {
   std::filesystem::path path;
   std::string detail;
   bool fixed = false;
+  // Not npucc's to remove (a folder, or a name its layout does not define): reported only.
+  bool left_alone = false;
 };
 const char* finding_name(Finding::Kind kind);
+
+// Each refused removal is one line naming the path and the system's reason; what it
+// names is still there, and counted nowhere as removed.
+using Failures = std::vector<std::string>;
 
 struct VerifyReport {
   size_t entries = 0;
   uint64_t bytes = 0;
   std::vector<Finding> findings;
+  Failures failures; // with Fix::yes
 };
 
 // Which entries `cache invalidate` removes: every condition given must hold. With no
@@ -98,6 +105,11 @@ struct Removal {
   std::string why;
 };
 
+struct InvalidateReport {
+  std::vector<Removal> removed; // really removed (or, dry run, that would be)
+  Failures failures;
+};
+
 struct PurgeOptions {
   bool all = false;
   std::optional<int64_t> older_than; // seconds since last use
@@ -109,6 +121,7 @@ struct PurgeReport {
   uint64_t freed = 0;
   size_t temporaries = 0; // stale staging folders and temporary files removed
   uint64_t temporary_bytes = 0;
+  Failures failures;
 };
 
 // A staging folder or temporary file older than this belongs to a dead process.
@@ -131,12 +144,17 @@ public:
   bool read_only() const { return m_access == CacheAccess::read_only; }
   CacheSharing sharing() const { return m_sharing; }
   const Modes& modes() const { return m_modes; }
+  // Creates `dir` (one level, inside the cache) unless it is there, with the cache's folder
+  // mode whatever the umask (setgid and group-writable in a group cache): every folder
+  // npucc makes in a cache is made here, so no writer's umask can lock the others out.
+  void make_dir(const std::filesystem::path& dir) const { ensure_real_directory(dir, m_modes.dir); }
 
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
   StoreResult store(EntryHeader header, const std::filesystem::path& from,
                     const std::vector<std::string>& names, SourceFiles source, Replace replace,
                     const KnownDigests& known) override;
+  // Throws npucc::Error naming the entry when it cannot be removed.
   bool remove(const std::string& key) override;
 
   std::vector<EntryInfo> list(Check check, const Progress& progress = {}) const;
@@ -146,7 +164,7 @@ public:
   // Damaged entries whose header still reads are counted too.
   size_t count_other_versions() const;
   VerifyReport verify(Fix fix, const Progress& progress = {}) const;
-  std::vector<Removal> invalidate(const Selection& selection, DryRun dry_run) const;
+  InvalidateReport invalidate(const Selection& selection, DryRun dry_run) const;
   PurgeReport purge(const PurgeOptions& options, DryRun dry_run) const;
   // After a store: trims to `max_size` unless another process is already cleaning.
   PurgeReport enforce_max_size(uint64_t max_size) const;
@@ -168,8 +186,11 @@ private:
   std::filesystem::path stamp_path(const std::string& key) const;
   bool stamp_matches(const std::string& key, const std::string& stamp) const;
   void write_stamp(const std::string& key, const std::string& stamp) const;
-  void remove_dir(const std::filesystem::path& dir) const;
+  // Renames an entry folder into tmp/ and removes it there (remove_flat); an entry that
+  // holds a folder npucc did not write is left in place.
+  Removed remove_dir(const std::filesystem::path& dir) const;
   PurgeReport purge_locked(const PurgeOptions& options, DryRun dry_run) const;
+  void purge_temporaries(PurgeReport& report, DryRun dry_run) const;
 
   // Throws the one-line "read-only" error for `what` ("purge", ...) when read-only.
   void require_writable(const std::string& what) const;
@@ -184,6 +205,9 @@ private:
 
 // The local storage a CacheConfig describes: open_cache_dir, its access and sharing, and
 // its signing key (loaded and checked: load_signing_key throws for a weak key file).
-LocalStorage open_local_storage(const CacheConfig& config);
+// CacheIntent::read opens it read-only whatever the configuration: a command that only
+// looks writes nothing (npucc/cache.h).
+LocalStorage open_local_storage(const CacheConfig& config,
+                                CacheIntent intent = CacheIntent::compile);
 
 } // namespace npucc::cache

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
 #include <set>
 
 namespace npucc::cache {
@@ -59,53 +60,73 @@ const char* finding_name(Finding::Kind kind) {
   return "corrupt";
 }
 
-VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
-  if (fix == Fix::yes) {
-    require_writable("verify --fix");
-  }
-  VerifyReport report;
-  auto stray = [&](const fs::path& path, const std::string& detail) {
-    Finding finding{Finding::Kind::stray, path, detail, false};
-    if (fix == Fix::yes) {
-      remove_tree(path); // a symlink is removed itself, never followed
-      finding.fixed = path_kind(path) == PathKind::missing;
-    }
-    report.findings.push_back(std::move(finding));
-  };
-  auto kind_name = [](PathKind kind) {
-    return kind == PathKind::symlink     ? "a symlink"
-           : kind == PathKind::directory ? "a folder"
-                                         : "a file";
-  };
+namespace {
 
-  // The top level: only the layout's names, each of the right kind.
-  for (const auto& path : children(m_root)) {
-    std::string name = path.filename().string();
-    PathKind kind = path_kind(path);
-    bool expected_dir = name == "entries" || name == "tmp" || name == "lock" || name == "models" ||
-                        name == "stamps";
-    bool expected_file = name == "CACHEDIR.TAG" || name == "stats";
-    bool transient = util::starts_with(name, "stats.tmp.") && kind == PathKind::file &&
-                     mtime_of(path) > now() - k_stale_temporary_seconds;
-    if ((expected_dir && kind == PathKind::directory) ||
-        (expected_file && kind == PathKind::file) || transient) {
-      continue;
+const char* kind_name(PathKind kind) {
+  return kind == PathKind::symlink     ? "a symlink"
+         : kind == PathKind::directory ? "a folder"
+                                       : "a file";
+}
+
+// Collects verify's findings about the layout and, with Fix::yes, removes what npucc may:
+// a file or symlink at a place its layout defines. A folder where none belongs, and any
+// name at the top level the layout does not define, is reported and left alone: it may
+// be someone's data (a cache folder given by mistake), never npucc's to delete.
+class LayoutCheck {
+public:
+  LayoutCheck(VerifyReport& report, Fix fix) : m_report(report), m_fix(fix) {}
+
+  enum class Place { layout, foreign };
+  void stray(const fs::path& path, const std::string& detail, Place place = Place::layout) {
+    Finding finding{Finding::Kind::stray, path, detail, false};
+    bool removable = place == Place::layout && path_kind(path) != PathKind::directory;
+    finding.left_alone = !removable;
+    if (m_fix == Fix::yes && removable) {
+      Removed removed = remove_flat(path); // a symlink is removed itself, never followed
+      finding.fixed = removed.ok();
+      if (!removed.ok()) {
+        m_report.failures.push_back(removed.error);
+      }
     }
-    stray(path, std::string("unexpected ") + kind_name(kind) + " in the cache folder");
+    m_report.findings.push_back(std::move(finding));
   }
-  if (path_kind(m_root / "lock") == PathKind::directory) {
-    for (const auto& path : children(m_root / "lock")) {
-      if (path_kind(path) != PathKind::file) {
-        stray(path, std::string("unexpected ") + kind_name(path_kind(path)) + " in lock/");
+
+  void top_level(const fs::path& root) {
+    for (const auto& path : children(root)) {
+      std::string name = path.filename().string();
+      PathKind kind = path_kind(path);
+      bool expected_dir = name == "entries" || name == "tmp" || name == "lock" ||
+                          name == "models" || name == "stamps";
+      bool expected_file = name == "CACHEDIR.TAG" || name == "stats";
+      bool transient = util::starts_with(name, "stats.tmp.") && kind == PathKind::file &&
+                       mtime_of(path) > now() - k_stale_temporary_seconds;
+      if ((expected_dir && kind == PathKind::directory) ||
+          (expected_file && kind == PathKind::file) || transient) {
+        continue;
+      }
+      bool ours = expected_dir || expected_file || util::starts_with(name, "stats.tmp.");
+      stray(path, std::string("unexpected ") + kind_name(kind) + " in the cache folder",
+            ours ? Place::layout : Place::foreign);
+    }
+    if (path_kind(root / "lock") == PathKind::directory) {
+      for (const auto& path : children(root / "lock")) {
+        if (path_kind(path) != PathKind::file) {
+          stray(path, std::string("unexpected ") + kind_name(path_kind(path)) + " in lock/");
+        }
       }
     }
   }
-  // tmp/ holds other processes' work in progress: purge removes what is stale.
-  if (path_kind(m_root / "models") == PathKind::directory) {
-    for (const auto& shard : children(m_root / "models")) {
+
+  // models/<kk>/<sha256>: `valid(name)` says whether a file is one.
+  void sharded_files(const fs::path& dir, const char* label,
+                     const std::function<bool(const std::string&)>& valid) {
+    if (path_kind(dir) != PathKind::directory) {
+      return;
+    }
+    for (const auto& shard : children(dir)) {
       std::string shard_name = shard.filename().string();
       if (!is_hex_pair(shard_name) || path_kind(shard) != PathKind::directory) {
-        stray(shard, std::string("unexpected ") + kind_name(path_kind(shard)) + " in models/");
+        stray(shard, std::string("unexpected ") + kind_name(path_kind(shard)) + " in " + label);
         continue;
       }
       for (const auto& file : children(shard)) {
@@ -116,72 +137,96 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
           continue;
         }
         if (!is_key(name) || name.substr(0, 2) != shard_name || path_kind(file) != PathKind::file ||
-            !model_index(name)) {
-          stray(file, "not a model index");
+            !valid(name)) {
+          stray(file, std::string("not a file of ") + label);
         }
       }
     }
   }
 
-  std::vector<std::pair<fs::path, std::string>> entries;
-  if (path_kind(m_root / "entries") == PathKind::directory) {
-    for (const auto& shard : children(m_root / "entries")) {
+  // The entry folders under entries/<kk>/, for the caller to examine.
+  std::vector<std::pair<fs::path, std::string>> entries(const fs::path& dir) {
+    std::vector<std::pair<fs::path, std::string>> out;
+    if (path_kind(dir) != PathKind::directory) {
+      return out;
+    }
+    for (const auto& shard : children(dir)) {
       std::string shard_name = shard.filename().string();
       if (!is_hex_pair(shard_name) || path_kind(shard) != PathKind::directory) {
         stray(shard, std::string("unexpected ") + kind_name(path_kind(shard)) + " in entries/");
         continue;
       }
-      for (const auto& dir : children(shard)) {
-        std::string name = dir.filename().string();
+      for (const auto& entry : children(shard)) {
+        std::string name = entry.filename().string();
         if (!is_key(name) || name.substr(0, 2) != shard_name) {
-          stray(dir, std::string("unexpected ") + kind_name(path_kind(dir)) + " in entries/" +
-                         shard_name);
+          stray(entry, std::string("unexpected ") + kind_name(path_kind(entry)) + " in entries/" +
+                           shard_name);
           continue;
         }
-        entries.emplace_back(dir, name);
+        out.emplace_back(entry, name);
       }
     }
+    return out;
   }
 
+private:
+  VerifyReport& m_report;
+  Fix m_fix;
+};
+
+Finding::Kind finding_kind(const EntryInfo& info) {
+  switch (info.state) {
+  case EntryState::corrupt:
+    if (info.signature == SignatureState::missing) {
+      return Finding::Kind::unsigned_entry;
+    }
+    if (info.signature == SignatureState::mismatch) {
+      return Finding::Kind::bad_signature;
+    }
+    return info.truncated ? Finding::Kind::truncated : Finding::Kind::corrupt;
+  case EntryState::incomplete:
+    return Finding::Kind::incomplete;
+  case EntryState::foreign:
+    return Finding::Kind::foreign_version;
+  case EntryState::ok:
+  case EntryState::other_version:
+    break;
+  }
+  return Finding::Kind::corrupt;
+}
+
+} // namespace
+
+VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
+  if (fix == Fix::yes) {
+    require_writable("verify --fix");
+  }
+  VerifyReport report;
+  LayoutCheck layout(report, fix);
+  layout.top_level(m_root);
+  // tmp/ holds other processes' work in progress: purge removes what is stale.
+  layout.sharded_files(m_root / "models", "models/",
+                       [&](const std::string& name) { return model_index(name).has_value(); });
+  auto entries = layout.entries(m_root / "entries");
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& [dir, key] = entries[i];
     EntryInfo info = examine(dir, key, Check::contents);
     ++report.entries;
     report.bytes += info.bytes;
-    Finding finding;
-    finding.path = dir;
-    finding.detail = info.problem;
-    bool bad = true;
-    switch (info.state) {
-    case EntryState::ok:
-    case EntryState::other_version:
-      bad = false;
-      break;
-    case EntryState::corrupt:
-      finding.kind = info.truncated ? Finding::Kind::truncated : Finding::Kind::corrupt;
-      if (info.signature == SignatureState::missing) {
-        finding.kind = Finding::Kind::unsigned_entry;
-      } else if (info.signature == SignatureState::mismatch) {
-        finding.kind = Finding::Kind::bad_signature;
+    if (info.state == EntryState::ok || info.state == EntryState::other_version) {
+      for (const auto& name : info.strays) {
+        layout.stray(dir / name, "a file the entry's header does not list");
       }
-      break;
-    case EntryState::incomplete:
-      finding.kind = Finding::Kind::incomplete;
-      break;
-    case EntryState::foreign:
-      finding.kind = Finding::Kind::foreign_version;
-      break;
-    }
-    if (bad) {
+    } else {
+      Finding finding{finding_kind(info), dir, info.problem, false};
       if (fix == Fix::yes) {
-        remove_dir(dir);
-        finding.fixed = path_kind(dir) == PathKind::missing;
+        Removed removed = remove_dir(dir);
+        finding.fixed = removed.ok();
+        if (!removed.ok()) {
+          report.failures.push_back(removed.error);
+        }
       }
       report.findings.push_back(std::move(finding));
-    } else {
-      for (const auto& name : info.strays) {
-        stray(dir / name, "a file the entry's header does not list");
-      }
     }
     if (progress) {
       progress(i + 1, entries.size());
@@ -190,44 +235,42 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
   return report;
 }
 
-std::vector<Removal> LocalStorage::invalidate(const Selection& selection, DryRun dry_run) const {
+InvalidateReport LocalStorage::invalidate(const Selection& selection, DryRun dry_run) const {
   if (dry_run == DryRun::no) {
     require_writable("invalidate");
   }
   bool default_sweep =
       !selection.version && selection.model.empty() && selection.key_prefix.empty();
-  std::vector<Removal> removed;
+  InvalidateReport report;
   for (const auto& info : list(Check::sizes)) {
     bool readable = info.state == EntryState::ok || info.state == EntryState::other_version;
     if (!readable) {
       continue; // no trustworthy version or model: `cache verify --fix` handles these
     }
     const auto& header = info.header;
-    if (default_sweep && header.compiler_version == k_version) {
-      continue;
-    }
-    if (selection.version && header.compiler_version != *selection.version) {
-      continue;
-    }
-    if (!selection.model.empty() && header.model != selection.model) {
-      continue;
-    }
-    if (!selection.key_prefix.empty() && !util::starts_with(info.key, selection.key_prefix)) {
+    if ((default_sweep && header.compiler_version == k_version) ||
+        (selection.version && header.compiler_version != *selection.version) ||
+        (!selection.model.empty() && header.model != selection.model) ||
+        (!selection.key_prefix.empty() && !util::starts_with(info.key, selection.key_prefix))) {
       continue;
     }
     if (dry_run == DryRun::no) {
-      remove_dir(entry_dir(info.key));
+      Removed removed = remove_dir(entry_dir(info.key));
+      if (!removed.ok()) {
+        report.failures.push_back(removed.error);
+        continue; // counted only when it is really gone
+      }
     }
-    removed.push_back(removal_of(info, "compiler " + header.compiler_version));
+    report.removed.push_back(removal_of(info, "compiler " + header.compiler_version));
   }
-  if (dry_run == DryRun::no && !removed.empty()) {
+  if (dry_run == DryRun::no && !report.removed.empty()) {
     uint64_t bytes = 0;
-    for (const auto& removal : removed) {
+    for (const auto& removal : report.removed) {
       bytes += removal.bytes;
     }
-    m_stats.update({{"invalidations", removed.size()}, {"evicted_bytes", bytes}});
+    m_stats.update({{"invalidations", report.removed.size()}, {"evicted_bytes", bytes}});
   }
-  return removed;
+  return report;
 }
 
 PurgeReport LocalStorage::purge(const PurgeOptions& options, DryRun dry_run) const {
@@ -252,12 +295,21 @@ PurgeReport LocalStorage::enforce_max_size(uint64_t max_size) const {
   return purge_locked(options, DryRun::no);
 }
 
-PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_run) const {
-  PurgeReport report;
+void LocalStorage::purge_temporaries(PurgeReport& report, DryRun dry_run) const {
   int64_t stale_before = now() - k_stale_temporary_seconds;
   auto drop_temporary = [&](const fs::path& path) {
+    if (dry_run == DryRun::yes) {
+      ++report.temporaries;
+      report.temporary_bytes += tree_bytes(path);
+      return;
+    }
+    Removed removed = remove_flat(path);
+    if (!removed.ok()) {
+      report.failures.push_back(removed.error);
+      return;
+    }
     ++report.temporaries;
-    report.temporary_bytes += dry_run == DryRun::yes ? tree_bytes(path) : remove_tree(path);
+    report.temporary_bytes += removed.bytes;
   };
   if (path_kind(m_root / "tmp") == PathKind::directory) {
     for (const auto& path : children(m_root / "tmp")) {
@@ -286,11 +338,16 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
       }
     }
   }
+}
 
-  if (options.all && path_kind(m_root / "models") == PathKind::directory) {
+PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_run) const {
+  PurgeReport report;
+  purge_temporaries(report, dry_run);
+  if (options.all && dry_run == DryRun::no && path_kind(m_root / "models") == PathKind::directory) {
     for (const auto& shard : children(m_root / "models")) {
-      if (dry_run == DryRun::no) {
-        remove_tree(shard);
+      Removed removed = remove_flat(shard);
+      if (!removed.ok()) {
+        report.failures.push_back(removed.error);
       }
     }
   }
@@ -315,7 +372,11 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
       continue;
     }
     if (dry_run == DryRun::no) {
-      remove_dir(entry_dir(info.key));
+      Removed removed = remove_dir(entry_dir(info.key));
+      if (!removed.ok()) {
+        report.failures.push_back(removed.error);
+        continue; // still there: neither freed nor counted
+      }
     }
     total -= info.bytes;
     report.freed += info.bytes;

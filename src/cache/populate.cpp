@@ -3,6 +3,7 @@
 #include "cache/remote/circuit_breaker.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "util/interrupt.h"
 
 #include <algorithm>
 
@@ -46,7 +47,10 @@ std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
 PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions& options,
                                const PopulateProgress& progress) {
   std::vector<fs::path> models = find_models(options.inputs);
-  cache::LocalStorage storage = cache::open_local_storage(config);
+  util::set_interrupt_progress(0, models.size());
+  // A compile, but not one that may create a cache: that is `cache init`'s (or a compile's).
+  cache::LocalStorage storage = cache::open_local_storage(config, CacheIntent::modify);
+  util::sweep_on_interrupt(storage.root() / "tmp"); // the workers' staging, on Ctrl-C
   if (storage.read_only()) {
     throw Error("cache populate: " + storage.root().string() +
                     " is used read-only; nothing compiled",
@@ -55,7 +59,11 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
   }
   PopulateSummary summary;
   if (options.invalidate_first == InvalidateFirst::yes) {
-    summary.invalidated = storage.invalidate({}, cache::DryRun::no).size();
+    cache::InvalidateReport invalidated = storage.invalidate({}, cache::DryRun::no);
+    summary.invalidated = invalidated.removed.size();
+    if (!invalidated.failures.empty()) {
+      throw Error("cache populate --invalidate: " + invalidated.failures.front());
+    }
   }
   summary.items.resize(models.size());
   // Runs in a worker process (or here, for -j 1): every failure becomes the item's

@@ -2,6 +2,7 @@
 
 #include "compiler/isolated_worker.h"
 #include "npucc/error.h"
+#include "util/interrupt.h"
 #include "util/parallel.h"
 #include "util/sha256.h"
 #include "util/socket_channel.h"
@@ -88,12 +89,14 @@ WorkerReply decode_reply(const std::vector<std::string>& fields, size_t expected
   for (;;) {
     while (!util::decode_fields(buffer, k_task_fields, task)) {
       if (!util::receive_some(fd, buffer)) {
-        ::_exit(0); // no more models
+        compiler::stop_isolated_worker(); // reaped before _exit(): no zombie left behind
+        ::_exit(0);                       // no more models
       }
     }
     size_t index = std::stoul(task[0]);
     WorkerReply reply = compile(index, task[1] == "1" ? RemoteState::down : RemoteState::up);
     if (!util::send_all(fd, encode_reply(index, reply))) {
+      compiler::stop_isolated_worker();
       ::_exit(1);
     }
   }
@@ -131,9 +134,13 @@ std::optional<Worker> start_worker(const CompileOne& compile, const std::vector<
     if (::getppid() != parent) {
       ::_exit(1);
     }
+    // Its own children only; the staging folders it shares with the parent.
+    util::forget_children_after_fork();
+    util::install_interrupt_handlers(util::SecondSignal::waits);
     worker_main(fds[1], compile);
   }
   ::close(fds[1]);
+  util::watch_child(pid);
   Worker worker;
   worker.pid = pid;
   worker.fd = fds[0];
@@ -144,9 +151,10 @@ int reap(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
-      return 0;
+      break;
     }
   }
+  util::forget_child(pid);
   return status;
 }
 

@@ -221,7 +221,7 @@ namespace {
 
 CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
   // Fail on a bad output folder before any real work.
-  compiler::check_output_folder(options.output_dir);
+  compiler::check_output_folder(options);
   if (preread == nullptr) {
     compiler::start_isolated_worker(); // while this process is small
   }

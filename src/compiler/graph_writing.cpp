@@ -89,7 +89,7 @@ GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& optio
     : m_state(std::make_unique<State>()) {
   State& state = *m_state;
   state.prepared = std::move(prepared);
-  state.output.emplace(options.output_dir);
+  state.output.emplace(options);
   state.external_data = options.external_data;
   size_t graphs = state.prepared.variants.graphs.size();
   // Before the threads: a failure here leaves nothing running.

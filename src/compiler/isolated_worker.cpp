@@ -5,6 +5,7 @@
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "schemas/registry.h"
+#include "util/interrupt.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
 
@@ -130,6 +131,9 @@ int reap(Worker& worker) {
   }
   while (worker.pid > 0 && ::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (worker.pid > 0) {
+    util::forget_child(worker.pid);
+  }
   worker = Worker{};
   return status;
 }
@@ -162,6 +166,10 @@ void ensure_worker() {
     for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
       ::signal(fatal, SIG_DFL);
     }
+    // Ctrl-C reaches the whole process group: the worker's parent ends and reaps it
+    // (util/interrupt.h) rather than find it gone mid-request. SIGTERM ends it at once.
+    ::signal(SIGINT, SIG_IGN);
+    ::signal(SIGTERM, SIG_DFL);
     // A compile killed mid-inference (a populate worker, Ctrl-C) takes the worker along
     // instead of leaving it to finish alone.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -180,6 +188,7 @@ void ensure_worker() {
   }
   ::close(fds[1]);
   g_worker = Worker{child, fds[0], parent};
+  util::watch_child(child);
 }
 
 } // namespace
@@ -196,6 +205,13 @@ void warm_onnx_schemas() {
                                        onnx::OpSchemaRegistry::Instance() != nullptr &&
                                        schemas::find_schema("Relu", 14, "") != nullptr;
   (void)k_registry_ready;
+}
+
+void stop_isolated_worker() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_worker.pid > 0 && g_worker.owner == ::getpid()) {
+    reap(g_worker); // closing its socket ends it: serve() sees the end of its requests
+  }
 }
 
 void start_isolated_worker() {

@@ -23,6 +23,10 @@ enum class IsolatedRequest : char {
 // process is small and before it starts threads.
 void start_isolated_worker();
 
+// Ends this process's worker, if it has one, and waits for it: before the process exits
+// (npucc ends with _exit(), which would leave it unreaped).
+void stop_isolated_worker();
+
 // Builds ONNX's schema registry now (some 30 ms of CPU, once per process): called before
 // a fork, every child inherits it built (cache populate's workers).
 void warm_onnx_schemas();

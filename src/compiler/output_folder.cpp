@@ -1,16 +1,110 @@
+// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json when its
+// iteration is inlined here (a false positive, as in precision/report.cpp).
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+
 #include "compiler/output_folder.h"
 
 #include "npucc/error.h"
 #include "util/file_io.h"
+#include "util/interrupt.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 #include <vector>
 
 namespace npucc::compiler {
 
 namespace fs = std::filesystem;
 
-OutputFolder::OutputFolder(fs::path target) : m_target(std::move(target)) {
+namespace {
+
+constexpr const char* k_manifest = "manifest.json";
+
+bool is_plain_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+// Every name a compile may write: manifest.json, each role's graph and its external data.
+std::set<std::string> names_npucc_writes() {
+  std::set<std::string> names{k_manifest};
+  for (const char* role : {"high", "low", "emulation"}) {
+    names.insert(std::string(role) + ".onnx");
+    names.insert(std::string(role) + ".onnx" + k_external_data_suffix);
+  }
+  return names;
+}
+
+void unlink_checked(const fs::path& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    throw Error(path.string() +
+                ": cannot remove the earlier compile's file: " + std::strerror(errno));
+  }
+}
+
+// The compile must neither overwrite nor remove its own model, and must not overwrite a
+// file npucc did not write unless told to.
+void check_target(const CompileOptions& options) {
+  const fs::path& target = options.output_dir;
+  std::error_code ec;
+  if (!fs::is_directory(target, ec)) {
+    return;
+  }
+  std::set<std::string> earlier = files_of_earlier_compile(target);
+  std::set<std::string> names = names_npucc_writes();
+  names.insert(earlier.begin(), earlier.end());
+  for (const auto& name : names) {
+    fs::path path = target / name;
+    if (!fs::exists(fs::symlink_status(path, ec))) {
+      continue;
+    }
+    if (!options.model_path.empty() && fs::equivalent(path, options.model_path, ec)) {
+      bool same_name = fs::absolute(options.model_path).lexically_normal() ==
+                       fs::absolute(path).lexically_normal();
+      throw Error(options.model_path.string() + ": input file is also an output" +
+                      (same_name ? std::string() : " (the same file as " + path.string() + ")"),
+                  "compile into another folder (-o)");
+    }
+    if (options.replace_output == OutputReplace::npucc_files && earlier.count(name) == 0) {
+      throw Error(path.string() + ": exists and was not written by an npucc compile (no " +
+                      "manifest.json in the folder lists it)",
+                  "choose another -o OUTDIR, or pass --force to replace it");
+    }
+  }
+}
+
+} // namespace
+
+std::set<std::string> files_of_earlier_compile(const fs::path& dir) {
+  std::set<std::string> out;
+  try {
+    auto manifest = nlohmann::json::parse(util::read_file(dir / k_manifest));
+    if (!manifest.is_object() || manifest.value("format", "") != "npucc-manifest") {
+      return out;
+    }
+    out.insert(k_manifest);
+    for (const auto& graph : manifest.at("graphs")) {
+      std::string file = graph.value("file", "");
+      if (is_plain_name(file)) {
+        out.insert(file);
+      }
+      for (const auto& data : graph.value("external_data", nlohmann::json::array())) {
+        std::string name = data.value("file", "");
+        if (is_plain_name(name)) {
+          out.insert(name);
+        }
+      }
+    }
+  } catch (const std::exception&) {
+    // no manifest, or not one of ours: nothing in the folder is known to be npucc's
+  }
+  return out;
+}
+
+OutputFolder::OutputFolder(const CompileOptions& options) : m_target(options.output_dir) {
   std::error_code ec;
   if (m_target.empty()) {
     throw usage_error("no output folder given", "pass -o OUTDIR");
@@ -18,6 +112,7 @@ OutputFolder::OutputFolder(fs::path target) : m_target(std::move(target)) {
   if (fs::exists(m_target, ec) && !fs::is_directory(m_target, ec)) {
     throw Error(m_target.string() + ": exists and is not a folder", "choose another -o OUTDIR");
   }
+  check_target(options);
   fs::path parent = fs::absolute(m_target, ec).parent_path();
   if (!fs::is_directory(parent, ec)) {
     fs::create_directories(parent, ec);
@@ -26,19 +121,23 @@ OutputFolder::OutputFolder(fs::path target) : m_target(std::move(target)) {
     }
   }
   m_staging = util::temporary_sibling(fs::absolute(m_target).lexically_normal());
+  // On Ctrl-C, "OUT.tmp.PID.*" beside the output goes (util/interrupt.h).
+  std::string staging_name = m_staging.filename().string();
+  util::sweep_on_interrupt(m_staging.parent_path(),
+                           staging_name.substr(0, staging_name.rfind(".tmp.") + 5));
   if (!fs::create_directory(m_staging, ec) || ec) {
     throw Error(m_staging.string() + ": cannot create a staging folder: " + ec.message());
   }
 }
 
-void check_output_folder(const fs::path& target) {
-  OutputFolder probe(target); // its staging folder goes with it
+void check_output_folder(const CompileOptions& options) {
+  OutputFolder probe(options); // its staging folder goes with it
 }
 
 OutputFolder::~OutputFolder() {
   if (!m_published) {
     std::error_code ec;
-    fs::remove_all(m_staging, ec);
+    fs::remove_all(m_staging, ec); // our own fresh folder
   }
 }
 
@@ -52,24 +151,31 @@ void OutputFolder::publish() {
     m_published = true;
     return;
   }
-  // The old manifest goes first: a folder whose manifest.json exists is complete.
-  fs::remove(m_target / "manifest.json", ec);
-  std::vector<fs::path> files;
+  std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(m_staging)) {
-    if (entry.path().filename() != "manifest.json") {
-      files.push_back(entry.path());
+    if (entry.path().filename() != k_manifest) {
+      files.push_back(entry.path().filename().string());
     }
   }
-  if (fs::exists(m_staging / "manifest.json")) {
-    files.push_back(m_staging / "manifest.json");
-  }
-  for (const auto& file : files) {
-    fs::rename(file, m_target / file.filename(), ec);
-    if (ec) {
-      throw Error((m_target / file.filename()).string() + ": cannot write: " + ec.message());
+  // Read before it goes: what the earlier compile wrote, and is not written again.
+  std::set<std::string> earlier = files_of_earlier_compile(m_target);
+  unlink_checked(m_target / k_manifest); // from here on the folder says "incomplete"
+  for (const auto& name : earlier) {
+    if (std::find(files.begin(), files.end(), name) == files.end()) {
+      unlink_checked(m_target / name);
     }
   }
-  fs::remove_all(m_staging, ec);
+  if (fs::exists(m_staging / k_manifest)) {
+    files.push_back(k_manifest);
+  }
+  for (const auto& name : files) {
+    if (::rename((m_staging / name).c_str(), (m_target / name).c_str()) != 0) {
+      throw Error((m_target / name).string() + ": cannot write: " + std::strerror(errno));
+    }
+  }
+  if (::rmdir(m_staging.c_str()) != 0) {
+    throw Error(m_staging.string() + ": cannot remove the staging folder: " + std::strerror(errno));
+  }
   m_published = true;
 }
 

@@ -101,6 +101,42 @@ const std::vector<SettingInfo>& settings_table() {
        SettingKind::seconds,
        {},
        "seconds without progress before a remote transfer is abandoned (default 5)"},
+      {"remote.token_file",
+       "NPUCC_REMOTE_TOKEN_FILE",
+       "--remote-token-file",
+       "",
+       SettingKind::path,
+       {},
+       "a file whose first line is the remote cache's secret: an HTTP bearer token, or a Redis "
+       "password"},
+      {"remote.credentials_file",
+       "NPUCC_REMOTE_CREDENTIALS_FILE",
+       "--remote-credentials-file",
+       "",
+       SettingKind::path,
+       {},
+       "a file whose first line is USER:PASSWORD: HTTP basic authentication, or a Redis ACL user"},
+      {"remote.ca_file",
+       "NPUCC_REMOTE_CA_FILE",
+       "--remote-ca-file",
+       "",
+       SettingKind::path,
+       {},
+       "PEM certificates to trust for an https:// remote cache (instead of the system's)"},
+      {"remote.client_cert",
+       "NPUCC_REMOTE_CLIENT_CERT",
+       "--remote-client-cert",
+       "",
+       SettingKind::path,
+       {},
+       "a PEM client certificate for an https:// remote cache"},
+      {"remote.client_key",
+       "NPUCC_REMOTE_CLIENT_KEY",
+       "--remote-client-key",
+       "",
+       SettingKind::path,
+       {},
+       "the PEM private key of --remote-client-cert"},
       {"accelerate_train_mode",
        "NPUCC_ACCELERATE_TRAIN_MODE",
        "--accelerate-train-mode",
@@ -207,6 +243,11 @@ RemoteCacheSettings Config::remote_cache() const {
   if (get("cache.remote_timeout").is_set()) {
     remote.timeout = std::stod(value("cache.remote_timeout"));
   }
+  remote.token_file = value("remote.token_file");
+  remote.credentials_file = value("remote.credentials_file");
+  remote.ca_file = value("remote.ca_file");
+  remote.client_cert = value("remote.client_cert");
+  remote.client_key = value("remote.client_key");
   return remote;
 }
 

@@ -111,7 +111,7 @@ std::string unregistered_text(const InspectReport& report) {
 std::string memory_plan_text(const InspectReport& report) {
   const auto& plan = report.memory_plan;
   if (!plan.available) {
-    return "memory plan: unavailable: " + inspect::printable(plan.reason) + "\n";
+    return "memory plan: unavailable: " + util::printable(plan.reason) + "\n";
   }
   return "memory plan: arena " + util::format_bytes(plan.arena_bytes) + " for " +
          group_digits(plan.tensors.size()) + (plan.tensors.size() == 1 ? " tensor" : " tensors") +

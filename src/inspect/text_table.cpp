@@ -1,5 +1,7 @@
 #include "inspect/text_table.h"
 
+#include "util/strings.h"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -7,24 +9,9 @@ namespace npucc::inspect {
 
 void TextTable::add_row(std::vector<std::string> cells) {
   for (auto& cell : cells) {
-    cell = printable(cell);
+    cell = util::printable(cell);
   }
   m_rows.push_back(std::move(cells));
-}
-
-std::string printable(const std::string& text) {
-  static const char* k_digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += k_digits[c >> 4];
-      out += k_digits[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
 }
 
 std::string TextTable::render() const {

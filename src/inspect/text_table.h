@@ -22,10 +22,6 @@ private:
   std::vector<std::vector<std::string>> m_rows;
 };
 
-// `text` with control characters (newlines, escape sequences) written as \xNN, so a
-// hostile name cannot break lines or drive the terminal.
-std::string printable(const std::string& text);
-
 // 1234567 -> "1,234,567".
 std::string group_digits(uint64_t value);
 

@@ -6,6 +6,31 @@
 
 namespace npucc::util {
 
+std::string printable(std::string_view text) {
+  static const char* k_digits = "0123456789abcdef";
+  auto escape = [&](std::string& out, unsigned char c) {
+    out += "\\x";
+    out += k_digits[c >> 4];
+    out += k_digits[c & 15];
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    bool c1 = c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+              static_cast<unsigned char>(text[i + 1]) <= 0x9f;
+    if (c1) {
+      escape(out, c);
+      escape(out, static_cast<unsigned char>(text[++i]));
+    } else if (c < 0x20 || c == 0x7f) {
+      escape(out, c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> parts;
   size_t start = 0;

@@ -23,6 +23,12 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 
 // "1.5 MiB", "312 B".
 std::string format_bytes(uint64_t bytes);
+// `text` for a terminal: control characters (C0, DEL, and the C1 range U+0080-U+009F as
+// UTF-8) written as \xNN, so a name from a model, a file or a cache entry can neither break
+// a line nor send escape sequences. Every such string goes through it on its way to text
+// output or an error message; JSON output has its own escaping and does not.
+std::string printable(std::string_view text);
+
 // First line of a possibly multi-line message, whitespace-trimmed.
 std::string first_line(std::string_view text);
 

@@ -85,6 +85,11 @@ contains "$WORK/out" "cache: hit"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C"
 expect_status 0 "$NPUCC" cache purge --all --cache-dir "$C"
 expect_status 3 "$NPUCC" cache verify --fix --cache-dir "$C"
+# A name the layout does not define is reported and left alone (it may be the user's).
+expect_status 3 "$NPUCC" cache verify --cache-dir "$C"
+contains "$WORK/out" "stray-link: unexpected a symlink in the cache folder  \[left alone"
+[ "$(grep -c . "$WORK/out")" = 2 ] || { cat "$WORK/out"; fail "want only the foreign link left"; }
+rm "$C/stray-link"
 expect_status 0 "$NPUCC" cache verify --cache-dir "$C"
 # A layout folder replaced by a link to the outside is refused, not written through.
 rm -rf "$C/tmp"; ln -s "$OUT/dir" "$C/tmp"

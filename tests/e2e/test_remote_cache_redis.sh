@@ -24,7 +24,7 @@ rcli() { "$CLI" -p "$PORT" -n 3 "$@"; }
 objects() { rcli --scan --pattern 'npucc:bundle:*' | wc -l; }
 
 # 1. Machine A compiles and uploads; machine B hits it, byte for byte.
-mkdir -p "$WORK/a" "$WORK/b"
+for d in "$WORK/a" "$WORK/b"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-a" --cache-dir "$WORK/a" --remote-cache "$URL"
 contains "$WORK/out" "cache: miss"
 [ "$(objects)" = 1 ] || fail "A uploaded $(objects) objects to database 3, want 1"
@@ -48,7 +48,7 @@ pass "cache ls --remote lists the Redis keys"
 # 3. A corrupted value is rejected, counted, never used; a bad value too.
 offset=$(($(rcli strlen "npucc:bundle:$key") / 2))
 rcli setrange "npucc:bundle:$key" "$offset" "XXXX" >/dev/null
-mkdir -p "$WORK/c"
+for d in "$WORK/c"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c" --cache-dir "$WORK/c" --remote-cache "$URL" \
   --remote-read-only
 contains "$WORK/out" "cache: miss"
@@ -57,20 +57,20 @@ contains "$WORK/err" "rejected"
 outputs_equal "$WORK/out-a" "$WORK/out-c"
 [ "$(remote_stat "$WORK/c" rejected)" = 1 ] || fail "the rejected value is not counted"
 rcli set "npucc:bundle:$key" "not a bundle" >/dev/null
-mkdir -p "$WORK/c2"
+for d in "$WORK/c2"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c2" --cache-dir "$WORK/c2" --remote-cache "$URL"
 contains "$WORK/err" "rejected"
 outputs_equal "$WORK/out-a" "$WORK/out-c2"
 [ "$(remote_stat "$WORK/c2" rejected)" = 1 ] || fail "the bad value is not counted"
 # C2's compile replaced it: the next machine hits again.
-mkdir -p "$WORK/c3"
+for d in "$WORK/c3"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c3" --cache-dir "$WORK/c3" --remote-cache "$URL"
 contains "$WORK/out" "from the remote cache"
 pass "corrupted and bad Redis values are rejected and counted, compiled locally"
 
 # 4. --remote-read-only uploads nothing.
 before=$(objects)
-mkdir -p "$WORK/r"
+for d in "$WORK/r"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$OTHER" -o "$WORK/out-r" --cache-dir "$WORK/r" --remote-cache "$URL" \
   --remote-read-only
 contains "$WORK/out" "cache: miss"
@@ -79,7 +79,7 @@ contains "$WORK/out" "cache: miss"
 pass "--remote-read-only uploads nothing"
 
 # 5. A down server (closed port) and a hung one: one warning, a local compile.
-mkdir -p "$WORK/d" "$WORK/h"
+for d in "$WORK/d" "$WORK/h"; do "$NPUCC" -q cache init "$d"; done
 start=$(now_ms)
 expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-d" --cache-dir "$WORK/d" \
   --remote-cache "redis://127.0.0.1:$(free_port)/0"
@@ -100,7 +100,7 @@ outputs_equal "$WORK/out-a" "$WORK/out-h"
 pass "down and hung Redis servers: one warning each, local compile (hung: ${elapsed} ms)"
 
 # 6. The connection cut during B's download (a slow relay, killed): B compiles locally.
-mkdir -p "$WORK/k1" "$WORK/k2"
+for d in "$WORK/k1" "$WORK/k2"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$BIG" -o "$WORK/out-k1" --cache-dir "$WORK/k1" --remote-cache "$URL"
 RPORT=$(free_port)
 start_slow_relay "$RPORT" "$PORT" "$WORK/relay-sent"

@@ -28,12 +28,17 @@ TEST_SUITE("npucc::cache::CacheKey") {
     npucc::CacheKey parsed = compute_key(model, options);
     npucc::CacheKey fast = compute_key(identity, options);
     CHECK(parsed.key == fast.key);
-    REQUIRE(parsed.components.size() == 5);
+    REQUIRE(parsed.components.size() == 6);
     CHECK(parsed.components[0].value == k_key_salt);
 
     SUBCASE("the compiler version and salt are separate components") {
       CHECK(parsed.components[1].name == "compiler");
       CHECK(parsed.components[0].digest != parsed.components[1].digest);
+    }
+    SUBCASE("the compiler build is a component: the executable and the ONNX library") {
+      CHECK(parsed.components[2].name == "build");
+      CHECK(parsed.components[2].value.find("npucc=") == 0);
+      CHECK(parsed.components[2].value.find(" libonnx") != std::string::npos);
     }
     SUBCASE("an output folder is not part of the key") {
       options.output_dir = "/somewhere";

@@ -1,6 +1,7 @@
 #include "npucc/cache.h"
 #include "npucc/error.h"
 #include "test_support.h"
+#include "util/file_io.h"
 
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -47,5 +48,59 @@ TEST_SUITE("npucc::CacheConfig") {
     CHECK_FALSE(fs::exists(missing));
     npucc::init_cache_dir(missing);
     CHECK(npucc::open_cache_dir(config) == fs::canonical(missing));
+  }
+
+  TEST_CASE("a folder that is not an npucc cache is refused and left as it was") {
+    fs::path dir = npucc::test::temp_dir("foreign") / "home";
+    fs::create_directories(dir / "docs");
+    npucc::util::write_file_atomic(dir / "docs" / "a.txt", "precious");
+    CHECK_FALSE(npucc::is_npucc_cache(dir));
+    auto config = npucc::resolve_cache_config(dir.string(), "");
+    const std::string want =
+        "not an npucc cache: " + dir.string() + " (run npucc cache init " + dir.string() + ")";
+    for (auto intent :
+         {npucc::CacheIntent::read, npucc::CacheIntent::modify, npucc::CacheIntent::compile}) {
+      CHECK_THROWS_WITH_AS(npucc::open_cache_dir(config, intent), doctest::Contains(want.c_str()),
+                           npucc::Error);
+    }
+    CHECK_THROWS_WITH_AS(npucc::init_cache_dir(dir), doctest::Contains("it is not empty"),
+                         npucc::Error);
+    std::vector<fs::path> names;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      names.push_back(entry.path().filename());
+    }
+    CHECK(names == std::vector<fs::path>{"docs"});
+  }
+
+  TEST_CASE("another tool's CACHEDIR.TAG is not npucc's; an earlier npucc's is") {
+    fs::path dir = npucc::test::temp_dir("tags");
+    fs::create_directories(dir / "entries");
+    npucc::util::write_file_atomic(dir / "CACHEDIR.TAG",
+                                   "Signature: 8a477f597d28d172789f06886806bc55\n# ccache\n");
+    CHECK_FALSE(npucc::is_npucc_cache(dir));
+    npucc::util::write_file_atomic(
+        dir / "CACHEDIR.TAG",
+        "Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by npucc.\n"
+        "# For information about cache directory tags see https://bford.info/cachedir/\n");
+    CHECK(npucc::is_npucc_cache(dir));
+    fs::remove(dir / "entries");
+    CHECK_FALSE(npucc::is_npucc_cache(dir)); // the layout is part of the mark
+  }
+
+  TEST_CASE("only a compile creates the default folder, and only an empty one") {
+    fs::path base = npucc::test::temp_dir("xdg2");
+    ::setenv("XDG_CACHE_HOME", base.c_str(), 1);
+    ::unsetenv("NPUCC_CACHE_DIR");
+    auto config = npucc::resolve_cache_config("", "");
+    CHECK_THROWS_AS(npucc::open_cache_dir(config, npucc::CacheIntent::read), npucc::Error);
+    CHECK_THROWS_AS(npucc::open_cache_dir(config, npucc::CacheIntent::modify), npucc::Error);
+    CHECK_FALSE(fs::exists(base / "npucc"));
+    fs::create_directories(base / "npucc");
+    npucc::util::write_file_atomic(base / "npucc" / "mine", "x");
+    CHECK_THROWS_AS(npucc::open_cache_dir(config, npucc::CacheIntent::compile), npucc::Error);
+    fs::remove(base / "npucc" / "mine");
+    CHECK(npucc::is_npucc_cache(npucc::open_cache_dir(config, npucc::CacheIntent::compile)));
+    ::unsetenv("XDG_CACHE_HOME");
   }
 }

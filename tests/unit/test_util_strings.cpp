@@ -32,4 +32,15 @@ TEST_SUITE("npucc::util::strings") {
     CHECK(format_bytes(512) == "512 B");
     CHECK(format_bytes(1536) == "1.5 KiB");
   }
+
+  TEST_CASE("printable escapes C0, DEL and C1 controls and keeps other UTF-8") {
+    CHECK(npucc::util::printable("a\x1b[31mb\tc\nd\x7f") == "a\\x1b[31mb\\x09c\\x0ad\\x7f");
+    CHECK(npucc::util::printable("\xc2\x9b"
+                                 "2J") == "\\xc2\\x9b"
+                                          "2J");
+    CHECK(npucc::util::printable("gr\xc3\xbc\xc3\x9f"
+                                 "e \xc2\xa0") == "gr\xc3\xbc\xc3\x9f"
+                                                  "e \xc2\xa0");
+    CHECK(npucc::util::printable("\xc2") == "\xc2");
+  }
 }

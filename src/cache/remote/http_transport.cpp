@@ -1,4 +1,5 @@
 // The HTTP backend (transport.h) through libcurl: GET/PUT of URL/<key>.bundle.
+#include "cache/remote/credentials.h"
 #include "cache/remote/transport.h"
 #include "util/shared_library.h"
 
@@ -63,8 +64,12 @@ struct Easy {
 
 class HttpTransport : public Transport {
 public:
-  explicit HttpTransport(const RemoteCacheConfig& config) : m_config(config) {
+  explicit HttpTransport(const RemoteCacheConfig& config)
+      : m_config(config), m_credentials(load_credentials(config)) {
     curl();
+    if (!m_credentials.token.empty()) {
+      m_bearer = "Authorization: Bearer " + m_credentials.token;
+    }
     m_base = config.url;
     while (!m_base.empty() && m_base.back() == '/') {
       m_base.pop_back();
@@ -97,7 +102,7 @@ public:
     curl().easy_setopt(easy.handle, CURLOPT_UPLOAD, 1L);
     curl().easy_setopt(easy.handle, CURLOPT_READDATA, in.file);
     curl().easy_setopt(easy.handle, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(size));
-    // No "Expect: 100-continue" round trip before the body.
+    // No "Expect: 100-continue" round trip before the body (configure set the others).
     easy.headers = curl().slist_append(easy.headers, "Expect:");
     curl().easy_setopt(easy.handle, CURLOPT_HTTPHEADER, easy.headers);
     TransferResult result = perform(easy, "PUT");
@@ -151,6 +156,30 @@ private:
     curl().easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
                        std::max(1L, static_cast<long>(std::lround(m_config.timeout))));
     curl().easy_setopt(handle, CURLOPT_USERAGENT, "npucc");
+    authenticate(easy);
+  }
+
+  // Credentials and TLS material go to libcurl only; its error texts never hold them.
+  void authenticate(Easy& easy) const {
+    CURL* handle = easy.handle;
+    if (!m_bearer.empty()) {
+      easy.headers = curl().slist_append(easy.headers, m_bearer.c_str());
+      curl().easy_setopt(handle, CURLOPT_HTTPHEADER, easy.headers);
+    }
+    if (!m_credentials.user.empty()) {
+      curl().easy_setopt(handle, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+      curl().easy_setopt(handle, CURLOPT_USERNAME, m_credentials.user.c_str());
+      curl().easy_setopt(handle, CURLOPT_PASSWORD, m_credentials.password.c_str());
+    }
+    if (!m_config.ca_file.empty()) {
+      curl().easy_setopt(handle, CURLOPT_CAINFO, m_config.ca_file.c_str());
+    }
+    if (!m_config.client_cert.empty()) {
+      curl().easy_setopt(handle, CURLOPT_SSLCERT, m_config.client_cert.c_str());
+    }
+    if (!m_config.client_key.empty()) {
+      curl().easy_setopt(handle, CURLOPT_SSLKEY, m_config.client_key.c_str());
+    }
   }
 
   TransferResult perform(Easy& easy, const char* method) const {
@@ -174,6 +203,10 @@ private:
     if (http == 404) {
       return {Status::absent, "", bytes};
     }
+    if (http == 401 || http == 403) {
+      return {Status::refused,
+              m_config.url + ": " + method + " answered HTTP " + std::to_string(http), bytes};
+    }
     if (http < 200 || http > 299) {
       return {Status::error,
               m_config.url + ": " + method + " answered HTTP " + std::to_string(http), bytes};
@@ -182,6 +215,8 @@ private:
   }
 
   RemoteCacheConfig m_config;
+  Credentials m_credentials;
+  std::string m_bearer; // the header line
   std::string m_base;
 };
 

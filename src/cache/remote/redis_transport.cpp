@@ -1,5 +1,6 @@
 // The Redis backend (transport.h) through hiredis: one string value per key, named
 // "npucc:bundle:<key>"; `cache ls --remote` lists them with SCAN.
+#include "cache/remote/credentials.h"
 #include "cache/remote/transport.h"
 #include "cache/remote/url.h"
 #include "util/file_io.h"
@@ -58,7 +59,10 @@ timeval timeval_of(double seconds) {
 
 class RedisTransport : public Transport {
 public:
-  explicit RedisTransport(const RemoteCacheConfig& config) : m_config(config) { hiredis(); }
+  explicit RedisTransport(const RemoteCacheConfig& config)
+      : m_config(config), m_credentials(load_credentials(config)) {
+    hiredis();
+  }
   ~RedisTransport() override {
     if (m_context != nullptr) {
       hiredis().redisFree(m_context);
@@ -72,7 +76,7 @@ public:
   TransferResult get(const std::string& key, BundleReceiver& receiver) override {
     std::string problem;
     if (!connect(problem)) {
-      return {Status::error, problem, 0};
+      return {failure(), problem, 0};
     }
     std::string name = k_prefix + key;
     Reply reply;
@@ -82,6 +86,9 @@ public:
     }
     if (reply.reply->type == REDIS_REPLY_NIL) {
       return {Status::absent, "", 0};
+    }
+    if (refused_credentials(reply.reply)) {
+      return {Status::refused, m_config.url + ": GET refused: " + reply.reply->str, 0};
     }
     if (reply.reply->type != REDIS_REPLY_STRING) {
       return {Status::error, m_config.url + ": GET answered an unexpected reply", 0};
@@ -94,7 +101,7 @@ public:
   TransferResult put(const std::string& key, const fs::path& from) override {
     std::string problem;
     if (!connect(problem)) {
-      return {Status::error, problem, 0};
+      return {failure(), problem, 0};
     }
     std::string data;
     try {
@@ -109,7 +116,8 @@ public:
       return {Status::error, problem, 0};
     }
     if (reply.reply->type == REDIS_REPLY_ERROR) {
-      return {Status::error, m_config.url + ": SET refused: " + reply.reply->str, 0};
+      return {refused_credentials(reply.reply) ? Status::refused : Status::error,
+              m_config.url + ": SET refused: " + reply.reply->str, 0};
     }
     return {Status::ok, "", data.size()};
   }
@@ -162,6 +170,9 @@ private:
       return false;
     }
     hiredis().redisSetTimeout(m_context, timeval_of(m_config.timeout));
+    if (!authenticate(problem)) {
+      return false;
+    }
     std::string db = url.path.size() > 1 ? url.path.substr(1) : "";
     if (!db.empty() && db != "0") {
       Reply reply;
@@ -170,6 +181,41 @@ private:
         problem = problem.empty() ? m_config.url + ": SELECT " + db + " refused" : problem;
         return false;
       }
+    }
+    return true;
+  }
+
+  Status failure() const { return m_refused ? Status::refused : Status::error; }
+
+  // NOAUTH (no AUTH given), WRONGPASS (a wrong one), NOPERM (an ACL user without the right).
+  static bool refused_credentials(const redisReply* reply) {
+    if (reply == nullptr || reply->type != REDIS_REPLY_ERROR || reply->str == nullptr) {
+      return false;
+    }
+    std::string text(reply->str, reply->len);
+    return text.rfind("NOAUTH", 0) == 0 || text.rfind("WRONGPASS", 0) == 0 ||
+           text.rfind("NOPERM", 0) == 0 || text.rfind("ERR invalid password", 0) == 0;
+  }
+
+  // AUTH with the secret passed as an argument (%s): it is never part of a message.
+  bool authenticate(std::string& problem) {
+    if (m_credentials.empty()) {
+      return true;
+    }
+    Reply reply;
+    if (!m_credentials.user.empty()) {
+      reply.reply = command(problem, "AUTH %s %s", m_credentials.user.c_str(),
+                            m_credentials.password.c_str());
+    } else {
+      reply.reply = command(problem, "AUTH %s", m_credentials.token.c_str());
+    }
+    if (reply.reply == nullptr) {
+      return false;
+    }
+    if (reply.reply->type == REDIS_REPLY_ERROR) {
+      m_refused = true;
+      problem = m_config.url + ": AUTH refused: " + std::string(reply.reply->str, reply.reply->len);
+      return false;
     }
     return true;
   }
@@ -192,6 +238,8 @@ private:
   }
 
   RemoteCacheConfig m_config;
+  Credentials m_credentials;
+  bool m_refused = false; // AUTH was refused: every request fails so
   redisContext* m_context = nullptr;
 };
 

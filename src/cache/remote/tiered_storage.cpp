@@ -18,16 +18,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Removes a temporary file or folder when the scope ends.
+// Removes a temporary file or folder when the scope ends: a staging folder flat (it holds
+// files only), the private scratch cache a read-only fetch made in /tmp whole.
+enum class Depth { flat, whole_tree };
 class Scratch {
 public:
-  explicit Scratch(fs::path path) : m_path(std::move(path)) {}
+  explicit Scratch(fs::path path, Depth depth = Depth::flat)
+      : m_path(std::move(path)), m_depth(depth) {}
   ~Scratch() {
     if (!m_path.empty()) {
-      try {
-        remove_tree(m_path);
-      } catch (...) {
-        // a leftover in tmp/ is removed by the next cleanup
+      std::error_code ec;
+      if (m_depth == Depth::whole_tree) {
+        fs::remove_all(m_path, ec); // npucc's own mkdtemp folder; links are not followed
+      } else {
+        remove_tree(m_path); // a leftover in tmp/ is removed by the next cleanup
       }
     }
   }
@@ -38,6 +42,7 @@ public:
 
 private:
   fs::path m_path;
+  Depth m_depth;
 };
 
 } // namespace
@@ -79,6 +84,13 @@ void TieredStorage::warn(const std::string& line) {
   }
 }
 
+void TieredStorage::refused(const std::string& problem) {
+  m_local.stats().update({{"remote.refused_credentials", 1}});
+  if (mark_remote_down(m_config.url)) {
+    warn("remote cache refused the credentials: " + problem + "; compiling locally");
+  }
+}
+
 void TieredStorage::fail(const std::string& problem) {
   m_local.stats().update({{"remote.errors", 1}});
   if (mark_remote_down(m_config.url)) {
@@ -104,7 +116,7 @@ FetchResult TieredStorage::fetch(const std::string& key, const fs::path& into) {
            fs::temp_directory_path().string() + ": " + std::strerror(errno));
       return local;
     }
-    scratch_root.emplace(fs::path(pattern));
+    scratch_root.emplace(fs::path(pattern), Depth::whole_tree);
     init_cache_dir(scratch_root->path());
     scratch.emplace(scratch_root->path(), CacheAccess::read_write, CacheSharing::none);
     scratch->set_signing_key(m_local.signing_key());
@@ -144,12 +156,9 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
                                                           const std::string& key,
                                                           FetchStatus local_status) {
   fs::path tmp = target.root() / "tmp";
-  ensure_real_directory(tmp);
+  target.make_dir(tmp);
   Scratch stage(unique_name(tmp, "remote-" + key.substr(0, 16)));
-  if (::mkdir(stage.path().c_str(), 0755) != 0) {
-    throw Error(stage.path().string() +
-                ": cannot create a staging folder: " + std::strerror(errno));
-  }
+  target.make_dir(stage.path()); // becomes the entry folder: the cache's folder mode
   BundleReceiver receiver(stage.path());
   TransferResult got = m_transport->get(key, receiver);
   m_hit_bytes = got.bytes;
@@ -160,6 +169,10 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
   m_local.stats().update({{"remote.bytes_down", got.bytes}});
   // A refused bundle is the object's fault, not the network's; a cut transfer is the
   // network's (the receiver then only knows it is short).
+  if (got.status == Status::refused) {
+    refused(got.problem);
+    return Imported::no;
+  }
   if (got.status == Status::error && receiver.problem().empty()) {
     fail(got.problem);
     return Imported::no;
@@ -177,7 +190,7 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
     target.remove(key); // the corrupt local entry the remote one replaces
   }
   fs::path entry = target.entry_dir(key);
-  ensure_real_directory(entry.parent_path());
+  target.make_dir(entry.parent_path());
   if (::rename(stage.path().c_str(), entry.c_str()) != 0) {
     // Another process published this key meanwhile: its entry is as good.
     return path_kind(entry) == PathKind::directory ? Imported::yes : Imported::no;
@@ -200,7 +213,7 @@ StoreResult TieredStorage::store(EntryHeader header, const fs::path& from,
 
 void TieredStorage::upload(const std::string& key) {
   fs::path tmp = m_local.root() / "tmp";
-  ensure_real_directory(tmp);
+  m_local.make_dir(tmp);
   Scratch bundle(unique_name(tmp, "upload-" + key.substr(0, 16) + ".bundle"));
   try {
     fs::path dir = m_local.entry_dir(key);
@@ -212,6 +225,10 @@ void TieredStorage::upload(const std::string& key) {
   }
   TransferResult sent = m_transport->put(key, bundle.path());
   m_local.stats().update({{"remote.bytes_up", sent.bytes}});
+  if (sent.status == Status::refused) {
+    refused(sent.problem);
+    return;
+  }
   if (sent.status != Status::ok) {
     fail(sent.problem);
     return;

@@ -54,6 +54,9 @@ private:
                                const std::filesystem::path& into);
   void upload(const std::string& key);
   void fail(const std::string& problem);
+  // The server refused the credentials: one warning, counted, and the remote tier is not
+  // asked again in this run (as when it is down).
+  void refused(const std::string& problem);
   void warn(const std::string& line);
 
   LocalStorage& m_local;

@@ -22,7 +22,8 @@
 
 namespace npucc::cache::remote {
 
-enum class Status { ok, absent, error };
+// refused: the server refused the credentials (HTTP 401/403, Redis NOAUTH/WRONGPASS).
+enum class Status { ok, absent, error, refused };
 
 struct TransferResult {
   Status status = Status::error;

@@ -1,0 +1,272 @@
+#include "util/interrupt.h"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace npucc::util {
+
+namespace {
+
+// Fixed tables: the handler may neither allocate nor lock.
+constexpr size_t k_max_children = 256;
+constexpr size_t k_max_sweeps = 8;
+constexpr size_t k_path_max = 4096;
+constexpr int k_stop_ms = 1000; // how long children get before SIGKILL
+
+std::atomic<pid_t> g_children[k_max_children];
+struct Sweep {
+  std::atomic<bool> used{false};
+  char dir[k_path_max];
+  char prefix[256];
+};
+Sweep g_sweeps[k_max_sweeps];
+std::atomic<size_t> g_done{0};
+std::atomic<size_t> g_total{0};
+
+struct LinuxDirent64 {
+  ino64_t d_ino;
+  off64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1]; // as long as d_reclen says (a flexible array in C)
+};
+
+// Decimal digits of n into out (at least 24 bytes); returns the end.
+char* put_number(char* out, size_t n) {
+  char digits[24];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n > 0);
+  while (count > 0) {
+    *out++ = digits[--count];
+  }
+  *out = '\0';
+  return out;
+}
+
+bool starts_with(const char* text, const char* prefix) {
+  return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
+}
+
+// Whether `name` holds ".PID." for this process or a watched child.
+bool staged_by_us(const char* name) {
+  auto holds = [&](pid_t pid) {
+    char needle[32] = ".";
+    char* end = put_number(needle + 1, static_cast<size_t>(pid));
+    end[0] = '.';
+    end[1] = '\0';
+    return std::strstr(name, needle) != nullptr;
+  };
+  if (holds(::getpid())) {
+    return true;
+  }
+  for (auto& child : g_children) {
+    pid_t pid = child.load();
+    if (pid > 0 && holds(pid)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Calls visit(name, type) for each entry of the open folder `fd`.
+template <typename Visit> void each_entry(int fd, Visit visit) {
+  alignas(LinuxDirent64) char buffer[8192];
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+    if (n <= 0) {
+      return;
+    }
+    for (long offset = 0; offset < n;) {
+      auto* entry = reinterpret_cast<LinuxDirent64*>(buffer + offset);
+      offset += entry->d_reclen;
+      if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0) {
+        visit(entry->d_name, entry->d_type);
+      }
+    }
+  }
+}
+
+// Removes `name` in `dir_fd`: a file, or a folder of files (never deeper).
+void remove_staged(int dir_fd, const char* name) {
+  if (::unlinkat(dir_fd, name, 0) == 0) {
+    return;
+  }
+  int fd = ::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  each_entry(fd, [&](const char* child, unsigned char) { ::unlinkat(fd, child, 0); });
+  ::close(fd);
+  ::unlinkat(dir_fd, name, AT_REMOVEDIR);
+}
+
+void sweep_folders() {
+  for (auto& sweep : g_sweeps) {
+    if (!sweep.used.load()) {
+      continue;
+    }
+    int fd = ::open(sweep.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      continue;
+    }
+    // Names first, removal after: removing while reading would skip entries.
+    char names[16][256];
+    size_t count = 0;
+    each_entry(fd, [&](const char* name, unsigned char) {
+      if (count < 16 && starts_with(name, sweep.prefix) && staged_by_us(name) &&
+          std::strlen(name) < sizeof names[0]) {
+        std::strcpy(names[count++], name);
+      }
+    });
+    for (size_t i = 0; i < count; ++i) {
+      remove_staged(fd, names[i]);
+    }
+    ::close(fd);
+  }
+}
+
+void sleep_ms(long ms) {
+  timespec pause{0, ms * 1000000L};
+  ::nanosleep(&pause, nullptr);
+}
+
+// SIGTERM to every child, SIGKILL to those still there after k_stop_ms; each is reaped.
+// The table keeps their pids: the sweep after looks for their staging folders.
+void stop_children() {
+  bool reaped[k_max_children] = {};
+  for (auto& child : g_children) {
+    pid_t pid = child.load();
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+    }
+  }
+  for (int waited = 0;; waited += 10) {
+    bool last_round = waited >= k_stop_ms;
+    bool left = false;
+    for (size_t i = 0; i < k_max_children; ++i) {
+      pid_t pid = g_children[i].load();
+      if (pid <= 0 || reaped[i]) {
+        continue;
+      }
+      if (last_round) {
+        ::kill(pid, SIGKILL);
+      }
+      pid_t got = 0;
+      do {
+        got = ::waitpid(pid, nullptr, last_round ? 0 : WNOHANG);
+      } while (got < 0 && errno == EINTR);
+      reaped[i] = got != 0; // reaped, or not ours to wait for
+      left = left || !reaped[i];
+    }
+    if (!left) {
+      return;
+    }
+    sleep_ms(10);
+  }
+}
+
+void say_interrupted() {
+  char line[128] = "npucc: interrupted: ";
+  char* end = put_number(line + std::strlen(line), g_done.load());
+  std::strcpy(end, " of ");
+  end = put_number(end + 4, g_total.load());
+  std::strcpy(end, " compiled\n");
+  ssize_t ignored = ::write(2, line, std::strlen(line));
+  (void)ignored;
+}
+
+std::atomic<bool> g_second_kills{true};
+
+void on_signal(int signal) {
+  if (g_second_kills.load()) {
+    // SA_RESETHAND made this one default; the other one too: a second signal kills at once.
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    ::sigaction(SIGINT, &fallback, nullptr);
+    ::sigaction(SIGTERM, &fallback, nullptr);
+  }
+  stop_children();
+  sweep_folders();
+  if (g_second_kills.load()) {
+    say_interrupted(); // the command's own line; its workers stay quiet
+  }
+  ::_exit(128 + signal);
+}
+
+} // namespace
+
+void install_interrupt_handlers(SecondSignal second) {
+  g_second_kills = second == SecondSignal::kills;
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  if (second == SecondSignal::kills) {
+    action.sa_flags = SA_RESETHAND | SA_NODEFER;
+  } else {
+    sigaddset(&action.sa_mask, SIGINT); // held until the handler ends, with _exit
+    sigaddset(&action.sa_mask, SIGTERM);
+  }
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+void watch_child(pid_t pid) {
+  for (auto& child : g_children) {
+    pid_t expected = 0;
+    if (child.compare_exchange_strong(expected, pid)) {
+      return;
+    }
+  }
+}
+
+void forget_child(pid_t pid) {
+  for (auto& child : g_children) {
+    pid_t expected = pid;
+    if (child.compare_exchange_strong(expected, 0)) {
+      return;
+    }
+  }
+}
+
+void sweep_on_interrupt(const std::filesystem::path& dir, const std::string& prefix) {
+  std::string text = dir.string();
+  if (text.size() >= k_path_max || prefix.size() >= sizeof g_sweeps[0].prefix) {
+    return;
+  }
+  for (auto& sweep : g_sweeps) {
+    if (sweep.used.load() && text == sweep.dir && prefix == sweep.prefix) {
+      return;
+    }
+  }
+  for (auto& sweep : g_sweeps) {
+    if (!sweep.used.load()) {
+      std::strcpy(sweep.dir, text.c_str());
+      std::strcpy(sweep.prefix, prefix.c_str());
+      sweep.used.store(true); // after the copy: the handler reads only a whole entry
+      return;
+    }
+  }
+}
+
+void set_interrupt_progress(size_t done, size_t total) {
+  g_done.store(done);
+  g_total.store(total);
+}
+
+void forget_children_after_fork() {
+  for (auto& child : g_children) {
+    child.store(0);
+  }
+}
+
+} // namespace npucc::util
