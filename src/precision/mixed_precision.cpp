@@ -102,6 +102,7 @@ RewriteReport rewrite_mixed_precision(onnx::ModelProto& model, const RewriteOpti
   // Before any Cast is added: the report describes the model's own nodes.
   count_nodes(*root, context);
   detail::convert_constants(*root, context);
+  detail::set_low_attributes(*root);
   detail::insert_casts(*root, context);
   return report;
 }
