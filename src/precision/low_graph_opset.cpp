@@ -3,7 +3,8 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 
 // fast1 below opset 22: ONNX allows bfloat16 for Conv, the pools, the normalisations, the
-// RNNs and about 40 more ops only from opset 22, so the low graph is raised there (the high
+// RNNs and about 40 more ops only from opset 22, so a low graph holding such an op is
+// raised there (one without is left as written: the raise would gain nothing) (the high
 // graph keeps the model's opset and IR version; the low graph keeps the graph inputs and
 // outputs). A model whose raise is refused keeps its opset, and the report says which
 // nodes stayed float32 for it and why. An explicit --target-opset is the user's choice.
@@ -11,6 +12,7 @@
 #include "precision/low_graph_opset.h"
 
 #include "compiler/validate.h"
+#include "model/graph_walk.h"
 #include "npucc/error.h"
 #include "opset/raise_opset.h"
 #include "schemas/registry.h"
@@ -33,19 +35,21 @@ bool takes_bfloat16(const onnx::OpSchema& schema) {
   return false;
 }
 
-// Main-graph nodes whose schema takes bfloat16 at opset 22 but not at `opset`.
+// Nodes (bodies included) whose schema takes bfloat16 at opset 22 but not at `opset`.
 std::map<std::string, int64_t> held_by_schema(const onnx::ModelProto& model, int64_t opset) {
   std::map<std::string, int64_t> out;
-  for (const auto& node : model.graph().node()) {
-    if (!node.domain().empty() && node.domain() != "ai.onnx") {
-      continue;
+  model::for_each_graph(model.graph(), [&](const onnx::GraphProto& graph, int) {
+    for (const auto& node : graph.node()) {
+      if (!node.domain().empty() && node.domain() != "ai.onnx") {
+        continue;
+      }
+      const auto* now = schemas::find_schema(node.op_type(), static_cast<int>(opset), "");
+      const auto* later = schemas::find_schema(node.op_type(), k_bfloat16_opset, "");
+      if (now != nullptr && later != nullptr && !takes_bfloat16(*now) && takes_bfloat16(*later)) {
+        ++out[node.op_type()];
+      }
     }
-    const auto* now = schemas::find_schema(node.op_type(), static_cast<int>(opset), "");
-    const auto* later = schemas::find_schema(node.op_type(), k_bfloat16_opset, "");
-    if (now != nullptr && later != nullptr && !takes_bfloat16(*now) && takes_bfloat16(*later)) {
-      ++out[node.op_type()];
-    }
-  }
+  });
   return out;
 }
 
@@ -72,6 +76,10 @@ nlohmann::json raise_low_graph(onnx::ModelProto& low, const CompileOptions& opti
                 options.target_opset != 0
                     ? "--target-opset " + std::to_string(options.target_opset) + " was given"
                     : "only fast1 raises its low graph; --target-opset 22 raises the model");
+  }
+  if (held_by_schema(low, opset).empty()) {
+    // Nothing would gain bfloat16: the graph is left as the model wrote it.
+    return {{"model", opset}, {"low_graph", opset}, {"raised", false}};
   }
   onnx::ModelProto raised = low; // weights are in the store: metadata only
   try {

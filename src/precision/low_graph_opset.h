@@ -14,7 +14,7 @@ inline constexpr int k_bfloat16_opset = 22;
 enum class LowGraphRaise { yes, no };
 
 // fast1 (LowGraphRaise::yes) below opset 22 without --target-opset: raises `low` (typed)
-// to opset 22 (low_graph_opset.cpp says why). Returns the report's "opset" object:
+// to opset 22 when one of its ops gains bfloat16 there (low_graph_opset.cpp says why). Returns the report's "opset" object:
 // {"model", "low_graph", "raised", "adapted"?: {"Op-version": count},
 //  "schema_float32"?: {op: count}, "why"?} (the last two when bfloat16 graph nodes stay
 // float32 for want of the raise), or null when the low type is not bfloat16 or the model

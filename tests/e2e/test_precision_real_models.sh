@@ -36,6 +36,10 @@ check_onnx() {
   /usr/bin/python3 -c "
 import sys, onnx
 m = onnx.load(sys.argv[1])
+# Python's ONNX 1.12 knows IR <= 8 and opset <= 17: fast1's low and emulation graphs at
+# opset 22 (npucc-precision(7)) are checked by npucc's own registry and by ORT below.
+if m.ir_version > 8 or any(o.version > 17 for o in m.opset_import if o.domain in ('', 'ai.onnx')):
+    sys.exit(0)
 onnx.checker.check_model(m, full_check=True)
 onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
 " "$1"

@@ -7,6 +7,8 @@
 #   at the model's opset and IR version; the manifest says which opset each graph is at;
 # - --target-opset 22 with fast: the raised high graph equals the original (max rel 1e-5)
 #   and the float16 low graph is within cosine 0.999, at ORT's every optimisation level;
+# - one small model per adapter (Softmax-11's coercion, attributes to inputs, GridSample
+#   names, DFT axis, RoiAlign's coordinates, bodies) computes the same in ORT once raised;
 # - refusals name the op; --target-opset below the model's opset is refused.
 set -euo pipefail
 : "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
@@ -149,6 +151,27 @@ assert m['options']['target_opset'] == 22
     fi
   done
 done
+
+# One small model per adapter (make_opset_models.py): ORT runs it as written and as raised.
+mkdir -p "$work/adapters"
+/usr/bin/python3 "$SOURCE_DIR/tests/e2e/make_opset_models.py" "$work/adapters" >"$work/adapters.txt"
+while read -r name target shape_options; do
+  out="$work/adapters/$name-raised"
+  if ! "$NPUCC" compile "$work/adapters/$name.onnx" -o "$out" --target-opset "$target" \
+    >"$out.log" 2>&1; then
+    fail "adapter model $name: compile failed: $(cat "$out.log")"
+    continue
+  fi
+  /usr/bin/python3 -c "
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m['graphs'][0]['opsets']['ai.onnx'] == int(sys.argv[2]), m['graphs'][0]
+" "$out/manifest.json" "$target" || fail "adapter model $name: not at opset $target"
+  # shellcheck disable=SC2086
+  (cd "$oracle" && node compare.js --quiet --max-rel 1e-5 $shape_options \
+    "$work/adapters/$name.onnx" "$out/high.onnx") || fail "adapter model $name: differs in ORT"
+done <"$work/adapters.txt"
+[ "$(wc -l <"$work/adapters.txt")" -ge 7 ] || fail "make_opset_models.py wrote too few models"
 
 # fast1's high graph, without --target-opset, is what fast's is: at the model's own opset.
 out1="$work/resnet-fast1-high"
