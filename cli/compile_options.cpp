@@ -1,6 +1,7 @@
 #include "compile_options.h"
 
 #include "npucc/config.h"
+#include "npucc/error.h"
 #include "util/strings.h"
 
 #include <iostream>
@@ -45,6 +46,10 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
                    "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)");
   command.add_option("--passes", args.passes,
                      "comma-separated passes to run instead of the default pipeline");
+  command.add_option("--target-opset", args.target_opset,
+                     "raise the model's ai.onnx opset to N (up to 26) before compiling, with the "
+                     "adapters each version change needs; refused naming the op that cannot be "
+                     "carried (default: keep it; fast1 raises its low graph to 22)");
   add_precision_options(command, args.precision);
   add_options_file(command, args.options_file);
 }
@@ -60,6 +65,11 @@ CompileOptions make_compile_options(const CompileArgs& args) {
       options.passes.emplace_back(util::trim(name));
     }
   }
+  if (args.target_opset < 0) {
+    throw usage_error("--target-opset " + std::to_string(args.target_opset) +
+                      ": expected an opset number");
+  }
+  options.target_opset = args.target_opset;
   const PrecisionArgs& given = args.precision;
   Config config = load_settings(
       {{"accelerate_train_mode", given.accelerate_train_mode, "--accelerate-train-mode"},

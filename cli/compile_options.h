@@ -16,6 +16,7 @@ struct CompileArgs {
   std::string input_shape;
   bool external_data = false;
   std::string passes;
+  int64_t target_opset = 0;
   PrecisionArgs precision;
   std::string options_file; // --options FILE (Ascend option names, JSON)
 };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct CompileOptions {
   std::vector<InputShape> input_shapes;
   ExternalData external_data = ExternalData::automatic;
   OutputReplace replace_output = OutputReplace::npucc_files; // not in the cache key
+  // --target-opset: raise the model's ai.onnx opset to this before the passes (0: keep it;
+  // then fast1 raises its low graph only, to opset 22: npucc-precision(7)).
+  int64_t target_opset = 0;
 
   // --- precision (SPEC §1-2): accelerate_train_mode, precision modes, mixed precision ---
   // With a mode: high.onnx + low.onnx (+ emulation.onnx) in one compile.
@@ -79,6 +83,10 @@ struct CompiledGraph {
   std::string role;      // "high" (original precision), "low" (mixed precision)
   std::string precision; // "float32", "mixed_float16", ...
   std::string emulates;  // role "emulation": the precision of the graph it emulates
+  // The graph's IR version and opsets as written (fast1's low graph and --target-opset
+  // move them: npucc-precision(7)).
+  int64_t ir_version = 0;
+  std::map<std::string, int64_t> opsets; // domain ("ai.onnx" for the default) -> version
   WrittenFile graph;
   std::vector<WrittenFile> external_data;
 };
@@ -89,6 +97,9 @@ struct CompileResult {
   std::vector<PassSummary> passes;
   MemoryPlan memory_plan;
   std::string model_sha256;
+  // The model as read, before --target-opset.
+  int64_t model_ir_version = 0;
+  std::map<std::string, int64_t> model_opsets;
   // The manifest's "precision_report" / "high_precision_report" objects as JSON text
   // (empty when there is none); precision/report.h formats the short form.
   std::string precision_report;

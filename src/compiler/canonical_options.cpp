@@ -1,5 +1,6 @@
 #include "npucc/compile.h"
 #include "passes/registry.h"
+#include "precision/low_graph_opset.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@ std::string canonical_options(const CompileOptions& options) {
       {"external_data", options.external_data == ExternalData::always ? "always" : "auto"},
       {"passes", options.passes.empty() ? passes::default_pipeline() : options.passes},
       {"max_tensor_bytes", options.limits.max_tensor_bytes},
+      {"target_opset", options.target_opset},
   };
   // Precision: every field that changes high/low/emulation output. The mixlist by content.
   out["precision"] = {
@@ -28,6 +30,8 @@ std::string canonical_options(const CompileOptions& options) {
       {"keep_io_types", options.keep_io_types},
       {"low_precision_weights", options.low_precision_weights},
       {"emit_emulation", options.emit_emulation},
+      // What fast1 raises its low graph to without --target-opset (a change moves the key).
+      {"fast1_low_graph_opset", precision::k_bfloat16_opset},
   };
   return out.dump();
 }

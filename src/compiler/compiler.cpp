@@ -8,6 +8,7 @@
 #include "npucc/compile.h"
 #include "npucc/error.h"
 #include "passes/lift_constants.h"
+#include "opset/raise_opset.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
@@ -94,6 +95,22 @@ void refuse_inconsistent_after_shape_folding(const CompileOptions& options) {
   }
 }
 
+// --target-opset: a pipeline step before the passes, on the typed model (adapters read
+// element types and ranks); the raised model is checked and typed again.
+template <typename Say> void raise_model_opset(onnx::ModelProto& model, int64_t target, Say& say) {
+  auto report = opset::raise_opset(model, target);
+  if (report.from == report.to) {
+    return;
+  }
+  compiler::check_and_infer(model, compiler::Checker::after);
+  int64_t adapted = 0;
+  for (const auto& [step, count] : report.adapted) {
+    adapted += count;
+  }
+  say("target opset: raised from " + std::to_string(report.from) + " to " +
+      std::to_string(report.to) + ", " + std::to_string(adapted) + " node(s) adapted");
+}
+
 // Runs `step`, prefixing any error with the model's file name so every message
 // names the file it is about.
 template <typename Step> void in_file(const std::string& file, Step&& step) {
@@ -146,6 +163,10 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   model.weights->adopt_initializers(*model.proto.mutable_graph());
   CompileResult& result = prepared.result;
   result.model_sha256 = model.sha256;
+  result.model_ir_version = model.proto.ir_version();
+  for (const auto& opset : model.proto.opset_import()) {
+    result.model_opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] = opset.version();
+  }
   in_file(file, [&] {
     if (!options.input_shapes.empty()) {
       compiler::apply_input_shapes(model.proto, options.input_shapes);
@@ -165,6 +186,9 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     // Inferred shapes can be far larger than any declared one (an outer product).
     model::check_value_shapes(model.proto.graph(), file, options.limits);
     say("validated: ONNX checker and strict shape inference passed");
+    if (options.target_opset != 0) {
+      raise_model_opset(model.proto, options.target_opset, say);
+    }
 
     passes::PassManager manager(std::move(pipeline));
     auto round_reports = manager.run(model.proto, passes::FixedPoint::yes, say);

@@ -132,6 +132,11 @@ CompileResult GraphWriting::finish(const CompileOptions& options) {
     state.written[i].role = variants.graphs[i].role;
     state.written[i].precision = variants.graphs[i].precision;
     state.written[i].emulates = variants.graphs[i].emulates;
+    state.written[i].ir_version = variants.graphs[i].model.ir_version();
+    for (const auto& opset : variants.graphs[i].model.opset_import()) {
+      state.written[i].opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] =
+          opset.version();
+    }
   }
   result.graphs = std::move(state.written);
   if (!variants.report.is_null()) {

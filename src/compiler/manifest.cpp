@@ -75,10 +75,7 @@ json memory_plan_json(const MemoryPlan& plan, bool with_tensors) {
 
 json build_manifest(const CompileOptions& options, const Model& model,
                     const CompileResult& result) {
-  json opsets = json::object();
-  for (const auto& opset : model.proto.opset_import()) {
-    opsets[opset.domain().empty() ? "ai.onnx" : opset.domain()] = opset.version();
-  }
+  json opsets = result.model_opsets;
   json graphs = json::array();
   for (const auto& graph : result.graphs) {
     json external = json::array();
@@ -91,6 +88,8 @@ json build_manifest(const CompileOptions& options, const Model& model,
     if (!graph.emulates.empty()) {
       entry["emulates"] = graph.emulates;
     }
+    entry["ir_version"] = graph.ir_version;
+    entry["opsets"] = graph.opsets;
     entry["external_data"] = std::move(external);
     graphs.push_back(std::move(entry));
   }
@@ -107,7 +106,7 @@ json build_manifest(const CompileOptions& options, const Model& model,
         {"name", model.proto.graph().name()},
         {"sha256", result.model_sha256},
         {"bytes", model.file_bytes},
-        {"ir_version", model.proto.ir_version()},
+        {"ir_version", result.model_ir_version},
         {"opsets", opsets}}},
       {"options", json::parse(canonical_options(options))},
       {"graphs", std::move(graphs)},

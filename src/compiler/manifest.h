@@ -10,10 +10,12 @@ namespace npucc::compiler {
 // {
 //   "format": "npucc-manifest", "format_version": 1,
 //   "compiler": {"name": "npucc", "version": "0.1.0"},
-//   "model": {"file", "name", "sha256", "bytes", "ir_version", "opsets": {domain: version}},
+//   "model": {"file", "name", "sha256", "bytes", "ir_version", "opsets": {domain: version}}
+//            (as read, before --target-opset),
 //   "options": {effective options that shape the output},
 //   "graphs": [{"role": "high"|"low"|"emulation", "precision", "emulates"?, "file",
-//               "sha256", "bytes", "external_data": [{"file", "sha256", "bytes"}]}],
+//               "sha256", "bytes", "ir_version", "opsets": {domain: version},
+//               "external_data": [{"file", "sha256", "bytes"}]}],
 //   "schedule"?: {"mode", "type", "trigger", "ratio", "first", "then", "rule"}
 //                (with accelerate_train_mode),
 //   "precision_report"?: precision/report.h (when a graph was lowered),

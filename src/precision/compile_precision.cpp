@@ -3,6 +3,7 @@
 #include "compiler/validate.h"
 #include "npucc/error.h"
 #include "precision/emulation.h"
+#include "precision/low_graph_opset.h"
 #include "precision/precision_modes.h"
 #include "precision/report.h"
 
@@ -75,13 +76,18 @@ void validate(onnx::ModelProto& model, const std::string& role) {
 }
 
 nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const CompileOptions& options,
-                     const std::string& role) {
+                     const std::string& role, LowGraphRaise raise = LowGraphRaise::no) {
+  nlohmann::json opset = raise_low_graph(model, options, plan.low, raise);
   std::vector<std::string> warnings;
   RewriteOptions rewrite = rewrite_options(plan, options, warnings);
   RewriteReport report = rewrite_mixed_precision(model, rewrite);
   report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
   validate(model, role);
-  return report_json(report, rewrite.policy, rewrite.weights, plan.note);
+  nlohmann::json out = report_json(report, rewrite.policy, rewrite.weights, plan.note);
+  if (!opset.is_null()) {
+    out["opset"] = std::move(opset);
+  }
+  return out;
 }
 
 } // namespace
@@ -104,7 +110,8 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
     ModePlan low_plan = plan_for_accelerate_mode(*options.accelerate_train_mode);
     refuse_unused_options(options, low_plan);
     GraphVariant low{"low", low_plan.precision, "", model};
-    build.report = lower(low.model, low_plan, options, "low");
+    // fast1: the low graph alone moves to opset 22 (low_graph_opset.cpp).
+    build.report = lower(low.model, low_plan, options, "low", LowGraphRaise::yes);
     GraphVariant high{"high", high_plan.precision, "", std::move(model)};
     if (high_plan.rewrite) {
       // allow_fp32_to_fp16: the phase after the switch runs in the user's own mode

@@ -119,6 +119,7 @@ RewriteReport rewrite_mixed_precision(onnx::ModelProto& model, const RewriteOpti
   // Before any Cast is added: the report describes the model's own nodes.
   count_nodes(*root, context);
   detail::convert_constants(*root, context);
+  detail::set_low_attributes(*root);
   detail::insert_casts(*root, context);
   report.fusion_guards = detail::guard_layer_norm_inputs(
       *model.mutable_graph(), low_values(*root, context.low),

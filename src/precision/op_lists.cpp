@@ -24,8 +24,12 @@ namespace {
 // DepthwiseConv2dNative, Conv2DBackpropInput = transposed conv, Einsum, CudnnRNN /
 // BlockLSTM / GRUBlockCell) = AC lower_precision_fp (mm, bmm, matmul, linear, addmm = Gemm,
 // conv*d, conv_transpose*d, einsum, lstm_cell, gru_cell, rnn_*_cell).
+// Attention-23 (scaled dot-product attention: two MatMuls around a softmax) is AC's
+// scaled_dot_product_attention, lower_precision_fp; its softmax is kept float32 through the
+// op's own softmax_precision attribute, which the rewrite sets on a lowered node
+// (low_attributes.cpp), and its float attn_mask input is pinned float32 (schema_check.cpp).
 const std::set<std::string> k_allow_float16 = {
-    "MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "LSTM", "GRU", "RNN",
+    "MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "LSTM", "GRU", "RNN", "Attention",
 };
 // bfloat16: TF Mkl allow has no RNN op, AC CPU has mkldnn_rnn_layer; they are listed and
 // the schema check keeps them float32 below opset 22 (where ONNX RNNs gain bfloat16).
@@ -42,6 +46,11 @@ const std::set<std::string>& allow_bfloat16() {
 // (its schema ties scale/B to the input type, so the pinned statistics keep it float32).
 // Moved to deny against TF, following AC fp32: Log (AC log), Reciprocal (AC reciprocal),
 // Softplus (AC softplus), Softmax / LogSoftmax (AC softmax/log_softmax fp32_set_opt_dtype).
+// Opsets 18 to 26: Gelu-20, Mish-18, Swish-24 are element-wise activations like Elu and
+// HardSwish (AC runs gelu, mish and silu in the input type: in no fp32 list), bounded by
+// |x| so they cannot overflow; RotaryEmbedding-23 rotates pairs of values by cached cos/sin
+// (x*cos - y*sin: a Mul/Add pair, bounded by |x|; the angles themselves are computed before,
+// into the caches); Col2Im-18 sums the few overlapping patches of a block, like Sum.
 const std::set<std::string> k_infer_common = {
     "Add",
     "Sum",
@@ -65,6 +74,11 @@ const std::set<std::string> k_infer_common = {
     "ThresholdedRelu",
     "Mean",
     "InstanceNormalization",
+    "Gelu",
+    "Mish",
+    "Swish",
+    "RotaryEmbedding",
+    "Col2Im",
 };
 
 // TF deny: Exp, Pow, Mean = ReduceMean, Sum = ReduceSum, L2Loss = ReduceSumSquare /
@@ -74,6 +88,17 @@ const std::set<std::string> k_infer_common = {
 // (also OCC), losses = NegativeLogLikelihoodLoss, acos/asin/cosh/sinh/tan, reciprocal,
 // softplus, softmax/log_softmax (+ Hardmax, the same family). MeanVarianceNormalization is
 // reductions + division, like layer_norm.
+// Normalisations: LayerNormalization-17, GroupNormalization-18/21 and RMSNormalization-23
+// stay float32 as whole ops (AC fp32: layer_norm, group_norm, rms_norm). Their stash_type
+// (default float32) only covers stage one (mean, variance); in a low node the normalised
+// values are cast back to the low type before scale and bias, which the schema ties to the
+// input type, so learned scale/bias would be rounded too, and runtimes differ in whether
+// they honour stash_type at all (a fused kernel in T is common). They are memory-bound,
+// so keeping them float32 costs little of what fast/fast1 gain on the matrix ops.
+// CumProd-26 as CumSum (AC cumprod fp32: the running product loses precision, and overflows,
+// with length); DFT-17/20 and STFT-17 as AC's fft_* (fp32: each output sums all n inputs);
+// AffineGrid-20 makes sampling coordinates in [-1, 1], which bfloat16 resolves only to 2^-8
+// (a pixel of a 256-wide image): the grid it feeds would sample the wrong pixels.
 const std::set<std::string> k_deny_common = {
     "Exp",
     "Log",
@@ -102,6 +127,12 @@ const std::set<std::string> k_deny_common = {
     "Cosh",
     "Sinh",
     "Tan",
+    "GroupNormalization",
+    "RMSNormalization",
+    "CumProd",
+    "DFT",
+    "STFT",
+    "AffineGrid",
 };
 
 // TF clear, mapped: Abs, ArgMax/ArgMin, Ceil/Floor/Round/Sign/Neg, ClipByValue/Relu6 =
@@ -114,23 +145,79 @@ const std::set<std::string> k_deny_common = {
 // float16 tool; OCC blocks Resize, Min, Max and TopK outright, but they are exact in the
 // low type once their index inputs stay float32), ReverseSequence, Select/Where = Where,
 // Shape, Slice/StridedSlice, Split, Tile, TopK, Transpose, OneHot and Size (float16 only:
-// TF Mkl drops them).
+// TF Mkl drops them). Opsets 18 to 26: CenterCropPad-18 (Slice + Pad) and TensorScatter-24
+// (a KV-cache write: ScatterND-like data movement) copy values, exact in the low type.
 const std::set<std::string> k_clear_common = {
-    "Abs",      "ArgMax",      "ArgMin",        "Ceil",
-    "Floor",    "Round",       "Sign",          "Neg",
-    "Clip",     "Concat",      "DepthToSpace",  "SpaceToDepth",
-    "Expand",   "Equal",       "Greater",       "GreaterOrEqual",
-    "Less",     "LessOrEqual", "Gather",        "GatherElements",
-    "GatherND", "Identity",    "Dropout",       "IsInf",
-    "IsNaN",    "ReduceMax",   "ReduceMin",     "Max",
-    "Min",      "MaxPool",     "GlobalMaxPool", "Pad",
-    "Relu",     "Reshape",     "Flatten",       "Unsqueeze",
-    "Squeeze",  "Resize",      "Upsample",      "ReverseSequence",
-    "Where",    "Shape",       "Slice",         "Split",
-    "Tile",     "TopK",        "Transpose",
+    "Abs",           "ArgMax",      "ArgMin",        "Ceil",
+    "Floor",         "Round",       "Sign",          "Neg",
+    "Clip",          "Concat",      "DepthToSpace",  "SpaceToDepth",
+    "Expand",        "Equal",       "Greater",       "GreaterOrEqual",
+    "Less",          "LessOrEqual", "Gather",        "GatherElements",
+    "GatherND",      "Identity",    "Dropout",       "IsInf",
+    "IsNaN",         "ReduceMax",   "ReduceMin",     "Max",
+    "Min",           "MaxPool",     "GlobalMaxPool", "Pad",
+    "Relu",          "Reshape",     "Flatten",       "Unsqueeze",
+    "Squeeze",       "Resize",      "Upsample",      "ReverseSequence",
+    "Where",         "Shape",       "Slice",         "Split",
+    "Tile",          "TopK",        "Transpose",     "CenterCropPad",
+    "TensorScatter",
+};
+
+// Ops whose output type comes from an attribute or that make values from nothing.
+// BitCast-26 reinterprets bits: a float32 value's bits are its meaning, so its input keeps
+// its type too. The window functions and MelWeightMatrix (17) take output_datatype.
+const std::set<std::string> k_never_lowered = {
+    "Cast",
+    "CastLike",
+    "BitCast",
+    "Constant",
+    "ConstantOfShape",
+    "Range",
+    "EyeLike",
+    "RandomNormal",
+    "RandomUniform",
+    "RandomNormalLike",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+    "SequenceEmpty",
+    "HannWindow",
+    "HammingWindow",
+    "BlackmanWindow",
+    "MelWeightMatrix",
+    "If",
+    "Loop",
+    "Scan",
+};
+
+// Ops added in opsets 17 to 26 that are in no list on purpose: they keep their original
+// precision (kept reason "not_listed", or "no_float").
+const std::map<std::string, std::string> k_unlisted = {
+    {"BitwiseAnd", "integer types only: no float data"},
+    {"BitwiseOr", "integer types only: no float data"},
+    {"BitwiseXor", "integer types only: no float data"},
+    {"BitwiseNot", "integer types only: no float data"},
+    {"ImageDecoder", "bytes in, uint8 out: no float data"},
+    {"RegexFullMatch", "strings only"},
+    {"StringConcat", "strings only"},
+    {"StringSplit", "strings only"},
+    {"OptionalGetElement", "optional plumbing: no arithmetic"},
+    {"OptionalHasElement", "optional plumbing: no arithmetic"},
+    {"SequenceMap", "a body over sequences: the rewrite does not lower sequence values"},
+    {"DeformConv",
+     "its sampling offsets (in pixels) share the input's type: lowering them would round "
+     "positions (bfloat16 resolves 1 in 128 at 100 px)"},
 };
 
 } // namespace
+
+const std::set<std::string>& never_lowered_ops() {
+  return k_never_lowered;
+}
+
+const std::map<std::string, std::string>& unlisted_ops() {
+  return k_unlisted;
+}
 
 const char* op_class_name(OpClass op_class) {
   switch (op_class) {

@@ -32,6 +32,16 @@ struct OpLists {
 // The built-in lists for a low type; see op_lists.cpp for where each entry comes from.
 OpLists default_op_lists(LowPrecision low);
 
+// Ops whose output type comes from an attribute (Cast, BitCast, Constant, window functions)
+// or that make values from nothing (Range, random ops), and control flow: never lowered,
+// whatever the policy or the lists say.
+const std::set<std::string>& never_lowered_ops();
+
+// Ops of opsets 17 to 26 that are in no list on purpose (they keep their original
+// precision), each with the reason; every other op introduced since 17 is in a list or
+// never lowered (a unit test checks it).
+const std::map<std::string, std::string>& unlisted_ops();
+
 // An Ascend-style modify_mixlist edit:
 // {"black-list"|"white-list"|"gray-list": {"to-add": [...], "to-remove": [...]}}
 // black = deny, white = allow, gray = infer. Adding an op moves it into that list;

@@ -24,27 +24,6 @@ using onnx::TensorProto;
 
 const std::set<std::string> k_control_flow = {"If", "Loop", "Scan"};
 
-// Ops whose output type comes from an attribute or that make values from nothing: never
-// lowered, whatever the policy.
-const std::set<std::string> k_never_lowered = {
-    "Cast",
-    "CastLike",
-    "Constant",
-    "ConstantOfShape",
-    "Range",
-    "EyeLike",
-    "RandomNormal",
-    "RandomUniform",
-    "RandomNormalLike",
-    "RandomUniformLike",
-    "Multinomial",
-    "Bernoulli",
-    "SequenceEmpty",
-    "If",
-    "Loop",
-    "Scan",
-};
-
 // Ops through which float arithmetic on shapes and indices flows (traced size formulas).
 const std::set<std::string> k_shape_arithmetic = {
     "Cast",   "Add",        "Sub",     "Mul",   "Div",        "Floor",    "Ceil",
@@ -270,7 +249,7 @@ void classify_nodes(Scope& scope, Context& context) {
       state.kept_reason = "other_domain";
     } else if (k_control_flow.count(node.op_type()) != 0) {
       state.kept_reason = "control_flow";
-    } else if (k_never_lowered.count(node.op_type()) != 0) {
+    } else if (never_lowered_ops().count(node.op_type()) != 0) {
       state.kept_reason = "type_from_attribute";
     } else {
       state.op_class = class_for_policy(node, options);

@@ -4,6 +4,7 @@
 
 #include "precision/report.h"
 
+#include "precision/low_graph_opset.h"
 #include "util/strings.h"
 
 namespace npucc::precision {
@@ -89,6 +90,9 @@ std::vector<std::string> format_precision_summary(const json& report) {
   }
   if (!reasons.empty()) {
     lines.push_back("kept float32: " + util::join(reasons, ", "));
+  }
+  if (std::string opset = low_graph_opset_line(report.value("opset", json())); !opset.empty()) {
+    lines.push_back(opset);
   }
   const auto& casts = report.at("casts");
   const auto& constants = report.at("constants");

@@ -13,7 +13,8 @@ namespace npucc::precision {
 //  {reason: count}, "casts": {"inserted", "folded", "by_type"}, "constants": {"converted",
 //  "bytes_before", "bytes_after", "weight_bytes_saved", "master_weight_bytes",
 //  "kept_float32": [{"name", "reason", "bytes", "overflow_values"?}]},
-//  "low_precision_weights", "warnings": [...], "note"?}
+//  "low_precision_weights", "warnings": [...], "note"?,
+//  "opset"?: low_graph_opset.h (bfloat16 below opset 22)}
 nlohmann::json report_json(const RewriteReport& report, Policy policy, WeightStorage weights,
                            const std::string& note);
 

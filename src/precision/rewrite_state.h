@@ -100,6 +100,8 @@ void mark_runtime_workarounds(Scope& scope);
 // constants.cpp: records uses, decides which constants convert; converts them.
 void decide_constants(Scope& root, Context& context);
 void convert_constants(Scope& root, Context& context);
+// low_attributes.cpp: attributes a lowered node needs (Attention's softmax_precision).
+void set_low_attributes(Scope& scope);
 // cast_insertion.cpp: Casts, declared types, node order.
 void insert_casts(Scope& root, Context& context);
 

@@ -65,6 +65,13 @@ bool is_pinned_input(const onnx::OpSchema& schema, const std::string& op_type, i
       {"Upsample", {"scales"}},
       {"BatchNormalization", {"scale", "B", "mean", "var", "input_mean", "input_var"}},
       {"InstanceNormalization", {"scale", "B"}},
+      // Attention's float attn_mask is not pinned although its type U is free of Q's:
+      // ONNX Runtime 1.30 rejects a float32 mask beside float16 Q ("Type Error ...
+      // QKAttnCast"). A constant mask of -1e9 or float32's lowest overflows the low type
+      // and so keeps the Attention float32 (reason "overflow").
+      // Sampling coordinates in [-1, 1]: bfloat16 resolves them only to 2^-8 (a pixel of a
+      // 256-wide image), float16 to 2^-11; T2 is free of the image's T1.
+      {"GridSample", {"grid"}},
   };
   return named_in(pinned, op_type, formal_name(schema.inputs(), index));
 }
@@ -92,7 +99,7 @@ bool is_index_input(const onnx::OpSchema& schema, const std::string& op_type, in
       {"ScatterElements", {"indices"}},
       {"Resize", {"roi", "scales", "sizes"}},
       {"Upsample", {"scales"}},
-      {"Pad", {"pads"}},
+      {"Pad", {"pads", "axes"}},
       {"TopK", {"K"}},
       {"OneHot", {"depth"}},
       {"Unsqueeze", {"axes"}},
@@ -100,6 +107,15 @@ bool is_index_input(const onnx::OpSchema& schema, const std::string& op_type, in
       {"Split", {"split"}},
       {"CumSum", {"axis"}},
       {"Trilu", {"k"}},
+      {"CumProd", {"axis"}},
+      {"CenterCropPad", {"shape"}},
+      {"Col2Im", {"image_shape", "block_shape"}},
+      {"DFT", {"dft_length", "axis"}},
+      {"STFT", {"frame_step", "frame_length"}},
+      {"AffineGrid", {"size"}},
+      {"TensorScatter", {"write_indices"}},
+      {"RotaryEmbedding", {"position_ids"}},
+      {"Attention", {"nonpad_kv_seqlen"}},
   };
   if (op_type.rfind("Reduce", 0) == 0) {
     return formal_name(schema.inputs(), index) == "axes";

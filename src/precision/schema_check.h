@@ -12,9 +12,9 @@ const onnx::OpSchema* find_schema(const onnx::NodeProto& node, const onnx::Model
 
 // Inputs that stay float32 whatever the node runs in: Resize/Upsample roi and scales (ORT's
 // float16 tool, ALWAYS_FLOAT_INPUTS), normalisation statistics (BatchNormalization scale, B,
-// mean, var; InstanceNormalization scale, B). Whether the node can then run in the low type
-// is the schema's call (BatchNormalization-15 types them separately; older ones tie them to
-// the input, so such a node stays float32).
+// mean, var; InstanceNormalization scale, B), GridSample's grid (sampling coordinates).
+// Whether the node can then run in the low type is the schema's call (BatchNormalization-15
+// types them separately; older ones tie them to the input, so such a node stays float32).
 bool is_pinned_input(const onnx::OpSchema& schema, const std::string& op_type, int index);
 bool is_pinned_output(const onnx::OpSchema& schema, const std::string& op_type, int index);
 

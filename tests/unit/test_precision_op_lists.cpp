@@ -2,6 +2,7 @@
 #include "precision/keep_dtype.h"
 #include "precision/op_lists.h"
 #include "schemas/registry.h"
+#include "schemas/signature.h"
 
 #include <doctest/doctest.h>
 #include <onnx/defs/schema.h>
@@ -29,6 +30,62 @@ TEST_SUITE("npucc::precision::OpLists") {
         CHECK(count == 1);
       }
     }
+  }
+
+  TEST_CASE("never-lowered and unlisted ops name real ONNX ops") {
+    for (const auto& op : npucc::precision::never_lowered_ops()) {
+      INFO(op);
+      CHECK(npucc::schemas::registry().knows_default_op(op));
+    }
+    for (const auto& [op, reason] : npucc::precision::unlisted_ops()) {
+      INFO(op);
+      CHECK(npucc::schemas::registry().knows_default_op(op));
+      CHECK(!reason.empty());
+      CHECK(default_op_lists(LowPrecision::float16).classify(op) == OpClass::none);
+    }
+  }
+
+  TEST_CASE("every op introduced in opsets 17 to 26 is in a list, never lowered, or unlisted "
+            "with a reason") {
+    std::set<std::string> fresh = {"LayerNormalization", "DFT",           "STFT",
+                                   "HannWindow",         "HammingWindow", "BlackmanWindow",
+                                   "MelWeightMatrix",    "SequenceMap"};
+    for (const auto& signature : npucc::schemas::signatures()) {
+      if (std::string(signature.domain).empty() &&
+          npucc::schemas::find_schema(signature.op, 17, "") == nullptr) {
+        fresh.insert(signature.op);
+      }
+    }
+    CHECK(fresh.size() >= 30);
+    for (auto low : {LowPrecision::float16, LowPrecision::bfloat16}) {
+      auto lists = default_op_lists(low);
+      for (const auto& op : fresh) {
+        INFO(op);
+        bool accounted = lists.classify(op) != OpClass::none ||
+                         npucc::precision::never_lowered_ops().count(op) != 0 ||
+                         npucc::precision::unlisted_ops().count(op) != 0;
+        CHECK(accounted);
+      }
+    }
+  }
+
+  TEST_CASE("the new ops' classes: normalisations float32, activations follow, Attention low") {
+    for (auto low : {LowPrecision::float16, LowPrecision::bfloat16}) {
+      auto lists = default_op_lists(low);
+      for (const char* op : {"LayerNormalization", "GroupNormalization", "RMSNormalization",
+                             "CumProd", "DFT", "AffineGrid"}) {
+        INFO(op);
+        CHECK(lists.classify(op) == OpClass::deny);
+      }
+      for (const char* op : {"Gelu", "Mish", "Swish", "RotaryEmbedding", "Col2Im"}) {
+        INFO(op);
+        CHECK(lists.classify(op) == OpClass::infer);
+      }
+      CHECK(lists.classify("Attention") == OpClass::allow);
+      CHECK(lists.classify("TensorScatter") == OpClass::clear);
+      CHECK(lists.classify("CenterCropPad") == OpClass::clear);
+    }
+    CHECK(npucc::precision::never_lowered_ops().count("BitCast") == 1);
   }
 
   TEST_CASE("the float16 and bfloat16 lists differ where TF's CUDA and oneDNN lists do") {

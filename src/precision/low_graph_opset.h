@@ -1,0 +1,30 @@
+#pragma once
+
+#include "npucc/compile.h"
+
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+namespace npucc::precision {
+
+// The opset from which ONNX allows bfloat16 for Conv, ConvTranspose, the pools,
+// InstanceNormalization, LSTM/GRU/RNN and about 40 more ops.
+inline constexpr int k_bfloat16_opset = 22;
+
+enum class LowGraphRaise { yes, no };
+
+// fast1 (LowGraphRaise::yes) below opset 22 without --target-opset: raises `low` (typed)
+// to opset 22 when one of its ops gains bfloat16 there (low_graph_opset.cpp says why). Returns the report's "opset" object:
+// {"model", "low_graph", "raised", "adapted"?: {"Op-version": count},
+//  "schema_float32"?: {op: count}, "why"?} (the last two when bfloat16 graph nodes stay
+// float32 for want of the raise), or null when the low type is not bfloat16 or the model
+// is at 22 or later. A refused raise leaves `low` as it was.
+nlohmann::json raise_low_graph(onnx::ModelProto& low, const CompileOptions& options,
+                               LowPrecision low_type, LowGraphRaise raise);
+
+// The report's line for that object ("opset: low graph raised from 13 to 22 ..." or
+// "schema at opset 13: 20 Conv stay float32; --target-opset 22 lowers them (...)"); empty
+// when there is nothing to say.
+std::string low_graph_opset_line(const nlohmann::json& opset);
+
+} // namespace npucc::precision
