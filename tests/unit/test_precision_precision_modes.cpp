@@ -7,6 +7,8 @@
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+#include <map>
+#include <set>
 
 using npucc::LowPrecision;
 using npucc::PrecisionOptions;
@@ -115,13 +117,27 @@ TEST_SUITE("npucc::precision::make_emulation") {
     CHECK(npucc::precision::make_emulation(model).round_trips == 4);
     npucc::compiler::infer_shapes_strict(model);
     npucc::compiler::check_model(model);
+    // One bfloat16 copy per round trip, read by Casts back to float32 only (a copy whose
+    // way back nothing read holds the value's own name, as in the low graph).
+    std::map<std::string, std::set<std::string>> readers;
+    for (const auto& node : model.graph().node()) {
+      for (const auto& input : node.input()) {
+        readers[input].insert(node.op_type());
+      }
+    }
     int computed_round_trips = 0;
+    int low_copies = 0;
     for (const auto& value : model.graph().value_info()) {
-      bool low_copy = value.name().find("_emu_low") != std::string::npos;
       int32_t type = value.type().tensor_type().elem_type();
-      CHECK(type == (low_copy ? onnx::TensorProto::BFLOAT16 : onnx::TensorProto::FLOAT));
+      INFO(value.name());
+      CHECK((type == onnx::TensorProto::BFLOAT16 || type == onnx::TensorProto::FLOAT));
+      if (type == onnx::TensorProto::BFLOAT16) {
+        ++low_copies;
+        CHECK(readers[value.name()] == std::set<std::string>{"Cast"});
+      }
       computed_round_trips += value.name().find("_emu_f32") != std::string::npos ? 1 : 0;
     }
+    CHECK(low_copies == 4);
     CHECK(computed_round_trips == 2);
   }
 }
