@@ -125,12 +125,8 @@ Result evaluate_expand(const Inputs& inputs) {
     return std::nullopt;
   }
   out.type = data.type;
-  uint64_t count = 1;
-  for (int64_t dim : out.dims) {
-    count *= static_cast<uint64_t>(dim);
-    if (count > k_max_fold_elements) {
-      return std::nullopt;
-    }
+  if (!out.fits_fold_limit()) {
+    return std::nullopt;
   }
   out.allocate();
   auto from = source_indices(data, out.dims);

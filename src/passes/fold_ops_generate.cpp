@@ -32,12 +32,8 @@ Result evaluate_generator(const onnx::NodeProto& node, const Inputs& inputs) {
     FoldValue out;
     out.type = fill.type;
     out.dims = *shape;
-    uint64_t count = 1;
-    for (int64_t dim : out.dims) {
-      count *= static_cast<uint64_t>(dim);
-      if (count > k_max_fold_elements) {
-        return std::nullopt;
-      }
+    if (!out.fits_fold_limit()) {
+      return std::nullopt;
     }
     out.allocate();
     for (size_t i = 0; i < out.count(); ++i) {

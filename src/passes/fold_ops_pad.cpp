@@ -112,12 +112,8 @@ Result evaluate_pad(const onnx::NodeProto& node, const Inputs& inputs, int versi
     begin[a] = b;
     out.dims[a] = data->dims[a] + b + e;
   }
-  uint64_t count = 1;
-  for (int64_t dim : out.dims) {
-    count *= static_cast<uint64_t>(dim);
-    if (count > k_max_fold_elements) {
-      return std::nullopt;
-    }
+  if (!out.fits_fold_limit()) {
+    return std::nullopt;
   }
   out.allocate();
   std::vector<int64_t> counter(static_cast<size_t>(rank), 0);

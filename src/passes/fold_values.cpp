@@ -36,6 +36,17 @@ bool read_field(const Field& field, size_t count, std::vector<Out>& out) {
 
 } // namespace
 
+bool FoldValue::fits_fold_limit() const {
+  uint64_t elements = 1;
+  for (int64_t dim : dims) {
+    elements *= static_cast<uint64_t>(dim);
+    if (elements > k_max_fold_elements) {
+      return false;
+    }
+  }
+  return true;
+}
+
 size_t FoldValue::count() const {
   size_t n = 1;
   for (int64_t dim : dims) {

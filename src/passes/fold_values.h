@@ -24,6 +24,9 @@ struct FoldValue {
   size_t size() const { return is_float() ? floats.size() : ints.size(); }
   // The element count the dims declare.
   size_t count() const;
+  // Whether the dims (non-negative) declare at most k_max_fold_elements elements; checked
+  // dim by dim, so a product that would overflow is refused too.
+  bool fits_fold_limit() const;
   // Resizes the storage of the type to `count()` zeros.
   void allocate();
 };
