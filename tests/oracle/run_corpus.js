@@ -359,9 +359,16 @@ async function run_case(o, c, log) {
       notes.push(`${mode}: not compared (ORT cannot load the original)`);
       continue;
     }
-    for (const check of graph_checks(mode)) {
+    for (const default_check of graph_checks(mode)) {
+      const label = `${mode}/${default_check.role}`;
+      // A gap known and open (cases.json known_gaps: {"mode/role": {min_cosine, why}}): the
+      // graph is held to the figure it reaches, so a regression still fails, and said so.
+      const gap = (c.known_gaps || {})[label];
+      const check = gap ? { ...default_check, min_cosine: gap.min_cosine } : default_check;
+      if (gap) {
+        notes.push(`KNOWN GAP ${label}: held at cosine ${gap.min_cosine}, not ${default_check.min_cosine}: ${gap.why}`);
+      }
       const graph = path.join(dir, `${check.role}.onnx`);
-      const label = `${mode}/${check.role}`;
       if (!fs.existsSync(graph)) {
         problems.push(`${label}: missing`);
         continue;

@@ -1466,6 +1466,15 @@ def new_type_data_movement():
 # except ppocrv4_det: on uniform [0, 1) noise its detection map is ~1e-5 everywhere, where a float16
 # graph's cosine says little (0.9967 at max abs error 8e-6, at its own opset 11 too); on [-1, 1),
 # as tests/e2e/test_precision_real_models.sh feeds it, the map has signal and the cosine means something)
+# Open gaps, each held at the figure it reaches so a regression still fails (issue 17's notes).
+KNOWN_GAPS = {
+    'real-ppocrv4_det-22': {'fast1/emulation': {
+        'min_cosine': 0.85,
+        'why': 'every Conv of the detector in bfloat16 (opset 22): rounding accumulates over its '
+               'backbone (0.854 here, 0.978 on the precision suite\'s inputs); fusing its 24 '
+               'decomposed HardSwish into HardSwish-14 lifts it to 0.938 / 0.990 only'}},
+}
+
 REAL_MODELS = [
     ('ppocrv4_det', 'ppocrv4_det.onnx', {'x': [1, 3, 320, 320]}, {}, {}),
     ('ppocr_cls', 'ppocr_cls.onnx', {'x': [1, 3, 48, 192]}, {}, {'x': [0, 1]}),
@@ -1567,7 +1576,8 @@ def real_models(testdata):
                                                     f'{model.ir_version} (Reduce axes as inputs, ...)',
                           'refuse': ('never', []), 'external': [], 'explicit_shapes': True,
                           'shapes': shapes, 'ranges': ranges, 'values': values, 'new_types': [],
-                          'bfloat16': False, 'check': None})
+                          'bfloat16': False, 'check': None,
+                          'known_gaps': KNOWN_GAPS.get(case_name, {})})
 
 
 def build_all(testdata=None):
@@ -1646,6 +1656,8 @@ def main():
                  'feature': c['feature'], 'shapes': c['shapes'], 'ranges': c['ranges'], 'values': c['values'],
                  'new_types': c['new_types'], 'bfloat16': c['bfloat16'], 'expect': expect,
                  'refuse': c['refuse'][0], 'refusal_names': c['refuse'][1]}
+        if c.get('known_gaps'):
+            entry['known_gaps'] = c['known_gaps']
         if c['external']:
             entry['external_data'] = f'{c["name"]}.data'
         if reason:
