@@ -172,6 +172,11 @@ void OutputFolder::publish() {
     if (::rename((m_staging / name).c_str(), (m_target / name).c_str()) != 0) {
       throw Error((m_target / name).string() + ": cannot write: " + std::strerror(errno));
     }
+    // A hit links both into the same cache file; rename() of one link onto another of the
+    // same file does nothing (POSIX) and leaves the staged name behind.
+    if (::unlink((m_staging / name).c_str()) != 0 && errno != ENOENT) {
+      throw Error((m_staging / name).string() + ": cannot remove: " + std::strerror(errno));
+    }
   }
   if (::rmdir(m_staging.c_str()) != 0) {
     throw Error(m_staging.string() + ": cannot remove the staging folder: " + std::strerror(errno));

@@ -30,6 +30,14 @@ contains "$WORK/out" "cache: miss: new key"
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o2" --graph-compiler-cache-dir "$C"; t2=$(now_ms)
 contains "$WORK/out" "cache: hit"
 echo "wall: miss $((t1 - t0)) ms, hit $((t2 - t1)) ms"
+# A hit into the folder the miss wrote (the README's main command, run twice): its files are
+# links to the same cache files, which rename() onto each other leaves in the staging folder.
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o1" --cache-dir "$C"
+contains "$WORK/out" "cache: hit"
+[ -z "$(find "$WORK" -maxdepth 1 -name 'o1.tmp.*')" ] || fail "a staging folder was left beside o1"
+cmp "$WORK/o1/high.onnx" "$WORK/o2/high.onnx" || fail "high.onnx differs on a hit into its own folder"
+pass "a hit into the folder an earlier compile of the same model wrote"
+
 miss=0; hit=0; process=0
 for i in 1 2 3; do
   "$NPUCC" -q cache invalidate --model ppocrv4_det --cache-dir "$C" >/dev/null
