@@ -3,6 +3,7 @@
 #include "model/graph_walk.h"
 #include "model/ir_fields.h"
 #include "npucc/error.h"
+#include "schemas/registry.h"
 
 #include <functional>
 #include <map>
@@ -18,10 +19,6 @@ const std::string k_overload_mark = "[overload=";
 const std::string k_default_mark = "npucc: attribute_proto default";
 
 using Key = std::pair<std::string, std::string>; // domain ("" for ai.onnx), name
-
-std::string domain_of(const std::string& domain) {
-  return domain == "ai.onnx" ? "" : domain;
-}
 
 std::string mangled(const std::string& name, const std::string& overload) {
   return name + k_overload_mark + overload + "]";
@@ -94,7 +91,7 @@ void expose_function_calls(onnx::ModelProto& model) {
   std::set<Key> named;
   std::set<Key> overloaded;
   for (auto& function : *model.mutable_functions()) {
-    Key key{domain_of(function.domain()), function.name()};
+    Key key{schemas::canonical_domain(function.domain()), function.name()};
     std::string overload = model::overload_of(function);
     if (function.name().find(k_overload_mark) != std::string::npos) {
       throw Error(describe(key, overload) + ": a function name may not contain \"" +
@@ -123,7 +120,7 @@ void expose_function_calls(onnx::ModelProto& model) {
     return;
   }
   for_each_call_site(model, [&](onnx::NodeProto& node) {
-    Key key{domain_of(node.domain()), node.op_type()};
+    Key key{schemas::canonical_domain(node.domain()), node.op_type()};
     std::string overload = model::overload_of(node);
     if (node.op_type().find(k_overload_mark) != std::string::npos) {
       throw Error("node \"" + node.name() + "\": an op type may not contain \"" + k_overload_mark +

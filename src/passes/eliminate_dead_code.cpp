@@ -13,25 +13,20 @@ namespace {
 
 using Opsets = std::unordered_map<std::string, int>;
 
-std::string canonical_domain(const std::string& domain) {
-  return domain == "ai.onnx" ? std::string() : domain;
-}
-
 Opsets opsets_of(const onnx::ModelProto* model) {
   Opsets opsets;
   if (model != nullptr) {
     for (const auto& opset : model->opset_import()) {
-      opsets[canonical_domain(opset.domain())] = static_cast<int>(opset.version());
+      opsets[schemas::canonical_domain(opset.domain())] = static_cast<int>(opset.version());
     }
   }
   return opsets;
 }
 
 bool has_schema(const onnx::NodeProto& node, const Opsets& opsets) {
-  const std::string domain = canonical_domain(node.domain());
+  const std::string domain = schemas::canonical_domain(node.domain());
   auto it = opsets.find(domain);
-  return it != opsets.end() &&
-         schemas::find_schema(node.op_type(), it->second, domain) != nullptr;
+  return it != opsets.end() && schemas::find_schema(node.op_type(), it->second, domain) != nullptr;
 }
 
 // A node that must stay even when nothing reads it: its op, or an op in one of its

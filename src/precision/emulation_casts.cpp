@@ -14,19 +14,6 @@ namespace {
 
 using onnx::TensorProto;
 
-bool is_cast_to(const onnx::NodeProto& node, int32_t to) {
-  if (node.op_type() != "Cast" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
-      node.input_size() != 1 || node.output_size() != 1) {
-    return false;
-  }
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == "to") {
-      return attribute.i() == to;
-    }
-  }
-  return false;
-}
-
 // Every value read anywhere: node inputs of every graph (a body's reads of outer values
 // included) and every graph's outputs.
 std::unordered_set<std::string> values_read(onnx::GraphProto& root) {
@@ -83,9 +70,8 @@ void rename_low_copies(onnx::GraphProto& root,
     auto* infos = graph.mutable_value_info();
     for (int i = infos->size() - 1; i >= 0; --i) {
       const auto& name = infos->Get(i).name();
-      if (names.count(name) != 0 || std::any_of(names.begin(), names.end(), [&](const auto& n) {
-            return n.second == name;
-          })) {
+      if (names.count(name) != 0 || std::any_of(names.begin(), names.end(),
+                                                [&](const auto& n) { return n.second == name; })) {
         infos->DeleteSubrange(i, 1); // re-inferred with the value's new type
       }
     }
@@ -111,9 +97,9 @@ void read_low_copies(onnx::GraphProto& root, const RoundTrips& trips) {
   rename_low_copies(root, removed);
 }
 
-int64_t guard_bfloat16_layer_norm_inputs(
-    onnx::GraphProto& root, const RoundTrips& trips,
-    const std::function<std::string(const std::string&)>& unique) {
+int64_t
+guard_bfloat16_layer_norm_inputs(onnx::GraphProto& root, const RoundTrips& trips,
+                                 const std::function<std::string(const std::string&)>& unique) {
   // float16 copies need none: a fused node reading float16 has a CPU kernel, and its scale
   // and bias are float32 in an emulation graph either way (tests/e2e/test_ort_levels.sh).
   std::unordered_set<std::string> bfloat16_copies;

@@ -19,19 +19,6 @@ namespace npucc::precision::detail {
 
 namespace {
 
-bool is_cast_to_float(const onnx::NodeProto& node) {
-  if (node.op_type() != "Cast" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
-      node.input_size() != 1 || node.output_size() != 1) {
-    return false;
-  }
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == "to") {
-      return attribute.i() == onnx::TensorProto::FLOAT;
-    }
-  }
-  return false;
-}
-
 onnx::NodeProto guard(const std::string& input, const std::string& output,
                       const std::string& name) {
   onnx::NodeProto node;
@@ -57,6 +44,19 @@ std::unordered_set<std::string> reduce_mean_inputs(const onnx::GraphProto& graph
 
 } // namespace
 
+bool is_cast_to(const onnx::NodeProto& node, int32_t to) {
+  if (node.op_type() != "Cast" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
+      node.input_size() != 1 || node.output_size() != 1) {
+    return false;
+  }
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == "to") {
+      return attribute.i() == to;
+    }
+  }
+  return false;
+}
+
 int64_t guard_layer_norm_inputs(onnx::GraphProto& root,
                                 const std::unordered_set<std::string>& low_values,
                                 const std::function<std::string(const std::string&)>& unique) {
@@ -65,7 +65,8 @@ int64_t guard_layer_norm_inputs(onnx::GraphProto& root,
     const auto reduced = reduce_mean_inputs(graph);
     google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
     for (auto& node : *graph.mutable_node()) {
-      const bool guarded = is_cast_to_float(node) && low_values.count(node.input(0)) != 0 &&
+      const bool guarded = is_cast_to(node, onnx::TensorProto::FLOAT) &&
+                           low_values.count(node.input(0)) != 0 &&
                            reduced.count(node.output(0)) != 0;
       if (!guarded) {
         *nodes.Add() = std::move(node);

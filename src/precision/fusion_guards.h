@@ -11,6 +11,9 @@
 
 namespace npucc::precision::detail {
 
+// Is `node` a standard-domain Cast to `to`?
+bool is_cast_to(const onnx::NodeProto& node, int32_t to);
+
 // Guards every Cast to float32 that reads one of `low_values` and whose result a ReduceMean
 // reads, in every graph under `root`; returns the number of guards. `unique` makes names.
 int64_t guard_layer_norm_inputs(onnx::GraphProto& root,

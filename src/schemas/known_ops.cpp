@@ -11,10 +11,6 @@ namespace npucc::schemas {
 
 namespace {
 
-std::string canonical(const std::string& domain) {
-  return domain == "ai.onnx" ? std::string() : domain;
-}
-
 std::string shown(const std::string& domain) {
   return domain.empty() ? "ai.onnx" : domain;
 }
@@ -32,13 +28,12 @@ int first_opset_of(const std::string& op, const std::string& domain) {
 
 [[noreturn]] void refuse(const onnx::NodeProto& node, int index, const std::string& domain,
                          int opset) {
-  const std::string what = model::describe_node(node, index) + ": no operator " +
-                           node.op_type() + " in domain " + shown(domain) + " at opset " +
-                           std::to_string(opset);
+  const std::string what = model::describe_node(node, index) + ": no operator " + node.op_type() +
+                           " in domain " + shown(domain) + " at opset " + std::to_string(opset);
   const int first = first_opset_of(node.op_type(), domain);
   if (first > opset) {
-    throw Error(what + " (" + node.op_type() + " is defined from opset " +
-                    std::to_string(first) + ")",
+    throw Error(what + " (" + node.op_type() + " is defined from opset " + std::to_string(first) +
+                    ")",
                 "import opset " + std::to_string(first) + " or later of " + shown(domain) +
                     ", or re-export the model");
   }
@@ -52,16 +47,16 @@ int first_opset_of(const std::string& op, const std::string& domain) {
 void check_known_operators(const onnx::ModelProto& model) {
   std::map<std::string, int> opsets;
   for (const auto& opset : model.opset_import()) {
-    opsets[canonical(opset.domain())] = static_cast<int>(opset.version());
+    opsets[canonical_domain(opset.domain())] = static_cast<int>(opset.version());
   }
   std::set<std::pair<std::string, std::string>> functions;
   for (const auto& function : model.functions()) {
-    functions.insert({canonical(function.domain()), function.name()});
+    functions.insert({canonical_domain(function.domain()), function.name()});
   }
   model::for_each_graph(model.graph(), [&](const onnx::GraphProto& graph, int) {
     for (int i = 0; i < graph.node_size(); ++i) {
       const auto& node = graph.node(i);
-      const std::string domain = canonical(node.domain());
+      const std::string domain = canonical_domain(node.domain());
       auto opset = opsets.find(domain);
       if (Registry::max_opset(domain) == 0 || opset == opsets.end() ||
           functions.count({domain, node.op_type()}) != 0) {

@@ -12,10 +12,6 @@ namespace npucc::schemas {
 
 namespace {
 
-std::string canonical_domain(const std::string& domain) {
-  return domain == "ai.onnx" ? std::string() : domain;
-}
-
 std::string key_of(const std::string& domain, const std::string& op) {
   return canonical_domain(domain) + ":" + op;
 }
@@ -38,9 +34,12 @@ std::vector<std::string> parse_string_list(const std::string& text) {
 onnx::AttributeProto default_value(const AttributeSpec& spec) {
   const std::string text = spec.default_text;
   switch (spec.type) {
-  case onnx::AttributeProto::INT: return onnx::MakeAttribute(spec.name, int64_t{std::stoll(text)});
-  case onnx::AttributeProto::FLOAT: return onnx::MakeAttribute(spec.name, std::stof(text));
-  case onnx::AttributeProto::STRING: return onnx::MakeAttribute(spec.name, text);
+  case onnx::AttributeProto::INT:
+    return onnx::MakeAttribute(spec.name, int64_t{std::stoll(text)});
+  case onnx::AttributeProto::FLOAT:
+    return onnx::MakeAttribute(spec.name, std::stof(text));
+  case onnx::AttributeProto::STRING:
+    return onnx::MakeAttribute(spec.name, text);
   case onnx::AttributeProto::STRINGS:
     return onnx::MakeAttribute(spec.name, parse_string_list(text));
   default:
@@ -79,9 +78,9 @@ onnx::OpSchema build_schema(const Signature& signature, const Inference& inferen
   add_formals(schema, signature.inputs, true);
   add_formals(schema, signature.outputs, false);
   for (const auto& constraint : signature.constraints) {
-    schema.TypeConstraint(constraint.parameter,
-                          std::vector<std::string>(constraint.types.begin(), constraint.types.end()),
-                          "");
+    schema.TypeConstraint(
+        constraint.parameter,
+        std::vector<std::string>(constraint.types.begin(), constraint.types.end()), "");
   }
   schema.TypeAndShapeInferenceFunction(inference.infer);
   if (inference.propagate) {
@@ -102,7 +101,7 @@ struct Corrected {
 };
 
 constexpr Corrected k_corrected[] = {
-    {"MaxPool", 10, 2}, {"MaxPool", 11, 2}, {"MaxPool", 12, 2},
+    {"MaxPool", 10, 2},     {"MaxPool", 11, 2},     {"MaxPool", 12, 2},
     {"AveragePool", 10, 1}, {"AveragePool", 11, 1},
 };
 
@@ -119,6 +118,10 @@ onnx::OpSchema corrected_schema(const Corrected& entry) {
 }
 
 } // namespace
+
+std::string canonical_domain(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
 
 std::string version_key(const std::string& domain, const std::string& op, int since) {
   const std::string d = canonical_domain(domain);

@@ -36,6 +36,9 @@ private:
   std::map<std::string, std::map<int, onnx::OpSchema>> m_schemas;
 };
 
+// "" for the default domain however a model spells it ("" or "ai.onnx"), else `domain`.
+std::string canonical_domain(const std::string& domain);
+
 // The one registry, built on first use (thread-safe).
 const Registry& registry();
 
