@@ -1,6 +1,7 @@
 #include "passes/fuse_hard_activations.h"
 
 #include "model/graph_walk.h"
+#include "opset/raise_opset.h"
 #include "passes/fold_values.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
@@ -24,20 +25,13 @@ constexpr int k_hard_swish_opset = 14;
 constexpr int k_hard_sigmoid_opset = 6;
 constexpr float k_sixth = 1.0F / 6.0F;
 
-// float32 1/6 as exporters write it (0.16666667, or 0.1666667 rounded in a text format).
+// 0, 0.5, 3 and 6 are exact in float32; 1/6 is not, and exporters write it as float32's
+// nearest (0.16666667) or rounded in a text format (0.1666667).
 bool near(float value, float want) {
-  return std::fabs(value - want) <= 1e-6F * std::max(1.0F, std::fabs(want));
-}
-
-int64_t default_opset(const onnx::ModelProto* model) {
-  if (model != nullptr) {
-    for (const auto& opset : model->opset_import()) {
-      if (opset.domain().empty() || opset.domain() == "ai.onnx") {
-        return opset.version();
-      }
-    }
+  if (want != k_sixth) {
+    return value == want;
   }
-  return 0;
+  return std::fabs(value - want) <= 1e-6F * want;
 }
 
 // One form found: the value it computes the activation of, and its nodes, final one last.
@@ -263,7 +257,8 @@ std::optional<Match> clip_0_6(const Forms& forms, int index) {
   const std::string& t = clip.input(0);
   if (clip.input_size() == 1) {
     if (has_float_attribute(clip, "min") && has_float_attribute(clip, "max") &&
-        float_attribute(clip, "min", 1) == 0.0F && float_attribute(clip, "max", 0) == 6.0F) {
+        near(float_attribute(clip, "min", 1), 0.0F) &&
+        near(float_attribute(clip, "max", 0), 6.0F)) {
       return Match{t, {index}};
     }
     return std::nullopt;
@@ -273,7 +268,7 @@ std::optional<Match> clip_0_6(const Forms& forms, int index) {
   }
   auto low = forms.scalar(clip.input(1), t);
   auto high = forms.scalar(clip.input(2), t);
-  if (low && high && *low == 0.0F && *high == 6.0F) {
+  if (low && high && near(*low, 0.0F) && near(*high, 6.0F)) {
     return Match{t, {index}};
   }
   return std::nullopt;
@@ -400,7 +395,7 @@ std::optional<Match> hard_swish_form(const Forms& forms, int index) {
 } // namespace
 
 int64_t FuseHardActivations::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
-  const int64_t opset = default_opset(context.model);
+  const int64_t opset = context.model == nullptr ? 0 : opset::default_opset(*context.model);
   if (opset < k_hard_sigmoid_opset) {
     return 0;
   }
