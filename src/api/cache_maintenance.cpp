@@ -26,13 +26,16 @@ CacheEntry entry_of(const cache::EntryInfo& info) {
   return entry;
 }
 
-std::vector<RemovedEntry> removed_entries(const std::vector<cache::Removal>& removals) {
-  std::vector<RemovedEntry> removed;
-  removed.reserve(removals.size());
-  for (const auto& removal : removals) {
-    removed.push_back({removal.key, removal.model, removal.version, removal.bytes, removal.why});
+// The entries a purge or an invalidation removed (or, dry run, would remove).
+CacheRemoval removal_of(const std::vector<cache::Removal>& removals, cache::Failures failures) {
+  CacheRemoval removal;
+  for (const auto& removed : removals) {
+    removal.removed.push_back(
+        {removed.key, removed.model, removed.version, removed.bytes, removed.why});
+    removal.freed += removed.bytes;
   }
-  return removed;
+  removal.failures = std::move(failures);
+  return removal;
 }
 
 cache::DryRun dry_run_of(bool dry_run) {
@@ -98,14 +101,12 @@ CacheRemoval Cache::purge(const PurgeRequest& request) const {
   options.all = request.all;
   options.older_than = request.older_than;
   options.max_size = request.max_size;
-  cache::LocalStorage storage = cache::open_local_storage(m_config, intent_of(!request.dry_run));
-  cache::PurgeReport report = storage.purge(options, dry_run_of(request.dry_run));
-  CacheRemoval removal;
-  removal.removed = removed_entries(report.removed);
+  cache::PurgeReport report = cache::open_local_storage(m_config, intent_of(!request.dry_run))
+                                  .purge(options, dry_run_of(request.dry_run));
+  CacheRemoval removal = removal_of(report.removed, std::move(report.failures));
   removal.freed = report.freed;
   removal.temporaries = report.temporaries;
   removal.temporary_bytes = report.temporary_bytes;
-  removal.failures = std::move(report.failures);
   return removal;
 }
 
@@ -114,19 +115,10 @@ CacheRemoval Cache::invalidate(const InvalidateRequest& request) const {
     throw usage_error("key prefix " + request.key_prefix + ": too short",
                       "give at least 4 hex digits");
   }
-  cache::Selection selection;
-  selection.version = request.compiler_version;
-  selection.model = request.model;
-  selection.key_prefix = request.key_prefix;
-  cache::LocalStorage storage = cache::open_local_storage(m_config, intent_of(!request.dry_run));
-  cache::InvalidateReport report = storage.invalidate(selection, dry_run_of(request.dry_run));
-  CacheRemoval removal;
-  removal.removed = removed_entries(report.removed);
-  for (const auto& entry : removal.removed) {
-    removal.freed += entry.bytes;
-  }
-  removal.failures = std::move(report.failures);
-  return removal;
+  cache::Selection selection{request.compiler_version, request.model, request.key_prefix};
+  cache::InvalidateReport report = cache::open_local_storage(m_config, intent_of(!request.dry_run))
+                                       .invalidate(selection, dry_run_of(request.dry_run));
+  return removal_of(report.removed, std::move(report.failures));
 }
 
 } // namespace npucc

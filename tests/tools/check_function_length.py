@@ -173,6 +173,32 @@ def functions(text):
     return found
 
 
+def self_test():
+    """The scanner on code whose functions are known; a list of what it got wrong."""
+    body = "  x += 1;\n" * 99
+    sample = (
+        "namespace a {\n"                                     # 1
+        "const int k_table[] = {1, 2, {3}};\n"                 # 2: data, not a function
+        "struct S {\n"                                         # 3
+        "  S(int v) : m_w(v), m_v{v} {}\n"                     # 4: constructor, 1 line
+        "  int get() const noexcept { return m_v; }\n"         # 5: 1 line
+        "  int m_v, m_w;\n"
+        "};\n"
+        "auto long_one(int x) -> int {\n"                      # 8: 101 lines
+        + body +
+        "  return x; }\n"                                      # 108
+        "void strings() {\n"                                   # 109
+        "  const char* s = R\"({ not a brace)\"; char c = '{'; int n = 20'000;\n"
+        "  // }\n"
+        "  auto f = [&](int y) { return y; };\n"
+        "}\n"                                                  # 113
+        "} // namespace a\n"
+    )
+    expected = [("S", 4, 4), ("get", 5, 5), ("long_one", 8, 108), ("strings", 109, 113)]
+    got = functions(sample)
+    return [] if got == expected else [f"self-test: expected {expected}, got {got}"]
+
+
 def source_files(root):
     for folder in ("src", "cli"):
         for dirpath, _, names in os.walk(os.path.join(root, folder)):
@@ -188,6 +214,10 @@ def main():
     parser.add_argument("--limit", type=int, default=LIMIT)
     parser.add_argument("--list", action="store_true", help="print every function's length")
     args = parser.parse_args()
+    wrong = self_test()
+    if wrong:
+        print("\n".join(wrong))
+        return 2
     too_long = []
     seen_allowed = set()
     for path in sorted(source_files(args.source_dir)):
