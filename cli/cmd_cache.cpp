@@ -245,40 +245,37 @@ uint64_t lookups(const CacheStatistics& stats) {
   return stats.counter("hits") + stats.counter("remote.hits") + stats.counter("misses");
 }
 
+// The counters `--json` gives under their own names (the remote ones without "remote.").
+constexpr const char* k_json_counters[] = {
+    "hits",          "misses",        "stores",   "store_errors", "evictions",
+    "invalidations", "evicted_bytes", "cleanups", "last_cleanup", "zeroed"};
+constexpr const char* k_json_remote_counters[] = {"hits",       "misses",  "errors",
+                                                  "rejected",   "uploads", "refused_credentials",
+                                                  "bytes_down", "bytes_up"};
+
 json stats_json(const CacheStatistics& stats, const CacheConfig& config) {
-  auto get = [&](const std::string& name) { return stats.counter(name); };
   auto [bypass, bypass_total] = bypass_counts(stats);
   uint64_t looked_up = lookups(stats);
-  return {{"cache_dir", stats.dir.string()},
-          {"entries", stats.entries},
-          {"bytes", stats.bytes},
-          {"max_size", config.max_size ? json(*config.max_size) : json(nullptr)},
-          {"states", stats.states},
-          {"hits", get("hits")},
-          {"misses", get("misses")},
-          {"misses_new_key", get("misses.new")},
-          {"misses_corrupt", get("misses.corrupt")},
-          {"hit_rate", looked_up == 0 ? 0.0 : static_cast<double>(get("hits")) / looked_up},
-          {"bypasses", bypass_total},
-          {"bypass_reasons", bypass},
-          {"stores", get("stores")},
-          {"store_errors", get("store_errors")},
-          {"evictions", get("evictions")},
-          {"invalidations", get("invalidations")},
-          {"evicted_bytes", get("evicted_bytes")},
-          {"cleanups", get("cleanups")},
-          {"last_cleanup", get("last_cleanup")},
-          {"zeroed", get("zeroed")},
-          {"remote",
-           {{"url", config.remote.url.empty() ? json(nullptr) : json(config.remote.url)},
-            {"hits", get("remote.hits")},
-            {"misses", get("remote.misses")},
-            {"errors", get("remote.errors")},
-            {"rejected", get("remote.rejected")},
-            {"refused_credentials", get("remote.refused_credentials")},
-            {"uploads", get("remote.uploads")},
-            {"bytes_down", get("remote.bytes_down")},
-            {"bytes_up", get("remote.bytes_up")}}}};
+  json out = {
+      {"cache_dir", stats.dir.string()},
+      {"entries", stats.entries},
+      {"bytes", stats.bytes},
+      {"max_size", config.max_size ? json(*config.max_size) : json(nullptr)},
+      {"states", stats.states},
+      {"misses_new_key", stats.counter("misses.new")},
+      {"misses_corrupt", stats.counter("misses.corrupt")},
+      {"hit_rate", looked_up == 0 ? 0.0 : static_cast<double>(stats.counter("hits")) / looked_up},
+      {"bypasses", bypass_total},
+      {"bypass_reasons", bypass}};
+  for (const char* name : k_json_counters) {
+    out[name] = stats.counter(name);
+  }
+  json remote = {{"url", config.remote.url.empty() ? json(nullptr) : json(config.remote.url)}};
+  for (const char* name : k_json_remote_counters) {
+    remote[name] = stats.counter(std::string("remote.") + name);
+  }
+  out["remote"] = remote;
+  return out;
 }
 
 void print_local_stats(const CacheStatistics& stats, const CacheConfig& config) {
