@@ -35,8 +35,8 @@ std::string choices_of(const CLI::Option& option) {
 }
 
 struct Node {
-  std::vector<std::string> paths;       // "cache purge" and its alias "cache clean"; "" for npucc
-  std::vector<std::string> subcommands; // their names and aliases
+  std::vector<std::string> paths;         // "cache purge", its alias "cache clean"; "" for npucc
+  std::vector<std::string> subcommands;   // their names and aliases
   std::vector<std::string> options;       // every spelling, the node's and its parents'
   std::vector<std::string> value_options; // those that take a value
   // What the positional argument completes to: "" (none), "files", "models" (*.onnx and

@@ -189,7 +189,8 @@ int run_step(const ScheduleArgs& args, const AccelerateTrainMode& mode) {
   if (per_loop) {
     inputs.push_back(*per_loop);
   }
-  const GraphRole role = keep_one_way(args, mode, report, decide_naming_inputs(mode, report, inputs));
+  const GraphRole role =
+      keep_one_way(args, mode, report, decide_naming_inputs(mode, report, inputs));
   if (!args.json) {
     std::cout << to_string(role) << "\n";
     return 0;

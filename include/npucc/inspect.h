@@ -140,6 +140,7 @@ std::vector<NodeSummary> list_nodes(const Model& model);
 // `npucc inspect --nodes` as text (one aligned row per node) and as the JSON document
 // {"format": "npucc-inspect-nodes", "format_version": 1, "model": PATH, "nodes": [...]}.
 std::string node_list_text(const std::vector<NodeSummary>& nodes);
-std::string node_list_json(const std::filesystem::path& model, const std::vector<NodeSummary>& nodes);
+std::string node_list_json(const std::filesystem::path& model,
+                           const std::vector<NodeSummary>& nodes);
 
 } // namespace npucc

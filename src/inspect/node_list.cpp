@@ -120,10 +120,10 @@ std::string node_list_text(const std::vector<NodeSummary>& nodes) {
   inspect::TextTable table("llllll", "");
   table.add_row({"graph", "node", "op", "inputs", "->", "outputs"});
   for (const auto& node : nodes) {
-    const std::string op = node.domain == "ai.onnx" ? node.op_type
-                                                    : node.domain + "." + node.op_type;
-    table.add_row({node.graph, node.name.empty() ? "#" + std::to_string(node.index) + " (unnamed)"
-                                                 : node.name,
+    const std::string op =
+        node.domain == "ai.onnx" ? node.op_type : node.domain + "." + node.op_type;
+    table.add_row({node.graph,
+                   node.name.empty() ? "#" + std::to_string(node.index) + " (unnamed)" : node.name,
                    op, float_list(node.inputs), "->", float_list(node.outputs)});
   }
   return table.render() + std::to_string(nodes.size()) + " nodes; the float types of each " +

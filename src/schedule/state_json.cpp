@@ -41,8 +41,8 @@ ScheduleState parse_schedule_state_json(const std::string& text, const std::stri
                           k_state_format + "\"); npucc leaves it as it is",
                       "give --state-file a new file name, or remove this file if it is yours");
   }
-  const auto& version = field(document, "format_version",
-                              nlohmann::json::value_t::number_unsigned, where);
+  const auto& version =
+      field(document, "format_version", nlohmann::json::value_t::number_unsigned, where);
   if (version.get<uint64_t>() != k_state_format_version) {
     throw usage_error(where + ": schedule state format_version " + version.dump() +
                           " is not 1, the version this npucc reads",
@@ -53,7 +53,8 @@ ScheduleState parse_schedule_state_json(const std::string& text, const std::stri
   try {
     state.mode = parse_accelerate_train_mode(state.mode).to_string();
   } catch (const Error& error) {
-    throw usage_error(where + ": " + error.what(), "the file is damaged; start over with a new one");
+    throw usage_error(where + ": " + error.what(),
+                      "the file is damaged; start over with a new one");
   }
   state.role = parse_graph_role(
       field(document, "role", nlohmann::json::value_t::string, where).get<std::string>(),
