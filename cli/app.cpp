@@ -1,4 +1,5 @@
 #include "app.h"
+#include "help_format.h"
 #include "terminal.h"
 
 #include "npucc/error.h"
@@ -17,9 +18,8 @@ const std::vector<Command>& commands() {
       {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
       {"inspect", "show what is inside an ONNX model", setup_inspect},
       {"schedule", "which graph (low or high precision) training runs now", setup_schedule},
-      {"cache", "manage the compile cache: ls, stats, verify, invalidate, purge, populate",
-       setup_cache},
-      {"config", "show the effective settings and where each comes from", setup_config},
+      {"cache", "manage the compile cache", setup_cache}, // add_commands appends ": ls, ..."
+      {"config", "the effective settings and where each comes from", setup_config},
       {"completion", "print a bash or zsh completion script", setup_completion},
   };
   return table;
@@ -88,6 +88,15 @@ std::vector<std::string> add_commands(CLI::App& app, const GlobalOptions& global
     auto made = std::make_shared<std::function<int()>>();
     *made = setup(*sub, global);
     sub->callback([made, &handler] { handler = *made; });
+    // A command with subcommands names them all in its summary, from the subcommands
+    // themselves: a new one cannot be left out of the list.
+    std::vector<std::string> nested;
+    for (const auto* nested_command : sub->get_subcommands({})) {
+      nested.push_back(nested_command->get_name());
+    }
+    if (!nested.empty()) {
+      sub->description(std::string(command.description) + ": " + util::join(nested, ", "));
+    }
   }
   return names;
 }
@@ -194,6 +203,7 @@ int run(int argc, char** argv) {
   CLI::App app{"npucc: offline compiler and compile-cache manager for ONNX neural-network graphs"};
   app.name("npucc");
   app.set_version_flag("--version", std::string("npucc ") + k_version);
+  app.formatter(std::make_shared<HelpFormatter>());
   app.require_subcommand(1);
   app.fallthrough();
   GlobalOptions global;

@@ -142,7 +142,8 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
   auto args = std::make_shared<LsArgs>();
   add_cache_options(command, args->cache, MaxSizeOption::no);
   command.add_flag("--json", args->json, "print a JSON array");
-  command.add_option("--sort", args->sort, "sort by key, model, size, created, used or version")
+  command
+      .add_option("--sort", args->sort, "sort by key, model, size, created, used, version or state")
       ->check(CLI::IsMember({"key", "model", "size", "created", "used", "version", "state"}))
       ->capture_default_str();
   command.add_flag("--reverse", args->reverse, "reverse the order");
@@ -396,8 +397,9 @@ std::function<int()> setup_init(CLI::App& command, const GlobalOptions& global) 
   command.add_option("DIR", args->dir, "the folder to create")->required();
   command
       .add_option("--shared", args->shared,
-                  "group: make the folder setgid and group-writable (02770) for a team's "
-                  "shared cache; no: private to you; world: readable by all")
+                  "auto: leave the folder's mode as created; group: make the folder setgid and "
+                  "group-writable (02770) for a team's shared cache; no: private to you; world: "
+                  "readable by all")
       ->check(CLI::IsMember({"auto", "no", "group", "world"}))
       ->capture_default_str();
   return [args, &global] {

@@ -3,6 +3,8 @@
 // writes both scripts and `cmake --install` puts them where bash-completion and zsh
 // look (completion/CMakeLists.txt).
 #include "app.h"
+#include "npucc/cache.h"
+#include "precision/option_values.h"
 
 #include <algorithm>
 #include <iostream>
@@ -12,15 +14,6 @@
 namespace npucc::cli {
 
 namespace {
-
-struct Node {
-  std::string path; // "cache ls"; "" for npucc itself
-  std::vector<std::string> subcommands;
-  std::vector<std::string> options;       // every spelling, the node's and its parents'
-  std::vector<std::string> value_options; // those that take a value
-  bool positionals = false;
-  std::string positional_choices; // "bash zsh" when the positional is checked against a set
-};
 
 std::vector<const CLI::App*> children(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App*) { return true; });
@@ -41,15 +34,51 @@ std::string choices_of(const CLI::Option& option) {
   return list;
 }
 
-void collect(const CLI::App& app, const std::string& path, std::vector<Node>& nodes,
+struct Node {
+  std::vector<std::string> paths;         // "cache purge", its alias "cache clean"; "" for npucc
+  std::vector<std::string> subcommands;   // their names and aliases
+  std::vector<std::string> options;       // every spelling, the node's and its parents'
+  std::vector<std::string> value_options; // those that take a value
+  // What the positional argument completes to: "" (none), "files", "models" (*.onnx and
+  // folders: MODEL, MODEL_OR_DIR), "dirs" (DIR) or "choices".
+  std::string positional;
+  std::string positional_choices; // "bash zsh" when the positional is checked against a set
+};
+
+// Options whose values are checked by library code, not by a CLI11 IsMember (which
+// choices_of reads): the lists come from that code.
+std::map<std::string, std::vector<std::string>> checked_values() {
+  std::vector<std::string> sharing;
+  for (CacheSharing mode :
+       {CacheSharing::automatic, CacheSharing::none, CacheSharing::group, CacheSharing::world}) {
+    sharing.emplace_back(cache_sharing_name(mode));
+  }
+  return {{"--precision-mode", precision::precision_mode_values()},
+          {"--precision-mode-v2", precision::precision_mode_v2_values()},
+          {"--accelerate-train-mode", precision::accelerate_train_mode_values()},
+          {"--cache-shared", sharing}};
+}
+
+std::string positional_kind(const CLI::Option& option) {
+  const std::string& name = option.get_name();
+  if (!choices_of(option).empty()) {
+    return "choices";
+  }
+  if (name.rfind("MODEL", 0) == 0) {
+    return "models";
+  }
+  return name == "DIR" ? "dirs" : "files";
+}
+
+void collect(const CLI::App& app, const std::vector<std::string>& paths, std::vector<Node>& nodes,
              std::map<std::string, std::string>& choices) {
   Node node;
-  node.path = path;
+  node.paths = paths;
   for (const CLI::App* level = &app; level != nullptr; level = level->get_parent()) {
     for (const CLI::Option* option : level->get_options()) {
       if (!option->nonpositional()) {
         if (level == &app) {
-          node.positionals = true;
+          node.positional = positional_kind(*option);
           node.positional_choices = choices_of(*option);
         }
         continue;
@@ -80,10 +109,19 @@ void collect(const CLI::App& app, const std::string& path, std::vector<Node>& no
   std::vector<const CLI::App*> subs = children(app);
   for (const CLI::App* sub : subs) {
     node.subcommands.push_back(sub->get_name());
+    for (const auto& alias : sub->get_aliases()) {
+      node.subcommands.push_back(alias);
+    }
   }
   nodes.push_back(node);
+  const std::string& path = paths.front();
   for (const CLI::App* sub : subs) {
-    collect(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), nodes, choices);
+    std::vector<std::string> sub_paths;
+    sub_paths.push_back(path.empty() ? sub->get_name() : path + " " + sub->get_name());
+    for (const auto& alias : sub->get_aliases()) {
+      sub_paths.push_back(path.empty() ? alias : path + " " + alias);
+    }
+    collect(*sub, sub_paths, nodes, choices);
   }
 }
 
@@ -99,17 +137,24 @@ std::string words(const std::vector<std::string>& list) {
 std::string tables(const CLI::App& root) {
   std::vector<Node> nodes;
   std::map<std::string, std::string> choices;
-  collect(root, "", nodes, choices);
+  collect(root, {""}, nodes, choices);
+  for (const auto& [option, values] : checked_values()) {
+    choices.emplace(option, words(values));
+  }
   std::ostringstream out;
   out << "# The command tree: subcommands, options, options taking a value, positionals.\n"
       << "_npucc_node() {\n  case \"$1\" in\n";
   for (const auto& node : nodes) {
-    out << "    \"" << node.path << "\") _npucc_subs=\"" << words(node.subcommands)
+    std::string pattern;
+    for (const auto& path : node.paths) {
+      pattern += (pattern.empty() ? "\"" : "|\"") + path + "\"";
+    }
+    out << "    " << pattern << ") _npucc_subs=\"" << words(node.subcommands)
         << "\"; _npucc_opts=\"" << words(node.options) << "\"; _npucc_vopts=\""
-        << words(node.value_options) << "\"; _npucc_pos=" << (node.positionals ? 1 : 0)
-        << "; _npucc_pchoices=\"" << node.positional_choices << "\" ;;\n";
+        << words(node.value_options) << "\"; _npucc_pos=\"" << node.positional
+        << "\"; _npucc_pchoices=\"" << node.positional_choices << "\" ;;\n";
   }
-  out << "    *) _npucc_subs=\"\"; _npucc_opts=\"\"; _npucc_vopts=\"\"; _npucc_pos=0; "
+  out << "    *) _npucc_subs=\"\"; _npucc_opts=\"\"; _npucc_vopts=\"\"; _npucc_pos=\"\"; "
          "_npucc_pchoices=\"\" ;;\n  esac\n}\n"
       << "_npucc_choices() {\n  case \"$1\" in\n";
   for (const auto& [option, list] : choices) {
@@ -153,6 +198,10 @@ std::string bash_script(const CLI::App& root) {
       << "    local choices\n"
       << "    choices=$(_npucc_choices \"$option\")\n"
       << "    if [[ -n $choices ]]; then\n"
+      // Values hold '|' (fast|step): readline quotes them as it quotes file names, and
+      // what the user typed is compared without its quoting.
+      << "      compopt -o filenames 2>/dev/null\n"
+      << "      cur=${cur//\\\\/}; cur=${cur#[\\\"\\']}\n"
       << "      mapfile -t COMPREPLY < <(compgen -W \"$choices\" -- \"$cur\")\n"
       << "    else\n"
       << "      compopt -o filenames 2>/dev/null\n"
@@ -164,9 +213,14 @@ std::string bash_script(const CLI::App& root) {
       << "    mapfile -t COMPREPLY < <(compgen -W \"$_npucc_subs\" -- \"$cur\")\n"
       << "  elif [[ -n $_npucc_pchoices ]]; then\n"
       << "    mapfile -t COMPREPLY < <(compgen -W \"$_npucc_pchoices\" -- \"$cur\")\n"
-      << "  elif [[ $_npucc_pos == 1 ]]; then\n"
+      << "  elif [[ -n $_npucc_pos ]]; then\n"
       << "    compopt -o filenames 2>/dev/null\n"
-      << "    mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n"
+      << "    case $_npucc_pos in\n"
+      << "      models) mapfile -t COMPREPLY < <({ compgen -d -- \"$cur\"; "
+         "compgen -f -X \"!*.onnx\" -- \"$cur\"; } | sort -u) ;;\n"
+      << "      dirs) mapfile -t COMPREPLY < <(compgen -d -- \"$cur\") ;;\n"
+      << "      *) mapfile -t COMPREPLY < <(compgen -f -- \"$cur\") ;;\n"
+      << "    esac\n"
       << "  fi\n"
       << "}\n"
       << "complete -F _npucc npucc\n";
@@ -195,7 +249,11 @@ std::string zsh_script(const CLI::App& root) {
       << "    compadd -- ${=_npucc_subs}\n"
       << "  elif [[ -n $_npucc_pchoices ]]; then\n"
       << "    compadd -- ${=_npucc_pchoices}\n"
-      << "  elif [[ $_npucc_pos == 1 ]]; then\n"
+      << "  elif [[ $_npucc_pos == models ]]; then\n"
+      << "    _files -g \"*.onnx\"\n"
+      << "  elif [[ $_npucc_pos == dirs ]]; then\n"
+      << "    _files -/\n"
+      << "  elif [[ -n $_npucc_pos ]]; then\n"
       << "    _files\n"
       << "  fi\n"
       << "}\n"

@@ -11,6 +11,7 @@ struct InspectArgs {
   std::string model;
   std::string input_shape;
   bool json = false;
+  bool nodes = false;
 };
 
 } // namespace
@@ -21,7 +22,16 @@ std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
   command.add_option("--input-shape", args->input_shape,
                      "fix dynamic input dims for the memory plan: \"name:d0,d1,...;name2:...\"");
   command.add_flag("--json", args->json, "print the report as JSON (see npucc-inspect(1))");
+  command.add_flag("--nodes", args->nodes,
+                   "list every node instead: name, op, float types in and out, and the graph "
+                   "(If/Loop/Scan body) holding it; --keep-dtype takes these names");
   return [args] {
+    if (args->nodes) {
+      const Model model = read_model(args->model);
+      const std::vector<NodeSummary> nodes = list_nodes(model);
+      std::cout << (args->json ? node_list_json(model.path, nodes) : node_list_text(nodes));
+      return 0;
+    }
     InspectOptions options;
     if (!args->input_shape.empty()) {
       options.input_shapes = parse_input_shapes(args->input_shape);

@@ -2,6 +2,7 @@
 #include "npucc/error.h"
 #include "npucc/schedule.h"
 #include "npucc/train_mode.h"
+#include "schedule/state_file.h"
 #include "util/strings.h"
 
 #include <charconv>
@@ -21,6 +22,7 @@ struct ScheduleArgs {
   std::string iterations_per_loop;
   std::string loss;
   std::string final_loss;
+  std::string state_file;
   bool json = false;
   std::vector<CLI::Option*> step_options;
   std::vector<CLI::Option*> loss_options;
@@ -136,9 +138,39 @@ GraphRole decide_naming_inputs(const AccelerateTrainMode& mode, const Report& re
   }
 }
 
-nlohmann::ordered_json describe_mode(const AccelerateTrainMode& mode, GraphRole role) {
+// --state-file: the one-way switch survives the call. The saved role comes back first (a
+// state saved under another mode is refused: its switch point means something else), then
+// this report applies; the file is rewritten only when it is new or the role changed.
+template <typename Report>
+GraphRole keep_one_way(const ScheduleArgs& args, const AccelerateTrainMode& mode,
+                       const Report& report, GraphRole decided) {
+  if (args.state_file.empty()) {
+    return decided;
+  }
+  PrecisionSchedule kept(mode);
+  const std::optional<ScheduleState> saved = schedule::read_state_file(args.state_file);
+  if (saved) {
+    try {
+      kept.restore(*saved);
+    } catch (const Error& error) {
+      throw usage_error("--state-file " + args.state_file + ": " + error.what(),
+                        "give each mode its own state file, or remove this one to start the "
+                        "schedule over");
+    }
+  }
+  kept.report(report);
+  if (!saved || saved->role != kept.current()) {
+    schedule::write_state_file(args.state_file, kept.state());
+  }
+  return kept.current();
+}
+
+nlohmann::ordered_json describe_mode(const ScheduleArgs& args, const AccelerateTrainMode& mode,
+                                     GraphRole role) {
   nlohmann::ordered_json out;
   out["decision"] = to_string(role);
+  out["state_file"] =
+      args.state_file.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(args.state_file);
   out["mode"] = mode.to_string();
   out["type"] = mode.type_name();
   out["low_precision"] = mode.low == LowPrecision::float16 ? "float16" : "bfloat16";
@@ -157,12 +189,13 @@ int run_step(const ScheduleArgs& args, const AccelerateTrainMode& mode) {
   if (per_loop) {
     inputs.push_back(*per_loop);
   }
-  const GraphRole role = decide_naming_inputs(mode, report, inputs);
+  const GraphRole role =
+      keep_one_way(args, mode, report, decide_naming_inputs(mode, report, inputs));
   if (!args.json) {
     std::cout << to_string(role) << "\n";
     return 0;
   }
-  nlohmann::ordered_json out = describe_mode(mode, role);
+  nlohmann::ordered_json out = describe_mode(args, mode, role);
   out["threshold"] = step_to_switch(report.total_step, mode.ratio);
   out["rule"] = "high when step >= threshold or step + iterations_per_loop >= total_step";
   out["inputs"] = {{"step", report.step},
@@ -180,12 +213,13 @@ int run_loss(const ScheduleArgs& args, const AccelerateTrainMode& mode) {
   const Input target =
       require(args.loss_options[1], args.final_loss, "--final-loss", "TARGET_LOSS");
   LossReport report{to_real(loss), to_real(target)};
-  const GraphRole role = decide_naming_inputs(mode, report, {loss, target});
+  const GraphRole role =
+      keep_one_way(args, mode, report, decide_naming_inputs(mode, report, {loss, target}));
   if (!args.json) {
     std::cout << to_string(role) << "\n";
     return 0;
   }
-  nlohmann::ordered_json out = describe_mode(mode, role);
+  nlohmann::ordered_json out = describe_mode(args, mode, role);
   out["threshold"] = loss_to_switch(report.final_loss, mode.ratio);
   out["rule"] = "high when loss != 0 and loss <= threshold (relative tolerance 2^-22)";
   out["inputs"] = {{"loss", report.loss}, {"final_loss", report.final_loss}};
@@ -221,6 +255,11 @@ std::function<int()> setup_schedule(CLI::App& command, const GlobalOptions&) {
       command
           .add_option("--final-loss", args->final_loss, "the target loss (default: $TARGET_LOSS)")
           ->type_name("X")};
+  command
+      .add_option("--state-file", args->state_file,
+                  "keep the one-way switch across calls and resumed runs in FILE (created; "
+                  "copy it with each checkpoint)")
+      ->type_name("FILE");
   command.add_flag("--json", args->json,
                    "print the decision, threshold, mode and inputs as a JSON object");
   return [args] {

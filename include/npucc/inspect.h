@@ -93,6 +93,27 @@ struct InspectReport {
   uint64_t parameter_bytes() const;
 };
 
+// One node, for `npucc inspect --nodes`: the names --keep-dtype takes, with what decides
+// the node's precision. `graph` is "main" or the path of the body holding the node:
+// "main/loop1.body/if2.then_branch" (the node's name, or #INDEX when it has none, then the
+// attribute holding the body). Types come from the model and best-effort shape inference.
+struct NodeSummary {
+  struct Value {
+    std::string name;  // "" for an omitted optional input
+    std::string dtype; // "float32", "int64", ...; "" when unknown or not a tensor
+  };
+  std::string name; // "" when the node has none: --keep-dtype cannot name it
+  std::string domain;
+  std::string op_type;
+  std::string graph;
+  int64_t index = 0; // position in its graph
+  std::vector<Value> inputs;
+  std::vector<Value> outputs;
+  // The distinct floating-point types among inputs and outputs, sorted: the ones a precision
+  // mode may lower (float32) or a kept node keeps.
+  std::vector<std::string> float_types() const;
+};
+
 struct InspectOptions {
   std::vector<InputShape> input_shapes;
   ReadLimits limits;
@@ -112,5 +133,14 @@ std::string inspect_report_json(const InspectReport& report);
 
 // The report as compact aligned text for people.
 std::string inspect_report_text(const InspectReport& report);
+
+// Every node of the main graph and of each If/Loop/Scan body, outer graphs first.
+std::vector<NodeSummary> list_nodes(const Model& model);
+
+// `npucc inspect --nodes` as text (one aligned row per node) and as the JSON document
+// {"format": "npucc-inspect-nodes", "format_version": 1, "model": PATH, "nodes": [...]}.
+std::string node_list_text(const std::vector<NodeSummary>& nodes);
+std::string node_list_json(const std::filesystem::path& model,
+                           const std::vector<NodeSummary>& nodes);
 
 } // namespace npucc

@@ -57,6 +57,18 @@ struct ScheduleState {
   GraphRole role = GraphRole::low; // high once the switch has happened
 };
 
+// The state as a JSON document, for a checkpoint or `npucc schedule --state-file`:
+//   {"format": "npucc-schedule-state", "format_version": 1, "mode": "fast|step|0.9",
+//    "role": "low" | "high", "switched": false | true}
+// "switched" repeats role == high for a reader that does not know the roles.
+std::string schedule_state_json(const ScheduleState& state);
+
+// Reads what schedule_state_json wrote. Throws usage_error naming `where` (a file name, or
+// "the checkpoint's schedule state") when the text is not JSON, is another program's
+// document (no "format": "npucc-schedule-state"), has a newer format_version, or holds
+// an invalid mode or role.
+ScheduleState parse_schedule_state_json(const std::string& text, const std::string& where);
+
 // Stateful and one-way: once a report switches it to high it stays high, whatever later
 // reports say. Every report is still validated.
 class PrecisionSchedule {

@@ -1,6 +1,7 @@
 #include "npucc/train_mode.h"
 
 #include "npucc/error.h"
+#include "precision/option_values.h"
 #include "util/strings.h"
 
 #include <algorithm>
@@ -284,5 +285,28 @@ void validate_precision_options(const PrecisionOptions& options,
                       "the low-precision phase replaces the precision mode; drop one of them");
   }
 }
+
+namespace precision {
+
+const std::vector<std::string>& precision_mode_values() {
+  return precision_modes();
+}
+
+const std::vector<std::string>& precision_mode_v2_values() {
+  return precision_modes_v2();
+}
+
+std::vector<std::string> accelerate_train_mode_values() {
+  std::vector<std::string> values;
+  for (const auto& type : types()) {
+    for (const auto& trigger : triggers()) {
+      values.push_back(type + "|" + trigger);
+      values.push_back(parse_accelerate_train_mode(values.back()).to_string());
+    }
+  }
+  return values;
+}
+
+} // namespace precision
 
 } // namespace npucc

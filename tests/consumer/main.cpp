@@ -30,8 +30,9 @@ void schedule_example() {
   // One-way: an earlier step after the switch stays high.
   std::cout << "step 10 " << npucc::to_string(schedule.report_step(10, 10000)) << "\n";
 
-  // What a checkpoint saves, restored into the schedule of a resumed run.
-  npucc::ScheduleState saved = schedule.state();
+  // What a checkpoint saves (as JSON), restored into the schedule of a resumed run.
+  const std::string checkpoint = npucc::schedule_state_json(schedule.state());
+  npucc::ScheduleState saved = npucc::parse_schedule_state_json(checkpoint, "checkpoint");
   npucc::PrecisionSchedule resumed(npucc::parse_accelerate_train_mode(saved.mode));
   resumed.restore(saved);
   std::cout << "resumed " << npucc::to_string(resumed.current()) << "\n";

@@ -102,5 +102,66 @@ for page in "$man_dir"/npucc-*.1; do
 done
 [ "$checked" -ge 2 ] || fail "expected at least the compile and inspect pages, checked $checked"
 
+# Every help text: the summary of a command with subcommands names them all, an option
+# with a set of values describes every value, and no option name carries CLI11's default
+# display ("--keep-io-types,--no-keep-io-types{false}").
+check_help() {
+  local label=$1 help=$2 sub
+  local subs
+  subs=$(subcommands_of <"$help")
+  if [ -n "$subs" ] && [ "$label" != npucc ]; then
+    for sub in $subs; do
+      head -n 1 "$help" | grep -qE "[:, ]$sub(,|$)" ||
+        fail "the summary of $label --help does not name the subcommand $sub: $(head -n 1 "$help")"
+    done
+  fi
+  grep -E -- '^ +-.*--[a-z0-9-]+\{' "$help" >"$work/braces" &&
+    fail "$label --help shows a flag default after its name: $(cat "$work/braces")"
+  /usr/bin/python3 - "$help" "$label" <<'EOF_PY' || fail "$label --help: an option's values are not all described"
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+ok = True
+for i, line in enumerate(lines):
+    m = re.match(r"^  (\S.*?):\{([^}]*)\}\S*(.*)$", line)
+    if not m:
+        continue
+    described = m.group(3)
+    if i + 1 < len(lines) and re.match(r"^ {20,}\S", lines[i + 1]):
+        described += " " + lines[i + 1]
+    for value in m.group(2).split(","):
+        if not re.search(r"\b%s\b" % re.escape(value), described):
+            print("FAIL: %s: %s does not describe the value %s: %s" % (sys.argv[2], m.group(1), value, described.strip()))
+            ok = False
+sys.exit(0 if ok else 1)
+EOF_PY
+}
+check_help npucc "$work/npucc.help"
+for command in $(subcommands_of <"$work/npucc.help"); do
+  "$NPUCC" "$command" --help >"$work/cmd.help" 2>&1 || { fail "npucc $command --help failed"; continue; }
+  check_help "npucc $command" "$work/cmd.help"
+  for sub in $(subcommands_of <"$work/cmd.help"); do
+    "$NPUCC" "$command" "$sub" --help >"$work/sub.help" 2>&1 || { fail "npucc $command $sub --help failed"; continue; }
+    check_help "npucc $command $sub" "$work/sub.help"
+  done
+done
+
+# ENVIRONMENT in npucc.1 lists every variable the code reads: each NPUCC_* name in src/ and
+# cli/, each name given to getenv, and the Ascend hook's variables npucc schedule reads.
+render "$man_dir/npucc.1" | awk '/^ENVIRONMENT/{on=1; next} on && /^[A-Z]/{on=0} on' >"$work/environment.txt"
+grep -qi "reads no environment variables" "$work/environment.txt" &&
+  fail "npucc.1 ENVIRONMENT still says npucc reads no environment variables"
+code_variables=$(
+  {
+    grep -rhoE '"NPUCC_[A-Z0-9_]+"' "$SOURCE_DIR/src" "$SOURCE_DIR/cli"
+    grep -rhoE 'getenv\("[A-Z_][A-Z0-9_]*"\)' "$SOURCE_DIR/src" "$SOURCE_DIR/cli"
+    grep -hoE '"(STEP|TOTAL|LOSS|TARGET)_[A-Z]+"' "$SOURCE_DIR/cli/cmd_schedule.cpp"
+  } | grep -oE '[A-Z_][A-Z0-9_]+' | grep -vx getenv | sort -u
+)
+[ "$(wc -w <<<"$code_variables")" -ge 20 ] || fail "found only these variables in the code: $code_variables"
+for variable in $code_variables STEP_NOW TOTAL_STEP LOSS_NOW TARGET_LOSS; do
+  grep -qE "^ +$variable( |$)" "$work/environment.txt" ||
+    fail "npucc.1 ENVIRONMENT does not list $variable (read by the code)"
+done
+
 echo "$checked command pages checked, $failures failures"
 [ "$failures" -eq 0 ]

@@ -102,10 +102,14 @@ complete_line bash "npucc comp" "compile *completion"
 complete_line bash "npucc conf" '^\$ npucc config *$'
 complete_line bash "npucc config sh" '^\$ npucc config show *$'
 if "$NPUCC" compile --help | grep -q -- --accelerate-train-mode; then
-  complete_line bash "npucc compile --acc" '^\$ npucc compile --accelerate-train-mode *$'
+  # The second Tab goes on into the values, which all start with "fast".
+  complete_line bash "npucc compile --acc" '^\$ npucc compile --accelerate-train-mode \(fast\)\? *$'
 else
   complete_line bash "npucc compile --ext" '^\$ npucc compile --external-data *$'
 fi
+complete_line bash "npucc compile --precision-mode-v2 mixed_b" '^\$ npucc compile --precision-mode-v2 mixed_bfloat16 *$'
+# A value holding '|' is inserted quoted, and a quoted prefix still matches.
+complete_line bash "npucc schedule --accelerate-train-mode fast1\\|l" '^\$ npucc schedule --accelerate-train-mode fast1\\|loss *$'
 complete_line bash "npucc --color " "always *auto *never"
 complete_line bash "npucc --color=al" '^\$ npucc --color=always *$'
 complete_line bash "npucc completion " "bash *zsh"

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace npucc::cli {
+
+// CLI11's help, except that an option is shown by its names alone: CLI11 writes a negated
+// flag's default after its name ("--keep-io-types,--no-keep-io-types{false}"), which reads
+// as part of the option. Set on the top-level app before its subcommands are added (they
+// copy it).
+class HelpFormatter : public CLI::Formatter {
+public:
+  std::string make_option_name(const CLI::Option* option, bool is_positional) const override;
+};
+
+} // namespace npucc::cli
