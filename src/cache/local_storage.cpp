@@ -1,6 +1,6 @@
 #include "cache/local_storage.h"
 
-#include "cache/cache_key.h"
+#include "cache/model_index.h"
 #include "cache/entry_scan.h"
 #include "npucc/error.h"
 #include "npucc/version.h"

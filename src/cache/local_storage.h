@@ -14,7 +14,7 @@
 //   CACHE_DIR/CACHEDIR.TAG                  marks the folder as a cache (backup tools skip it)
 //   CACHE_DIR/entries/<kk>/<key>/           one published entry: entry.npucc + its files
 //                                           (+ entry.sig when signed: entry_signature.h)
-//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (cache_key.h), so
+//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (model_index.h), so
 //                                           a hit need not parse the model
 //   CACHE_DIR/stamps/<kk>/<key>             inode, size and times of an entry's files when last
 //                                           hashed: while they match, a hit skips the hashing
@@ -169,7 +169,7 @@ public:
   // After a store: trims to `max_size` unless another process is already cleaning.
   PurgeReport enforce_max_size(uint64_t max_size) const;
 
-  // The model index (cache_key.h) of the model whose bytes hash to `model_sha256`.
+  // The model index (model_index.h) of the model whose bytes hash to `model_sha256`.
   std::optional<std::vector<std::string>> model_index(const std::string& model_sha256) const;
   void record_model_index(const std::string& model_sha256, const std::string& text) const;
 

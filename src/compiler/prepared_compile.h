@@ -8,7 +8,7 @@
 namespace npucc {
 
 // A compile in two stages, so that a cache can look its key up in between while the
-// key's hashing runs beside the first stage (cache/compile_cached.cpp).
+// key's hashing runs beside the first stage (pipeline/compile_cached.cpp).
 // prepare_compile validates, optimises and builds the precision variants in memory;
 // write_compile writes them and the manifest into options.output_dir (set
 // options.cache_key first: the manifest records it). compile() is the two in a row.

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 // The key salt: bump it when the meaning of an entry changes incompatibly, so every
 // older entry misses (like ccache's HASH_PREFIX).
@@ -51,7 +51,7 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options);
 // whatever allocates or may take a lock (opening the files, the hash contexts, the
 // buffer, the digests) happens in the calling thread before the thread starts and in
 // get(); the thread only reads, hashes and counts, so a fork() meanwhile (the isolated
-// ONNX checker, compiler/validate.cpp) cannot copy a lock it holds. Throws (here or
+// ONNX checker, check/validate.cpp) cannot copy a lock it holds. Throws (here or
 // from get()) what compute_key would. The counts are published while this lives.
 enum class HashOn { second_thread, this_thread };
 class KeyHashing {
@@ -68,13 +68,4 @@ private:
   std::unique_ptr<Job> m_job;
 };
 
-// The external data locations a model refers to, as recorded by a store
-// (CACHE_DIR/models/<kk>/<model sha256>), resolved inside the model's folder with the same
-// checks as read_model. Lets a hit skip parsing the model: hashing it is enough.
-//
-//   index = "npucc-model-index 1" LF *("external" SP location LF)
-std::string serialize_model_index(const Model& model);
-// nullopt when the text is not an index.
-std::optional<std::vector<std::string>> parse_model_index(const std::string& text);
-
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -1,9 +1,10 @@
-#include "cache/cache_key.h"
-#include "cache/cached_compile.h"
-#include "cache/manifest_reader.h"
+#include "pipeline/cache_key.h"
+#include "pipeline/cached_compile.h"
+#include "pipeline/manifest_reader.h"
+#include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
-#include "cache/resource_ops.h"
-#include "compiler/isolated_worker.h"
+#include "pipeline/resource_ops.h"
+#include "check/isolated_worker.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
 #include "model/external_data.h"
@@ -24,7 +25,22 @@ namespace npucc {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace cache {
+namespace pipeline {
+
+using cache::FetchResult;
+using cache::FetchStatus;
+using cache::KnownDigests;
+using cache::LocalStorage;
+using cache::Storage;
+using cache::EntryHeader;
+using cache::StoreResult;
+using cache::StoreStatus;
+using cache::SourceFiles;
+using cache::Replace;
+using cache::remove_tree;
+using cache::unique_name;
+using cache::serialize_model_index;
+namespace remote = cache::remote;
 
 namespace {
 
@@ -175,7 +191,7 @@ std::optional<CachedCompile> fast_hit(LocalStorage& storage, const CompileOption
 
 } // namespace
 
-CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
+CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& given, Deliver deliver, const LogSink& log) {
   auto say = [&](const std::string& line) {
     if (log) {
@@ -186,7 +202,7 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
     return *hit;
   }
   CachedCompile out;
-  compiler::start_isolated_worker(); // while this process is small
+  check::start_isolated_worker(); // while this process is small
   Model model = read_model(given.model_path, given.limits, Weights::in_table);
   CompileOptions options = given;
   const std::string model_sha256 = model.sha256;
@@ -355,11 +371,11 @@ CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
   return out;
 }
 
-} // namespace cache
+} // namespace pipeline
 
 CacheKey explain_cache_key(const CompileOptions& options) {
   Model model = read_model(options.model_path, options.limits, Weights::in_table);
-  return cache::compute_key(model, options);
+  return pipeline::compute_key(model, options);
 }
 
 CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
@@ -373,7 +389,7 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
   }
   cache::LocalStorage storage = cache::open_local_storage(config);
   util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C
-  return cache::run_cached(storage, config, options, cache::Deliver::output_folder, log);
+  return pipeline::run_cached(storage, config, options, pipeline::Deliver::output_folder, log);
 }
 
 } // namespace npucc

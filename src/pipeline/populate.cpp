@@ -1,5 +1,5 @@
-#include "cache/cached_compile.h"
-#include "cache/populate_workers.h"
+#include "pipeline/cached_compile.h"
+#include "pipeline/populate_workers.h"
 #include "cache/remote/circuit_breaker.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
@@ -69,17 +69,17 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
   // Runs in a worker process (or here, for -j 1): every failure becomes the item's
   // one line, since nothing may escape a worker.
   const std::string& remote_url = config.remote.url;
-  auto compile_one = [&](size_t i, cache::RemoteState remote) {
-    cache::WorkerReply reply;
+  auto compile_one = [&](size_t i, pipeline::RemoteState remote) {
+    pipeline::WorkerReply reply;
     PopulateItem& item = reply.item;
     try {
-      if (remote == cache::RemoteState::down && !remote_url.empty()) {
+      if (remote == pipeline::RemoteState::down && !remote_url.empty()) {
         cache::remote::mark_remote_down(remote_url); // another worker found it down
       }
       CompileOptions compile = options.compile;
       compile.model_path = models[i];
       CachedCompile done =
-          cache::run_cached(storage, config, compile, cache::Deliver::cache_only, {});
+          pipeline::run_cached(storage, config, compile, pipeline::Deliver::cache_only, {});
       item.outcome = done.outcome;
       item.detail = done.outcome == CacheOutcome::miss ? done.warning : done.reason;
       item.remote_warning = done.remote_warning;
@@ -94,13 +94,13 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
       item.detail = "internal error: an unknown exception";
     }
     if (!remote_url.empty() && cache::remote::remote_is_down(remote_url)) {
-      reply.remote = cache::RemoteState::down;
+      reply.remote = pipeline::RemoteState::down;
     }
     return reply;
   };
   size_t finished = 0;
   bool remote_down_reported = false;
-  auto item_done = [&](size_t i, const cache::WorkerReply& reply) {
+  auto item_done = [&](size_t i, const pipeline::WorkerReply& reply) {
     PopulateItem item = reply.item;
     item.model = models[i];
     if (reply.worker_lost) {
@@ -119,7 +119,7 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
       progress(item, finished, models.size());
     }
   };
-  cache::compile_in_workers(models.size(), options.jobs, compile_one, item_done);
+  pipeline::compile_in_workers(models.size(), options.jobs, compile_one, item_done);
   for (const auto& item : summary.items) {
     if (item.failed) {
       ++summary.failed;

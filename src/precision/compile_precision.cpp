@@ -1,6 +1,6 @@
 #include "precision/compile_precision.h"
 
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/error.h"
 #include "precision/emulation.h"
 #include "precision/low_graph_opset.h"
@@ -66,8 +66,8 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
 // The rewrite must leave a valid, fully typed graph; anything else is npucc's bug.
 void validate(onnx::ModelProto& model, const std::string& role) {
   try {
-    compiler::check_and_infer(model, compiler::Checker::before_and_after);
-  } catch (const compiler::InferenceCrash&) {
+    check::check_and_infer(model, check::Checker::before_and_after);
+  } catch (const check::InferenceCrash&) {
     throw;
   } catch (const Error& e) {
     throw Error("internal error: the " + role + " graph is invalid: " + e.what(),

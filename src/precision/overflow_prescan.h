@@ -12,7 +12,7 @@
 // The mixed-precision rewrite needs, for every float32 weight, how many values would
 // overflow the low type (paint.cpp). For weights mapped from external data that is a
 // pass over every byte, and touching a mapping faults its pages in one by one. A
-// compile that hashes the same files for its cache key anyway (cache::KeyHashing)
+// compile that hashes the same files for its cache key anyway (pipeline::KeyHashing)
 // hands each chunk it reads to an OverflowPrescan as well, so the counts come from bytes
 // already in the CPU cache, on the second core, while the first runs the checker and
 // the passes. The rewrite takes a finished count (prescanned_overflows) or counts
@@ -59,7 +59,7 @@ private:
 std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low);
 
 // Speculation, so that a compile can write its graphs while the key is still being
-// hashed (cache/compile_cached.cpp): while an OverflowAssumption is active on a thread,
+// hashed (pipeline/compile_cached.cpp): while an OverflowAssumption is active on a thread,
 // prescanned_overflows answers 0 at once for every weight the prescan covers (counted
 // yet or not, so that the outcome never depends on timing), and records that answer. holds() waits
 // for the reading thread and tells whether every such answer was right; if not, the rewrite must

@@ -1,4 +1,4 @@
-#include "cache/cache_key.h"
+#include "pipeline/cache_key.h"
 #include "model/weight_store.h"
 #include "npucc/model.h"
 #include "precision/float_convert.h"
@@ -166,11 +166,11 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     npucc::CompileOptions options;
     options.model_path = dir / "m.onnx";
     auto raw = *npucc::model::raw_bytes(read.proto.graph().initializer(0));
-    for (auto where : {npucc::cache::HashOn::second_thread, npucc::cache::HashOn::this_thread}) {
-      npucc::cache::KeyHashing key(read, options, where);
+    for (auto where : {npucc::pipeline::HashOn::second_thread, npucc::pipeline::HashOn::this_thread}) {
+      npucc::pipeline::KeyHashing key(read, options, where);
       CHECK(prescanned_overflows(raw, onnx::TensorProto::FLOAT16) ==
             npucc::precision::count_half_overflows(values.data(), values.size()));
-      CHECK(key.get().key == npucc::cache::compute_key(read, options).key);
+      CHECK(key.get().key == npucc::pipeline::compute_key(read, options).key);
     }
     CHECK_FALSE(prescanned_overflows(raw, onnx::TensorProto::FLOAT16));
   }
