@@ -1,5 +1,4 @@
 #include "cache/file_ops.h"
-#include "config/value.h"
 #include "npucc/cache.h"
 #include "npucc/config.h"
 #include "npucc/error.h"
@@ -142,7 +141,7 @@ CacheConfig resolve_cache_config(const std::string& dir_option,
   }
   std::string read_only = environment("NPUCC_CACHE_READ_ONLY");
   if (!read_only.empty()) {
-    auto value = config::parse_bool_text(read_only);
+    auto value = util::parse_bool_text(read_only);
     if (!value) {
       throw usage_error("NPUCC_CACHE_READ_ONLY: \"" + read_only + "\" is not a boolean",
                         "use 1 or 0");
