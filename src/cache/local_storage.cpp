@@ -1,7 +1,7 @@
 #include "cache/local_storage.h"
 
-#include "cache/model_index.h"
 #include "cache/entry_scan.h"
+#include "cache/model_index.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/fd.h"
@@ -182,8 +182,7 @@ namespace {
 // edited into a corrupt entry by accident): a failure to set it fails the store.
 void set_entry_file_mode(const fs::path& path) {
   if (::chmod(path.c_str(), k_entry_file_mode) != 0) {
-    throw Error(path.string() + ": cannot make the cache file read-only: " +
-                std::strerror(errno));
+    throw Error(path.string() + ": cannot make the cache file read-only: " + std::strerror(errno));
   }
 }
 

@@ -1,14 +1,14 @@
 #include "check/isolated_worker.h"
+#include "check/validate.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
-#include "check/validate.h"
 #include "model/ir_fields.h"
 #include "model/shape_check.h"
 #include "model/weight_store.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
-#include "passes/lift_constants.h"
 #include "opset/raise_opset.h"
+#include "passes/lift_constants.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
@@ -143,7 +143,8 @@ void carry_ir_annotations(const onnx::ModelProto& source, precision::PrecisionBu
 
 } // namespace
 
-PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log) {
+PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
+                                const precision::OverflowSource& overflow) {
   const std::string file = options.model_path.string();
   auto say = [&](const std::string& line) {
     if (log) {
@@ -223,16 +224,19 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   result.memory_plan = plan_memory(model.proto.graph());
 
   // Precision variants (high / low / emulation) from the optimised graph.
-  in_file(file,
-          [&] { prepared.variants = precision::build_precision_variants(model.proto, options); });
+  in_file(file, [&] {
+    prepared.variants = precision::build_precision_variants(model.proto, options, overflow);
+  });
   carry_ir_annotations(model.proto, prepared.variants, log);
   prepared.model = std::move(model);
   return prepared;
 }
 
-void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options) {
+void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
+                      const precision::OverflowSource& overflow) {
   in_file(options.model_path.string(), [&] {
-    prepared.variants = precision::build_precision_variants(prepared.model.proto, options);
+    prepared.variants =
+        precision::build_precision_variants(prepared.model.proto, options, overflow);
   });
   carry_ir_annotations(prepared.model.proto, prepared.variants, {});
 }

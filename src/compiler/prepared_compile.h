@@ -18,10 +18,14 @@ struct PreparedCompile {
   precision::PrecisionBuild variants;
 };
 
-PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log);
+// `overflow`: the weights' overflow counts a cache key's read made, for the precision
+// rewrite (precision/overflow_prescan.h); it must outlive the call.
+PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
+                                const precision::OverflowSource& overflow = {});
 // Builds prepared.variants again from the optimised model (after a wrong speculation:
 // precision::OverflowAssumption).
-void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options);
+void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
+                      const precision::OverflowSource& overflow);
 CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options);
 
 // write_compile begun early: the graphs are written on up to thread_budget() threads

@@ -3,7 +3,6 @@
 #include "cache/file_ops.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "precision/overflow_prescan.h"
 #include "util/build_identity.h"
 #include "util/fd.h"
 #include "util/sha256.h"
@@ -146,7 +145,6 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
   for (const auto& entry : job.external) {
     job.prescan_files.push_back(job.prescan->file_index(entry.second));
   }
-  job.prescan->publish();
   if (where == HashOn::this_thread) {
     read_files(job);
     return;
@@ -159,6 +157,10 @@ KeyHashing::~KeyHashing() {
   if (m_job && m_job->thread.joinable()) {
     m_job->thread.join();
   }
+}
+
+precision::OverflowSource KeyHashing::overflow(precision::OverflowAssumption* assumption) const {
+  return {m_job->prescan.get(), assumption};
 }
 
 CacheKey KeyHashing::get() {

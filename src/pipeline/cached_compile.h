@@ -13,7 +13,4 @@ enum class Deliver { output_folder, cache_only };
 CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& options, Deliver deliver, const LogSink& log);
 
-// The files one compile wrote: manifest.json, each graph and its external data.
-std::vector<std::string> written_files(const CompileResult& result);
-
 } // namespace npucc::pipeline

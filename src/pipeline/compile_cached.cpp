@@ -1,52 +1,201 @@
-#include "pipeline/cache_key.h"
-#include "pipeline/cached_compile.h"
-#include "pipeline/manifest_reader.h"
 #include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
-#include "pipeline/resource_ops.h"
 #include "check/isolated_worker.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
-#include "model/external_data.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "precision/overflow_prescan.h"
-#include "util/file_io.h"
+#include "pipeline/cache_key.h"
+#include "pipeline/cache_lookup.h"
+#include "pipeline/cached_compile.h"
+#include "pipeline/resource_ops.h"
 #include "util/interrupt.h"
 #include "util/parallel.h"
-#include "util/sha256.h"
 
 #include <ctime>
-#include <limits>
-#include <nlohmann/json.hpp>
+#include <memory>
 
+// A cached compile in phases: the lookup by model index (cache_lookup.cpp), the read of
+// the model with its key (and the compile's first stages beside it: the speculative
+// write), the lookup by key in the local and remote tiers, then on a miss the compile and
+// the store. Each phase takes and leaves its state in one CachedRun.
 namespace npucc {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace pipeline {
 
-using cache::FetchResult;
-using cache::FetchStatus;
-using cache::KnownDigests;
-using cache::LocalStorage;
-using cache::Storage;
-using cache::EntryHeader;
-using cache::StoreResult;
-using cache::StoreStatus;
-using cache::SourceFiles;
-using cache::Replace;
-using cache::remove_tree;
-using cache::unique_name;
-using cache::serialize_model_index;
-namespace remote = cache::remote;
-
 namespace {
 
-// A hit does no compile work, so the result comes from the stored manifest.
-CompileResult result_from_manifest(const fs::path& manifest_path, const std::string& model_sha256) {
-  return parse_cached_manifest(util::read_file(manifest_path), manifest_path, model_sha256);
+struct CachedRun {
+  CachedRun(cache::LocalStorage& storage_, const CacheConfig& config_, const CompileOptions& given_,
+            Deliver deliver_, const LogSink& log_)
+      : storage(storage_), config(config_), given(given_), deliver(deliver_), log(log_),
+        options(given_) {}
+
+  void say(const std::string& line) const {
+    if (log) {
+      log(line);
+    }
+  }
+  // The local cache, or the local one in front of the remote one when there is one.
+  cache::Storage& tier() {
+    return tiered ? static_cast<cache::Storage&>(*tiered) : static_cast<cache::Storage&>(storage);
+  }
+  std::string remote_warning() const { return tiered ? tiered->warning() : std::string(); }
+
+  cache::LocalStorage& storage;
+  const CacheConfig& config;
+  const CompileOptions& given;
+  const Deliver deliver;
+  const LogSink& log;
+  CompileOptions options; // given, with the key, and for populate its scratch output folder
+
+  Model model;
+  std::string model_sha256;
+  std::string model_index;
+  std::optional<Uncacheable> uncacheable;
+  CacheKey key;
+  // The compile's stages done so far (none, the first, or the first with its graphs
+  // being written).
+  std::optional<PreparedCompile> prepared;
+  std::unique_ptr<GraphWriting> writing;
+  std::unique_ptr<cache::remote::TieredStorage> tiered;
+  CachedCompile out;
+};
+
+// The stages of the compile not yet done.
+CompileResult finish_compile(CachedRun& run) {
+  if (run.writing) {
+    CompileResult result = run.writing->finish(run.options);
+    run.writing.reset();
+    return result;
+  }
+  if (run.prepared) {
+    return write_compile(std::move(*run.prepared), run.options);
+  }
+  return compile(std::move(run.model), run.options, run.log);
+}
+
+// The second stage (writing the graphs, most of a compile's time) starts before the key is
+// known: the rewrite assumes that the weights the key's reading has yet to reach do not
+// overflow the low type (precision::OverflowAssumption), and is built again, its graphs
+// rewritten, on the rare model where one does. A hit stops the writers.
+void speculative_write(CachedRun& run, KeyHashing& hashing) {
+  precision::OverflowAssumption assumption;
+  PreparedCompile early =
+      prepare_compile(std::move(run.model), run.options, run.log, hashing.overflow(&assumption));
+  run.writing = std::make_unique<GraphWriting>(std::move(early), run.options);
+  run.key = hashing.get();
+  if (!assumption.holds()) {
+    run.prepared = run.writing->abandon();
+    run.writing.reset();
+    run.say("precision: a weight overflows the low type: rewriting the low graph");
+    rebuild_variants(*run.prepared, run.options, hashing.overflow());
+  }
+}
+
+// A model whose bytes have no index here (lookup_by_model_index) is nearly always a miss:
+// the compile's first stage runs while a second core hashes the external data for the key
+// (with one core, the key is hashed first, in line), and is thrown away on the rare hit.
+// With a second core and an output folder, the second stage runs early too.
+void key_beside_compile(CachedRun& run) {
+  bool second_core = util::thread_budget() > 1;
+  KeyHashing hashing(run.model, run.options,
+                     second_core ? HashOn::second_thread : HashOn::this_thread);
+  if (run.deliver == Deliver::output_folder) {
+    compiler::check_output_folder(run.options);
+  }
+  if (second_core && run.deliver == Deliver::output_folder) {
+    speculative_write(run, hashing);
+  } else {
+    run.prepared = prepare_compile(std::move(run.model), run.options, run.log, hashing.overflow());
+    run.key = hashing.get();
+  }
+}
+
+// Reads the model and computes its key. With a remote tier a local miss may well be a
+// remote hit, which needs no compile work: the key alone comes first there.
+void read_and_key(CachedRun& run) {
+  check::start_isolated_worker(); // while this process is small
+  run.model = read_model(run.given.model_path, run.given.limits, Weights::in_table);
+  run.model_sha256 = run.model.sha256;
+  run.model_index = cache::serialize_model_index(run.model);
+  run.uncacheable = find_uncacheable_op(run.model.proto);
+  if (!run.uncacheable && run.config.remote.url.empty()) {
+    key_beside_compile(run);
+  } else {
+    run.key = compute_key(run.model, run.options);
+  }
+  run.options.cache_key = run.key.key;
+  run.out.key = run.key.key;
+  run.say("cache: key " + run.key.key + " (" + run.storage.describe() + ")");
+}
+
+CachedCompile bypass(CachedRun& run) {
+  run.storage.stats().update({{"bypass." + run.uncacheable->reason, 1}});
+  run.out.outcome = CacheOutcome::bypass;
+  run.out.reason = run.uncacheable->message;
+  run.say("cache: bypass: " + run.out.reason);
+  if (run.deliver == Deliver::output_folder) {
+    run.out.result = finish_compile(run);
+  }
+  return run.out;
+}
+
+// The key's lookup, in the shared remote tier too when one is configured (asked on a
+// local miss, fed by compiles).
+cache::FetchResult fetch(CachedRun& run) {
+  if (!run.config.remote.url.empty()) {
+    run.tiered = std::make_unique<cache::remote::TieredStorage>(run.storage, run.config.remote);
+  }
+  return fetch_and_deliver(run.storage, run.tier(), run.key.key, run.options, run.deliver);
+}
+
+CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
+  run.writing.reset();
+  bool remote_hit = run.tiered && run.tiered->served_remotely();
+  if (run.deliver == Deliver::output_folder && !remote_hit) {
+    run.storage.stats().update({{"hits", 1}});
+  }
+  run.storage.record_model_index(run.model_sha256, run.model_index);
+  CachedCompile out = hit_result(fetched, run.options, run.key.key, run.model_sha256, run.deliver);
+  if (remote_hit) {
+    out.reason = "from the remote cache " + run.config.remote.url + ", " + out.reason;
+    run.say("cache: remote hit " + run.key.key + ": " + std::to_string(run.tiered->hit_bytes()) +
+            " bytes in " + std::to_string(run.tiered->hit_seconds()) + " s");
+  }
+  out.remote_warning = run.remote_warning();
+  return out;
+}
+
+// Records the miss; Replace::yes when the entry under the key is damaged.
+cache::Replace miss(CachedRun& run, const cache::FetchResult& fetched) {
+  bool replace = fetched.status == cache::FetchStatus::corrupt ||
+                 fetched.status == cache::FetchStatus::incomplete;
+  run.out.outcome = CacheOutcome::miss;
+  run.out.reason = replace ? std::string(cache::fetch_status_name(fetched.status)) + " entry " +
+                                 (run.storage.read_only() ? "not used" : "replaced") + " (" +
+                                 fetched.problem + ")"
+                           : "new key";
+  if (fetched.untrusted) {
+    // Someone may be trying to feed us a forged entry: say so even without --verbose.
+    run.out.warning = "cache entry " + run.storage.entry_dir(run.key.key).string() +
+                      " rejected: " + fetched.problem + "; compiled locally";
+  }
+  run.storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
+  run.say("cache: miss: " + run.out.reason);
+  return replace ? cache::Replace::yes : cache::Replace::no;
+}
+
+CachedCompile compile_read_only(CachedRun& run) {
+  run.out.reason += " (read-only cache: not stored)";
+  if (run.deliver == Deliver::cache_only) {
+    throw Error(run.storage.root().string() + ": the cache is used read-only; cannot populate it");
+  }
+  run.out.result = finish_compile(run);
+  run.out.remote_warning = run.remote_warning();
+  return run.out;
 }
 
 std::string variants_of(const CompileResult& result) {
@@ -57,24 +206,7 @@ std::string variants_of(const CompileResult& result) {
   return out;
 }
 
-} // namespace
-
-namespace {
-
-// The digests the graph writer computed: the store need not read the graphs again.
-KnownDigests written_digests(const CompileResult& result) {
-  KnownDigests known;
-  for (const auto& graph : result.graphs) {
-    known[graph.graph.file] = {graph.graph.sha256, graph.graph.written_as};
-    for (const auto& data : graph.external_data) {
-      known[data.file] = {data.sha256, data.written_as};
-    }
-  }
-  return known;
-}
-
-} // namespace
-
+// The files one compile wrote: manifest.json, each graph and its external data.
 std::vector<std::string> written_files(const CompileResult& result) {
   std::vector<std::string> names;
   for (const auto& graph : result.graphs) {
@@ -87,288 +219,95 @@ std::vector<std::string> written_files(const CompileResult& result) {
   return names;
 }
 
-namespace {
-
-// An entry's manifest names the model first compiled into it; the user's manifest names
-// the model they compiled now (a renamed copy hits the same entry). Written as a new file
-// (the delivered one may be a hard link to the cache's, which stays as it was).
-void name_current_input(const fs::path& manifest_path, const fs::path& model_path) {
-  json manifest = json::parse(util::read_file(manifest_path));
-  const json file = model_path.filename().string();
-  auto model = manifest.is_object() ? manifest.find("model") : manifest.end();
-  if (model == manifest.end() || !model->is_object() || (*model)["file"] == file) {
-    return;
+// The digests the graph writer computed: the store need not read the graphs again.
+cache::KnownDigests written_digests(const CompileResult& result) {
+  cache::KnownDigests known;
+  for (const auto& graph : result.graphs) {
+    known[graph.graph.file] = {graph.graph.sha256, graph.graph.written_as};
+    for (const auto& data : graph.external_data) {
+      known[data.file] = {data.sha256, data.written_as};
+    }
   }
-  (*model)["file"] = file;
-  util::write_file_atomic(manifest_path,
-                          manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  return known;
 }
 
-// Looks the key up and, on a hit, delivers the files: into the output folder (through
-// a staging folder, so a failed fetch leaves nothing), or for populate only checks them
-// (materialising into a scratch folder verifies every checksum and costs only links).
-FetchResult fetch_and_deliver(LocalStorage& storage, Storage& tier, const std::string& key,
-                              const CompileOptions& options, Deliver deliver) {
-  if (deliver == Deliver::output_folder) {
-    compiler::OutputFolder output(options);
-    FetchResult fetched = tier.fetch(key, output.staging());
-    if (fetched.status == FetchStatus::hit) {
-      name_current_input(output.staging() / "manifest.json", options.model_path);
-      output.publish();
-    }
-    return fetched;
-  }
-  storage.make_dir(storage.root() / "tmp");
-  fs::path scratch = unique_name(storage.root() / "tmp", "check");
-  storage.make_dir(scratch); // a group member may purge it
-  FetchResult fetched;
+// Stores the compile's files under the key; a failure to store is a warning, for
+// populate an error (storing is its whole point).
+void store(CachedRun& run, cache::Replace replace) {
+  cache::EntryHeader header;
+  header.compiler_version = k_version;
+  header.created = static_cast<int64_t>(std::time(nullptr));
+  header.key = run.key.key;
+  header.model = run.given.model_path.stem().string();
+  header.variants = variants_of(run.out.result);
+  header.options = canonical_options(run.given);
   try {
-    fetched = tier.fetch(key, scratch);
+    cache::StoreResult stored = run.tier().store(
+        header, run.options.output_dir, written_files(run.out.result),
+        run.deliver == Deliver::cache_only ? cache::SourceFiles::move : cache::SourceFiles::link,
+        replace, written_digests(run.out.result));
+    run.storage.stats().update(
+        {{stored.status == cache::StoreStatus::stored ? "stores" : "stores.raced", 1}});
+    run.storage.record_model_index(run.model_sha256, run.model_index);
+    if (run.config.max_size) {
+      run.storage.enforce_max_size(*run.config.max_size);
+    }
+  } catch (const Error& e) {
+    run.storage.stats().update({{"store_errors", 1}});
+    run.out.warning += std::string(run.out.warning.empty() ? "" : "; ") +
+                       "not stored in the cache: " + e.what() +
+                       (e.hint().empty() ? "" : " (" + e.hint() + ")");
+    if (run.deliver == Deliver::cache_only) {
+      throw Error(run.out.warning);
+    }
+  }
+}
+
+// Populate compiles into a scratch folder under tmp/, whose files the store moves.
+CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
+  fs::path scratch;
+  if (run.deliver == Deliver::cache_only) {
+    run.storage.make_dir(run.storage.root() / "tmp");
+    scratch = cache::unique_name(run.storage.root() / "tmp", "compile");
+    run.options.output_dir = scratch;
+  }
+  try {
+    run.out.result = finish_compile(run);
+    store(run, replace);
   } catch (...) {
-    remove_tree(scratch);
+    if (!scratch.empty()) {
+      cache::remove_tree(scratch);
+    }
     throw;
   }
-  remove_tree(scratch);
-  return fetched;
-}
-
-CachedCompile hit_result(const FetchResult& fetched, const CompileOptions& options,
-                         const std::string& key, const std::string& model_sha256, Deliver deliver) {
-  CachedCompile out;
-  out.outcome = CacheOutcome::hit;
-  out.key = key;
-  if (deliver == Deliver::output_folder) {
-    out.reason = std::string("materialised by ") + transfer_name(fetched.transfer);
-    out.result = result_from_manifest(options.output_dir / "manifest.json", model_sha256);
-  } else {
-    out.reason = "already cached";
+  if (!scratch.empty()) {
+    cache::remove_tree(scratch);
   }
-  return out;
-}
-
-// A model whose bytes were seen before: its index gives the external locations, so the
-// key needs only hashes and a hit never parses the model. nullopt: take the full path.
-std::optional<CachedCompile> fast_hit(LocalStorage& storage, const CompileOptions& options,
-                                      Deliver deliver, const LogSink& log) {
-  std::error_code ec;
-  if (!fs::is_regular_file(options.model_path, ec)) {
-    return std::nullopt; // read_model gives the error
-  }
-  ModelIdentity identity;
-  identity.file_name = options.model_path.filename().string();
-  identity.bytes = fs::file_size(options.model_path, ec);
-  if (ec || identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
-      identity.bytes > options.limits.max_memory_bytes) {
-    return std::nullopt; // read_model refuses it without reading it
-  }
-  identity.sha256 = util::sha256_file_hex(options.model_path);
-  auto locations = storage.model_index(identity.sha256);
-  if (!locations) {
-    return std::nullopt;
-  }
-  try {
-    for (const auto& location : *locations) {
-      identity.external.emplace_back(
-          location, model::resolve_external_location(location, options.model_path.parent_path(),
-                                                     options.model_path.string(), "(external)"));
-    }
-  } catch (const Error&) {
-    return std::nullopt; // a missing data file: read_model says which
-  }
-  CacheKey key = compute_key(identity, options);
-  FetchResult fetched = fetch_and_deliver(storage, storage, key.key, options, deliver);
-  if (fetched.status != FetchStatus::hit) {
-    return std::nullopt;
-  }
-  if (log) {
-    log("cache: hit " + key.key + " (model index: no parse needed)");
-  }
-  if (deliver == Deliver::output_folder) {
-    storage.stats().update({{"hits", 1}});
-  }
-  return hit_result(fetched, options, key.key, identity.sha256, deliver);
+  run.out.remote_warning = run.remote_warning();
+  return run.out;
 }
 
 } // namespace
 
 CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& given, Deliver deliver, const LogSink& log) {
-  auto say = [&](const std::string& line) {
-    if (log) {
-      log(line);
-    }
-  };
-  if (auto hit = fast_hit(storage, given, deliver, log)) {
-    return *hit;
+  if (auto found = lookup_by_model_index(storage, given, deliver, log)) {
+    return *found;
   }
-  CachedCompile out;
-  check::start_isolated_worker(); // while this process is small
-  Model model = read_model(given.model_path, given.limits, Weights::in_table);
-  CompileOptions options = given;
-  const std::string model_sha256 = model.sha256;
-  const std::string model_index = serialize_model_index(model);
-  auto uncacheable = find_uncacheable_op(model.proto);
-
-  // A model whose bytes have no index here (fast_hit) is nearly always a miss: the
-  // compile's first stage runs while a second core hashes the external data for the
-  // key (with one core, the key is hashed first, in line), and is thrown away on the
-  // rare hit. With a remote tier a local miss may well be a remote hit, which needs no
-  // compile work: the key alone comes first there.
-  //
-  // With a second core and an output folder, the second stage (writing the graphs, most
-  // of a compile's time) starts before the key is known too: the rewrite assumes that
-  // the weights the key's reading has yet to reach do not overflow the low type
-  // (precision::OverflowAssumption), and is built again, its graphs rewritten, on the
-  // rare model where one does. A hit stops the writers.
-  std::optional<PreparedCompile> prepared;
-  std::unique_ptr<GraphWriting> writing;
-  CacheKey key;
-  if (!uncacheable && config.remote.url.empty()) {
-    bool second_core = util::thread_budget() > 1;
-    KeyHashing hashing(model, options, second_core ? HashOn::second_thread : HashOn::this_thread);
-    if (deliver == Deliver::output_folder) {
-      compiler::check_output_folder(options);
-    }
-    if (second_core && deliver == Deliver::output_folder) {
-      precision::OverflowAssumption assumption;
-      PreparedCompile early = prepare_compile(std::move(model), options, log);
-      assumption.stop();
-      writing = std::make_unique<GraphWriting>(std::move(early), options);
-      key = hashing.get();
-      if (!assumption.holds()) {
-        prepared = writing->abandon();
-        writing.reset();
-        say("precision: a weight overflows the low type: rewriting the low graph");
-        rebuild_variants(*prepared, options);
-      }
-    } else {
-      prepared = prepare_compile(std::move(model), options, log);
-      key = hashing.get();
-    }
-  } else {
-    key = compute_key(model, options);
+  CachedRun run(storage, config, given, deliver, log);
+  read_and_key(run);
+  if (run.uncacheable) {
+    return bypass(run);
   }
-  options.cache_key = key.key;
-  out.key = key.key;
-  say("cache: key " + key.key + " (" + storage.describe() + ")");
-  // The second stage, or both when the first did not run.
-  auto compile_now = [&]() {
-    if (writing) {
-      CompileResult result = writing->finish(options);
-      writing.reset();
-      return result;
-    }
-    return prepared ? write_compile(std::move(*prepared), options)
-                    : compile(std::move(model), options, log);
-  };
-
-  if (uncacheable) {
-    storage.stats().update({{"bypass." + uncacheable->reason, 1}});
-    out.outcome = CacheOutcome::bypass;
-    out.reason = uncacheable->message;
-    say("cache: bypass: " + out.reason);
-    if (deliver == Deliver::output_folder) {
-      out.result = compile_now();
-    }
-    return out;
+  cache::FetchResult fetched = fetch(run);
+  if (fetched.status == cache::FetchStatus::hit) {
+    return hit(run, fetched);
   }
-
-  // The shared remote tier, when configured: asked on a local miss, fed by compiles.
-  std::unique_ptr<remote::TieredStorage> tiered;
-  if (!config.remote.url.empty()) {
-    tiered = std::make_unique<remote::TieredStorage>(storage, config.remote);
-  }
-  Storage& tier = tiered ? static_cast<Storage&>(*tiered) : storage;
-  auto remote_warning = [&] { return tiered ? tiered->warning() : std::string(); };
-
-  FetchResult fetched = fetch_and_deliver(storage, tier, key.key, options, deliver);
-  if (fetched.status == FetchStatus::hit) {
-    writing.reset();
-    bool remote_hit = tiered && tiered->served_remotely();
-    if (deliver == Deliver::output_folder && !remote_hit) {
-      storage.stats().update({{"hits", 1}});
-    }
-    storage.record_model_index(model_sha256, model_index);
-    CachedCompile hit = hit_result(fetched, options, key.key, model_sha256, deliver);
-    if (remote_hit) {
-      hit.reason = "from the remote cache " + config.remote.url + ", " + hit.reason;
-      say("cache: remote hit " + key.key + ": " + std::to_string(tiered->hit_bytes()) +
-          " bytes in " + std::to_string(tiered->hit_seconds()) + " s");
-    }
-    hit.remote_warning = remote_warning();
-    return hit;
-  }
-
-  bool replace =
-      fetched.status == FetchStatus::corrupt || fetched.status == FetchStatus::incomplete;
-  out.outcome = CacheOutcome::miss;
-  out.reason = replace ? std::string(fetch_status_name(fetched.status)) + " entry " +
-                             (storage.read_only() ? "not used" : "replaced") + " (" +
-                             fetched.problem + ")"
-                       : "new key";
-  if (fetched.untrusted) {
-    // Someone may be trying to feed us a forged entry: say so even without --verbose.
-    out.warning = "cache entry " + storage.entry_dir(key.key).string() +
-                  " rejected: " + fetched.problem + "; compiled locally";
-  }
-  storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
-  say("cache: miss: " + out.reason);
+  cache::Replace replace = miss(run, fetched);
   if (storage.read_only()) {
-    out.reason += " (read-only cache: not stored)";
-    if (deliver == Deliver::cache_only) {
-      throw Error(storage.root().string() + ": the cache is used read-only; cannot populate it");
-    }
-    out.result = compile_now();
-    out.remote_warning = remote_warning();
-    return out;
+    return compile_read_only(run);
   }
-
-  fs::path scratch;
-  if (deliver == Deliver::cache_only) {
-    storage.make_dir(storage.root() / "tmp");
-    scratch = unique_name(storage.root() / "tmp", "compile");
-    options.output_dir = scratch;
-  }
-  try {
-    out.result = compile_now();
-    EntryHeader header;
-    header.compiler_version = k_version;
-    header.created = static_cast<int64_t>(std::time(nullptr));
-    header.key = key.key;
-    header.model = given.model_path.stem().string();
-    header.variants = variants_of(out.result);
-    header.options = canonical_options(given);
-    try {
-      StoreResult stored =
-          tier.store(header, options.output_dir, written_files(out.result),
-                     deliver == Deliver::cache_only ? SourceFiles::move : SourceFiles::link,
-                     replace ? Replace::yes : Replace::no, written_digests(out.result));
-      storage.stats().update(
-          {{stored.status == StoreStatus::stored ? "stores" : "stores.raced", 1}});
-      storage.record_model_index(model_sha256, model_index);
-      if (config.max_size) {
-        storage.enforce_max_size(*config.max_size);
-      }
-    } catch (const Error& e) {
-      storage.stats().update({{"store_errors", 1}});
-      out.warning += std::string(out.warning.empty() ? "" : "; ") +
-                     "not stored in the cache: " + e.what() +
-                     (e.hint().empty() ? "" : " (" + e.hint() + ")");
-      if (deliver == Deliver::cache_only) {
-        throw Error(out.warning);
-      }
-    }
-  } catch (...) {
-    if (!scratch.empty()) {
-      remove_tree(scratch);
-    }
-    throw;
-  }
-  if (!scratch.empty()) {
-    remove_tree(scratch);
-  }
-  out.remote_warning = remote_warning();
-  return out;
+  return compile_and_store(run, replace);
 }
 
 } // namespace pipeline

@@ -1,8 +1,8 @@
-#include "pipeline/cached_compile.h"
-#include "pipeline/populate_workers.h"
 #include "cache/remote/circuit_breaker.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "pipeline/cached_compile.h"
+#include "pipeline/populate_workers.h"
 #include "util/interrupt.h"
 
 #include <algorithm>

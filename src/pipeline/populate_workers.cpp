@@ -90,7 +90,7 @@ WorkerReply decode_reply(const std::vector<std::string>& fields, size_t expected
     while (!util::decode_fields(buffer, k_task_fields, task)) {
       if (!util::receive_some(fd, buffer)) {
         check::stop_isolated_worker(); // reaped before _exit(): no zombie left behind
-        ::_exit(0);                       // no more models
+        ::_exit(0);                    // no more models
       }
     }
     size_t index = std::stoul(task[0]);

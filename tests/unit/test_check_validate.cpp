@@ -39,8 +39,7 @@ TEST_SUITE("npucc::check::validate") {
 
   TEST_CASE("the ONNX worker serves requests after a crash and holds none of the host's files") {
     auto crashing = npucc::test::parse_text_model(k_crashing_model);
-    CHECK_THROWS_AS(npucc::check::infer_shapes_strict(crashing),
-                    npucc::check::InferenceCrash);
+    CHECK_THROWS_AS(npucc::check::infer_shapes_strict(crashing), npucc::check::InferenceCrash);
 
     // A pipe opened by the host before the next worker is forked: once the host closes
     // its write end, the reader sees end-of-file only if the worker holds no copy.

@@ -1,6 +1,6 @@
-#include "pipeline/populate_workers.h"
 #include "npucc/cache.h"
 #include "npucc/error.h"
+#include "pipeline/populate_workers.h"
 #include "test_support.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
