@@ -79,18 +79,8 @@ cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storag
     }
     return fetched;
   }
-  storage.make_dir(storage.root() / "tmp");
-  fs::path scratch = cache::unique_name(storage.root() / "tmp", "check");
-  storage.make_dir(scratch); // a group member may purge it
-  cache::FetchResult fetched;
-  try {
-    fetched = tier.fetch(key, scratch);
-  } catch (...) {
-    cache::remove_tree(scratch);
-    throw;
-  }
-  cache::remove_tree(scratch);
-  return fetched;
+  cache::TempPath scratch = storage.temp_folder("check"); // a group member may purge it
+  return tier.fetch(key, scratch.path());
 }
 
 CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions& options,

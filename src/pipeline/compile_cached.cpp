@@ -265,24 +265,13 @@ void store(CachedRun& run, cache::Replace replace) {
 
 // Populate compiles into a scratch folder under tmp/, whose files the store moves.
 CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
-  fs::path scratch;
+  cache::TempPath scratch;
   if (run.deliver == Deliver::cache_only) {
-    run.storage.make_dir(run.storage.root() / "tmp");
-    scratch = cache::unique_name(run.storage.root() / "tmp", "compile");
-    run.options.output_dir = scratch;
+    scratch = run.storage.temp_name("compile");
+    run.options.output_dir = scratch.path();
   }
-  try {
-    run.out.result = finish_compile(run);
-    store(run, replace);
-  } catch (...) {
-    if (!scratch.empty()) {
-      cache::remove_tree(scratch);
-    }
-    throw;
-  }
-  if (!scratch.empty()) {
-    cache::remove_tree(scratch);
-  }
+  run.out.result = finish_compile(run);
+  store(run, replace);
   run.out.remote_warning = run.remote_warning();
   return run.out;
 }
