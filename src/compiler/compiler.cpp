@@ -241,8 +241,9 @@ void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
   carry_ir_annotations(prepared.model.proto, prepared.variants, {});
 }
 
-CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options) {
-  return GraphWriting(std::move(prepared), options).finish(options);
+WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
+                             const std::string& cache_key) {
+  return GraphWriting(std::move(prepared), options).finish(options, cache_key);
 }
 
 namespace {
@@ -256,7 +257,7 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
   Model model = preread != nullptr
                     ? std::move(*preread)
                     : read_model(options.model_path, options.limits, Weights::in_table);
-  return write_compile(prepare_compile(std::move(model), options, log), options);
+  return write_compile(prepare_compile(std::move(model), options, log), options, {}).result;
 }
 
 } // namespace

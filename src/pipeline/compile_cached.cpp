@@ -49,7 +49,7 @@ struct CachedRun {
   const CompileOptions& given;
   const Deliver deliver;
   const LogSink& log;
-  CompileOptions options; // given, with the key, and for populate its scratch output folder
+  CompileOptions options; // given, and for populate with its scratch output folder
 
   Model model;
   std::string model_sha256;
@@ -62,19 +62,25 @@ struct CachedRun {
   std::unique_ptr<GraphWriting> writing;
   std::unique_ptr<cache::remote::TieredStorage> tiered;
   CachedCompile out;
+  // The compiled files as their writer left them (compiler/prepared_compile.h).
+  std::map<std::string, FileIdentity> written_as;
 };
 
-// The stages of the compile not yet done.
-CompileResult finish_compile(CachedRun& run) {
+// The stages of the compile not yet done; the manifest records the key.
+void finish_compile(CachedRun& run) {
+  WrittenCompile written;
   if (run.writing) {
-    CompileResult result = run.writing->finish(run.options);
+    written = run.writing->finish(run.options, run.key.key);
     run.writing.reset();
-    return result;
+  } else {
+    if (!run.prepared) {
+      compiler::check_output_folder(run.options); // as compile() does, before any work
+      run.prepared = prepare_compile(std::move(run.model), run.options, run.log);
+    }
+    written = write_compile(std::move(*run.prepared), run.options, run.key.key);
   }
-  if (run.prepared) {
-    return write_compile(std::move(*run.prepared), run.options);
-  }
-  return compile(std::move(run.model), run.options, run.log);
+  run.out.result = std::move(written.result);
+  run.written_as = std::move(written.written_as);
 }
 
 // The second stage (writing the graphs, most of a compile's time) starts before the key is
@@ -127,7 +133,6 @@ void read_and_key(CachedRun& run) {
   } else {
     run.key = compute_key(run.model, run.options);
   }
-  run.options.cache_key = run.key.key;
   run.out.key = run.key.key;
   run.say("cache: key " + run.key.key + " (" + run.storage.describe() + ")");
 }
@@ -138,7 +143,7 @@ CachedCompile bypass(CachedRun& run) {
   run.out.reason = run.uncacheable->message;
   run.say("cache: bypass: " + run.out.reason);
   if (run.deliver == Deliver::output_folder) {
-    run.out.result = finish_compile(run);
+    finish_compile(run);
   }
   return run.out;
 }
@@ -193,7 +198,7 @@ CachedCompile compile_read_only(CachedRun& run) {
   if (run.deliver == Deliver::cache_only) {
     throw Error(run.storage.root().string() + ": the cache is used read-only; cannot populate it");
   }
-  run.out.result = finish_compile(run);
+  finish_compile(run);
   run.out.remote_warning = run.remote_warning();
   return run.out;
 }
@@ -220,12 +225,19 @@ std::vector<std::string> written_files(const CompileResult& result) {
 }
 
 // The digests the graph writer computed: the store need not read the graphs again.
-cache::KnownDigests written_digests(const CompileResult& result) {
+cache::KnownDigests written_digests(const CompileResult& result,
+                                    const std::map<std::string, FileIdentity>& written_as) {
   cache::KnownDigests known;
+  auto add = [&](const WrittenFile& file) {
+    auto identity = written_as.find(file.file);
+    if (identity != written_as.end()) {
+      known[file.file] = {file.sha256, identity->second};
+    }
+  };
   for (const auto& graph : result.graphs) {
-    known[graph.graph.file] = {graph.graph.sha256, graph.graph.written_as};
+    add(graph.graph);
     for (const auto& data : graph.external_data) {
-      known[data.file] = {data.sha256, data.written_as};
+      add(data);
     }
   }
   return known;
@@ -245,7 +257,7 @@ void store(CachedRun& run, cache::Replace replace) {
     cache::StoreResult stored = run.tier().store(
         header, run.options.output_dir, written_files(run.out.result),
         run.deliver == Deliver::cache_only ? cache::SourceFiles::move : cache::SourceFiles::link,
-        replace, written_digests(run.out.result));
+        replace, written_digests(run.out.result, run.written_as));
     run.storage.stats().update(
         {{stored.status == cache::StoreStatus::stored ? "stores" : "stores.raced", 1}});
     run.storage.record_model_index(run.model_sha256, run.model_index);
@@ -270,7 +282,7 @@ CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
     scratch = run.storage.temp_name("compile");
     run.options.output_dir = scratch.path();
   }
-  run.out.result = finish_compile(run);
+  finish_compile(run);
   store(run, replace);
   run.out.remote_warning = run.remote_warning();
   return run.out;
