@@ -10,12 +10,8 @@ check="$SOURCE_DIR/tests/tools/check_layers.py"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-
-fail() {
-  failures=$((failures + 1))
-  echo "FAIL: $*"
-}
+failed=()
+fail() { failed+=("$*") && echo "FAIL: $*"; }
 
 # plant TREE FILE INCLUDE...: writes TREE/FILE with one #include "INCLUDE" line each.
 plant() {
@@ -97,8 +93,8 @@ if [ "$status" -ne 2 ] || ! grep -q "has no src/ folder" "$work/err"; then
   fail "a folder without src/: status $status, $(cat "$work/err")"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
+if [ "${#failed[@]}" -ne 0 ]; then
+  echo "${#failed[@]} failure(s)"
   exit 1
 fi
 echo "layers: ok"
