@@ -1,5 +1,5 @@
 #include "app.h"
-#include "compiler/isolated_worker.h"
+#include "check/isolated_worker.h"
 
 #include <cstdio>
 #include <iostream>
@@ -15,7 +15,7 @@
 // report at exit (sanitizers, coverage) return normally.
 int main(int argc, char** argv) {
   int status = npucc::cli::run(argc, argv);
-  npucc::compiler::stop_isolated_worker();
+  npucc::check::stop_isolated_worker();
   std::cout.flush();
   bool written = std::fflush(stdout) == 0 && !std::ferror(stdout) && !std::cout.fail();
   if (!written && status == 0) {

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "npucc/file_identity.h"
 #include "npucc/memory_plan.h"
 #include "npucc/model.h"
 #include "npucc/train_mode.h"
@@ -56,9 +55,6 @@ struct CompileOptions {
   // Empty: the default pipeline.
   std::vector<std::string> passes;
   ReadLimits limits;
-  // Set by compile_cached() (npucc/cache.h) and recorded in the manifest; derived from
-  // the options, so never part of canonical_options().
-  std::string cache_key;
 };
 
 struct PassSummary {
@@ -74,9 +70,6 @@ struct WrittenFile {
   std::string file; // name inside the output folder
   std::string sha256;
   uint64_t bytes = 0;
-  // The file as the writer left it: while it still looks so, a cache store takes
-  // `sha256` as its checksum instead of reading the file again.
-  FileIdentity written_as;
 };
 
 struct CompiledGraph {

@@ -1,5 +1,5 @@
 #include "cache/file_ops.h"
-#include "config/value.h"
+#include "cache/local_storage.h"
 #include "npucc/cache.h"
 #include "npucc/config.h"
 #include "npucc/error.h"
@@ -20,25 +20,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* k_cachedir_tag =
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by npucc.\n"
-    "# For information about cache directory tags see https://bford.info/cachedir/\n";
-
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? std::string() : std::string(value);
 }
 
-// The layout folders and the tag; safe to run concurrently and on an existing cache.
 void create_layout(const fs::path& dir, CacheSharing sharing) {
-  cache::Modes modes = cache::modes_for(cache::resolve_sharing(sharing, dir));
-  for (const char* sub : {"entries", "tmp", "lock", "models"}) {
-    cache::ensure_real_directory(dir / sub, modes.dir);
-  }
-  if (cache::path_kind(dir / "CACHEDIR.TAG") == cache::PathKind::missing) {
-    util::write_file_atomic(dir / "CACHEDIR.TAG", k_cachedir_tag);
-  }
+  cache::LocalStorage(dir, CacheAccess::read_write, sharing).create_layout();
 }
 
 } // namespace
@@ -142,7 +130,7 @@ CacheConfig resolve_cache_config(const std::string& dir_option,
   }
   std::string read_only = environment("NPUCC_CACHE_READ_ONLY");
   if (!read_only.empty()) {
-    auto value = config::parse_bool_text(read_only);
+    auto value = util::parse_bool_text(read_only);
     if (!value) {
       throw usage_error("NPUCC_CACHE_READ_ONLY: \"" + read_only + "\" is not a boolean",
                         "use 1 or 0");
@@ -185,7 +173,8 @@ bool is_npucc_cache(const fs::path& dir) {
   // The tag's first two lines: CACHEDIR's signature, then npucc's own line. Every npucc
   // since the first wrote exactly k_cachedir_tag, so older caches are recognised too.
   static const std::string k_own_lines =
-      std::string(k_cachedir_tag).substr(0, std::string(k_cachedir_tag).find("# For"));
+      std::string(cache::k_cachedir_tag)
+          .substr(0, std::string(cache::k_cachedir_tag).find("# For"));
   if (cache::path_kind(dir / "CACHEDIR.TAG") != cache::PathKind::file ||
       cache::path_kind(dir / "entries") != cache::PathKind::directory) {
     return false;

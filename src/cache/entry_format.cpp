@@ -125,8 +125,110 @@ std::string serialize_header(const EntryHeader& header) {
   return body + "end " + util::sha256_hex(body) + "\n";
 }
 
+namespace {
+
+// parse_header's steps return why the header is corrupt, or "" when the step holds.
+
+// The lines of `all`, views into it: `cache ls` parses every entry's header.
+std::string split_lines(std::string_view all, std::vector<std::string_view>& lines) {
+  lines.reserve(16);
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t newline = all.find('\n', start);
+    if (newline == std::string_view::npos) {
+      return "header is truncated (no final newline)";
+    }
+    lines.push_back(all.substr(start, newline - start));
+    start = newline + 1;
+  }
+  return lines.empty() ? "header is empty" : "";
+}
+
+// The checksum covers everything before the last line, so it is checked before fields.
+std::string check_end_line(std::string_view all, const std::vector<std::string_view>& lines) {
+  std::string_view last = lines.back();
+  std::string_view value;
+  if (!field(last, "end", value) || !is_hex64(value)) {
+    return "header is truncated (no end checksum)";
+  }
+  std::string_view body = all.substr(0, all.size() - last.size() - 1);
+  return util::sha256_hex(body) != value ? "header checksum mismatch" : "";
+}
+
+// The field lines, lines[1] to lines[7] (the grammar's order).
+std::string parse_fields(const std::vector<std::string_view>& lines, EntryHeader& header) {
+  const char* names[] = {"compiler", "created", "key", "model", "variants", "options", "files"};
+  std::string_view values[7];
+  if (lines.size() < 9) {
+    return "header has too few lines";
+  }
+  for (size_t i = 0; i < 7; ++i) {
+    if (!field(lines[i + 1], names[i], values[i])) {
+      return std::string("header line ") + std::to_string(i + 2) + " should be \"" + names[i] +
+             "\"";
+    }
+  }
+  header.compiler_version = unescape(values[0]);
+  uint64_t number = 0;
+  // created is an int64_t: 19 digits can exceed it, and would be written back negative.
+  if (!parse_u64(values[1], number) || number > static_cast<uint64_t>(INT64_MAX)) {
+    return "header's creation time is not a number";
+  }
+  header.created = static_cast<int64_t>(number);
+  if (!is_hex64(values[2])) {
+    return "header's key is not 64 hex digits";
+  }
+  header.key = std::string(values[2]);
+  header.model = unescape(values[3]);
+  header.variants = unescape(values[4]);
+  header.options = unescape(values[5]);
+  uint64_t count = 0;
+  if (!parse_u64(values[6], count) || count != lines.size() - 9) {
+    return "header's file count does not match its table";
+  }
+  return "";
+}
+
+// "file" SP sha256 SP bytes SP name, the name the rest of the line; `number` names it.
+std::string parse_file_line(std::string_view line, size_t number, EntryFile& file) {
+  size_t first = line.find(' ');
+  size_t second = first == std::string_view::npos ? first : line.find(' ', first + 1);
+  size_t third = second == std::string_view::npos ? second : line.find(' ', second + 1);
+  if (third == std::string_view::npos || line.substr(0, first) != "file" ||
+      !is_hex64(line.substr(first + 1, second - first - 1)) ||
+      !parse_u64(line.substr(second + 1, third - second - 1), file.bytes)) {
+    return "header line " + std::to_string(number) + " is not a file line";
+  }
+  file.sha256 = std::string(line.substr(first + 1, second - first - 1));
+  file.name = std::string(line.substr(third + 1));
+  if (!is_plain_file_name(file.name)) {
+    return "header names an unsafe file \"" + file.name + "\"";
+  }
+  return "";
+}
+
+// The file table, lines[8] up to the end line.
+std::string parse_file_table(const std::vector<std::string_view>& lines, EntryHeader& header) {
+  header.files.reserve(lines.size() - 9);
+  for (size_t i = 8; i + 1 < lines.size(); ++i) {
+    EntryFile file;
+    std::string problem = parse_file_line(lines[i], i + 1, file);
+    if (!problem.empty()) {
+      return problem;
+    }
+    for (const auto& other : header.files) {
+      if (other.name == file.name) {
+        return "header names \"" + file.name + "\" twice";
+      }
+    }
+    header.files.push_back(std::move(file));
+  }
+  return "";
+}
+
+} // namespace
+
 ParsedHeader parse_header(const std::string& text) {
-  // Views into `text`, no copies: `cache ls` parses every entry's header.
   ParsedHeader parsed;
   auto fail = [&](const std::string& why) {
     parsed.problem = HeaderProblem::corrupt;
@@ -135,18 +237,8 @@ ParsedHeader parse_header(const std::string& text) {
   };
   std::string_view all(text);
   std::vector<std::string_view> lines;
-  lines.reserve(16);
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t newline = all.find('\n', start);
-    if (newline == std::string_view::npos) {
-      return fail("header is truncated (no final newline)");
-    }
-    lines.push_back(all.substr(start, newline - start));
-    start = newline + 1;
-  }
-  if (lines.empty()) {
-    return fail("header is empty");
+  if (std::string problem = split_lines(all, lines); !problem.empty()) {
+    return fail(problem);
   }
   std::string_view value;
   if (!field(lines[0], k_entry_magic, value)) {
@@ -163,69 +255,14 @@ ParsedHeader parse_header(const std::string& text) {
     parsed.header.format_version = static_cast<int>(std::min<uint64_t>(version, 1u << 30));
     return parsed;
   }
-  // The checksum covers everything before the last line, so check it before fields.
-  std::string_view last = lines.back();
-  if (!field(last, "end", value) || !is_hex64(value)) {
-    return fail("header is truncated (no end checksum)");
+  if (std::string problem = check_end_line(all, lines); !problem.empty()) {
+    return fail(problem);
   }
-  std::string_view body = all.substr(0, all.size() - last.size() - 1);
-  if (util::sha256_hex(body) != value) {
-    return fail("header checksum mismatch");
+  if (std::string problem = parse_fields(lines, parsed.header); !problem.empty()) {
+    return fail(problem);
   }
-  EntryHeader& header = parsed.header;
-  const char* names[] = {"compiler", "created", "key", "model", "variants", "options", "files"};
-  std::string_view values[7];
-  if (lines.size() < 9) {
-    return fail("header has too few lines");
-  }
-  for (size_t i = 0; i < 7; ++i) {
-    if (!field(lines[i + 1], names[i], values[i])) {
-      return fail(std::string("header line ") + std::to_string(i + 2) + " should be \"" + names[i] +
-                  "\"");
-    }
-  }
-  header.compiler_version = unescape(values[0]);
-  uint64_t number = 0;
-  // created is an int64_t: 19 digits can exceed it, and would be written back negative.
-  if (!parse_u64(values[1], number) || number > static_cast<uint64_t>(INT64_MAX)) {
-    return fail("header's creation time is not a number");
-  }
-  header.created = static_cast<int64_t>(number);
-  if (!is_hex64(values[2])) {
-    return fail("header's key is not 64 hex digits");
-  }
-  header.key = std::string(values[2]);
-  header.model = unescape(values[3]);
-  header.variants = unescape(values[4]);
-  header.options = unescape(values[5]);
-  uint64_t count = 0;
-  if (!parse_u64(values[6], count) || count != lines.size() - 9) {
-    return fail("header's file count does not match its table");
-  }
-  header.files.reserve(static_cast<size_t>(count));
-  for (size_t i = 8; i + 1 < lines.size(); ++i) {
-    // "file" SP sha256 SP bytes SP name; the name is the rest of the line.
-    std::string_view line = lines[i];
-    size_t first = line.find(' ');
-    size_t second = first == std::string_view::npos ? first : line.find(' ', first + 1);
-    size_t third = second == std::string_view::npos ? second : line.find(' ', second + 1);
-    EntryFile file;
-    if (third == std::string_view::npos || line.substr(0, first) != "file" ||
-        !is_hex64(line.substr(first + 1, second - first - 1)) ||
-        !parse_u64(line.substr(second + 1, third - second - 1), file.bytes)) {
-      return fail("header line " + std::to_string(i + 1) + " is not a file line");
-    }
-    file.sha256 = std::string(line.substr(first + 1, second - first - 1));
-    file.name = std::string(line.substr(third + 1));
-    if (!is_plain_file_name(file.name)) {
-      return fail("header names an unsafe file \"" + file.name + "\"");
-    }
-    for (const auto& other : header.files) {
-      if (other.name == file.name) {
-        return fail("header names \"" + file.name + "\" twice");
-      }
-    }
-    header.files.push_back(std::move(file));
+  if (std::string problem = parse_file_table(lines, parsed.header); !problem.empty()) {
+    return fail(problem);
   }
   return parsed;
 }

@@ -194,14 +194,15 @@ void sync_directory(const fs::path& dir) {
   }
 }
 
-void ensure_real_directory(const fs::path& dir, unsigned mode) {
+void make_cache_dir(const fs::path& dir, const Modes& modes) {
+  const unsigned mode = modes.dir;
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (path_kind(dir)) {
     case PathKind::directory:
       return;
     case PathKind::missing:
-      if (::mkdir(dir.c_str(), mode == 0 ? 0755 : (mode & 0777)) == 0) {
-        if (mode != 0 && ::chmod(dir.c_str(), mode) != 0) {
+      if (::mkdir(dir.c_str(), mode & 0777) == 0) {
+        if (::chmod(dir.c_str(), mode) != 0) {
           throw io_error(dir, "cannot set the cache folder's mode", errno);
         }
         continue;

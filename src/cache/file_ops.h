@@ -48,11 +48,24 @@ AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted);
 // fsync of a directory, so a rename inside it survives a crash.
 void sync_directory(const fs::path& dir);
 
+// Modes of what npucc creates in a cache, for one CacheSharing (npucc/cache.h).
+struct Modes {
+  unsigned dir = 0700;          // every folder: layout, shards, entries, staging
+  unsigned mutable_file = 0600; // statistics, lock files, model indexes
+};
+inline constexpr unsigned k_entry_file_mode = 0444;
+
+// CacheSharing::automatic becomes group when `root` is setgid and group-writable.
+CacheSharing resolve_sharing(CacheSharing sharing, const fs::path& root);
+Modes modes_for(CacheSharing resolved);
+
 // Creates `dir` (one level) unless it exists as a real directory; refuses a symlink
 // or other file in its place with an npucc::Error naming it. A folder it creates gets
-// `mode` exactly (chmod, so neither the umask nor mkdir's handling of setgid interferes);
-// 0: 0755 less the umask. An existing folder is left as it is.
-void ensure_real_directory(const fs::path& dir, unsigned mode = 0);
+// modes.dir exactly (chmod, so neither the umask nor mkdir's handling of setgid
+// interferes). An existing folder is left as it is. Every folder npucc makes in a cache
+// is made here, through LocalStorage::make_dir (its lock folder by the DirectoryLock it
+// hands its modes to), so no writer's umask can lock the others out.
+void make_cache_dir(const fs::path& dir, const Modes& modes);
 
 // Sets a path's modification time to now without following symlinks.
 void touch(const fs::path& path);
@@ -82,17 +95,6 @@ uint64_t tree_bytes(const fs::path& dir);
 
 // "<dir>/<stem>.<pid>.<random>": a unique name for staging or trash.
 fs::path unique_name(const fs::path& dir, const std::string& stem);
-
-// Modes of what npucc creates in a cache, for one CacheSharing (npucc/cache.h).
-struct Modes {
-  unsigned dir = 0700;          // every folder: layout, shards, entries, staging
-  unsigned mutable_file = 0600; // statistics, lock files, model indexes
-};
-inline constexpr unsigned k_entry_file_mode = 0444;
-
-// CacheSharing::automatic becomes group when `root` is setgid and group-writable.
-CacheSharing resolve_sharing(CacheSharing sharing, const fs::path& root);
-Modes modes_for(CacheSharing resolved);
 
 } // namespace npucc::cache
 

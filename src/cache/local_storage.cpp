@@ -1,7 +1,7 @@
 #include "cache/local_storage.h"
 
-#include "cache/cache_key.h"
 #include "cache/entry_scan.h"
+#include "cache/model_index.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/fd.h"
@@ -76,6 +76,15 @@ LocalStorage open_local_storage(const CacheConfig& config, CacheIntent intent) {
   LocalStorage storage(open_cache_dir(config, intent), access, config.sharing);
   storage.set_signing_key(std::move(key));
   return storage;
+}
+
+void LocalStorage::create_layout() const {
+  for (const char* sub : {"entries", "tmp", "lock", "models"}) {
+    make_dir(m_root / sub);
+  }
+  if (path_kind(m_root / "CACHEDIR.TAG") == PathKind::missing) {
+    util::write_file_atomic(m_root / "CACHEDIR.TAG", k_cachedir_tag);
+  }
 }
 
 std::string LocalStorage::describe() const {
@@ -182,8 +191,7 @@ namespace {
 // edited into a corrupt entry by accident): a failure to set it fails the store.
 void set_entry_file_mode(const fs::path& path) {
   if (::chmod(path.c_str(), k_entry_file_mode) != 0) {
-    throw Error(path.string() + ": cannot make the cache file read-only: " +
-                std::strerror(errno));
+    throw Error(path.string() + ": cannot make the cache file read-only: " + std::strerror(errno));
   }
 }
 
@@ -267,9 +275,9 @@ void LocalStorage::write_stamp(const std::string& key, const std::string& stamp)
     make_dir(m_root / "stamps" / key.substr(0, 2));
     // Unsynced: an fsync right after a large entry was written waits for its data
     // (~0.1 s for 150 MB), and a stamp lost in a crash only costs a re-hash.
-    util::write_file_atomic(stamp_path(key), stamp, util::Durability::unsynced);
     // Readable by the group: a stamp another member cannot read makes them re-hash.
-    ::chmod(stamp_path(key).c_str(), m_modes.mutable_file);
+    util::write_file_atomic(stamp_path(key), stamp, util::Durability::unsynced,
+                            util::FileMode::exactly(m_modes.mutable_file));
   } catch (const Error&) {
     // Only an optimisation: the next hit hashes the files instead.
   }
@@ -354,119 +362,150 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   return result;
 }
 
-StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
-                                const std::vector<std::string>& names, SourceFiles source,
-                                Replace replace, const KnownDigests& known) {
-  require_writable("store");
+namespace {
+
+void refuse_unsafe_names(const std::vector<std::string>& names) {
   for (const auto& name : names) {
     if (!is_plain_file_name(name) || name == k_signature_file) {
       throw Error(name + ": not a plain file name; cannot store it in the cache");
     }
   }
-  make_dir(m_root / "tmp");
+}
+
+// Moves, links or copies the files `names` of `from` into the staging folder, read-only.
+// For each: whether the writer's digest in `known` still stands for it. The writer's
+// digests stand for files that still look as it left them: a link or a rename keeps
+// inode, size and mtime; a copy counts when its source looked so before and after it.
+std::vector<bool> bring_files(const fs::path& stage, const fs::path& from,
+                              const std::vector<std::string>& names, SourceFiles source,
+                              const KnownDigests& known) {
+  std::vector<bool> trusted(names.size(), false);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    fs::path target = stage / name;
+    auto it = known.find(name);
+    auto as_written = [&](const fs::path& path) {
+      auto now = util::identify(path);
+      return it != known.end() && now && *now == it->second.written_as;
+    };
+    bool source_as_written = as_written(from / name);
+    bool moved =
+        source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
+    if (moved) {
+      trusted[i] = as_written(target);
+    } else {
+      // Not synced: an entry written since the last boot is hashed before its first
+      // use after a crash (stat_stamp), so a cut-short file is found, never used.
+      Transfer how = materialise_file(
+          from / name, target,
+          link_allowed_for(name, source == SourceFiles::link ? AllowLink::yes : AllowLink::no),
+          Sync::no);
+      trusted[i] = how == Transfer::hard_link ? as_written(target)
+                                              : source_as_written && as_written(from / name);
+    }
+    set_entry_file_mode(target);
+  }
+  return trusted;
+}
+
+// The header's table of the staged files: the writer's digests where they stand, the
+// rest hashed, on all cores.
+std::vector<EntryFile> table_of(const fs::path& stage, const std::vector<std::string>& names,
+                                const std::vector<bool>& trusted, const KnownDigests& known) {
+  std::vector<FileDigest> digests(names.size());
+  std::vector<std::string> problems(names.size());
+  std::vector<size_t> unknown;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto now = util::identify(stage / names[i]);
+    if (trusted[i] && now) {
+      digests[i] = {known.at(names[i]).sha256, now->size};
+    } else {
+      unknown.push_back(i);
+    }
+  }
+  parallel_for(unknown.size(), [&](size_t u) {
+    size_t i = unknown[u];
+    try {
+      digests[i] = digest_file(stage / names[i]);
+    } catch (const Error& e) {
+      problems[i] = e.what();
+    }
+  });
+  std::vector<EntryFile> files;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!problems[i].empty()) {
+      throw Error(problems[i]);
+    }
+    files.push_back({names[i], digests[i].sha256, digests[i].bytes});
+  }
+  return files;
+}
+
+} // namespace
+
+void LocalStorage::write_entry_header(const fs::path& stage, const EntryHeader& header) const {
+  util::AtomicFile header_file(stage / k_header_file, util::Durability::unsynced);
+  header_file.write(serialize_header(header));
+  header_file.commit();
+  set_entry_file_mode(stage / k_header_file);
+  if (m_key) {
+    sign_entry(stage, *m_key);
+  }
+}
+
+bool LocalStorage::publish(TempPath& stage, const std::string& key, Replace replace) const {
+  fs::path target = entry_dir(key);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (::rename(stage.path().c_str(), target.c_str()) == 0) {
+      stage.release();
+      return true;
+    }
+    int error = errno;
+    if (error != EEXIST && error != ENOTEMPTY && error != ENOTDIR && error != EISDIR) {
+      throw Error(target.string() + ": cannot publish the cache entry: " + std::strerror(error),
+                  error == ENOSPC ? "free some disk space" : "");
+    }
+    // Another process published first. Its entry is as good as ours unless the caller
+    // found this key corrupt, or what sits there is not an entry folder at all.
+    if (replace == Replace::no && path_kind(target) == PathKind::directory) {
+      return false;
+    }
+    Removed removed = remove_dir(target);
+    if (!removed.ok()) {
+      throw Error(target.string() + ": cannot replace the cache entry: " + removed.error);
+    }
+    replace = Replace::no;
+  }
+  return false;
+}
+
+StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
+                                const std::vector<std::string>& names, SourceFiles source,
+                                Replace replace, const KnownDigests& known) {
+  require_writable("store");
+  refuse_unsafe_names(names);
   make_dir(m_root / "entries");
   make_dir(m_root / "entries" / header.key.substr(0, 2));
-  fs::path stage = unique_name(m_root / "tmp", header.key.substr(0, 16));
-  make_dir(stage); // renamed into place whole: this is the entry's mode
+  // Renamed into place whole: this is the entry's mode.
+  TempPath stage = temp_folder(header.key.substr(0, 16));
+  std::vector<bool> trusted = bring_files(stage.path(), from, names, source, known);
+  const std::string files_before = files_stamp(stage.path(), names);
+  header.files = table_of(stage.path(), names, trusted, known);
   StoreResult result;
-  try {
-    header.files.clear();
-    // The writer's digests stand for files that still look as it left them: a link or a
-    // rename keeps inode, size and mtime; a copy counts when its source looked so before
-    // and after it. The rest are hashed, on all cores.
-    std::vector<bool> trusted(names.size(), false);
-    for (size_t i = 0; i < names.size(); ++i) {
-      const std::string& name = names[i];
-      fs::path target = stage / name;
-      auto it = known.find(name);
-      auto as_written = [&](const fs::path& path) {
-        auto now = util::identify(path);
-        return it != known.end() && now && *now == it->second.written_as;
-      };
-      bool source_as_written = as_written(from / name);
-      bool moved =
-          source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
-      if (moved) {
-        trusted[i] = as_written(target);
-      } else {
-        // Not synced: an entry written since the last boot is hashed before its first
-        // use after a crash (stat_stamp), so a cut-short file is found, never used.
-        Transfer how = materialise_file(
-            from / name, target,
-            link_allowed_for(name, source == SourceFiles::link ? AllowLink::yes : AllowLink::no),
-            Sync::no);
-        trusted[i] = how == Transfer::hard_link ? as_written(target)
-                                                : source_as_written && as_written(from / name);
-      }
-      set_entry_file_mode(target);
-    }
-    const std::string files_before = files_stamp(stage, names);
-    std::vector<FileDigest> digests(names.size());
-    std::vector<std::string> problems(names.size());
-    std::vector<size_t> unknown;
-    for (size_t i = 0; i < names.size(); ++i) {
-      auto now = util::identify(stage / names[i]);
-      if (trusted[i] && now) {
-        digests[i] = {known.at(names[i]).sha256, now->size};
-      } else {
-        unknown.push_back(i);
-      }
-    }
-    parallel_for(unknown.size(), [&](size_t u) {
-      size_t i = unknown[u];
-      try {
-        digests[i] = digest_file(stage / names[i]);
-      } catch (const Error& e) {
-        problems[i] = e.what();
-      }
-    });
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (!problems[i].empty()) {
-        throw Error(problems[i]);
-      }
-      header.files.push_back({names[i], digests[i].sha256, digests[i].bytes});
-      result.bytes += digests[i].bytes;
-    }
-    util::AtomicFile header_file(stage / k_header_file, util::Durability::unsynced);
-    header_file.write(serialize_header(header));
-    header_file.commit();
-    set_entry_file_mode(stage / k_header_file);
-    if (m_key) {
-      sign_entry(stage, *m_key);
-    }
-    // The files were hashed above (by the writer or here), and a rename keeps their
-    // inodes and times: a stamp now spares the first hit the hashing, unless a file
-    // changed meanwhile (a linked output is also in the user's folder).
-    std::string stamp =
-        files_stamp(stage, names) == files_before ? stat_stamp(stage, header) : std::string();
-
-    fs::path target = entry_dir(header.key);
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      if (::rename(stage.c_str(), target.c_str()) == 0) {
-        write_stamp(header.key, stamp);
-        return result;
-      }
-      int error = errno;
-      if (error != EEXIST && error != ENOTEMPTY && error != ENOTDIR && error != EISDIR) {
-        throw Error(target.string() + ": cannot publish the cache entry: " + std::strerror(error),
-                    error == ENOSPC ? "free some disk space" : "");
-      }
-      // Another process published first. Its entry is as good as ours unless the caller
-      // found this key corrupt, or what sits there is not an entry folder at all.
-      if (replace == Replace::no && path_kind(target) == PathKind::directory) {
-        break;
-      }
-      Removed removed = remove_dir(target);
-      if (!removed.ok()) {
-        throw Error(target.string() + ": cannot replace the cache entry: " + removed.error);
-      }
-      replace = Replace::no;
-    }
-  } catch (...) {
-    remove_tree(stage);
-    throw;
+  for (const auto& file : header.files) {
+    result.bytes += file.bytes;
   }
-  remove_tree(stage);
+  write_entry_header(stage.path(), header);
+  // The files were hashed above (by the writer or here), and a rename keeps their
+  // inodes and times: a stamp now spares the first hit the hashing, unless a file
+  // changed meanwhile (a linked output is also in the user's folder).
+  std::string stamp = files_stamp(stage.path(), names) == files_before
+                          ? stat_stamp(stage.path(), header)
+                          : std::string();
+  if (publish(stage, header.key, replace)) {
+    write_stamp(header.key, stamp);
+    return result;
+  }
   result.status = StoreStatus::already_present;
   return result;
 }
@@ -528,8 +567,8 @@ void LocalStorage::record_model_index(const std::string& model_sha256,
   make_dir(m_root / "models");
   fs::path shard = m_root / "models" / model_sha256.substr(0, 2);
   make_dir(shard);
-  util::write_file_atomic(shard / model_sha256, text);
-  ::chmod((shard / model_sha256).c_str(), m_modes.mutable_file);
+  util::write_file_atomic(shard / model_sha256, text, util::Durability::synced,
+                          util::FileMode::exactly(m_modes.mutable_file));
 }
 
 std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress) const {

@@ -14,7 +14,7 @@
 //   CACHE_DIR/CACHEDIR.TAG                  marks the folder as a cache (backup tools skip it)
 //   CACHE_DIR/entries/<kk>/<key>/           one published entry: entry.npucc + its files
 //                                           (+ entry.sig when signed: entry_signature.h)
-//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (cache_key.h), so
+//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (model_index.h), so
 //                                           a hit need not parse the model
 //   CACHE_DIR/stamps/<kk>/<key>             inode, size and times of an entry's files when last
 //                                           hashed: while they match, a hit skips the hashing
@@ -124,8 +124,34 @@ struct PurgeReport {
   Failures failures;
 };
 
+// CACHE_DIR/CACHEDIR.TAG. Every npucc since the first wrote exactly this.
+inline constexpr const char* k_cachedir_tag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by npucc.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n";
+
 // A staging folder or temporary file older than this belongs to a dead process.
 inline constexpr int64_t k_stale_temporary_seconds = 3600;
+
+// A folder or file in CACHE_DIR/tmp/ that one operation owns: a staging folder, a scratch
+// compile, a bundle on its way to a remote. Removed when dropped (flat, remove_tree), unless
+// released: an entry was published from it. Made by LocalStorage::temp_folder / temp_name.
+class TempPath {
+public:
+  TempPath() = default;
+  explicit TempPath(std::filesystem::path path) : m_path(std::move(path)) {}
+  ~TempPath();
+  TempPath(TempPath&& other) noexcept : m_path(std::move(other.m_path)) { other.m_path.clear(); }
+  TempPath& operator=(TempPath&& other) noexcept;
+  TempPath(const TempPath&) = delete;
+  TempPath& operator=(const TempPath&) = delete;
+
+  const std::filesystem::path& path() const { return m_path; }
+  void release() { m_path.clear(); }
+
+private:
+  std::filesystem::path m_path;
+};
 
 class LocalStorage : public Storage {
 public:
@@ -147,7 +173,21 @@ public:
   // Creates `dir` (one level, inside the cache) unless it is there, with the cache's folder
   // mode whatever the umask (setgid and group-writable in a group cache): every folder
   // npucc makes in a cache is made here, so no writer's umask can lock the others out.
-  void make_dir(const std::filesystem::path& dir) const { ensure_real_directory(dir, m_modes.dir); }
+  void make_dir(const std::filesystem::path& dir) const { make_cache_dir(dir, m_modes); }
+  // The layout folders and the tag; safe to run concurrently and on an existing cache.
+  void create_layout() const;
+  // A new folder in tmp/ ("<stem>.<pid>.<random>"), with the cache's folder mode: it may
+  // become an entry folder (publish_staged).
+  TempPath temp_folder(const std::string& stem) const;
+  // A new name in tmp/ (tmp/ made), for a file or folder the caller creates there.
+  TempPath temp_name(const std::string& stem) const;
+  // Publishes a folder staged by temp_folder as it is (a remote bundle unpacked: its
+  // entry.npucc verbatim) under `key`, first removing the damaged entry there with
+  // Replace::yes; its files were hashed on the way in, as `sha256` says (adopt_verified).
+  // True when an entry is published under the key now: this one, or one another process
+  // published meanwhile (as good). Throws npucc::Error when the entry cannot be removed.
+  bool publish_staged(TempPath& staged, const std::string& key, Replace replace,
+                      const std::map<std::string, std::string>& sha256);
 
   std::string describe() const override;
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
@@ -169,7 +209,7 @@ public:
   // After a store: trims to `max_size` unless another process is already cleaning.
   PurgeReport enforce_max_size(uint64_t max_size) const;
 
-  // The model index (cache_key.h) of the model whose bytes hash to `model_sha256`.
+  // The model index (model_index.h) of the model whose bytes hash to `model_sha256`.
   std::optional<std::vector<std::string>> model_index(const std::string& model_sha256) const;
   void record_model_index(const std::string& model_sha256, const std::string& text) const;
 
@@ -186,6 +226,10 @@ private:
   std::filesystem::path stamp_path(const std::string& key) const;
   bool stamp_matches(const std::string& key, const std::string& stamp) const;
   void write_stamp(const std::string& key, const std::string& stamp) const;
+  // store()'s last steps: the header (and signature) of a staged entry folder, then its
+  // rename into place; false when an entry another process published stays.
+  void write_entry_header(const std::filesystem::path& stage, const EntryHeader& header) const;
+  bool publish(TempPath& stage, const std::string& key, Replace replace) const;
   // Renames an entry folder into tmp/ and removes it there (remove_flat); an entry that
   // holds a folder npucc did not write is left in place.
   Removed remove_dir(const std::filesystem::path& dir) const;

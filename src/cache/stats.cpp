@@ -46,26 +46,6 @@ std::string serialize(const Counters& counters) {
   return out;
 }
 
-// Replaces the file by rename, without fsync: counters are advisory, and a hit must not
-// wait for the disk.
-void replace_file(const fs::path& path, const std::string& text, unsigned mode) {
-  fs::path tmp = util::temporary_sibling(path);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) {
-    return;
-  }
-  ::fchmod(fd, mode); // the umask must not take the group's write bit
-  bool written = true;
-  try {
-    util::write_all(fd, text.data(), text.size(), tmp);
-  } catch (const Error&) {
-    written = false;
-  }
-  if (::close(fd) != 0 || !written || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-  }
-}
-
 Counters read_unlocked(const fs::path& file) {
   if (path_kind(file) != PathKind::file) {
     return {};
@@ -82,7 +62,7 @@ Counters read_unlocked(const fs::path& file) {
 DirectoryLock::DirectoryLock(const fs::path& root, const std::string& name, Wait wait,
                              const Modes& modes) {
   try {
-    ensure_real_directory(root / "lock", modes.dir);
+    make_cache_dir(root / "lock", modes);
   } catch (const Error&) {
     return;
   }
@@ -132,7 +112,9 @@ void StatsFile::update(const Counters& deltas, const Counters& set) const {
     for (const auto& [name, value] : set) {
       counters[name] = value;
     }
-    replace_file(m_root / "stats", serialize(counters), m_modes.mutable_file);
+    // Without fsync: counters are advisory, and a hit must not wait for the disk.
+    util::write_file_atomic(m_root / "stats", serialize(counters), util::Durability::unsynced,
+                            util::FileMode::exactly(m_modes.mutable_file));
   } catch (const Error&) {
     // statistics are advisory
   }
@@ -154,8 +136,8 @@ void StatsFile::zero() const {
     fresh["last_cleanup"] = old["last_cleanup"];
   }
   fresh["zeroed"] = static_cast<uint64_t>(std::time(nullptr));
-  util::write_file_atomic(m_root / "stats", serialize(fresh));
-  ::chmod((m_root / "stats").c_str(), m_modes.mutable_file);
+  util::write_file_atomic(m_root / "stats", serialize(fresh), util::Durability::synced,
+                          util::FileMode::exactly(m_modes.mutable_file));
 }
 
 } // namespace npucc::cache

@@ -1,14 +1,14 @@
-#include "compiler/isolated_worker.h"
+#include "check/isolated_worker.h"
+#include "check/validate.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
-#include "compiler/validate.h"
 #include "model/ir_fields.h"
 #include "model/shape_check.h"
 #include "model/weight_store.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
-#include "passes/lift_constants.h"
 #include "opset/raise_opset.h"
+#include "passes/lift_constants.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
@@ -51,7 +51,7 @@ void refuse_contradicted_output_shape(const onnx::ModelProto& model) {
     }
   }
   try {
-    compiler::check_and_infer(probe, compiler::Checker::none);
+    check::check_and_infer(probe, check::Checker::none);
   } catch (const Error&) {
     return; // not (only) the declared shapes
   }
@@ -76,7 +76,7 @@ void refuse_contradicted_output_shape(const onnx::ModelProto& model) {
 void refuse_inconsistent_after_shape_folding(const CompileOptions& options) {
   Model again = read_model(options.model_path, options.limits, Weights::in_table);
   if (!options.input_shapes.empty()) {
-    compiler::apply_input_shapes(again.proto, options.input_shapes);
+    check::apply_input_shapes(again.proto, options.input_shapes);
   }
   std::vector<std::unique_ptr<passes::Pass>> folding;
   folding.push_back(passes::create_pass("topological_sort"));
@@ -84,8 +84,8 @@ void refuse_inconsistent_after_shape_folding(const CompileOptions& options) {
   folding.push_back(passes::create_pass("fold_shapes"));
   passes::PassManager(std::move(folding)).run(again.proto, passes::FixedPoint::yes, {});
   try {
-    compiler::check_and_infer(again.proto, compiler::Checker::none);
-  } catch (const compiler::InferenceCrash&) {
+    check::check_and_infer(again.proto, check::Checker::none);
+  } catch (const check::InferenceCrash&) {
     return;
   } catch (const Error& e) {
     throw Error(std::string("the graph contradicts itself once its Shape nodes are folded: ") +
@@ -102,7 +102,7 @@ template <typename Say> void raise_model_opset(onnx::ModelProto& model, int64_t 
   if (report.from == report.to) {
     return;
   }
-  compiler::check_and_infer(model, compiler::Checker::after);
+  check::check_and_infer(model, check::Checker::after);
   int64_t adapted = 0;
   for (const auto& [step, count] : report.adapted) {
     adapted += count;
@@ -143,7 +143,8 @@ void carry_ir_annotations(const onnx::ModelProto& source, precision::PrecisionBu
 
 } // namespace
 
-PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log) {
+PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
+                                const precision::OverflowSource& overflow) {
   const std::string file = options.model_path.string();
   auto say = [&](const std::string& line) {
     if (log) {
@@ -166,7 +167,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   }
   in_file(file, [&] {
     if (!options.input_shapes.empty()) {
-      compiler::apply_input_shapes(model.proto, options.input_shapes);
+      check::apply_input_shapes(model.proto, options.input_shapes);
     }
     // Real models arrive unsorted, and the checker wants sorted graphs.
     std::vector<std::unique_ptr<passes::Pass>> sort;
@@ -179,7 +180,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
       say("lifted " + std::to_string(lifted) +
           " Constant node(s) of a type Constant does not allow at this opset into initializers");
     }
-    compiler::check_and_infer(model.proto, compiler::Checker::before);
+    check::check_and_infer(model.proto, check::Checker::before);
     // Inferred shapes can be far larger than any declared one (an outer product).
     model::check_value_shapes(model.proto.graph(), file, options.limits);
     say("validated: ONNX checker and strict shape inference passed");
@@ -197,7 +198,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
       // Each inference runs the checker on its result in the same child, so a round
       // of passes that changes nothing ends the loop without another child.
       for (int round = 0;; ++round) {
-        compiler::check_and_infer(model.proto, compiler::Checker::after);
+        check::check_and_infer(model.proto, check::Checker::after);
         if (round >= 4 || !passes::any_changed(round_reports)) {
           break;
         }
@@ -208,7 +209,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
         passes::add_reports(reports, round_reports);
       }
       result.passes = summarise(reports);
-    } catch (const compiler::InferenceCrash&) {
+    } catch (const check::InferenceCrash&) {
       throw;
     } catch (const Error& e) {
       refuse_contradicted_output_shape(model.proto);
@@ -220,22 +221,26 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   result.memory_plan = plan_memory(model.proto.graph());
 
   // Precision variants (high / low / emulation) from the optimised graph.
-  in_file(file,
-          [&] { prepared.variants = precision::build_precision_variants(model.proto, options); });
+  in_file(file, [&] {
+    prepared.variants = precision::build_precision_variants(model.proto, options, overflow);
+  });
   carry_ir_annotations(model.proto, prepared.variants, log);
   prepared.model = std::move(model);
   return prepared;
 }
 
-void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options) {
+void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
+                      const precision::OverflowSource& overflow) {
   in_file(options.model_path.string(), [&] {
-    prepared.variants = precision::build_precision_variants(prepared.model.proto, options);
+    prepared.variants =
+        precision::build_precision_variants(prepared.model.proto, options, overflow);
   });
   carry_ir_annotations(prepared.model.proto, prepared.variants, {});
 }
 
-CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options) {
-  return GraphWriting(std::move(prepared), options).finish(options);
+WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
+                             const std::string& cache_key) {
+  return GraphWriting(std::move(prepared), options).finish(options, cache_key);
 }
 
 namespace {
@@ -244,12 +249,12 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
   // Fail on a bad output folder before any real work.
   compiler::check_output_folder(options);
   if (preread == nullptr) {
-    compiler::start_isolated_worker(); // while this process is small
+    check::start_isolated_worker(); // while this process is small
   }
   Model model = preread != nullptr
                     ? std::move(*preread)
                     : read_model(options.model_path, options.limits, Weights::in_table);
-  return write_compile(prepare_compile(std::move(model), options, log), options);
+  return write_compile(prepare_compile(std::move(model), options, log), options, {}).result;
 }
 
 } // namespace

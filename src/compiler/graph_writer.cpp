@@ -140,7 +140,7 @@ public:
     });
   }
 
-  WrittenFile commit() { return m_file.commit(m_location); }
+  WrittenFile commit(FileIdentity& written_as) { return m_file.commit(m_location, written_as); }
 
   void restore() {
     for (auto& moved : m_moved) {
@@ -343,25 +343,25 @@ std::string graph_padding(uint64_t bytes) {
 namespace {
 
 WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path,
-                         const std::atomic<bool>* stop) {
+                         const std::atomic<bool>* stop, FileIdentity& written_as) {
   InlinePlan plan(model, path);
   HashedFile file(path, stop);
   file.write(std::string(1, k_model_graph_tag) + varint(plan.graph_bytes()));
   write_rest(file, plan, std::vector<bool>(plan.pieces.size(), false), 0);
-  return file.commit(path.filename().string());
+  return file.commit(path.filename().string(), written_as);
 }
 
 } // namespace
 
-CompiledGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
-                          const std::string& file_name, ExternalData mode,
-                          const std::atomic<bool>* stop) {
-  CompiledGraph result;
+WrittenGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
+                         const std::string& file_name, ExternalData mode,
+                         const std::atomic<bool>* stop) {
+  WrittenGraph result;
   const fs::path path = folder / file_name;
   bool external = mode == ExternalData::always ||
                   model.ByteSizeLong() + stored_weight_bytes(model) > k_inline_limit;
   if (!external) {
-    result.graph = write_inline(model, path, stop);
+    result.graph = write_inline(model, path, stop, result.written_as[file_name]);
     return result;
   }
   const std::string data_name = file_name + k_external_data_suffix;
@@ -371,8 +371,8 @@ CompiledGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
     throw Error(path.string() + ": graph is too large for one protobuf message",
                 "its structure alone (not the weights) is over 2 GiB");
   }
-  result.graph = write_inline(model, path, stop);
-  result.external_data.push_back(externalizer.commit());
+  result.graph = write_inline(model, path, stop, result.written_as[file_name]);
+  result.external_data.push_back(externalizer.commit(result.written_as[data_name]));
   externalizer.restore();
   return result;
 }
@@ -439,7 +439,7 @@ GraphPairWriter::GraphPairWriter(std::unique_ptr<Plan> plan) : m_plan(std::move(
 
 GraphPairWriter::~GraphPairWriter() = default;
 
-std::pair<CompiledGraph, CompiledGraph> GraphPairWriter::write(const std::atomic<bool>* stop) {
+std::pair<WrittenGraph, WrittenGraph> GraphPairWriter::write(const std::atomic<bool>* stop) {
   Plan& plan = *m_plan;
   std::vector<bool> a_written(plan.a.pieces.size(), false);
   std::vector<bool> b_written(plan.b.pieces.size(), false);
@@ -454,9 +454,11 @@ std::pair<CompiledGraph, CompiledGraph> GraphPairWriter::write(const std::atomic
   std::unique_ptr<HashedFile> b_file = a_file.split_mirror();
   write_rest(a_file, plan.a, a_written, plan.length - plan.a.graph_bytes());
   write_rest(*b_file, plan.b, b_written, plan.length - plan.b.graph_bytes());
-  std::pair<CompiledGraph, CompiledGraph> result;
-  result.first.graph = a_file.commit(plan.a_path.filename().string());
-  result.second.graph = b_file->commit(plan.b_path.filename().string());
+  std::pair<WrittenGraph, WrittenGraph> result;
+  const std::string a_name = plan.a_path.filename().string();
+  const std::string b_name = plan.b_path.filename().string();
+  result.first.graph = a_file.commit(a_name, result.first.written_as[a_name]);
+  result.second.graph = b_file->commit(b_name, result.second.written_as[b_name]);
   return result;
 }
 

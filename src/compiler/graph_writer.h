@@ -1,14 +1,22 @@
 #pragma once
 
 #include "npucc/compile.h"
+#include "npucc/file_identity.h"
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <onnx/onnx_pb.h>
 #include <utility>
 
 namespace npucc::compiler {
+
+// A graph as written, and each of its files as the writer left it (by file name): while a
+// file still looks so, a cache store takes the writer's digest instead of reading it again.
+struct WrittenGraph : CompiledGraph {
+  std::map<std::string, FileIdentity> written_as;
+};
 
 // Writes `model` as `folder/file_name`. With ExternalData::always, or when the graph
 // would not fit one protobuf message, tensors of 1 KiB or more go to
@@ -20,9 +28,9 @@ namespace npucc::compiler {
 // An inline graph file is laid out as: the graph field, its initializers first, then the
 // graph's other fields, then the model's other fields (protobuf takes fields in any
 // order).
-CompiledGraph write_graph(onnx::ModelProto& model, const std::filesystem::path& folder,
-                          const std::string& file_name, ExternalData mode,
-                          const std::atomic<bool>* stop = nullptr);
+WrittenGraph write_graph(onnx::ModelProto& model, const std::filesystem::path& folder,
+                         const std::string& file_name, ExternalData mode,
+                         const std::atomic<bool>* stop = nullptr);
 
 // Writes two graphs that hold mostly the same weights (high and low: the low graph keeps
 // float32 master weights) so that both files begin with the same bytes: the graph field,
@@ -44,7 +52,7 @@ public:
   GraphPairWriter& operator=(const GraphPairWriter&) = delete;
 
   // Once. `stop` as for write_graph.
-  std::pair<CompiledGraph, CompiledGraph> write(const std::atomic<bool>* stop = nullptr);
+  std::pair<WrittenGraph, WrittenGraph> write(const std::atomic<bool>* stop = nullptr);
 
   struct Plan;
 

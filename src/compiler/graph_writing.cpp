@@ -25,7 +25,7 @@ struct GraphWriting::State {
   PreparedCompile prepared;
   std::optional<compiler::OutputFolder> output;
   ExternalData external_data = ExternalData::automatic;
-  std::vector<CompiledGraph> written;
+  std::vector<compiler::WrittenGraph> written;
   std::vector<WriteJob> jobs; // after `prepared`, whose models a pair holds: gone first
   std::atomic<bool> stop{false};
   std::exception_ptr failure;
@@ -119,14 +119,16 @@ PreparedCompile GraphWriting::abandon() {
   return std::move(m_state->prepared);
 }
 
-CompileResult GraphWriting::finish(const CompileOptions& options) {
+WrittenCompile GraphWriting::finish(const CompileOptions& options, const std::string& cache_key) {
   State& state = *m_state;
   state.join();
   state.jobs.clear();
   if (state.failure) {
     std::rethrow_exception(state.failure);
   }
-  CompileResult result = std::move(state.prepared.result);
+  WrittenCompile out;
+  CompileResult& result = out.result;
+  result = std::move(state.prepared.result);
   auto& variants = state.prepared.variants;
   for (size_t i = 0; i < variants.graphs.size(); ++i) {
     state.written[i].role = variants.graphs[i].role;
@@ -138,20 +140,23 @@ CompileResult GraphWriting::finish(const CompileOptions& options) {
           opset.version();
     }
   }
-  result.graphs = std::move(state.written);
+  for (auto& graph : state.written) {
+    out.written_as.insert(graph.written_as.begin(), graph.written_as.end());
+    result.graphs.push_back(std::move(static_cast<CompiledGraph&>(graph)));
+  }
   if (!variants.report.is_null()) {
     result.precision_report = variants.report.dump();
   }
   if (!variants.high_report.is_null()) {
     result.high_precision_report = variants.high_report.dump();
   }
-  auto manifest = compiler::build_manifest(options, state.prepared.model, result);
+  auto manifest = compiler::build_manifest(options, state.prepared.model, result, cache_key);
   util::write_file_atomic(state.output->staging() / "manifest.json",
                           manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                               "\n");
   state.output->publish();
   result.manifest_path = options.output_dir / "manifest.json";
-  return result;
+  return out;
 }
 
 } // namespace npucc

@@ -193,11 +193,12 @@ std::unique_ptr<HashedFile> HashedFile::split_mirror() {
   return std::unique_ptr<HashedFile>(new HashedFile(std::move(m_mirror), m_hash, m_bytes, m_stop));
 }
 
-WrittenFile HashedFile::commit(const std::string& name) {
+WrittenFile HashedFile::commit(const std::string& name, FileIdentity& written_as) {
   flush();
   drain();
   m_file->commit();
-  return {name, m_hash.hex_digest(), m_bytes, m_file->identity()};
+  written_as = m_file->identity();
+  return {name, m_hash.hex_digest(), m_bytes};
 }
 
 void HashedFile::flush_if_full() {

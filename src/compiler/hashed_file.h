@@ -46,7 +46,8 @@ public:
   std::unique_ptr<HashedFile> split_mirror();
 
   uint64_t bytes() const { return m_bytes; }
-  WrittenFile commit(const std::string& name);
+  // Renames the file into place; `written_as` is then the file as it was left.
+  WrittenFile commit(const std::string& name, FileIdentity& written_as);
 
 private:
   class WriteBehind;

@@ -73,8 +73,8 @@ json memory_plan_json(const MemoryPlan& plan, bool with_tensors) {
   return out;
 }
 
-json build_manifest(const CompileOptions& options, const Model& model,
-                    const CompileResult& result) {
+json build_manifest(const CompileOptions& options, const Model& model, const CompileResult& result,
+                    const std::string& cache_key) {
   json opsets = result.model_opsets;
   json graphs = json::array();
   for (const auto& graph : result.graphs) {
@@ -114,8 +114,8 @@ json build_manifest(const CompileOptions& options, const Model& model,
       {"memory_plan", memory_plan_json(result.memory_plan, true)},
   };
   add_precision(manifest, options, result);
-  if (!options.cache_key.empty()) {
-    manifest["cache_key"] = options.cache_key;
+  if (!cache_key.empty()) {
+    manifest["cache_key"] = cache_key;
   }
   return manifest;
 }

@@ -29,7 +29,8 @@ constexpr int k_manifest_format_version = 1;
 
 nlohmann::json memory_plan_json(const MemoryPlan& plan, bool with_tensors);
 
+// `cache_key`: empty when not compiled through the cache.
 nlohmann::json build_manifest(const CompileOptions& options, const Model& model,
-                              const CompileResult& result);
+                              const CompileResult& result, const std::string& cache_key);
 
 } // namespace npucc::compiler

@@ -1,33 +1,47 @@
 #pragma once
 
 #include "npucc/compile.h"
+#include "npucc/file_identity.h"
 #include "precision/compile_precision.h"
 
+#include <map>
 #include <memory>
 
 namespace npucc {
 
 // A compile in two stages, so that a cache can look its key up in between while the
-// key's hashing runs beside the first stage (cache/compile_cached.cpp).
+// key's hashing runs beside the first stage (pipeline/compile_cached.cpp).
 // prepare_compile validates, optimises and builds the precision variants in memory;
-// write_compile writes them and the manifest into options.output_dir (set
-// options.cache_key first: the manifest records it). compile() is the two in a row.
+// write_compile writes them and the manifest into options.output_dir (the manifest records
+// the cache key, if any). compile() is the two in a row.
 struct PreparedCompile {
   Model model;
   CompileResult result;
   precision::PrecisionBuild variants;
 };
 
-PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log);
+// `overflow`: the weights' overflow counts a cache key's read made, for the precision
+// rewrite (precision/overflow_prescan.h); it must outlive the call.
+PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
+                                const precision::OverflowSource& overflow = {});
 // Builds prepared.variants again from the optimised model (after a wrong speculation:
 // precision::OverflowAssumption).
-void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options);
-CompileResult write_compile(PreparedCompile prepared, const CompileOptions& options);
+void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
+                      const precision::OverflowSource& overflow);
+// A compile's result, and for the cache's store, each file as its writer left it (by file
+// name): while a file still looks so, the store takes the writer's digest instead of
+// reading the file again. Neither the key nor these are for the library's users.
+struct WrittenCompile {
+  CompileResult result;
+  std::map<std::string, FileIdentity> written_as;
+};
+WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
+                             const std::string& cache_key);
 
 // write_compile begun early: the graphs are written on up to thread_budget() threads
 // into a staging folder beside options.output_dir while the caller goes on (a cache looks
-// its key up meanwhile). finish() waits for them, writes the manifest (options.cache_key
-// set by then) and publishes. abandon() or destruction stops the writers within a
+// its key up meanwhile). finish() waits for them, writes the manifest (with the key,
+// known by then) and publishes. abandon() or destruction stops the writers within a
 // buffer's worth and removes what they wrote. The caller forks no child (the isolated
 // checker) while the writers run: they take locks and allocate.
 class GraphWriting {
@@ -37,7 +51,7 @@ public:
   GraphWriting(const GraphWriting&) = delete;
   GraphWriting& operator=(const GraphWriting&) = delete;
 
-  CompileResult finish(const CompileOptions& options);
+  WrittenCompile finish(const CompileOptions& options, const std::string& cache_key);
   // Stops the writers and hands the prepared compile back, as prepared.
   PreparedCompile abandon();
 

@@ -52,17 +52,6 @@ std::string check_precision(const SettingInfo& info, const std::string& raw,
 
 } // namespace
 
-std::optional<bool> parse_bool_text(const std::string& text) {
-  std::string word = lower(std::string(util::trim(text)));
-  if (word == "1" || word == "true" || word == "yes" || word == "on") {
-    return true;
-  }
-  if (word == "0" || word == "false" || word == "no" || word == "off") {
-    return false;
-  }
-  return std::nullopt;
-}
-
 std::string check_value(const SettingInfo& info, const std::string& raw, const std::string& where,
                         const std::filesystem::path& base_dir, const GetEnv& getenv) {
   std::string text(util::trim(raw));
@@ -78,7 +67,7 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
     parse_size_setting(text, where);
     return text;
   case SettingKind::boolean: {
-    auto value = parse_bool_text(text);
+    auto value = util::parse_bool_text(text);
     if (!value) {
       throw usage_error(where + ": \"" + text + "\" is not a boolean",
                         "use true or false (or 1 / 0)");

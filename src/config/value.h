@@ -18,7 +18,4 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
 // ASCII lower case.
 std::string lower(std::string text);
 
-// 1/0, true/false, yes/no, on/off (any case); nullopt for anything else.
-std::optional<bool> parse_bool_text(const std::string& text);
-
 } // namespace npucc::config

@@ -1,6 +1,6 @@
 #include "npucc/inspect.h"
 
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "inspect/graph_stats.h"
 #include "model/shape_check.h"
 #include "model/tensor_info.h"
@@ -73,12 +73,12 @@ MemoryPlan plan_for(const Model& model, const InspectOptions& options) {
   onnx::ModelProto proto = model.proto;
   const std::string file = model.path.string();
   if (!options.input_shapes.empty()) {
-    compiler::apply_input_shapes(proto, options.input_shapes);
+    check::apply_input_shapes(proto, options.input_shapes);
   }
   std::vector<std::unique_ptr<passes::Pass>> sort;
   sort.push_back(passes::create_pass("topological_sort"));
   passes::PassManager(std::move(sort)).run(proto, passes::FixedPoint::no);
-  compiler::infer_shapes_lenient(proto);
+  check::infer_shapes_lenient(proto);
   // Inference may reveal a tensor no declared shape hinted at (an outer product).
   model::check_value_shapes(proto.graph(), file, options.limits);
   return plan_memory(proto.graph());

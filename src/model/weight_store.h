@@ -45,7 +45,7 @@ private:
 };
 
 // Makes `tensor` a reference to no table entry, dropping its raw_data: what a copy sent
-// to another process carries instead of large bytes (compiler/isolated_worker.h).
+// to another process carries instead of large bytes (check/isolated_worker.h).
 // is_stored() is true for it; raw_bytes() throws.
 void make_placeholder(onnx::TensorProto& tensor);
 // True when `tensor` refers to a table entry (its bytes are available in memory).

@@ -1,6 +1,6 @@
 #include "precision/compile_precision.h"
 
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/error.h"
 #include "passes/fuse_hard_activations.h"
 #include "passes/pass_manager.h"
@@ -48,8 +48,9 @@ void refuse_unused_options(const CompileOptions& options, const ModePlan& low_pl
 }
 
 RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& options,
-                               std::vector<std::string>& warnings) {
+                               const OverflowSource& overflow, std::vector<std::string>& warnings) {
   RewriteOptions out;
+  out.overflow = overflow;
   out.low = plan.low;
   out.policy = plan.policy;
   out.lists = default_op_lists(plan.low);
@@ -68,8 +69,8 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
 // The rewrite must leave a valid, fully typed graph; anything else is npucc's bug.
 void validate(onnx::ModelProto& model, const std::string& role) {
   try {
-    compiler::check_and_infer(model, compiler::Checker::before_and_after);
-  } catch (const compiler::InferenceCrash&) {
+    check::check_and_infer(model, check::Checker::before_and_after);
+  } catch (const check::InferenceCrash&) {
     throw;
   } catch (const Error& e) {
     throw Error("internal error: the " + role + " graph is invalid: " + e.what(),
@@ -90,12 +91,13 @@ std::map<std::string, int64_t> fuse_hard_activations(onnx::ModelProto& model,
 }
 
 nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const CompileOptions& options,
-                     const std::string& role, LowGraphRaise raise = LowGraphRaise::no) {
+                     const OverflowSource& overflow, const std::string& role,
+                     LowGraphRaise raise = LowGraphRaise::no) {
   nlohmann::json opset = raise_low_graph(model, options, plan.low, raise);
   const auto fused =
       role == "low" ? fuse_hard_activations(model, options) : std::map<std::string, int64_t>{};
   std::vector<std::string> warnings;
-  RewriteOptions rewrite = rewrite_options(plan, options, warnings);
+  RewriteOptions rewrite = rewrite_options(plan, options, overflow, warnings);
   RewriteReport report = rewrite_mixed_precision(model, rewrite);
   report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
   validate(model, role);
@@ -111,7 +113,8 @@ nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const Compil
 
 } // namespace
 
-PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOptions& options) {
+PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOptions& options,
+                                        const OverflowSource& overflow) {
   validate_precision_options(options.precision, options.accelerate_train_mode);
   ModePlan high_plan = plan_for_precision_mode(options.precision, model);
   PrecisionBuild build;
@@ -123,21 +126,21 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
     }
     // Single variant: the configured mode's graph is the only one, in role "low".
     GraphVariant low{"low", high_plan.precision, "", std::move(model)};
-    build.report = lower(low.model, high_plan, options, "low");
+    build.report = lower(low.model, high_plan, options, overflow, "low");
     build.graphs.push_back(std::move(low));
   } else {
     ModePlan low_plan = plan_for_accelerate_mode(*options.accelerate_train_mode);
     refuse_unused_options(options, low_plan);
     GraphVariant low{"low", low_plan.precision, "", model};
     // fast1: the low graph alone moves to opset 22 (low_graph_opset.cpp).
-    build.report = lower(low.model, low_plan, options, "low", LowGraphRaise::yes);
+    build.report = lower(low.model, low_plan, options, overflow, "low", LowGraphRaise::yes);
     GraphVariant high{"high", high_plan.precision, "", std::move(model)};
     if (high_plan.rewrite) {
       // allow_fp32_to_fp16: the phase after the switch runs in the user's own mode
       // (Ascend restores it). The mixlist and keep-dtype apply to the low graph only.
       CompileOptions plain = options;
       plain.modify_mixlist.clear();
-      build.high_report = lower(high.model, high_plan, plain, "high");
+      build.high_report = lower(high.model, high_plan, plain, overflow, "high");
     }
     build.graphs.push_back(std::move(high));
     build.graphs.push_back(std::move(low));

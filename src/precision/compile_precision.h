@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npucc/compile.h"
+#include "precision/overflow_prescan.h"
 
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
@@ -30,7 +31,9 @@ struct PrecisionBuild {
 // - otherwise the configured precision mode's meaning (precision_modes.cpp), one graph;
 // - emulation (--emit-emulation) from the low graph.
 // Every graph made here passes the ONNX checker and strict typed shape inference.
-// Throws usage_error for option combinations that would have no effect.
-PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOptions& options);
+// Throws usage_error for option combinations that would have no effect. `overflow`: the
+// weights' overflow counts the caller has, if any (overflow_prescan.h).
+PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOptions& options,
+                                        const OverflowSource& overflow = {});
 
 } // namespace npucc::precision

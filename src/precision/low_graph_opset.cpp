@@ -11,7 +11,7 @@
 
 #include "precision/low_graph_opset.h"
 
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "model/graph_walk.h"
 #include "npucc/error.h"
 #include "opset/raise_opset.h"
@@ -84,13 +84,13 @@ nlohmann::json raise_low_graph(onnx::ModelProto& low, const CompileOptions& opti
   onnx::ModelProto raised = low; // weights are in the store: metadata only
   try {
     auto report = opset::raise_opset(raised, k_bfloat16_opset);
-    compiler::check_and_infer(raised, compiler::Checker::after);
+    check::check_and_infer(raised, check::Checker::after);
     low = std::move(raised);
     return {{"model", opset},
             {"low_graph", k_bfloat16_opset},
             {"raised", true},
             {"adapted", report.adapted}};
-  } catch (const compiler::InferenceCrash&) {
+  } catch (const check::InferenceCrash&) {
     throw;
   } catch (const Error& e) {
     return kept(low, opset, std::string("raising to opset 22 is refused: ") + e.what());

@@ -2,6 +2,7 @@
 
 #include "npucc/train_mode.h"
 #include "precision/op_lists.h"
+#include "precision/overflow_prescan.h"
 
 #include <cstdint>
 #include <map>
@@ -33,6 +34,8 @@ struct RewriteOptions {
   std::set<std::string> keep_nodes;
   KeepIoTypes keep_io_types = KeepIoTypes::yes;
   WeightStorage weights = WeightStorage::low;
+  // Overflow counts made before the rewrite (a cache key's read of the weights).
+  OverflowSource overflow;
 };
 
 // A float32 constant the low graph keeps in float32, and why.

@@ -8,26 +8,13 @@
 #include <chrono>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <thread>
-#include <unordered_map>
 
 namespace npucc::precision {
 
 namespace {
 
 constexpr size_t k_scratch_floats = 16 * 1024;
-
-struct Registry {
-  std::mutex mutex;
-  // Published spans by the address of their bytes in the mapping.
-  std::unordered_map<const char*, const OverflowPrescan::Span*> spans;
-};
-
-Registry& registry() {
-  static Registry instance;
-  return instance;
-}
 
 } // namespace
 
@@ -75,26 +62,21 @@ OverflowPrescan::OverflowPrescan(const onnx::ModelProto& model)
         kept.push_back(std::move(entry.second));
       }
     }
+    for (const auto& span : kept) {
+      m_by_address[span->data] = span.get();
+    }
     m_paths.push_back(path);
     m_spans.push_back(std::move(kept));
   }
   m_cursor.assign(m_spans.size(), 0);
 }
 
-OverflowPrescan::~OverflowPrescan() {
-  if (!m_published) {
-    return;
-  }
-  auto& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  for (const auto& spans : m_spans) {
-    for (const auto& span : spans) {
-      auto found = r.spans.find(span->data);
-      if (found != r.spans.end() && found->second == span.get()) {
-        r.spans.erase(found);
-      }
-    }
-  }
+OverflowPrescan::~OverflowPrescan() = default;
+
+const OverflowPrescan::Span* OverflowPrescan::find(std::string_view bytes) const {
+  auto found = m_by_address.find(bytes.data());
+  return found == m_by_address.end() || found->second->length != bytes.size() ? nullptr
+                                                                              : found->second;
 }
 
 int OverflowPrescan::file_index(const std::filesystem::path& path) const {
@@ -108,17 +90,6 @@ int OverflowPrescan::file_index(const std::filesystem::path& path) const {
 
 void OverflowPrescan::end() {
   m_ended.store(true, std::memory_order_release);
-}
-
-void OverflowPrescan::publish() {
-  auto& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  for (const auto& spans : m_spans) {
-    for (const auto& span : spans) {
-      r.spans[span->data] = span.get();
-    }
-  }
-  m_published = true;
 }
 
 namespace {
@@ -189,8 +160,6 @@ void OverflowPrescan::feed(int file, uint64_t position, std::string_view chunk) 
 
 namespace {
 
-thread_local OverflowAssumption* t_assumption = nullptr;
-
 // Waits until the reading thread has counted `span` or given up; false if it gave up.
 bool wait_for(const OverflowPrescan::Span& span) {
   while (!span.finished.load(std::memory_order_acquire)) {
@@ -208,21 +177,6 @@ uint64_t count_of(const OverflowPrescan::Span& span, int32_t low) {
 
 } // namespace
 
-OverflowAssumption::OverflowAssumption() {
-  t_assumption = this;
-}
-
-OverflowAssumption::~OverflowAssumption() {
-  stop();
-}
-
-void OverflowAssumption::stop() {
-  if (m_active && t_assumption == this) {
-    t_assumption = nullptr;
-  }
-  m_active = false;
-}
-
 void OverflowAssumption::record(const OverflowPrescan::Span* span, int32_t low) {
   m_assumed.push_back({span, low});
 }
@@ -236,21 +190,16 @@ bool OverflowAssumption::holds() const {
   return true;
 }
 
-std::optional<uint64_t> prescanned_overflows(std::string_view bytes, int32_t low) {
-  const OverflowPrescan::Span* span = nullptr;
-  {
-    auto& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    auto found = r.spans.find(bytes.data());
-    if (found == r.spans.end() || found->second->length != bytes.size()) {
-      return std::nullopt;
-    }
-    span = found->second; // its prescan outlives the compile stage that asks
+std::optional<uint64_t> prescanned_overflows(const OverflowSource& source, std::string_view bytes,
+                                             int32_t low) {
+  const OverflowPrescan::Span* span = source.prescan ? source.prescan->find(bytes) : nullptr;
+  if (span == nullptr) {
+    return std::nullopt;
   }
-  if (t_assumption != nullptr) {
+  if (source.assumption != nullptr) {
     // Even when the count is already there: what the rewrite does then never depends
     // on how far the reading thread got.
-    t_assumption->record(span, low);
+    source.assumption->record(span, low);
     return 0;
   }
   if (!wait_for(*span)) {

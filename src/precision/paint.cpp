@@ -36,13 +36,13 @@ int32_t type_of(const onnx::TypeProto& type) {
   return type.has_tensor_type() ? type.tensor_type().elem_type() : 0;
 }
 
-uint64_t count_overflows(const TensorProto& tensor, int32_t low) {
+uint64_t count_overflows(const TensorProto& tensor, int32_t low, const OverflowSource& source) {
   if (tensor.data_type() != TensorProto::FLOAT || model::is_unloaded_external(tensor)) {
     return 0;
   }
   std::vector<float> values;
   if (auto raw = model::raw_bytes(tensor)) {
-    if (auto known = prescanned_overflows(*raw, low)) {
+    if (auto known = prescanned_overflows(source, *raw, low)) {
       return *known;
     }
     size_t count = raw->size() / sizeof(float);
@@ -66,7 +66,7 @@ void add_tensor(Scope& scope, Context& context, Tensor tensor) {
   tensor.owner = &scope;
   tensor.final_type = tensor.orig;
   if (tensor.data != nullptr) {
-    tensor.overflow = count_overflows(*tensor.data, context.low);
+    tensor.overflow = count_overflows(*tensor.data, context.low, context.options->overflow);
   }
   std::string name = tensor.name;
   scope.tensors[name] = std::move(tensor);

@@ -119,12 +119,21 @@ std::optional<FileIdentity> identify(const fs::path& path) {
   return identity_of(st);
 }
 
-AtomicFile::AtomicFile(fs::path target, Durability durability)
+AtomicFile::AtomicFile(fs::path target, Durability durability, FileMode mode)
     : m_target(std::move(target)), m_durability(durability) {
   m_tmp_path = temporary_sibling(m_target);
-  m_fd = ::open(m_tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  m_fd = ::open(m_tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                mode.exact ? *mode.exact & 07777 : 0644);
   if (m_fd < 0) {
     throw Error(m_target.string() + ": cannot create: " + errno_text());
+  }
+  // The umask must not take a group's write bit, nor mkdir's rules a setgid folder's.
+  if (mode.exact && ::fchmod(m_fd, *mode.exact & 07777) != 0) {
+    std::string why = errno_text();
+    ::close(m_fd);
+    m_fd = -1;
+    ::unlink(m_tmp_path.c_str());
+    throw Error(m_target.string() + ": cannot set its mode: " + why);
   }
 }
 
@@ -161,8 +170,9 @@ void AtomicFile::commit() {
   m_committed = true;
 }
 
-void write_file_atomic(const fs::path& path, const std::string& data, Durability durability) {
-  AtomicFile file(path, durability);
+void write_file_atomic(const fs::path& path, const std::string& data, Durability durability,
+                       FileMode mode) {
+  AtomicFile file(path, durability, mode);
   file.write(data);
   file.commit();
 }

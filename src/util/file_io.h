@@ -30,12 +30,22 @@ std::optional<FileIdentity> identify(const fs::path& path);
 // written before the last boot, see cache/local_storage.cpp).
 enum class Durability { synced, unsynced };
 
+// The mode of a file AtomicFile creates: 0644 less the umask (what a plain open gives), or
+// exactly `mode` whatever the umask (a cache shared by a group needs its group bits).
+struct FileMode {
+  static FileMode from_umask() { return FileMode{}; }
+  static FileMode exactly(unsigned mode) { return FileMode{mode}; }
+  std::optional<unsigned> exact;
+};
+
 // A file written beside its target and renamed into place by commit(); if commit()
 // is never reached (an error, an exception) the destructor removes the temporary,
-// so a reader never sees a partial file.
+// so a reader never sees a partial file. The temporary is opened with O_NOFOLLOW and
+// O_EXCL: a planted symlink or file of its name is refused, never written through.
 class AtomicFile {
 public:
-  explicit AtomicFile(fs::path target, Durability durability = Durability::synced);
+  explicit AtomicFile(fs::path target, Durability durability = Durability::synced,
+                      FileMode mode = FileMode::from_umask());
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -59,7 +69,8 @@ private:
 
 // Convenience: atomically replace `path` with `data`.
 void write_file_atomic(const fs::path& path, const std::string& data,
-                       Durability durability = Durability::synced);
+                       Durability durability = Durability::synced,
+                       FileMode mode = FileMode::from_umask());
 
 // A unique name for a temporary sibling of `path`: "<path>.tmp.<pid>.<random>".
 fs::path temporary_sibling(const fs::path& path);

@@ -4,7 +4,7 @@
 #include <vector>
 
 // A socket between npucc and a worker process it forked: `cache populate`'s compile
-// workers (cache/populate_workers.h) and the ONNX worker (compiler/isolated_worker.h).
+// workers (pipeline/populate_workers.h) and the ONNX worker (check/isolated_worker.h).
 namespace npucc::util {
 
 // Writes all of `data`; false when the peer is gone (no SIGPIPE: MSG_NOSIGNAL).

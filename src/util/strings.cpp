@@ -1,6 +1,7 @@
 #include "util/strings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 
@@ -83,6 +84,20 @@ bool parse_int64(std::string_view text, int64_t& value) {
   }
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+std::optional<bool> parse_bool_text(const std::string& text) {
+  std::string word(trim(text));
+  for (char& c : word) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (word == "1" || word == "true" || word == "yes" || word == "on") {
+    return true;
+  }
+  if (word == "0" || word == "false" || word == "no" || word == "off") {
+    return false;
+  }
+  return std::nullopt;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,10 @@ bool ends_with(std::string_view text, std::string_view suffix);
 
 // Parses a whole decimal integer; false on anything else (sign allowed).
 bool parse_int64(std::string_view text, int64_t& value);
+
+// 1/0, true/false, yes/no, on/off (any case, around spaces trimmed); nullopt for anything
+// else.
+std::optional<bool> parse_bool_text(const std::string& text);
 
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);

@@ -6,7 +6,6 @@
 // refusal, a round trip that does not hold) is a bug.
 
 #include "cache/entry_format.h"
-#include "cache/manifest_reader.h"
 #include "config/toml_subset.h"
 #include "config/value.h"
 #include "npucc/compile.h"
@@ -15,6 +14,7 @@
 #include "npucc/model.h"
 #include "npucc/schedule.h"
 #include "npucc/train_mode.h"
+#include "pipeline/manifest_reader.h"
 #include "precision/keep_dtype.h"
 #include "precision/op_lists.h"
 #include "util/file_io.h"
@@ -181,7 +181,7 @@ inline void feed_cache_entry(const uint8_t* data, size_t size) {
 inline void feed_manifest(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    cache::parse_cached_manifest(text, "fuzz-input/manifest.json", "");
+    pipeline::parse_cached_manifest(text, "fuzz-input/manifest.json", "");
   } catch (const Error&) {
   }
 }

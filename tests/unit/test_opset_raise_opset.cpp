@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/error.h"
 #include "opset/raise_opset.h"
 #include "opset/version_steps.h"
@@ -19,11 +19,11 @@ onnx::ModelProto raised(const std::string& text, int64_t target,
                         CheckFirst check_first = CheckFirst::yes) {
   auto model = npucc::test::parse_text_model(text);
   if (check_first == CheckFirst::yes) {
-    npucc::compiler::check_and_infer(model, npucc::compiler::Checker::before);
+    npucc::check::check_and_infer(model, npucc::check::Checker::before);
   }
   raise_opset(model, target);
   INFO(model.DebugString());
-  CHECK_NOTHROW(npucc::compiler::check_and_infer(model, npucc::compiler::Checker::after));
+  CHECK_NOTHROW(npucc::check::check_and_infer(model, npucc::check::Checker::after));
   return model;
 }
 
@@ -188,7 +188,7 @@ TEST_SUITE("npucc::opset::raise_opset") {
   TEST_CASE("refusals name the op, the versions and the reason") {
     auto refuses = [](const std::string& text, int64_t target, const std::string& want) {
       auto model = npucc::test::parse_text_model(text);
-      npucc::compiler::check_and_infer(model, npucc::compiler::Checker::before);
+      npucc::check::check_and_infer(model, npucc::check::Checker::before);
       CHECK_THROWS_WITH_AS(raise_opset(model, target), doctest::Contains(want.c_str()),
                            npucc::Error);
     };

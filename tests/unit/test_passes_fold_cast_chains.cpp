@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "passes/eliminate_dead_code.h"
 #include "passes/fold_cast_chains.h"
 #include "test_passes_support.h"
@@ -18,7 +18,7 @@ namespace {
 // Shape inference first: the pass reads element types from value_info.
 onnx::ModelProto typed_model(const std::string& text) {
   auto model = npucc::test::parse_text_model(text);
-  npucc::compiler::infer_shapes_strict(model);
+  npucc::check::infer_shapes_strict(model);
   return model;
 }
 

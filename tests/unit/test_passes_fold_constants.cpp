@@ -30,7 +30,7 @@ std::optional<FoldValue> fold(const std::string& inits, const std::string& nodes
   FoldConstants pass;
   int64_t changed = run(pass, model);
   check_valid(model);
-  npucc::compiler::infer_shapes_strict(model);
+  npucc::check::infer_shapes_strict(model);
   auto y = initializer_value(model.graph(), "y");
   CHECK((changed > 0) == y.has_value());
   CHECK(run(pass, model) == 0);
@@ -302,7 +302,7 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       weight.set_dims(0, 70000);
       weight.clear_float_data();
       weight.set_raw_data(std::string(70000 * sizeof(float), '\0'));
-      npucc::compiler::infer_shapes_strict(model);
+      npucc::check::infer_shapes_strict(model);
       FoldConstants pass;
       CHECK(run(pass, model) == 0);
       CHECK(model.graph().initializer_size() == 2);
@@ -410,7 +410,7 @@ TEST_SUITE("npucc::passes::FoldConstants") {
       value.clear_float_data();
       value.set_data_type(17);                    // FLOAT8E4M3FN, unknown to ONNX 1.12
       value.set_raw_data(std::string(1, '\x38')); // 1.0
-      npucc::compiler::infer_shapes_strict(model);
+      npucc::check::infer_shapes_strict(model);
       FoldConstants pass;
       CHECK(run(pass, model) == 0);
       check_valid(model);
@@ -607,7 +607,7 @@ TEST_SUITE("npucc::passes::FoldConstants") {
           graph_text("float[2] a = {1, 2}, int64[1] axes = {0}",
                      "y = ReduceMax <keepdims = 0> (a, axes)", "float", 18));
       with_nan.mutable_graph()->mutable_initializer(0)->set_float_data(1, std::nanf(""));
-      npucc::compiler::infer_shapes_strict(with_nan);
+      npucc::check::infer_shapes_strict(with_nan);
       FoldConstants pass;
       CHECK(run(pass, with_nan) == 0);
       CHECK_FALSE(fold("float[2] a = {-0.0, 0.0}, int64[1] axes = {0}",

@@ -41,7 +41,7 @@ TEST_SUITE("npucc::passes::FoldIf") {
       CHECK(count_ops(model.graph(), "Mul") == 1);
       CHECK(npucc::test::has_initializer(model.graph(), "k"));
       check_valid(model);
-      CHECK_NOTHROW(npucc::compiler::infer_shapes_strict(model));
+      CHECK_NOTHROW(npucc::check::infer_shapes_strict(model));
       CHECK(run(fold_if, model) == 0);
     }
     SUBCASE("false takes else_branch") {

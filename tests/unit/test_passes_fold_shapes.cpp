@@ -152,7 +152,7 @@ TEST_SUITE("npucc::passes::FoldShapes") {
     FoldConstants constants;
     CHECK(run(shapes, model) == 1);
     CHECK(run(constants, model) == 2);
-    npucc::compiler::infer_shapes_strict(model);
+    npucc::check::infer_shapes_strict(model);
     check_valid(model);
     bool found = false;
     for (const auto& info : model.graph().value_info()) {

@@ -1,7 +1,7 @@
 #pragma once
 // Helpers shared by the constant-folding tests (test_passes_fold_*.cpp).
 
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "passes/fold_values.h"
 #include "test_passes_support.h"
 
@@ -14,7 +14,7 @@ namespace npucc::test {
 // Parses and types a model: the fold passes read shapes and types from value_info.
 inline onnx::ModelProto typed_model(const std::string& text) {
   auto model = parse_text_model(text);
-  compiler::infer_shapes_strict(model);
+  check::infer_shapes_strict(model);
   return model;
 }
 

@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "passes/fuse_hard_activations.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
@@ -18,7 +18,7 @@ namespace {
 // A typed model: the pass reads shapes from inference, as in the precision rewrite.
 onnx::ModelProto typed(const std::string& text) {
   auto model = npucc::test::parse_text_model(text);
-  npucc::compiler::check_and_infer(model, npucc::compiler::Checker::before);
+  npucc::check::check_and_infer(model, npucc::check::Checker::before);
   return model;
 }
 
@@ -252,7 +252,7 @@ TEST_SUITE("npucc::passes::FuseHardActivations") {
     for (int i = 0; i < 16; ++i) {
       kernel->add_float_data(i % 5 == 0 ? 1.0F : 0.0F);
     }
-    npucc::compiler::check_and_infer(model, npucc::compiler::Checker::before);
+    npucc::check::check_and_infer(model, npucc::check::Checker::before);
     npucc::CompileOptions options;
     options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast1|step|0.9");
     auto build = npucc::precision::build_precision_variants(model, options);

@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
 #include "passes/lift_constants.h"
@@ -247,7 +247,7 @@ TEST_SUITE("npucc::passes::lift_constants_the_opset_forbids") {
   TEST_CASE("an int64 Constant at opset 6 becomes an initializer and, at IR 3, an input") {
     auto model = old_export(3, 6);
     auto untouched = model;
-    CHECK_THROWS_AS(npucc::compiler::infer_shapes_strict(untouched), npucc::Error);
+    CHECK_THROWS_AS(npucc::check::infer_shapes_strict(untouched), npucc::Error);
     CHECK(npucc::passes::lift_constants_the_opset_forbids(model) == 1);
     CHECK(count_ops(model.graph(), "Constant") == 1); // the float one is allowed: kept
     REQUIRE(initializer(model.graph(), "s") != nullptr);
@@ -256,7 +256,7 @@ TEST_SUITE("npucc::passes::lift_constants_the_opset_forbids") {
     CHECK(model.graph().input(1).name() == "s");
     CHECK(model.ir_version() == 3);
     check_valid(model);
-    CHECK_NOTHROW(npucc::compiler::infer_shapes_strict(model));
+    CHECK_NOTHROW(npucc::check::infer_shapes_strict(model));
     CHECK(npucc::passes::lift_constants_the_opset_forbids(model) == 0);
   }
 
@@ -266,6 +266,6 @@ TEST_SUITE("npucc::passes::lift_constants_the_opset_forbids") {
     auto ir4 = old_export(4, 6);
     CHECK(npucc::passes::lift_constants_the_opset_forbids(ir4) == 1);
     CHECK(ir4.graph().input_size() == 1);
-    CHECK_NOTHROW(npucc::compiler::infer_shapes_strict(ir4));
+    CHECK_NOTHROW(npucc::check::infer_shapes_strict(ir4));
   }
 }

@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
@@ -108,7 +108,7 @@ TEST_SUITE("npucc::passes::registry") {
       auto written = npucc::read_model(options.output_dir / "high.onnx").proto;
       CHECK(count_ops(written.graph(), "Constant") == 0);
       check_valid(written);
-      CHECK_NOTHROW(npucc::compiler::infer_shapes_strict(written));
+      CHECK_NOTHROW(npucc::check::infer_shapes_strict(written));
       PassManager again(create_passes(default_pipeline()));
       for (const auto& report : again.run(written)) {
         INFO(report.name);

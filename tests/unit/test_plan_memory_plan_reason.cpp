@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/memory_plan.h"
 #include "test_support.h"
 
@@ -8,7 +8,7 @@ namespace {
 
 npucc::MemoryPlan plan_of(const std::string& text) {
   auto model = npucc::test::parse_text_model(text);
-  npucc::compiler::infer_shapes_strict(model);
+  npucc::check::infer_shapes_strict(model);
   return npucc::plan_memory(model.graph());
 }
 

@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "precision/emulation.h"
 #include "test_support.h"
 
@@ -41,13 +41,13 @@ std::string low_graph(const std::string& low) {
 // Parsed and typed, as make_emulation gets the low graph.
 onnx::ModelProto typed_low_graph(const char* low) {
   auto model = npucc::test::parse_text_model(low_graph(low));
-  npucc::compiler::infer_shapes_strict(model);
+  npucc::check::infer_shapes_strict(model);
   return model;
 }
 
 // Element type of every value after strict inference.
 std::map<std::string, int32_t> value_types(onnx::ModelProto& model) {
-  npucc::compiler::infer_shapes_strict(model);
+  npucc::check::infer_shapes_strict(model);
   std::map<std::string, int32_t> types;
   for (const auto* list :
        {&model.graph().input(), &model.graph().value_info(), &model.graph().output()}) {
@@ -86,7 +86,7 @@ TEST_SUITE("npucc::precision::make_emulation") {
       auto model = typed_low_graph(low);
       auto result = npucc::precision::make_emulation(model);
       CHECK(result.round_trips == 3); // xl, wl (typed by attribute) and m
-      npucc::compiler::check_model(model);
+      npucc::check::check_model(model);
       CHECK(count_noop_casts(model) == 0);
       // Cast to low and back for x, w and m: the way back of m is the low graph's Cast f.
       CHECK(count_op(model, "Cast") == 6);
@@ -96,7 +96,7 @@ TEST_SUITE("npucc::precision::make_emulation") {
   TEST_CASE("a bfloat16 value read by a layer norm's ReduceMean goes through a guard") {
     auto bfloat16 = typed_low_graph("16");
     CHECK(npucc::precision::make_emulation(bfloat16).fusion_guards == 1);
-    npucc::compiler::check_model(bfloat16);
+    npucc::check::check_model(bfloat16);
     auto types = value_types(bfloat16);
     for (const auto& node : bfloat16.graph().node()) {
       if (node.op_type() == "Max") {

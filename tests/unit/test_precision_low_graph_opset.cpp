@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "opset/raise_opset.h"
 #include "precision/low_graph_opset.h"
 #include "test_support.h"
@@ -15,7 +15,7 @@ namespace {
 
 onnx::ModelProto typed(const std::string& text) {
   auto model = npucc::test::parse_text_model(text);
-  npucc::compiler::check_and_infer(model, npucc::compiler::Checker::before);
+  npucc::check::check_and_infer(model, npucc::check::Checker::before);
   return model;
 }
 

@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "model/graph_walk.h"
 #include "npucc/error.h"
 #include "precision/mixed_precision.h"
@@ -56,7 +56,7 @@ struct Lowered {
 Lowered lower(const std::string& text, const RewriteOptions& options) {
   Lowered out{npucc::test::parse_text_model(text), {}};
   drop_initializer_inputs(out.model);
-  npucc::compiler::infer_shapes_strict(out.model);
+  npucc::check::infer_shapes_strict(out.model);
   out.report = npucc::precision::rewrite_mixed_precision(out.model, options);
   INFO(out.model.DebugString());
   CHECK_NOTHROW(check_valid(out.model));
@@ -518,7 +518,7 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     )";
     auto model = npucc::test::parse_text_model(text);
     model.mutable_graph()->mutable_node(0)->set_name("proj");
-    npucc::compiler::infer_shapes_strict(model);
+    npucc::check::infer_shapes_strict(model);
     auto options = options_for(LowPrecision::float16);
     options.keep_nodes = {"proj"};
     auto report = npucc::precision::rewrite_mixed_precision(model, options);

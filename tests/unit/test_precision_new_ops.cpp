@@ -1,5 +1,5 @@
 // The precision rewrite on ops of opsets 18 to 26 (npucc's own schemas).
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "model/graph_walk.h"
 #include "precision/mixed_precision.h"
 #include "test_support.h"
@@ -23,10 +23,10 @@ Lowered lower(const std::string& text, LowPrecision low) {
   options.low = low;
   options.lists = npucc::precision::default_op_lists(low);
   Lowered out{npucc::test::parse_text_model(text), {}};
-  npucc::compiler::check_and_infer(out.model, npucc::compiler::Checker::before);
+  npucc::check::check_and_infer(out.model, npucc::check::Checker::before);
   out.report = npucc::precision::rewrite_mixed_precision(out.model, options);
   INFO(out.model.DebugString());
-  CHECK_NOTHROW(npucc::compiler::check_and_infer(out.model, npucc::compiler::Checker::after));
+  CHECK_NOTHROW(npucc::check::check_and_infer(out.model, npucc::check::Checker::after));
   return out;
 }
 

@@ -1,6 +1,6 @@
-#include "cache/cache_key.h"
 #include "model/weight_store.h"
 #include "npucc/model.h"
+#include "pipeline/cache_key.h"
 #include "precision/float_convert.h"
 #include "precision/overflow_prescan.h"
 #include "test_support.h"
@@ -103,7 +103,6 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     for (size_t chunk : {size_t{1}, size_t{3}, size_t{7}, size_t{4096}, size_t{1} << 20}) {
       CAPTURE(chunk);
       OverflowPrescan prescan(fixture.model);
-      prescan.publish();
       fixture.feed(prescan, chunk);
       for (size_t i = 0; i < fixture.weights.size(); ++i) {
         CAPTURE(fixture.weights[i].name);
@@ -112,37 +111,34 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
         size_t bfloat16 = npucc::precision::count_bfloat16_overflows(values.data(), values.size());
         CHECK(half > bfloat16);
         CHECK(bfloat16 > 0);
-        CHECK(prescanned_overflows(fixture.raw(i), onnx::TensorProto::FLOAT16) == half);
-        CHECK(prescanned_overflows(fixture.raw(i), onnx::TensorProto::BFLOAT16) == bfloat16);
+        CHECK(prescanned_overflows({&prescan}, fixture.raw(i), onnx::TensorProto::FLOAT16) == half);
+        CHECK(prescanned_overflows({&prescan}, fixture.raw(i), onnx::TensorProto::BFLOAT16) ==
+              bfloat16);
       }
     }
   }
 
-  TEST_CASE("nothing is known unless published, fed to the end and still alive") {
+  TEST_CASE("nothing is known without a prescan, unless fed to the end, or for other bytes") {
     Fixture fixture({{"w", weights(4096, 1.0f), 64}});
-    {
-      OverflowPrescan unpublished(fixture.model);
-      fixture.feed(unpublished, 4096);
-      CHECK_FALSE(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
-    }
+    CHECK_FALSE(prescanned_overflows({}, fixture.raw(0), onnx::TensorProto::FLOAT16));
     {
       // Ended before reaching the weight (a read error): no wait, no count.
       OverflowPrescan cut_short(fixture.model);
-      cut_short.publish();
       cut_short.feed(cut_short.file_index(fixture.data_path), 0,
                      fixture.file->bytes().substr(0, 1000));
       cut_short.end();
-      CHECK_FALSE(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
+      CHECK_FALSE(prescanned_overflows({&cut_short}, fixture.raw(0), onnx::TensorProto::FLOAT16));
     }
     {
       OverflowPrescan whole(fixture.model);
-      whole.publish();
       fixture.feed(whole, 4096);
-      CHECK(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
+      CHECK(prescanned_overflows({&whole}, fixture.raw(0), onnx::TensorProto::FLOAT16));
       // Another weight's bytes, or a prefix of these, are not this count.
-      CHECK_FALSE(prescanned_overflows(fixture.raw(0).substr(0, 400), onnx::TensorProto::FLOAT16));
+      CHECK_FALSE(prescanned_overflows({&whole}, fixture.raw(0).substr(0, 400),
+                                       onnx::TensorProto::FLOAT16));
+      CHECK(whole.find(fixture.raw(0)) != nullptr);
+      CHECK(whole.find(fixture.raw(0).substr(0, 400)) == nullptr);
     }
-    CHECK_FALSE(prescanned_overflows(fixture.raw(0), onnx::TensorProto::FLOAT16));
     CHECK(OverflowPrescan(fixture.model).file_index("/no/such/file.data") == -1);
   }
 
@@ -166,13 +162,16 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     npucc::CompileOptions options;
     options.model_path = dir / "m.onnx";
     auto raw = *npucc::model::raw_bytes(read.proto.graph().initializer(0));
-    for (auto where : {npucc::cache::HashOn::second_thread, npucc::cache::HashOn::this_thread}) {
-      npucc::cache::KeyHashing key(read, options, where);
-      CHECK(prescanned_overflows(raw, onnx::TensorProto::FLOAT16) ==
+    for (auto where :
+         {npucc::pipeline::HashOn::second_thread, npucc::pipeline::HashOn::this_thread}) {
+      npucc::pipeline::KeyHashing key(read, options, where);
+      CHECK(prescanned_overflows(key.overflow(), raw, onnx::TensorProto::FLOAT16) ==
             npucc::precision::count_half_overflows(values.data(), values.size()));
-      CHECK(key.get().key == npucc::cache::compute_key(read, options).key);
+      CHECK(key.get().key == npucc::pipeline::compute_key(read, options).key);
+      npucc::precision::OverflowAssumption assumption;
+      CHECK(prescanned_overflows(key.overflow(&assumption), raw, onnx::TensorProto::FLOAT16) == 0);
+      CHECK(assumption.assumed());
     }
-    CHECK_FALSE(prescanned_overflows(raw, onnx::TensorProto::FLOAT16));
   }
 
   TEST_CASE("an assumption answers 0 at once and is checked against the counts") {
@@ -182,31 +181,27 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
       CAPTURE(low);
       {
         OverflowPrescan prescan(fixture.model);
-        prescan.publish();
         npucc::precision::OverflowAssumption assumption;
-        CHECK(prescanned_overflows(fixture.raw(1), low) == 0); // not read yet: no wait
-        assumption.stop();
+        CHECK(prescanned_overflows({&prescan, &assumption}, fixture.raw(1), low) ==
+              0); // not read yet: no wait
         CHECK(assumption.assumed());
         fixture.feed(prescan, 4096);
         CHECK_FALSE(assumption.holds()); // the weight has values past both types' range
       }
       {
         OverflowPrescan prescan(fixture.model);
-        prescan.publish();
         npucc::precision::OverflowAssumption assumption;
-        CHECK(prescanned_overflows(fixture.raw(0), low) == 0);
-        assumption.stop();
+        CHECK(prescanned_overflows({&prescan, &assumption}, fixture.raw(0), low) == 0);
         fixture.feed(prescan, 1000);
         CHECK(assumption.holds());
-        // After stop(), an answer waits for the count again.
-        CHECK(prescanned_overflows(fixture.raw(1), low) > 0);
+        // Without the assumption, an answer waits for the count.
+        CHECK(prescanned_overflows({&prescan}, fixture.raw(1), low) > 0);
       }
       {
         // The reader gave up before the weight: the assumption cannot be checked.
         OverflowPrescan prescan(fixture.model);
-        prescan.publish();
         npucc::precision::OverflowAssumption assumption;
-        CHECK(prescanned_overflows(fixture.raw(0), low) == 0);
+        CHECK(prescanned_overflows({&prescan, &assumption}, fixture.raw(0), low) == 0);
         prescan.end();
         CHECK_FALSE(assumption.holds());
       }
@@ -214,12 +209,11 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
         // Counts already there are assumed all the same: the outcome never depends on
         // how far the reader got.
         OverflowPrescan prescan(fixture.model);
-        prescan.publish();
         fixture.feed(prescan, 4096);
         npucc::precision::OverflowAssumption assumption;
-        CHECK(prescanned_overflows(fixture.raw(0), low) == 0);
+        CHECK(prescanned_overflows({&prescan, &assumption}, fixture.raw(0), low) == 0);
         CHECK(assumption.holds());
-        CHECK(prescanned_overflows(fixture.raw(1), low) == 0);
+        CHECK(prescanned_overflows({&prescan, &assumption}, fixture.raw(1), low) == 0);
         CHECK(assumption.assumed());
         CHECK_FALSE(assumption.holds());
       }

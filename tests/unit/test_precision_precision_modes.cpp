@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/error.h"
 #include "precision/emulation.h"
 #include "precision/mixed_precision.h"
@@ -108,15 +108,15 @@ TEST_SUITE("npucc::precision::make_emulation") {
         y = Identity(e)
       }
     )");
-    npucc::compiler::infer_shapes_strict(model);
+    npucc::check::infer_shapes_strict(model);
     npucc::precision::RewriteOptions options;
     options.low = LowPrecision::bfloat16;
     options.lists = npucc::precision::default_op_lists(LowPrecision::bfloat16);
     npucc::precision::rewrite_mixed_precision(model, options);
     // Low values: x_to_bf16 (a Cast), w (constant), m and r (computed).
     CHECK(npucc::precision::make_emulation(model).round_trips == 4);
-    npucc::compiler::infer_shapes_strict(model);
-    npucc::compiler::check_model(model);
+    npucc::check::infer_shapes_strict(model);
+    npucc::check::check_model(model);
     // One bfloat16 copy per round trip, read by Casts back to float32 only (a copy whose
     // way back nothing read holds the value's own name, as in the low graph).
     std::map<std::string, std::set<std::string>> readers;
@@ -151,8 +151,8 @@ TEST_SUITE("npucc::precision::make_emulation") {
       }
     )");
     CHECK(npucc::precision::make_emulation(model).round_trips == 3);
-    npucc::compiler::infer_shapes_strict(model);
-    npucc::compiler::check_model(model);
+    npucc::check::infer_shapes_strict(model);
+    npucc::check::check_model(model);
     CHECK(model.graph().input(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
     CHECK(model.graph().output(0).type().tensor_type().elem_type() == onnx::TensorProto::FLOAT);
   }
@@ -176,8 +176,8 @@ TEST_SUITE("npucc::precision::make_emulation") {
     auto new_opset =
         npucc::test::parse_text_model(R"(<ir_version: 8, opset_import: ["" : 13]>)" + graph);
     CHECK(npucc::precision::make_emulation(new_opset).round_trips == 1);
-    npucc::compiler::infer_shapes_strict(new_opset);
-    npucc::compiler::check_model(new_opset);
+    npucc::check::infer_shapes_strict(new_opset);
+    npucc::check::check_model(new_opset);
   }
 }
 
@@ -193,7 +193,7 @@ TEST_SUITE("npucc::precision::format_precision_summary") {
         y = Identity(n)
       }
     )");
-    npucc::compiler::infer_shapes_strict(model);
+    npucc::check::infer_shapes_strict(model);
     npucc::precision::RewriteOptions options;
     options.lists = npucc::precision::default_op_lists(LowPrecision::float16);
     auto report = npucc::precision::rewrite_mixed_precision(model, options);

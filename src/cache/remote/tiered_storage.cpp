@@ -18,31 +18,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Removes a temporary file or folder when the scope ends: a staging folder flat (it holds
-// files only), the private scratch cache a read-only fetch made in /tmp whole.
-enum class Depth { flat, whole_tree };
-class Scratch {
+// The private scratch cache a read-only fetch makes in $TMPDIR (mkdtemp), removed whole
+// when the fetch is done: npucc's own folder, outside any cache; links are not followed.
+class ScratchCache {
 public:
-  explicit Scratch(fs::path path, Depth depth = Depth::flat)
-      : m_path(std::move(path)), m_depth(depth) {}
-  ~Scratch() {
-    if (!m_path.empty()) {
-      std::error_code ec;
-      if (m_depth == Depth::whole_tree) {
-        fs::remove_all(m_path, ec); // npucc's own mkdtemp folder; links are not followed
-      } else {
-        remove_tree(m_path); // a leftover in tmp/ is removed by the next cleanup
-      }
-    }
+  explicit ScratchCache(fs::path path) : m_path(std::move(path)) {}
+  ~ScratchCache() {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
   }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
+  ScratchCache(const ScratchCache&) = delete;
+  ScratchCache& operator=(const ScratchCache&) = delete;
   const fs::path& path() const { return m_path; }
-  void release() { m_path.clear(); }
 
 private:
   fs::path m_path;
-  Depth m_depth;
 };
 
 } // namespace
@@ -106,7 +96,7 @@ FetchResult TieredStorage::fetch(const std::string& key, const fs::path& into) {
   }
   // A read-only local cache is not written: the entry goes through a private scratch
   // cache instead, with the same checks (and the same signing key).
-  std::optional<Scratch> scratch_root;
+  std::optional<ScratchCache> scratch_root;
   std::optional<LocalStorage> scratch;
   LocalStorage* target = &m_local;
   if (m_local.read_only()) {
@@ -116,7 +106,7 @@ FetchResult TieredStorage::fetch(const std::string& key, const fs::path& into) {
            fs::temp_directory_path().string() + ": " + std::strerror(errno));
       return local;
     }
-    scratch_root.emplace(fs::path(pattern), Depth::whole_tree);
+    scratch_root.emplace(fs::path(pattern));
     init_cache_dir(scratch_root->path());
     scratch.emplace(scratch_root->path(), CacheAccess::read_write, CacheSharing::none);
     scratch->set_signing_key(m_local.signing_key());
@@ -155,10 +145,8 @@ FetchResult TieredStorage::deliver_imported(LocalStorage& target, const std::str
 TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
                                                           const std::string& key,
                                                           FetchStatus local_status) {
-  fs::path tmp = target.root() / "tmp";
-  target.make_dir(tmp);
-  Scratch stage(unique_name(tmp, "remote-" + key.substr(0, 16)));
-  target.make_dir(stage.path()); // becomes the entry folder: the cache's folder mode
+  // Becomes the entry folder: the cache's folder mode.
+  TempPath stage = target.temp_folder("remote-" + key.substr(0, 16));
   BundleReceiver receiver(stage.path());
   TransferResult got = m_transport->get(key, receiver);
   m_hit_bytes = got.bytes;
@@ -186,18 +174,10 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
   // Nothing is synced: a cache entry is a cache. Damage after a crash is what the
   // checksums are for (with stamps keyed by boot id, so none outlives a crash), not a
   // reason to wait for the disk.
-  if (local_status != FetchStatus::absent) {
-    target.remove(key); // the corrupt local entry the remote one replaces
-  }
-  fs::path entry = target.entry_dir(key);
-  target.make_dir(entry.parent_path());
-  if (::rename(stage.path().c_str(), entry.c_str()) != 0) {
-    // Another process published this key meanwhile: its entry is as good.
-    return path_kind(entry) == PathKind::directory ? Imported::yes : Imported::no;
-  }
-  stage.release();
-  target.adopt_verified(key, unpacked.sha256);
-  return Imported::yes;
+  // The corrupt local entry, if any, is what the remote one replaces; another process may
+  // have published this key meanwhile (its entry is as good).
+  Replace replace = local_status != FetchStatus::absent ? Replace::yes : Replace::no;
+  return target.publish_staged(stage, key, replace, unpacked.sha256) ? Imported::yes : Imported::no;
 }
 
 StoreResult TieredStorage::store(EntryHeader header, const fs::path& from,
@@ -212,9 +192,7 @@ StoreResult TieredStorage::store(EntryHeader header, const fs::path& from,
 }
 
 void TieredStorage::upload(const std::string& key) {
-  fs::path tmp = m_local.root() / "tmp";
-  m_local.make_dir(tmp);
-  Scratch bundle(unique_name(tmp, "upload-" + key.substr(0, 16) + ".bundle"));
+  TempPath bundle = m_local.temp_name("upload-" + key.substr(0, 16) + ".bundle");
   try {
     fs::path dir = m_local.entry_dir(key);
     write_bundle(dir, entry_folder_files(dir), bundle.path());

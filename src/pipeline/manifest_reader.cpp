@@ -1,4 +1,4 @@
-#include "cache/manifest_reader.h"
+#include "pipeline/manifest_reader.h"
 
 #include "npucc/error.h"
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 using nlohmann::json;
 
@@ -95,4 +95,4 @@ CompileResult parse_cached_manifest(const std::string& text,
   return result;
 }
 
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -1,7 +1,7 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 
-#include "compiler/function_calls.h"
-#include "compiler/isolated_worker.h"
+#include "check/function_calls.h"
+#include "check/isolated_worker.h"
 #include "model/graph_walk.h"
 #include "model/ir_fields.h"
 #include "model/weight_store.h"
@@ -16,7 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace npucc::compiler {
+namespace npucc::check {
 
 void apply_input_shapes(onnx::ModelProto& model, const std::vector<InputShape>& shapes) {
   auto& graph = *model.mutable_graph();
@@ -333,4 +333,4 @@ void infer_shapes_lenient(onnx::ModelProto& model) {
   }
 }
 
-} // namespace npucc::compiler
+} // namespace npucc::check

@@ -1,13 +1,13 @@
-#include "cache/cache_key.h"
+#include "pipeline/cache_key.h"
 #include "test_support.h"
 #include "util/file_io.h"
 
 #include <doctest/doctest.h>
 
 namespace fs = std::filesystem;
-using namespace npucc::cache;
+using namespace npucc::pipeline;
 
-TEST_SUITE("npucc::cache::CacheKey") {
+TEST_SUITE("npucc::pipeline::CacheKey") {
   TEST_CASE("the parse-free identity gives the same key as the parsed model") {
     auto proto = npucc::test::parse_text_model(R"(
       <ir_version: 8, opset_import: ["" : 17]>
@@ -91,16 +91,5 @@ TEST_SUITE("npucc::cache::CacheKey") {
       CHECK(changed.key != in_line.key);
       CHECK(changed.key == compute_key(model, options).key);
     }
-  }
-
-  TEST_CASE("model index round-trips and refuses anything else") {
-    auto parsed = parse_model_index("npucc-model-index 1\nexternal a.bin\nexternal sub/b.bin\n");
-    REQUIRE(parsed.has_value());
-    CHECK(*parsed == std::vector<std::string>{"a.bin", "sub/b.bin"});
-    CHECK(parse_model_index("npucc-model-index 1\n")->empty());
-    CHECK_FALSE(parse_model_index("").has_value());
-    CHECK_FALSE(parse_model_index("npucc-model-index 1\nexternal a.bin").has_value());
-    CHECK_FALSE(parse_model_index("npucc-model-index 1\nother a.bin\n").has_value());
-    CHECK_FALSE(parse_model_index("npucc-model-index 2\n").has_value());
   }
 }

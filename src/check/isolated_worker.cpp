@@ -1,6 +1,6 @@
-#include "compiler/isolated_worker.h"
+#include "check/isolated_worker.h"
 
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace npucc::compiler {
+namespace npucc::check {
 
 namespace {
 
@@ -203,7 +203,7 @@ void warm_onnx_schemas() {
   // thread of a host program is building it when this one forks, the worker inherits
   // the held initialisation guard and waits for it forever. Built before any fork, the
   // worker finds it ready. (cache populate -j N compiles in worker processes, each
-  // single-threaded, for this reason among others: cache/populate_workers.h.)
+  // single-threaded, for this reason among others: pipeline/populate_workers.h.)
   // Schema() builds the whole registry (map()); Instance() is the other function-local
   // static the worker uses.
   static const bool k_registry_ready = onnx::OpSchemaRegistry::Schema("Relu", 14, "") != nullptr &&
@@ -262,4 +262,4 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
   return reply[0];
 }
 
-} // namespace npucc::compiler
+} // namespace npucc::check

@@ -11,7 +11,7 @@
 // times; a fork each time cost tens of milliseconds, and every page either process
 // wrote afterwards took a copy-on-write fault. A worker that dies is reported as an
 // InferenceCrash; the next request forks a new one.
-namespace npucc::compiler {
+namespace npucc::check {
 
 enum class IsolatedRequest : char {
   check = 'C',           // ONNX's checker
@@ -42,4 +42,4 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
 std::string answer_isolated(IsolatedRequest request, const std::string& argument,
                             onnx::ModelProto& model);
 
-} // namespace npucc::compiler
+} // namespace npucc::check

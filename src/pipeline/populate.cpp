@@ -1,8 +1,8 @@
-#include "cache/cached_compile.h"
-#include "cache/populate_workers.h"
 #include "cache/remote/circuit_breaker.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "pipeline/cached_compile.h"
+#include "pipeline/populate_workers.h"
 #include "util/interrupt.h"
 
 #include <algorithm>
@@ -44,11 +44,10 @@ std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
   return models;
 }
 
-PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions& options,
-                               const PopulateProgress& progress) {
-  std::vector<fs::path> models = find_models(options.inputs);
-  util::set_interrupt_progress(0, models.size());
-  // A compile, but not one that may create a cache: that is `cache init`'s (or a compile's).
+namespace {
+
+// A compile, but not one that may create a cache: that is `cache init`'s (or a compile's).
+cache::LocalStorage open_for_populate(const CacheConfig& config) {
   cache::LocalStorage storage = cache::open_local_storage(config, CacheIntent::modify);
   util::sweep_on_interrupt(storage.root() / "tmp"); // the workers' staging, on Ctrl-C
   if (storage.read_only()) {
@@ -57,6 +56,65 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
                 "drop --read-only (NPUCC_CACHE_READ_ONLY, cache.read_only in config.toml) to "
                 "fill the cache");
   }
+  return storage;
+}
+
+// Runs in a worker process (or here, for -j 1): every failure becomes the item's one
+// line, since nothing may escape a worker.
+pipeline::WorkerReply compile_item(cache::LocalStorage& storage, const CacheConfig& config,
+                                   const CompileOptions& options, const fs::path& model,
+                                   pipeline::RemoteState remote) {
+  pipeline::WorkerReply reply;
+  PopulateItem& item = reply.item;
+  const std::string& remote_url = config.remote.url;
+  try {
+    if (remote == pipeline::RemoteState::down && !remote_url.empty()) {
+      cache::remote::mark_remote_down(remote_url); // another worker found it down
+    }
+    CompileOptions compile = options;
+    compile.model_path = model;
+    CachedCompile done =
+        pipeline::run_cached(storage, config, compile, pipeline::Deliver::cache_only, {});
+    item.outcome = done.outcome;
+    item.detail = done.outcome == CacheOutcome::miss ? done.warning : done.reason;
+    item.remote_warning = done.remote_warning;
+  } catch (const Error& e) {
+    item.failed = true;
+    item.detail = std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")");
+  } catch (const std::exception& e) {
+    item.failed = true;
+    item.detail = std::string("internal error: ") + e.what();
+  } catch (...) {
+    item.failed = true;
+    item.detail = "internal error: an unknown exception";
+  }
+  if (!remote_url.empty() && cache::remote::remote_is_down(remote_url)) {
+    reply.remote = pipeline::RemoteState::down;
+  }
+  return reply;
+}
+
+void count_outcomes(PopulateSummary& summary) {
+  for (const auto& item : summary.items) {
+    if (item.failed) {
+      ++summary.failed;
+    } else if (item.outcome == CacheOutcome::hit) {
+      ++summary.cached;
+    } else if (item.outcome == CacheOutcome::bypass) {
+      ++summary.bypassed;
+    } else {
+      ++summary.compiled;
+    }
+  }
+}
+
+} // namespace
+
+PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions& options,
+                               const PopulateProgress& progress) {
+  std::vector<fs::path> models = find_models(options.inputs);
+  util::set_interrupt_progress(0, models.size());
+  cache::LocalStorage storage = open_for_populate(config);
   PopulateSummary summary;
   if (options.invalidate_first == InvalidateFirst::yes) {
     cache::InvalidateReport invalidated = storage.invalidate({}, cache::DryRun::no);
@@ -66,41 +124,12 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
     }
   }
   summary.items.resize(models.size());
-  // Runs in a worker process (or here, for -j 1): every failure becomes the item's
-  // one line, since nothing may escape a worker.
-  const std::string& remote_url = config.remote.url;
-  auto compile_one = [&](size_t i, cache::RemoteState remote) {
-    cache::WorkerReply reply;
-    PopulateItem& item = reply.item;
-    try {
-      if (remote == cache::RemoteState::down && !remote_url.empty()) {
-        cache::remote::mark_remote_down(remote_url); // another worker found it down
-      }
-      CompileOptions compile = options.compile;
-      compile.model_path = models[i];
-      CachedCompile done =
-          cache::run_cached(storage, config, compile, cache::Deliver::cache_only, {});
-      item.outcome = done.outcome;
-      item.detail = done.outcome == CacheOutcome::miss ? done.warning : done.reason;
-      item.remote_warning = done.remote_warning;
-    } catch (const Error& e) {
-      item.failed = true;
-      item.detail = std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")");
-    } catch (const std::exception& e) {
-      item.failed = true;
-      item.detail = std::string("internal error: ") + e.what();
-    } catch (...) {
-      item.failed = true;
-      item.detail = "internal error: an unknown exception";
-    }
-    if (!remote_url.empty() && cache::remote::remote_is_down(remote_url)) {
-      reply.remote = cache::RemoteState::down;
-    }
-    return reply;
+  auto compile_one = [&](size_t i, pipeline::RemoteState remote) {
+    return compile_item(storage, config, options.compile, models[i], remote);
   };
   size_t finished = 0;
   bool remote_down_reported = false;
-  auto item_done = [&](size_t i, const cache::WorkerReply& reply) {
+  auto item_done = [&](size_t i, const pipeline::WorkerReply& reply) {
     PopulateItem item = reply.item;
     item.model = models[i];
     if (reply.worker_lost) {
@@ -119,18 +148,8 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
       progress(item, finished, models.size());
     }
   };
-  cache::compile_in_workers(models.size(), options.jobs, compile_one, item_done);
-  for (const auto& item : summary.items) {
-    if (item.failed) {
-      ++summary.failed;
-    } else if (item.outcome == CacheOutcome::hit) {
-      ++summary.cached;
-    } else if (item.outcome == CacheOutcome::bypass) {
-      ++summary.bypassed;
-    } else {
-      ++summary.compiled;
-    }
-  }
+  pipeline::compile_in_workers(models.size(), options.jobs, compile_one, item_done);
+  count_outcomes(summary);
   // From the headers alone: a full listing costs more than a run with nothing to compile.
   summary.other_version_entries = storage.count_other_versions();
   return summary;

@@ -11,7 +11,7 @@
 // - attribute_proto (IR 9): 1.12 substitutes into a body only the attributes listed in
 //   `attribute` and given by the call, so a default never reaches inference. The
 //   function lists its attribute_proto names too, and calls get the defaults they lack.
-namespace npucc::compiler {
+namespace npucc::check {
 
 // Throws npucc::Error naming the function for two functions with the same (domain,
 // name, overload), and for a call to an overload the model does not define.
@@ -19,4 +19,4 @@ void expose_function_calls(onnx::ModelProto& model);
 // Undoes expose_function_calls (idempotent; on any model).
 void restore_function_calls(onnx::ModelProto& model);
 
-} // namespace npucc::compiler
+} // namespace npucc::check

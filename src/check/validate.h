@@ -5,7 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
-namespace npucc::compiler {
+namespace npucc::check {
 
 // Fixes graph input dims from --input-shape. Unknown names, a wrong rank, or a dim that
 // contradicts a fixed one are errors naming the input.
@@ -38,4 +38,4 @@ void check_and_infer(onnx::ModelProto& model, Checker checker);
 // The same, but never throws: best-effort types for `inspect` on models that fail.
 void infer_shapes_lenient(onnx::ModelProto& model);
 
-} // namespace npucc::compiler
+} // namespace npucc::check

@@ -1,11 +1,11 @@
-#include "cache/resource_ops.h"
+#include "pipeline/resource_ops.h"
 
 #include "model/graph_walk.h"
 
 #include <onnx/defs/schema.h>
 #include <set>
 
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 namespace {
 
@@ -59,4 +59,4 @@ std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model) {
   return found;
 }
 
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -1,9 +1,8 @@
-#include "cache/cache_key.h"
+#include "pipeline/cache_key.h"
 
 #include "cache/file_ops.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "precision/overflow_prescan.h"
 #include "util/build_identity.h"
 #include "util/fd.h"
 #include "util/sha256.h"
@@ -17,11 +16,7 @@
 #include <thread>
 #include <unistd.h>
 
-namespace npucc::cache {
-
-namespace {
-constexpr const char* k_model_index_magic = "npucc-model-index 1";
-} // namespace
+namespace npucc::pipeline {
 
 namespace {
 
@@ -150,7 +145,6 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
   for (const auto& entry : job.external) {
     job.prescan_files.push_back(job.prescan->file_index(entry.second));
   }
-  job.prescan->publish();
   if (where == HashOn::this_thread) {
     read_files(job);
     return;
@@ -163,6 +157,10 @@ KeyHashing::~KeyHashing() {
   if (m_job && m_job->thread.joinable()) {
     m_job->thread.join();
   }
+}
+
+precision::OverflowSource KeyHashing::overflow(precision::OverflowAssumption* assumption) const {
+  return {m_job->prescan.get(), assumption};
 }
 
 CacheKey KeyHashing::get() {
@@ -183,31 +181,4 @@ CacheKey KeyHashing::get() {
   return key_from(job.model, job.options, job.external, digests, total);
 }
 
-std::string serialize_model_index(const Model& model) {
-  std::set<std::string> locations;
-  for (const auto& file : model.external_files) {
-    locations.insert(file.location);
-  }
-  std::string out = std::string(k_model_index_magic) + "\n";
-  for (const auto& location : locations) {
-    out += "external " + location + "\n";
-  }
-  return out;
-}
-
-std::optional<std::vector<std::string>> parse_model_index(const std::string& text) {
-  auto lines = util::split(text, '\n');
-  if (lines.empty() || lines[0] != k_model_index_magic || !lines.back().empty()) {
-    return std::nullopt;
-  }
-  std::vector<std::string> locations;
-  for (size_t i = 1; i + 1 < lines.size(); ++i) {
-    if (!util::starts_with(lines[i], "external ") || lines[i].size() <= 9) {
-      return std::nullopt;
-    }
-    locations.push_back(lines[i].substr(9));
-  }
-  return locations;
-}
-
-} // namespace npucc::cache
+} // namespace npucc::pipeline

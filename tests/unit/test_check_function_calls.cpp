@@ -1,8 +1,8 @@
-// Model-local functions as ONNX 1.12's inference must see them (compiler/function_calls.h):
+// Model-local functions as ONNX 1.12's inference must see them (check/function_calls.h):
 // overloads (IR 10) named apart and attribute_proto defaults (IR 9) at the calls, for the
 // worker's copy only.
-#include "compiler/function_calls.h"
-#include "compiler/validate.h"
+#include "check/function_calls.h"
+#include "check/validate.h"
 #include "model/ir_fields.h"
 #include "npucc/error.h"
 #include "test_support.h"
@@ -51,24 +51,24 @@ onnx::ModelProto overloaded_model() {
 
 } // namespace
 
-TEST_SUITE("npucc::compiler::function_calls") {
+TEST_SUITE("npucc::check::function_calls") {
   TEST_CASE("exposed for ONNX 1.12, restored to the same bytes") {
     auto model = overloaded_model();
     const std::string before = model.SerializeAsString();
-    npucc::compiler::expose_function_calls(model);
+    npucc::check::expose_function_calls(model);
     CHECK(model.functions(0).name() == "F[overload=double]");
     CHECK(model.graph().node(1).op_type() == "F[overload=sum]");
     REQUIRE(model.graph().node(0).attribute_size() == 1);
     CHECK(model.graph().node(0).attribute(0).f() == 2.0f);
     CHECK(model.functions(0).attribute(0) == "alpha");
-    npucc::compiler::restore_function_calls(model);
+    npucc::check::restore_function_calls(model);
     CHECK(model.SerializeAsString() == before);
   }
 
   TEST_CASE("inference uses each call's own overload and the default") {
     auto model = overloaded_model();
     const std::string functions = model.functions(0).SerializeAsString();
-    npucc::compiler::check_and_infer(model, npucc::compiler::Checker::before_and_after);
+    npucc::check::check_and_infer(model, npucc::check::Checker::before_and_after);
     CHECK(model.functions(0).SerializeAsString() == functions);
     CHECK(npucc::model::overload_of(model.graph().node(1)) == "sum");
     CHECK(model.graph().node(0).attribute_size() == 0);
@@ -82,11 +82,11 @@ TEST_SUITE("npucc::compiler::function_calls") {
     auto twice = overloaded_model();
     REQUIRE(twice.mutable_functions(1)->MergeFromString(field(13, "double")));
     CHECK_THROWS_WITH_AS(
-        npucc::compiler::expose_function_calls(twice),
+        npucc::check::expose_function_calls(twice),
         doctest::Contains("defines function \"local.F\" overload \"double\" twice"), npucc::Error);
     auto missing = overloaded_model();
     REQUIRE(missing.mutable_graph()->mutable_node(1)->MergeFromString(field(8, "triple")));
-    CHECK_THROWS_WITH_AS(npucc::compiler::expose_function_calls(missing),
+    CHECK_THROWS_WITH_AS(npucc::check::expose_function_calls(missing),
                          doctest::Contains("overload \"triple\", which the model does not define"),
                          npucc::Error);
   }

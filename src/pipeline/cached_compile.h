@@ -4,16 +4,13 @@
 #include "npucc/cache.h"
 
 // The one path every cached compile takes (npucc compile, cache populate).
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 // Where a cached compile's files go: into options.output_dir (compile), or only into
 // the cache (populate: compiled in a scratch folder under tmp/ and moved into the entry).
 enum class Deliver { output_folder, cache_only };
 
-CachedCompile run_cached(LocalStorage& storage, const CacheConfig& config,
+CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& options, Deliver deliver, const LogSink& log);
 
-// The files one compile wrote: manifest.json, each graph and its external data.
-std::vector<std::string> written_files(const CompileResult& result);
-
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -1,4 +1,4 @@
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "npucc/error.h"
 #include "test_support.h"
 
@@ -20,16 +20,16 @@ const char* k_crashing_model = R"(
 
 } // namespace
 
-TEST_SUITE("npucc::validate") {
+TEST_SUITE("npucc::check::validate") {
   TEST_CASE("ONNX crashing in the isolated child is one error line, not a crash") {
     // The child resets the fatal-signal handlers it inherits from doctest: no "test case
     // CRASHED" report is printed for it (look at this test's output), and the parent
     // turns its death into the error below.
     auto model = npucc::test::parse_text_model(k_crashing_model);
-    npucc::compiler::check_model(model);
+    npucc::check::check_model(model);
     std::string message;
     try {
-      npucc::compiler::infer_shapes_strict(model);
+      npucc::check::infer_shapes_strict(model);
     } catch (const npucc::Error& e) {
       message = e.what();
     }
@@ -39,8 +39,7 @@ TEST_SUITE("npucc::validate") {
 
   TEST_CASE("the ONNX worker serves requests after a crash and holds none of the host's files") {
     auto crashing = npucc::test::parse_text_model(k_crashing_model);
-    CHECK_THROWS_AS(npucc::compiler::infer_shapes_strict(crashing),
-                    npucc::compiler::InferenceCrash);
+    CHECK_THROWS_AS(npucc::check::infer_shapes_strict(crashing), npucc::check::InferenceCrash);
 
     // A pipe opened by the host before the next worker is forked: once the host closes
     // its write end, the reader sees end-of-file only if the worker holds no copy.
@@ -52,7 +51,7 @@ TEST_SUITE("npucc::validate") {
         y = Relu(x)
       }
     )");
-    npucc::compiler::infer_shapes_strict(model); // forks a new worker
+    npucc::check::infer_shapes_strict(model); // forks a new worker
     REQUIRE(model.graph().output(0).type().tensor_type().shape().dim_size() == 2);
     ::close(fds[1]);
     pollfd reader{fds[0], POLLIN, 0};
@@ -67,8 +66,8 @@ TEST_SUITE("npucc::validate") {
     big->set_data_type(onnx::TensorProto::FLOAT);
     big->add_dims(65536);
     big->set_raw_data(std::string(65536 * sizeof(float), '\1'));
-    npucc::compiler::check_model(model);
-    npucc::compiler::infer_shapes_strict(model);
+    npucc::check::check_model(model);
+    npucc::check::infer_shapes_strict(model);
     CHECK(model.graph().initializer(0).raw_data() == std::string(65536 * sizeof(float), '\1'));
     CHECK_FALSE(model.graph().initializer(0).has_data_location());
     CHECK(model.graph().initializer(0).external_data_size() == 0);

@@ -1,6 +1,6 @@
-#include "cache/populate_workers.h"
+#include "pipeline/populate_workers.h"
 
-#include "compiler/isolated_worker.h"
+#include "check/isolated_worker.h"
 #include "npucc/error.h"
 #include "util/interrupt.h"
 #include "util/parallel.h"
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 namespace {
 
@@ -89,14 +89,14 @@ WorkerReply decode_reply(const std::vector<std::string>& fields, size_t expected
   for (;;) {
     while (!util::decode_fields(buffer, k_task_fields, task)) {
       if (!util::receive_some(fd, buffer)) {
-        compiler::stop_isolated_worker(); // reaped before _exit(): no zombie left behind
-        ::_exit(0);                       // no more models
+        check::stop_isolated_worker(); // reaped before _exit(): no zombie left behind
+        ::_exit(0);                    // no more models
       }
     }
     size_t index = std::stoul(task[0]);
     WorkerReply reply = compile(index, task[1] == "1" ? RemoteState::down : RemoteState::up);
     if (!util::send_all(fd, encode_reply(index, reply))) {
-      compiler::stop_isolated_worker();
+      check::stop_isolated_worker();
       ::_exit(1);
     }
   }
@@ -335,9 +335,9 @@ void compile_in_workers(size_t count, unsigned workers, const CompileOne& compil
     return;
   }
   // Once here rather than once per worker.
-  compiler::warm_onnx_schemas();
+  check::warm_onnx_schemas();
   util::warm_sha256();
   Pool(count, compile, done).run(wanted);
 }
 
-} // namespace npucc::cache
+} // namespace npucc::pipeline

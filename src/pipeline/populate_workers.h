@@ -8,11 +8,11 @@
 
 // `cache populate -j N`: the compiles run in forked worker processes, not threads.
 // Each process forks a worker for ONNX's checker and shape inference
-// (compiler/isolated_worker.h); a fork taken while another thread holds a lock (the
+// (check/isolated_worker.h); a fork taken while another thread holds a lock (the
 // allocator's, protobuf's, ONNX's) hands the child a lock nobody will release, and it
 // waits forever. Single-threaded workers fork safely, and do not share an allocator.
 // ONNX's schema registry is built once, before the workers are forked.
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 // Whether the shared remote cache is known to be down: the first worker that finds it
 // down tells the parent, which tells every worker with its next model, so a run pays
@@ -43,4 +43,4 @@ using ItemDone = std::function<void(size_t index, const WorkerReply& reply)>;
 void compile_in_workers(size_t count, unsigned workers, const CompileOne& compile,
                         const ItemDone& done);
 
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 // A cache hit does no compile work, so its CompileResult comes from the stored
 // manifest.json. `text` is the manifest's contents; `manifest_path` names it in errors
@@ -16,4 +16,4 @@ CompileResult parse_cached_manifest(const std::string& text,
                                     const std::filesystem::path& manifest_path,
                                     const std::string& model_sha256);
 
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -1,11 +1,11 @@
-#include "cache/resource_ops.h"
+#include "pipeline/resource_ops.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
 
-using npucc::cache::find_uncacheable_op;
+using npucc::pipeline::find_uncacheable_op;
 
-TEST_SUITE("npucc::cache::ResourceOps") {
+TEST_SUITE("npucc::pipeline::ResourceOps") {
   TEST_CASE("an ordinary model is cacheable") {
     auto model = npucc::test::parse_text_model(R"(
       <ir_version: 8, opset_import: ["" : 17]>

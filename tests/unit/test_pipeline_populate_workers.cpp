@@ -1,6 +1,6 @@
-#include "cache/populate_workers.h"
 #include "npucc/cache.h"
 #include "npucc/error.h"
+#include "pipeline/populate_workers.h"
 #include "test_support.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using npucc::cache::RemoteState;
-using npucc::cache::WorkerReply;
+using npucc::pipeline::RemoteState;
+using npucc::pipeline::WorkerReply;
 
 namespace {
 
 // Every model's reply, by index; fails the test if one comes twice.
 struct Collected {
   std::map<size_t, WorkerReply> replies;
-  npucc::cache::ItemDone done() {
+  npucc::pipeline::ItemDone done() {
     return [this](size_t index, const WorkerReply& reply) {
       CHECK(replies.count(index) == 0);
       replies[index] = reply;
@@ -118,7 +118,7 @@ TEST_SUITE("npucc::populate_workers") {
 
   TEST_CASE("models are compiled in worker processes, each once") {
     Collected collected;
-    npucc::cache::compile_in_workers(
+    npucc::pipeline::compile_in_workers(
         12, 3, [](size_t, RemoteState) { return pid_reply(); }, collected.done());
     REQUIRE(collected.replies.size() == 12);
     std::set<std::string> pids;
@@ -134,7 +134,7 @@ TEST_SUITE("npucc::populate_workers") {
   TEST_CASE("-j 1 and a single model compile in the calling process") {
     for (auto [count, jobs] : {std::pair<size_t, unsigned>{4, 1}, {1, 4}}) {
       Collected collected;
-      npucc::cache::compile_in_workers(
+      npucc::pipeline::compile_in_workers(
           count, jobs, [](size_t, RemoteState) { return pid_reply(); }, collected.done());
       REQUIRE(collected.replies.size() == count);
       for (const auto& [index, reply] : collected.replies) {
@@ -154,7 +154,7 @@ TEST_SUITE("npucc::populate_workers") {
       CAPTURE(count);
       CAPTURE(jobs);
       Collected collected;
-      npucc::cache::compile_in_workers(
+      npucc::pipeline::compile_in_workers(
           count, jobs,
           [](size_t, RemoteState) {
             WorkerReply reply;
@@ -191,7 +191,7 @@ TEST_SUITE("npucc::populate_workers") {
       wake.wait(lock, [&] { return release; });
     });
     Collected collected;
-    npucc::cache::compile_in_workers(
+    npucc::pipeline::compile_in_workers(
         3, 2, [](size_t, RemoteState) { return pid_reply(); }, collected.done());
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -214,7 +214,7 @@ TEST_SUITE("npucc::populate_workers") {
       fatal = SIGSEGV;
     }
     Collected collected;
-    npucc::cache::compile_in_workers(
+    npucc::pipeline::compile_in_workers(
         8, 2,
         [fatal](size_t index, RemoteState) {
           if (index == 3 || index == 5) {
@@ -241,7 +241,7 @@ TEST_SUITE("npucc::populate_workers") {
 
   TEST_CASE("a remote found down by one worker is down for the models handed out after") {
     Collected collected;
-    npucc::cache::compile_in_workers(
+    npucc::pipeline::compile_in_workers(
         6, 2,
         [](size_t index, RemoteState remote) {
           if (index == 0) {

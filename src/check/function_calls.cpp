@@ -1,4 +1,4 @@
-#include "compiler/function_calls.h"
+#include "check/function_calls.h"
 
 #include "model/graph_walk.h"
 #include "model/ir_fields.h"
@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-namespace npucc::compiler {
+namespace npucc::check {
 
 namespace {
 
@@ -178,4 +178,4 @@ void restore_function_calls(onnx::ModelProto& model) {
   });
 }
 
-} // namespace npucc::compiler
+} // namespace npucc::check

@@ -3,13 +3,14 @@
 #include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "npucc/model.h"
+#include "precision/overflow_prescan.h"
 
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 // The key salt: bump it when the meaning of an entry changes incompatibly, so every
 // older entry misses (like ccache's HASH_PREFIX).
@@ -47,12 +48,12 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options);
 // is read once, on a second thread (HashOn::second_thread) or in the constructor
 // (HashOn::this_thread, when the process may use one core: `populate -j 1`), and the
 // chunks read are also handed to a precision::OverflowPrescan, so the mixed-precision
-// rewrite finds its float16/bfloat16 overflow counts done. On the second thread,
+// rewrite, given overflow(), finds its float16/bfloat16 overflow counts done. On the second thread,
 // whatever allocates or may take a lock (opening the files, the hash contexts, the
 // buffer, the digests) happens in the calling thread before the thread starts and in
 // get(); the thread only reads, hashes and counts, so a fork() meanwhile (the isolated
-// ONNX checker, compiler/validate.cpp) cannot copy a lock it holds. Throws (here or
-// from get()) what compute_key would. The counts are published while this lives.
+// ONNX checker, check/validate.cpp) cannot copy a lock it holds. Throws (here or
+// from get()) what compute_key would.
 enum class HashOn { second_thread, this_thread };
 class KeyHashing {
 public:
@@ -61,6 +62,9 @@ public:
   KeyHashing(const KeyHashing&) = delete;
   KeyHashing& operator=(const KeyHashing&) = delete;
   CacheKey get();
+  // The counts, for prepare_compile (compiler/prepared_compile.h) while this lives;
+  // `assumption`: for a compile stage that runs before the counts are known.
+  precision::OverflowSource overflow(precision::OverflowAssumption* assumption = nullptr) const;
 
 private:
   struct Job;
@@ -68,13 +72,4 @@ private:
   std::unique_ptr<Job> m_job;
 };
 
-// The external data locations a model refers to, as recorded by a store
-// (CACHE_DIR/models/<kk>/<model sha256>), resolved inside the model's folder with the same
-// checks as read_model. Lets a hit skip parsing the model: hashing it is enough.
-//
-//   index = "npucc-model-index 1" LF *("external" SP location LF)
-std::string serialize_model_index(const Model& model);
-// nullopt when the text is not an index.
-std::optional<std::vector<std::string>> parse_model_index(const std::string& text);
-
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -12,7 +12,7 @@
 //   - ops of a domain with no schema registered in onnx::OpSchemaRegistry: custom ops
 //     whose meaning lives in a runtime library the key cannot see.
 // A model-local function is not custom: its body is in the model, hence in the key.
-namespace npucc::cache {
+namespace npucc::pipeline {
 
 struct Uncacheable {
   std::string reason;  // counter name: "training-op" or "custom-op"
@@ -21,4 +21,4 @@ struct Uncacheable {
 
 std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model);
 
-} // namespace npucc::cache
+} // namespace npucc::pipeline

@@ -1,0 +1,56 @@
+// LocalStorage's temporaries in CACHE_DIR/tmp/ and the publication of an entry staged
+// there by someone else (a remote tier's import): the cache's one writer also makes and
+// removes what others stage in it.
+#include "cache/local_storage.h"
+
+#include <cstdio>
+
+namespace npucc::cache {
+
+namespace fs = std::filesystem;
+
+TempPath::~TempPath() {
+  if (!m_path.empty()) {
+    remove_tree(m_path); // a leftover in tmp/ is removed by the next cleanup
+  }
+}
+
+TempPath& TempPath::operator=(TempPath&& other) noexcept {
+  if (this != &other) {
+    if (!m_path.empty()) {
+      remove_tree(m_path);
+    }
+    m_path = std::move(other.m_path);
+    other.m_path.clear();
+  }
+  return *this;
+}
+
+TempPath LocalStorage::temp_name(const std::string& stem) const {
+  make_dir(m_root / "tmp");
+  return TempPath(unique_name(m_root / "tmp", stem));
+}
+
+TempPath LocalStorage::temp_folder(const std::string& stem) const {
+  TempPath folder = temp_name(stem);
+  make_dir(folder.path());
+  return folder;
+}
+
+bool LocalStorage::publish_staged(TempPath& staged, const std::string& key, Replace replace,
+                                  const std::map<std::string, std::string>& sha256) {
+  require_writable("store");
+  if (replace == Replace::yes) {
+    remove(key);
+  }
+  fs::path entry = entry_dir(key);
+  make_dir(entry.parent_path());
+  if (std::rename(staged.path().c_str(), entry.c_str()) != 0) {
+    return path_kind(entry) == PathKind::directory;
+  }
+  staged.release();
+  adopt_verified(key, sha256);
+  return true;
+}
+
+} // namespace npucc::cache

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "npucc/model.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+// The external data locations a model refers to, as recorded by a store
+// (CACHE_DIR/models/<kk>/<model sha256>, local_storage.h). The locations are a function of
+// the model's bytes, so a hit can resolve them inside the model's folder with the same
+// checks as read_model and skip parsing the model: hashing it is enough.
+//
+//   index = "npucc-model-index 1" LF *("external" SP location LF)
+namespace npucc::cache {
+
+std::string serialize_model_index(const Model& model);
+// nullopt when the text is not an index.
+std::optional<std::vector<std::string>> parse_model_index(const std::string& text);
+
+} // namespace npucc::cache

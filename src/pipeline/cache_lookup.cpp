@@ -1,0 +1,123 @@
+#include "pipeline/cache_lookup.h"
+
+#include "compiler/output_folder.h"
+#include "model/external_data.h"
+#include "npucc/error.h"
+#include "pipeline/cache_key.h"
+#include "pipeline/manifest_reader.h"
+#include "util/file_io.h"
+#include "util/sha256.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace npucc::pipeline {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// An entry's manifest names the model first compiled into it; the user's manifest names
+// the model they compiled now (a renamed copy hits the same entry). Written as a new file
+// (the delivered one may be a hard link to the cache's, which stays as it was).
+void name_current_input(const fs::path& manifest_path, const fs::path& model_path) {
+  json manifest = json::parse(util::read_file(manifest_path));
+  const json file = model_path.filename().string();
+  auto model = manifest.is_object() ? manifest.find("model") : manifest.end();
+  if (model == manifest.end() || !model->is_object() || (*model)["file"] == file) {
+    return;
+  }
+  (*model)["file"] = file;
+  util::write_file_atomic(manifest_path,
+                          manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+// What the key needs of the model at options.model_path without parsing it, when its
+// bytes have a model index here; nullopt otherwise.
+std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
+                                                 const CompileOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(options.model_path, ec)) {
+    return std::nullopt; // read_model gives the error
+  }
+  ModelIdentity identity;
+  identity.file_name = options.model_path.filename().string();
+  identity.bytes = fs::file_size(options.model_path, ec);
+  if (ec || identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+      identity.bytes > options.limits.max_memory_bytes) {
+    return std::nullopt; // read_model refuses it without reading it
+  }
+  identity.sha256 = util::sha256_file_hex(options.model_path);
+  auto locations = storage.model_index(identity.sha256);
+  if (!locations) {
+    return std::nullopt;
+  }
+  try {
+    for (const auto& location : *locations) {
+      identity.external.emplace_back(
+          location, model::resolve_external_location(location, options.model_path.parent_path(),
+                                                     options.model_path.string(), "(external)"));
+    }
+  } catch (const Error&) {
+    return std::nullopt; // a missing data file: read_model says which
+  }
+  return identity;
+}
+
+} // namespace
+
+cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
+                                     const std::string& key, const CompileOptions& options,
+                                     Deliver deliver) {
+  if (deliver == Deliver::output_folder) {
+    compiler::OutputFolder output(options);
+    cache::FetchResult fetched = tier.fetch(key, output.staging());
+    if (fetched.status == cache::FetchStatus::hit) {
+      name_current_input(output.staging() / "manifest.json", options.model_path);
+      output.publish();
+    }
+    return fetched;
+  }
+  cache::TempPath scratch = storage.temp_folder("check"); // a group member may purge it
+  return tier.fetch(key, scratch.path());
+}
+
+CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions& options,
+                         const std::string& key, const std::string& model_sha256, Deliver deliver) {
+  CachedCompile out;
+  out.outcome = CacheOutcome::hit;
+  out.key = key;
+  if (deliver == Deliver::output_folder) {
+    out.reason = std::string("materialised by ") + cache::transfer_name(fetched.transfer);
+    // A hit does no compile work, so the result comes from the stored manifest.
+    fs::path manifest_path = options.output_dir / "manifest.json";
+    out.result = parse_cached_manifest(util::read_file(manifest_path), manifest_path, model_sha256);
+  } else {
+    out.reason = "already cached";
+  }
+  return out;
+}
+
+std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
+                                                   const CompileOptions& options, Deliver deliver,
+                                                   const LogSink& log) {
+  std::optional<ModelIdentity> identity = identity_from_index(storage, options);
+  if (!identity) {
+    return std::nullopt;
+  }
+  CacheKey key = compute_key(*identity, options);
+  cache::FetchResult fetched = fetch_and_deliver(storage, storage, key.key, options, deliver);
+  if (fetched.status != cache::FetchStatus::hit) {
+    return std::nullopt;
+  }
+  if (log) {
+    log("cache: hit " + key.key + " (model index: no parse needed)");
+  }
+  if (deliver == Deliver::output_folder) {
+    storage.stats().update({{"hits", 1}});
+  }
+  return hit_result(fetched, options, key.key, identity->sha256, deliver);
+}
+
+} // namespace npucc::pipeline

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "cache/local_storage.h"
+#include "npucc/cache.h"
+#include "pipeline/cached_compile.h"
+
+#include <optional>
+#include <string>
+
+// The lookup phases of a cached compile (compile_cached.cpp runs them).
+namespace npucc::pipeline {
+
+// A model whose bytes were seen before: its model index gives the external locations,
+// so the key needs only hashes and a hit never parses the model. nullopt: not found this
+// way (the full path reads the model, and says why when it cannot).
+std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
+                                                   const CompileOptions& options, Deliver deliver,
+                                                   const LogSink& log);
+
+// Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
+// (through a staging folder, so a failed fetch leaves nothing), or for populate only checks
+// them (materialising into a scratch folder verifies every checksum and costs only links).
+cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
+                                     const std::string& key, const CompileOptions& options,
+                                     Deliver deliver);
+
+// The outcome of a hit `fetch_and_deliver` delivered: with an output folder, the
+// compile's result as its manifest records it.
+CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions& options,
+                         const std::string& key, const std::string& model_sha256, Deliver deliver);
+
+} // namespace npucc::pipeline

@@ -1,0 +1,335 @@
+#include "cache/model_index.h"
+#include "cache/remote/tiered_storage.h"
+#include "check/isolated_worker.h"
+#include "compiler/output_folder.h"
+#include "compiler/prepared_compile.h"
+#include "npucc/error.h"
+#include "npucc/version.h"
+#include "pipeline/cache_key.h"
+#include "pipeline/cache_lookup.h"
+#include "pipeline/cached_compile.h"
+#include "pipeline/resource_ops.h"
+#include "util/interrupt.h"
+#include "util/parallel.h"
+
+#include <ctime>
+#include <memory>
+
+// A cached compile in phases: the lookup by model index (cache_lookup.cpp), the read of
+// the model with its key (and the compile's first stages beside it: the speculative
+// write), the lookup by key in the local and remote tiers, then on a miss the compile and
+// the store. Each phase takes and leaves its state in one CachedRun.
+namespace npucc {
+
+namespace fs = std::filesystem;
+
+namespace pipeline {
+
+namespace {
+
+struct CachedRun {
+  CachedRun(cache::LocalStorage& storage_, const CacheConfig& config_, const CompileOptions& given_,
+            Deliver deliver_, const LogSink& log_)
+      : storage(storage_), config(config_), given(given_), deliver(deliver_), log(log_),
+        options(given_) {}
+
+  void say(const std::string& line) const {
+    if (log) {
+      log(line);
+    }
+  }
+  // The local cache, or the local one in front of the remote one when there is one.
+  cache::Storage& tier() {
+    return tiered ? static_cast<cache::Storage&>(*tiered) : static_cast<cache::Storage&>(storage);
+  }
+  std::string remote_warning() const { return tiered ? tiered->warning() : std::string(); }
+
+  cache::LocalStorage& storage;
+  const CacheConfig& config;
+  const CompileOptions& given;
+  const Deliver deliver;
+  const LogSink& log;
+  CompileOptions options; // given, and for populate with its scratch output folder
+
+  Model model;
+  std::string model_sha256;
+  std::string model_index;
+  std::optional<Uncacheable> uncacheable;
+  CacheKey key;
+  // The compile's stages done so far (none, the first, or the first with its graphs
+  // being written).
+  std::optional<PreparedCompile> prepared;
+  std::unique_ptr<GraphWriting> writing;
+  std::unique_ptr<cache::remote::TieredStorage> tiered;
+  CachedCompile out;
+  // The compiled files as their writer left them (compiler/prepared_compile.h).
+  std::map<std::string, FileIdentity> written_as;
+};
+
+// The stages of the compile not yet done; the manifest records the key.
+void finish_compile(CachedRun& run) {
+  WrittenCompile written;
+  if (run.writing) {
+    written = run.writing->finish(run.options, run.key.key);
+    run.writing.reset();
+  } else {
+    if (!run.prepared) {
+      compiler::check_output_folder(run.options); // as compile() does, before any work
+      run.prepared = prepare_compile(std::move(run.model), run.options, run.log);
+    }
+    written = write_compile(std::move(*run.prepared), run.options, run.key.key);
+  }
+  run.out.result = std::move(written.result);
+  run.written_as = std::move(written.written_as);
+}
+
+// The second stage (writing the graphs, most of a compile's time) starts before the key is
+// known: the rewrite assumes that the weights the key's reading has yet to reach do not
+// overflow the low type (precision::OverflowAssumption), and is built again, its graphs
+// rewritten, on the rare model where one does. A hit stops the writers.
+void speculative_write(CachedRun& run, KeyHashing& hashing) {
+  precision::OverflowAssumption assumption;
+  PreparedCompile early =
+      prepare_compile(std::move(run.model), run.options, run.log, hashing.overflow(&assumption));
+  run.writing = std::make_unique<GraphWriting>(std::move(early), run.options);
+  run.key = hashing.get();
+  if (!assumption.holds()) {
+    run.prepared = run.writing->abandon();
+    run.writing.reset();
+    run.say("precision: a weight overflows the low type: rewriting the low graph");
+    rebuild_variants(*run.prepared, run.options, hashing.overflow());
+  }
+}
+
+// A model whose bytes have no index here (lookup_by_model_index) is nearly always a miss:
+// the compile's first stage runs while a second core hashes the external data for the key
+// (with one core, the key is hashed first, in line), and is thrown away on the rare hit.
+// With a second core and an output folder, the second stage runs early too.
+void key_beside_compile(CachedRun& run) {
+  bool second_core = util::thread_budget() > 1;
+  KeyHashing hashing(run.model, run.options,
+                     second_core ? HashOn::second_thread : HashOn::this_thread);
+  if (run.deliver == Deliver::output_folder) {
+    compiler::check_output_folder(run.options);
+  }
+  if (second_core && run.deliver == Deliver::output_folder) {
+    speculative_write(run, hashing);
+  } else {
+    run.prepared = prepare_compile(std::move(run.model), run.options, run.log, hashing.overflow());
+    run.key = hashing.get();
+  }
+}
+
+// Reads the model and computes its key. With a remote tier a local miss may well be a
+// remote hit, which needs no compile work: the key alone comes first there.
+void read_and_key(CachedRun& run) {
+  check::start_isolated_worker(); // while this process is small
+  run.model = read_model(run.given.model_path, run.given.limits, Weights::in_table);
+  run.model_sha256 = run.model.sha256;
+  run.model_index = cache::serialize_model_index(run.model);
+  run.uncacheable = find_uncacheable_op(run.model.proto);
+  if (!run.uncacheable && run.config.remote.url.empty()) {
+    key_beside_compile(run);
+  } else {
+    run.key = compute_key(run.model, run.options);
+  }
+  run.out.key = run.key.key;
+  run.say("cache: key " + run.key.key + " (" + run.storage.describe() + ")");
+}
+
+CachedCompile bypass(CachedRun& run) {
+  run.storage.stats().update({{"bypass." + run.uncacheable->reason, 1}});
+  run.out.outcome = CacheOutcome::bypass;
+  run.out.reason = run.uncacheable->message;
+  run.say("cache: bypass: " + run.out.reason);
+  if (run.deliver == Deliver::output_folder) {
+    finish_compile(run);
+  }
+  return run.out;
+}
+
+// The key's lookup, in the shared remote tier too when one is configured (asked on a
+// local miss, fed by compiles).
+cache::FetchResult fetch(CachedRun& run) {
+  if (!run.config.remote.url.empty()) {
+    run.tiered = std::make_unique<cache::remote::TieredStorage>(run.storage, run.config.remote);
+  }
+  return fetch_and_deliver(run.storage, run.tier(), run.key.key, run.options, run.deliver);
+}
+
+CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
+  run.writing.reset();
+  bool remote_hit = run.tiered && run.tiered->served_remotely();
+  if (run.deliver == Deliver::output_folder && !remote_hit) {
+    run.storage.stats().update({{"hits", 1}});
+  }
+  run.storage.record_model_index(run.model_sha256, run.model_index);
+  CachedCompile out = hit_result(fetched, run.options, run.key.key, run.model_sha256, run.deliver);
+  if (remote_hit) {
+    out.reason = "from the remote cache " + run.config.remote.url + ", " + out.reason;
+    run.say("cache: remote hit " + run.key.key + ": " + std::to_string(run.tiered->hit_bytes()) +
+            " bytes in " + std::to_string(run.tiered->hit_seconds()) + " s");
+  }
+  out.remote_warning = run.remote_warning();
+  return out;
+}
+
+// Records the miss; Replace::yes when the entry under the key is damaged.
+cache::Replace miss(CachedRun& run, const cache::FetchResult& fetched) {
+  bool replace = fetched.status == cache::FetchStatus::corrupt ||
+                 fetched.status == cache::FetchStatus::incomplete;
+  run.out.outcome = CacheOutcome::miss;
+  run.out.reason = replace ? std::string(cache::fetch_status_name(fetched.status)) + " entry " +
+                                 (run.storage.read_only() ? "not used" : "replaced") + " (" +
+                                 fetched.problem + ")"
+                           : "new key";
+  if (fetched.untrusted) {
+    // Someone may be trying to feed us a forged entry: say so even without --verbose.
+    run.out.warning = "cache entry " + run.storage.entry_dir(run.key.key).string() +
+                      " rejected: " + fetched.problem + "; compiled locally";
+  }
+  run.storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
+  run.say("cache: miss: " + run.out.reason);
+  return replace ? cache::Replace::yes : cache::Replace::no;
+}
+
+CachedCompile compile_read_only(CachedRun& run) {
+  run.out.reason += " (read-only cache: not stored)";
+  if (run.deliver == Deliver::cache_only) {
+    throw Error(run.storage.root().string() + ": the cache is used read-only; cannot populate it");
+  }
+  finish_compile(run);
+  run.out.remote_warning = run.remote_warning();
+  return run.out;
+}
+
+std::string variants_of(const CompileResult& result) {
+  std::string out;
+  for (const auto& graph : result.graphs) {
+    out += (out.empty() ? "" : ",") + graph.role + ":" + graph.precision;
+  }
+  return out;
+}
+
+// The files one compile wrote: manifest.json, each graph and its external data.
+std::vector<std::string> written_files(const CompileResult& result) {
+  std::vector<std::string> names;
+  for (const auto& graph : result.graphs) {
+    names.push_back(graph.graph.file);
+    for (const auto& data : graph.external_data) {
+      names.push_back(data.file);
+    }
+  }
+  names.push_back(result.manifest_path.filename().string());
+  return names;
+}
+
+// The digests the graph writer computed: the store need not read the graphs again.
+cache::KnownDigests written_digests(const CompileResult& result,
+                                    const std::map<std::string, FileIdentity>& written_as) {
+  cache::KnownDigests known;
+  auto add = [&](const WrittenFile& file) {
+    auto identity = written_as.find(file.file);
+    if (identity != written_as.end()) {
+      known[file.file] = {file.sha256, identity->second};
+    }
+  };
+  for (const auto& graph : result.graphs) {
+    add(graph.graph);
+    for (const auto& data : graph.external_data) {
+      add(data);
+    }
+  }
+  return known;
+}
+
+// Stores the compile's files under the key; a failure to store is a warning, for
+// populate an error (storing is its whole point).
+void store(CachedRun& run, cache::Replace replace) {
+  cache::EntryHeader header;
+  header.compiler_version = k_version;
+  header.created = static_cast<int64_t>(std::time(nullptr));
+  header.key = run.key.key;
+  header.model = run.given.model_path.stem().string();
+  header.variants = variants_of(run.out.result);
+  header.options = canonical_options(run.given);
+  try {
+    cache::StoreResult stored = run.tier().store(
+        header, run.options.output_dir, written_files(run.out.result),
+        run.deliver == Deliver::cache_only ? cache::SourceFiles::move : cache::SourceFiles::link,
+        replace, written_digests(run.out.result, run.written_as));
+    run.storage.stats().update(
+        {{stored.status == cache::StoreStatus::stored ? "stores" : "stores.raced", 1}});
+    run.storage.record_model_index(run.model_sha256, run.model_index);
+    if (run.config.max_size) {
+      run.storage.enforce_max_size(*run.config.max_size);
+    }
+  } catch (const Error& e) {
+    run.storage.stats().update({{"store_errors", 1}});
+    run.out.warning += std::string(run.out.warning.empty() ? "" : "; ") +
+                       "not stored in the cache: " + e.what() +
+                       (e.hint().empty() ? "" : " (" + e.hint() + ")");
+    if (run.deliver == Deliver::cache_only) {
+      throw Error(run.out.warning);
+    }
+  }
+}
+
+// Populate compiles into a scratch folder under tmp/, whose files the store moves.
+CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
+  cache::TempPath scratch;
+  if (run.deliver == Deliver::cache_only) {
+    scratch = run.storage.temp_name("compile");
+    run.options.output_dir = scratch.path();
+  }
+  finish_compile(run);
+  store(run, replace);
+  run.out.remote_warning = run.remote_warning();
+  return run.out;
+}
+
+} // namespace
+
+CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
+                         const CompileOptions& given, Deliver deliver, const LogSink& log) {
+  if (auto found = lookup_by_model_index(storage, given, deliver, log)) {
+    return *found;
+  }
+  CachedRun run(storage, config, given, deliver, log);
+  read_and_key(run);
+  if (run.uncacheable) {
+    return bypass(run);
+  }
+  cache::FetchResult fetched = fetch(run);
+  if (fetched.status == cache::FetchStatus::hit) {
+    return hit(run, fetched);
+  }
+  cache::Replace replace = miss(run, fetched);
+  if (storage.read_only()) {
+    return compile_read_only(run);
+  }
+  return compile_and_store(run, replace);
+}
+
+} // namespace pipeline
+
+CacheKey explain_cache_key(const CompileOptions& options) {
+  Model model = read_model(options.model_path, options.limits, Weights::in_table);
+  return pipeline::compute_key(model, options);
+}
+
+CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
+                             const LogSink& log) {
+  if (use == CacheUse::disabled) {
+    CachedCompile out;
+    out.result = compile(options, log);
+    out.outcome = CacheOutcome::disabled;
+    out.reason = "--no-cache";
+    return out;
+  }
+  cache::LocalStorage storage = cache::open_local_storage(config);
+  util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C
+  return pipeline::run_cached(storage, config, options, pipeline::Deliver::output_folder, log);
+}
+
+} // namespace npucc

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The layering of src/ and cli/ (tests/tools/check_layers.py): no cycle between folders,
+# and the storage layer (src/cache) includes only model/, util/ and itself. Runs the check
+# on this tree, then on small planted trees to show it fails, naming the include, on each
+# kind of break (and passes a clean one).
+set -u
+: "${SOURCE_DIR:?SOURCE_DIR must point at the source tree}"
+PY=/usr/bin/python3
+check="$SOURCE_DIR/tests/tools/check_layers.py"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=()
+fail() { failed+=("$*") && echo "FAIL: $*"; }
+
+# plant TREE FILE INCLUDE...: writes TREE/FILE with one #include "INCLUDE" line each.
+plant() {
+  local tree=$1 file=$2
+  shift 2
+  mkdir -p "$(dirname "$work/$tree/$file")"
+  for include in "$@"; do
+    echo "#include \"$include\""
+  done >>"$work/$tree/$file"
+}
+
+# expect_failure TREE TEXT...: the check fails on TREE and its message holds every TEXT.
+expect_failure() {
+  local tree=$1
+  shift
+  "$PY" "$check" "$work/$tree" >"$work/out" 2>"$work/err"
+  local status=$?
+  if [ "$status" -ne 1 ]; then
+    fail "$tree: exit status $status, expected 1 ($(cat "$work/err"))"
+    return
+  fi
+  for text in "$@"; do
+    if ! grep -qF -- "$text" "$work/err"; then
+      fail "$tree: message lacks '$text': $(cat "$work/err")"
+    fi
+  done
+}
+
+# This tree.
+if ! "$PY" "$check" "$SOURCE_DIR" >"$work/out" 2>"$work/err"; then
+  fail "the source tree breaks its layering:"
+  cat "$work/err"
+fi
+
+# A clean planted tree passes: layers downward only, public headers from anywhere.
+plant clean src/pipeline/run.cpp "cache/store.h" "compiler/compile.h" "npucc/cache.h"
+plant clean src/compiler/compile.cpp "check/validate.h" "model/read.h"
+plant clean src/cache/store.cpp "cache/store.h" "model/read.h" "util/files.h" "npucc/error.h"
+plant clean src/cache/remote/tier.cpp "cache/store.h" "util/files.h"
+plant clean cli/main.cpp "app.h" "pipeline/run.h"
+if ! "$PY" "$check" "$work/clean" >"$work/out" 2>"$work/err"; then
+  fail "a clean tree fails: $(cat "$work/err")"
+fi
+
+# A cycle of two folders names both includes.
+plant two src/compiler/compiler.cpp "precision/rewrite.h"
+plant two src/precision/rewrite.cpp "compiler/validate.h"
+expect_failure two "compiler -> precision -> compiler" \
+  'src/compiler/compiler.cpp:1 includes "precision/rewrite.h"' \
+  'src/precision/rewrite.cpp:1 includes "compiler/validate.h"'
+
+# A longer cycle, through a subfolder, found from any of its folders.
+plant three src/config/value.cpp "cache/remote/transport.h"
+plant three src/cache/remote/bundle.cpp "cache/entry.h"
+plant three src/cache/settings.cpp "util/strings.h" "config/value.h"
+expect_failure three "cache -> config -> cache/remote -> cache" \
+  'src/cache/settings.cpp:2 includes "config/value.h"'
+
+# A folder and its own subfolder, each including the other.
+plant sub src/cache/run.cpp "cache/remote/tier.h"
+plant sub src/cache/remote/tier.cpp "cache/local.h"
+expect_failure sub "cache -> cache/remote -> cache"
+
+# The storage layer including a folder above it, with no cycle.
+plant upward src/cache/compile_cached.cpp "model/read.h" "compiler/prepared_compile.h"
+plant upward src/cache/remote/tier.cpp "precision/counts.h"
+expect_failure upward \
+  'src/cache/compile_cached.cpp:2: #include "compiler/prepared_compile.h"' \
+  'src/cache/remote/tier.cpp:1: #include "precision/counts.h"'
+if grep -q "cycle" "$work/err"; then
+  fail "upward: an upward include reported as a cycle: $(cat "$work/err")"
+fi
+
+# Not a source tree.
+mkdir -p "$work/empty"
+"$PY" "$check" "$work/empty" >"$work/out" 2>"$work/err"
+status=$?
+if [ "$status" -ne 2 ] || ! grep -q "has no src/ folder" "$work/err"; then
+  fail "a folder without src/: status $status, $(cat "$work/err")"
+fi
+
+if [ "${#failed[@]}" -ne 0 ]; then
+  echo "${#failed[@]} failure(s)"
+  exit 1
+fi
+echo "layers: ok"
