@@ -1,8 +1,8 @@
 #include "cache/file_ops.h"
-#include "config/value.h"
 #include "npucc/cache.h"
 #include "npucc/config.h"
 #include "npucc/error.h"
+#include "util/bool_text.h"
 #include "util/file_io.h"
 #include "util/strings.h"
 
@@ -137,12 +137,12 @@ CacheConfig resolve_cache_config(const std::string& dir_option,
   std::string max_size =
       max_size_option.empty() ? environment("NPUCC_CACHE_MAX_SIZE") : max_size_option;
   if (!max_size.empty()) {
-    config.max_size = parse_size_setting(
-        max_size, max_size_option.empty() ? "NPUCC_CACHE_MAX_SIZE" : "--max-size");
+    config.max_size = parse_size_setting(max_size, max_size_option.empty() ? "NPUCC_CACHE_MAX_SIZE"
+                                                                           : "--max-size");
   }
   std::string read_only = environment("NPUCC_CACHE_READ_ONLY");
   if (!read_only.empty()) {
-    auto value = config::parse_bool_text(read_only);
+    auto value = util::parse_bool_text(read_only);
     if (!value) {
       throw usage_error("NPUCC_CACHE_READ_ONLY: \"" + read_only + "\" is not a boolean",
                         "use 1 or 0");

@@ -1,9 +1,9 @@
 #include "config/value.h"
 
-#include "cache/remote/transport.h"
-
 #include "npucc/error.h"
 #include "npucc/train_mode.h"
+#include "util/bool_text.h"
+#include "util/remote_url.h"
 #include "util/strings.h"
 
 #include <algorithm>
@@ -12,12 +12,6 @@
 #include <cstdlib>
 
 namespace npucc::config {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 namespace {
 
@@ -52,17 +46,6 @@ std::string check_precision(const SettingInfo& info, const std::string& raw,
 
 } // namespace
 
-std::optional<bool> parse_bool_text(const std::string& text) {
-  std::string word = lower(std::string(util::trim(text)));
-  if (word == "1" || word == "true" || word == "yes" || word == "on") {
-    return true;
-  }
-  if (word == "0" || word == "false" || word == "no" || word == "off") {
-    return false;
-  }
-  return std::nullopt;
-}
-
 std::string check_value(const SettingInfo& info, const std::string& raw, const std::string& where,
                         const std::filesystem::path& base_dir, const GetEnv& getenv) {
   std::string text(util::trim(raw));
@@ -78,7 +61,7 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
     parse_size_setting(text, where);
     return text;
   case SettingKind::boolean: {
-    auto value = parse_bool_text(text);
+    auto value = util::parse_bool_text(text);
     if (!value) {
       throw usage_error(where + ": \"" + text + "\" is not a boolean",
                         "use true or false (or 1 / 0)");
@@ -105,7 +88,7 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
   case SettingKind::precision_mode_v2:
     return check_precision(info, text, where);
   case SettingKind::remote_url:
-    cache::remote::check_remote_url(text, where);
+    util::check_remote_url(text, where);
     return text;
   case SettingKind::seconds: {
     char* end = nullptr;
@@ -133,7 +116,8 @@ uint64_t parse_size_setting(const std::string& text, const std::string& where) {
     ++end;
   }
   std::string number = trimmed.substr(0, end);
-  std::string unit = config::lower(std::string(util::trim(std::string_view(trimmed).substr(end))));
+  std::string unit =
+      util::ascii_lower(std::string(util::trim(std::string_view(trimmed).substr(end))));
   auto bad = [&] {
     return usage_error(where + ": \"" + text + "\" is not a size",
                        "use bytes or a number with a unit: 500M, 10G, 1.5GiB (0 = unbounded)");

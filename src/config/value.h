@@ -15,10 +15,4 @@ namespace npucc::config {
 std::string check_value(const SettingInfo& info, const std::string& raw, const std::string& where,
                         const std::filesystem::path& base_dir, const GetEnv& getenv);
 
-// ASCII lower case.
-std::string lower(std::string text);
-
-// 1/0, true/false, yes/no, on/off (any case); nullopt for anything else.
-std::optional<bool> parse_bool_text(const std::string& text);
-
 } // namespace npucc::config

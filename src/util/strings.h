@@ -12,6 +12,8 @@ std::string_view trim(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
+// ASCII lower case (locale-independent).
+std::string ascii_lower(std::string text);
 
 // Parses a whole decimal integer; false on anything else (sign allowed).
 bool parse_int64(std::string_view text, int64_t& value);
