@@ -150,32 +150,7 @@ CacheConfig make_cache_config(const CacheArgs& args) {
        {"remote.client_cert", args.remote_client_cert, "--remote-client-cert"},
        {"remote.client_key", args.remote_client_key, "--remote-client-key"}},
       args.options_file);
-  CacheConfig cache;
-  cache.dir = config.cache_dir();
-  cache.max_size = config.cache_max_size();
-  cache.disabled = config.cache_disabled();
-  cache.access = config.cache_read_only() ? CacheAccess::read_only : CacheAccess::read_write;
-  const Setting& shared = config.get("cache.shared");
-  if (shared.is_set()) {
-    cache.sharing = parse_cache_sharing(shared.value, shared.describe_source());
-  }
-  cache.key_file = config.value("cache.key_file");
-  RemoteCacheSettings remote = config.remote_cache();
-  cache.remote.url = remote.url;
-  cache.remote.read_only = remote.read_only;
-  cache.remote.connect_timeout = remote.connect_timeout;
-  cache.remote.timeout = remote.timeout;
-  cache.remote.token_file = remote.token_file;
-  cache.remote.credentials_file = remote.credentials_file;
-  cache.remote.ca_file = remote.ca_file;
-  cache.remote.client_cert = remote.client_cert;
-  cache.remote.client_key = remote.client_key;
-  switch (config.get("cache.dir").source) {
-  case SettingSource::built_in: cache.source = CacheDirSource::default_location; break;
-  case SettingSource::command_line: cache.source = CacheDirSource::option; break;
-  default: cache.source = CacheDirSource::environment; break;
-  }
-  return cache;
+  return resolve_cache_config(config);
 }
 
 } // namespace npucc::cli

@@ -233,8 +233,8 @@ bool Config::cache_read_only() const {
   return value("cache.read_only") == "true";
 }
 
-RemoteCacheSettings Config::remote_cache() const {
-  RemoteCacheSettings remote;
+RemoteCacheConfig Config::remote_cache() const {
+  RemoteCacheConfig remote;
   remote.url = value("cache.remote");
   remote.read_only = value("cache.remote_read_only") == "true";
   if (get("cache.remote_connect_timeout").is_set()) {
