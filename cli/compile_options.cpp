@@ -93,7 +93,8 @@ void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_siz
   if (max_size == MaxSizeOption::yes) {
     command.add_option("--max-size", args.max_size,
                        "keep the cache under this size after each store, least recently used "
-                       "first (e.g. 10G; default: $NPUCC_CACHE_MAX_SIZE, else unbounded)");
+                       "first (e.g. 10G = 10 GiB; K/M/G/T are powers of 1024, KB/MB/GB/TB of 1000; "
+                       "default: $NPUCC_CACHE_MAX_SIZE, else unbounded)");
   }
   command.add_flag("--read-only", args.read_only,
                    "use cache hits but write nothing to the cache: misses are compiled and not "

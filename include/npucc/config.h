@@ -137,8 +137,9 @@ Config load_config(const ConfigSources& sources);
 // $NPUCC_CONFIG, else $XDG_CONFIG_HOME/npucc/config.toml, else ~/.config/npucc/config.toml.
 std::filesystem::path config_file_path(const GetEnv& getenv);
 
-// Parses "10G", "512M", "1.5GiB", "4096" (bytes): decimal k/M/G/T (powers of 1000), binary
-// Ki/Mi/Gi/Ti (powers of 1024), an optional trailing "B". Throws usage_error naming `where`.
+// Parses "10G", "512M", "1.5GiB", "4096" (bytes): K/M/G/T and Ki/Mi/Gi/Ti are powers of
+// 1024, KB/MB/GB/TB powers of 1000, the rule of every size npucc reads (src/util/size.h).
+// Throws usage_error naming `where`.
 uint64_t parse_size_setting(const std::string& text, const std::string& where);
 
 } // namespace npucc

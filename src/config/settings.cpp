@@ -41,7 +41,8 @@ const std::vector<SettingInfo>& settings_table() {
        "",
        SettingKind::size,
        {},
-       "evict least recently used entries past this size (10G, 512M; empty or 0: unbounded)"},
+       "evict least recently used entries past this size (10G, 512M: powers of 1024; 10GB: "
+       "powers of 1000; empty or 0: unbounded)"},
       {"cache.disable",
        "NPUCC_CACHE_DISABLE",
        "--no-cache",

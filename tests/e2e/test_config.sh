@@ -65,7 +65,7 @@ TOML
 run config show --json
 expect_setting cache.dir "$home/.config/npucc/shared-cache" "config file" "$home/.config/npucc/config.toml:5"
 expect_setting cache.max_size 2G "config file"
-[[ $(field cache.max_size bytes) == 2000000000 ]] || fail "cache.max_size bytes: $(field cache.max_size bytes)"
+[[ $(field cache.max_size bytes) == 2147483648 ]] || fail "cache.max_size bytes: $(field cache.max_size bytes)"
 expect_setting precision_mode force_fp16 "config file" "$home/.config/npucc/config.toml:2"
 
 # 3. environment over the file

@@ -160,7 +160,7 @@ TEST_SUITE("npucc::CacheConfig") {
                                               {"NPUCC_REMOTE_CACHE_TIMEOUT", "0.5"},
                                               {"NPUCC_CACHE_KEY_FILE", "/keys/k"}};
     auto config = cache_config(env);
-    CHECK(config.max_size == 2'000'000'000ULL);
+    CHECK(config.max_size == uint64_t{2} << 30);
     CHECK(config.sharing == npucc::CacheSharing::group);
     CHECK(config.access == npucc::CacheAccess::read_only);
     CHECK(config.key_file == "/keys/k");
