@@ -2,6 +2,7 @@
 
 #include "npucc/error.h"
 #include "util/fd.h"
+#include "util/hex.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -60,14 +61,7 @@ std::string Sha256::hex_digest() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_DigestFinal_ex(m_ctx, digest, &length);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 15];
-  }
-  return out;
+  return hex_encode(digest, length);
 }
 
 std::string sha256_hex(std::string_view data) {

@@ -1,5 +1,7 @@
 #include "util/strings.h"
 
+#include "util/hex.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -7,12 +9,7 @@
 namespace npucc::util {
 
 std::string printable(std::string_view text) {
-  static const char* k_digits = "0123456789abcdef";
-  auto escape = [&](std::string& out, unsigned char c) {
-    out += "\\x";
-    out += k_digits[c >> 4];
-    out += k_digits[c & 15];
-  };
+  auto escape = [](std::string& out, unsigned char c) { out += "\\x" + hex_encode(&c, 1); };
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {

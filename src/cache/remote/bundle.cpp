@@ -4,6 +4,7 @@
 #include "npucc/error.h"
 #include "util/fd.h"
 #include "util/file_io.h"
+#include "util/hex.h"
 #include "util/sha256.h"
 
 #include <cerrno>
@@ -50,24 +51,6 @@ uint64_t get_uint(const unsigned char* bytes, size_t count) {
   return value;
 }
 
-std::string raw_from_hex(const std::string& hex) {
-  std::string raw;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  return raw;
-}
-
-std::string hex_from_raw(const unsigned char* raw, size_t size) {
-  static const char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (size_t i = 0; i < size; ++i) {
-    hex += digits[raw[i] >> 4];
-    hex += digits[raw[i] & 0xf];
-  }
-  return hex;
-}
-
 // Reads exactly `size` bytes; false at end of file or on an error.
 bool read_exact(int fd, void* data, size_t size) {
   auto* out = static_cast<char*>(data);
@@ -103,7 +86,7 @@ std::string append_file(int fd, const fs::path& path, uint64_t bytes, std::strin
     util::write_all(fd, buffer.data(), want, out);
     left -= want;
   }
-  return raw_from_hex(hash.hex_digest());
+  return util::hex_decode(hash.hex_digest()).value();
 }
 
 } // namespace
@@ -147,7 +130,7 @@ uint64_t write_bundle(const fs::path& dir, const std::vector<std::string>& names
                  append_file(fd.get(), dir / names[i], sizes[i], buffer, out));
     total += sizes[i];
   }
-  std::string digest = raw_from_hex(util::sha256_hex(head));
+  std::string digest = util::hex_decode(util::sha256_hex(head)).value();
   util::write_all(fd.get(), digest.data(), digest.size(), out);
   if (::pwrite(fd.get(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
     throw Error(out.string() + ": cannot write: " + std::strerror(errno));
@@ -211,7 +194,7 @@ bool BundleReceiver::parse_table() {
     Row row;
     row.name.assign(m_head.data() + offset + 2, length);
     row.size = get_uint(bytes + offset + 2 + length, 8);
-    row.sha256 = hex_from_raw(bytes + offset + 2 + length + 8, k_digest_bytes);
+    row.sha256 = util::hex_encode(bytes + offset + 2 + length + 8, k_digest_bytes);
     offset += 2 + length + 8 + k_digest_bytes;
     if (!(is_plain_file_name(row.name) || row.name == k_header_file) ||
         row.name.find("..") != std::string::npos || row.name.find('/') != std::string::npos) {
@@ -374,8 +357,7 @@ UnpackResult BundleReceiver::finish() {
     } else if (m_file < m_rows.size() || m_digest.size() < k_digest_bytes) {
       refuse("object truncated at byte " + std::to_string(m_received));
     } else {
-      std::string recorded =
-          hex_from_raw(reinterpret_cast<const unsigned char*>(m_digest.data()), k_digest_bytes);
+      std::string recorded = util::hex_encode(m_digest.data(), k_digest_bytes);
       if ((m_format_v1 ? m_whole.hex_digest() : m_head_digest) != recorded) {
         refuse("the bundle does not match its digest");
       }
