@@ -160,4 +160,16 @@ std::string first_line(std::string_view text) {
   return std::string(trim(text.substr(0, newline)));
 }
 
+std::string group_digits(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return out;
+}
+
 } // namespace npucc::util

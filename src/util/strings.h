@@ -23,6 +23,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, or "" when none is close enough to suggest.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
+// 1234567 -> "1,234,567".
+std::string group_digits(uint64_t value);
 // "1.5 MiB", "312 B".
 std::string format_bytes(uint64_t bytes);
 // `text` for a terminal: control characters (C0, DEL, and the C1 range U+0080-U+009F as
