@@ -3,6 +3,7 @@
 #include "cache/entry_format.h"
 #include "cache/file_ops.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/file_io.h"
 #include "util/hex.h"
 
@@ -104,10 +105,7 @@ SigningKey load_signing_key(const fs::path& file) {
   std::string secret;
   char buffer[1024];
   for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = util::read_some(fd, buffer, sizeof buffer);
     if (n < 0) {
       int error = errno;
       ::close(fd);

@@ -2,6 +2,7 @@
 
 #include "cache/entry_format.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/hex.h"
@@ -51,23 +52,6 @@ uint64_t get_uint(const unsigned char* bytes, size_t count) {
   return value;
 }
 
-// Reads exactly `size` bytes; false at end of file or on an error.
-bool read_exact(int fd, void* data, size_t size) {
-  auto* out = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t got = ::read(fd, out, size);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got <= 0) {
-      return false;
-    }
-    out += got;
-    size -= static_cast<size_t>(got);
-  }
-  return true;
-}
-
 // The writer's side: copies `path` into `fd`; returns the raw SHA-256 of what it wrote.
 std::string append_file(int fd, const fs::path& path, uint64_t bytes, std::string& buffer,
                         const fs::path& out) {
@@ -79,7 +63,7 @@ std::string append_file(int fd, const fs::path& path, uint64_t bytes, std::strin
   uint64_t left = bytes;
   while (left > 0) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
-    if (!read_exact(in.get(), buffer.data(), want)) {
+    if (util::read_full(in.get(), buffer.data(), want) != static_cast<ssize_t>(want)) {
       throw Error(path.string() + ": changed while it was being bundled");
     }
     hash.update(buffer.data(), want);
@@ -386,10 +370,7 @@ UnpackResult unpack_bundle(const fs::path& bundle, const fs::path& into) {
   receiver.expect_size(static_cast<uint64_t>(st.st_size));
   std::string buffer(k_chunk, '\0');
   for (;;) {
-    ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t got = util::read_some(fd.get(), buffer.data(), buffer.size());
     if (got <= 0 || !receiver.feed(buffer.data(), static_cast<size_t>(got))) {
       break;
     }
