@@ -2,6 +2,7 @@
 
 #include "npucc/compile.h"
 #include "npucc/error.h"
+#include "util/disk.h"
 #include "util/eintr.h"
 #include "util/fd.h"
 #include "util/file_io.h"
@@ -55,7 +56,7 @@ void copy_bytes(int from, int to, const fs::path& to_path) {
   // file system or kernel that cannot falls back to read and write from where it stopped.
   while (true) {
     ssize_t n = util::retry_on_eintr(
-        [&] { return ::copy_file_range(from, nullptr, to, nullptr, size_t{1} << 30, 0); });
+        [&] { return util::disk().copy_range(from, to, size_t{1} << 30, to_path); });
     if (n > 0) {
       continue;
     }

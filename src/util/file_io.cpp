@@ -1,6 +1,7 @@
 #include "util/file_io.h"
 
 #include "npucc/error.h"
+#include "util/disk.h"
 #include "util/eintr.h"
 #include "util/fd.h"
 
@@ -92,8 +93,10 @@ std::string read_up_to(int fd, size_t size) {
 void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors) {
   size_t done = 0;
   while (done < size) {
-    ssize_t n = retry_on_eintr(
-        [&] { return ::write(fd, data + done, std::min<size_t>(size - done, 1u << 30)); });
+    ssize_t n = retry_on_eintr([&] {
+      return disk().write(fd, data + done, std::min<size_t>(size - done, 1u << 30),
+                          path_for_errors);
+    });
     if (n < 0) {
       throw Error(path_for_errors.string() + ": write failed: " + errno_text(),
                   errno == ENOSPC ? "free some disk space and try again" : "");
