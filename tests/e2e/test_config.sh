@@ -67,6 +67,9 @@ expect_setting cache.dir "$home/.config/npucc/shared-cache" "config file" "$home
 expect_setting cache.max_size 2G "config file"
 [[ $(field cache.max_size bytes) == 2147483648 ]] || fail "cache.max_size bytes: $(field cache.max_size bytes)"
 expect_setting precision_mode force_fp16 "config file" "$home/.config/npucc/config.toml:2"
+# A cache folder named by the file, missing: the error blames the file's line, not a variable.
+run cache stats
+expect_error 1 "shared-cache: the cache folder ($home/.config/npucc/config.toml:5) does not exist"
 
 # 3. environment over the file
 extra_env=(NPUCC_CACHE_DIR=/env/cache NPUCC_PRECISION_MODE_V2=origin)
