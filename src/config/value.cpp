@@ -113,8 +113,8 @@ uint64_t parse_size_setting(const std::string& text, const std::string& where) {
   std::optional<uint64_t> bytes = util::parse_size(text);
   if (!bytes) {
     throw usage_error(where + ": \"" + text + "\" is not a size",
-                      std::string("use bytes or a number with a unit, ") + util::k_size_units +
-                          ": 500M, 10G, 1.5GB (0 = unbounded)");
+                      std::string("use bytes or a number and a unit (") + util::k_size_units +
+                          "), e.g. 500M or 10G (0 = unbounded)");
   }
   return *bytes;
 }

@@ -16,8 +16,8 @@ uint64_t default_max_memory_bytes() {
 }
 
 uint64_t parse_memory_size(const std::string& text) {
-  const std::string hint = std::string("expected --max-memory BYTES or a number with a unit, ") +
-                           util::k_size_units + ", e.g. 8G";
+  const std::string hint = std::string("expected --max-memory BYTES or a number and a unit (") +
+                           util::k_size_units + "), e.g. 8G";
   std::optional<uint64_t> bytes = util::parse_size(text);
   if (!bytes || *bytes == 0) {
     throw usage_error("--max-memory: \"" + text + "\" is not a positive size", hint);

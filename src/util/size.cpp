@@ -7,7 +7,7 @@
 
 namespace npucc::util {
 
-const char* const k_size_units = "K, M, G, T (powers of 1024) or KB, MB, GB, TB (powers of 1000)";
+const char* const k_size_units = "K, M, G, T: powers of 1024; KB, MB, GB, TB: powers of 1000";
 
 namespace {
 

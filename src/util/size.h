@@ -17,7 +17,7 @@
 
 namespace npucc::util {
 
-// For hints: "K, M, G, T (powers of 1024) or KB, MB, GB, TB (powers of 1000)".
+// For hints: "K, M, G, T: powers of 1024; KB, MB, GB, TB: powers of 1000".
 extern const char* const k_size_units;
 
 // The number of bytes `text` names; nullopt when it is not a size or does not fit in 64 bits.
