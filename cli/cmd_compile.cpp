@@ -98,14 +98,15 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
   return [args, &global] {
     util::install_interrupt_handlers();
     util::set_interrupt_progress(0, 1);
-    CompileOptions options = make_compile_options(args->compile);
+    Config settings = load_settings(&args->compile, &args->cache);
+    CompileOptions options = make_compile_options(args->compile, settings);
     options.model_path = args->model;
     options.output_dir = args->output;
     options.replace_output = args->force ? OutputReplace::any : OutputReplace::npucc_files;
     if (!args->max_memory.empty()) {
       options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
     }
-    CacheConfig cache = make_cache_config(args->cache);
+    CacheConfig cache = resolve_cache_config(settings);
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 # and values are errors naming the file and line or the variable.
 set -u
 : "${NPUCC:?NPUCC must point at the npucc binary}"
+: "${TESTDATA:?TESTDATA must point at testdata/}"
 PY=/usr/bin/python3
 
 work=$(mktemp -d)
@@ -91,6 +92,13 @@ expect_setting precision_mode force_fp16 "config file" # "" in the options file 
 grep -q "npucc: warning: .*iterations_per_loop (10) does not apply" <<<"$err" || fail "no warning for iterations_per_loop: $err"
 run --quiet config show --json --options "$work/npu_options.json"
 [[ -z $err ]] || fail "--quiet should silence warnings: $err"
+# A compile reads its settings once, for the compile and for the cache: one warning.
+echo '{"iterations_per_loop": "10"}' >"$work/loop_options.json"
+saved_env=("${extra_env[@]}") extra_env=() # NPUCC_PRECISION_MODE_V2 would clash with the file's precision_mode
+run compile "$TESTDATA/models/ppocr_cls.onnx" -o "$work/out" --no-cache --options "$work/loop_options.json"
+[[ $status -eq 0 && $(grep -c "iterations_per_loop (10) does not apply" <<<"$err") == 1 ]] ||
+  fail "compile: wanted exit 0 and the warning once, got exit $status: $err"
+extra_env=("${saved_env[@]}")
 
 # 5. the command line over everything; Ascend's spelling is an alias
 run config show --json --options "$work/npu_options.json" --cache-dir /cli/cache --no-cache
