@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace npucc::cli {
@@ -26,20 +27,14 @@ const std::vector<Command>& commands() {
 
 namespace {
 
-// Names in messages come from models; a hostile one must not break the error into
-// several lines or send escape sequences to the terminal.
-using util::printable;
-
 // The parsed global options, for print_error's colour (set once run() has them).
 const GlobalOptions* g_global = nullptr;
 
+// Names in messages come from models; a hostile one must not break the error into
+// several lines or send escape sequences to the terminal (error_line escapes them).
 void print_error(const std::string& message, const std::string& hint) {
   bool color = use_color(g_global != nullptr ? *g_global : GlobalOptions{}, STDERR_FILENO);
-  std::cerr << paint("npucc: error:", "1;31", color) << " " << printable(message);
-  if (!hint.empty()) {
-    std::cerr << " (" << printable(hint) << ")";
-  }
-  std::cerr << "\n";
+  std::cerr << paint("npucc: error:", "1;31", color) << " " << error_line(message, hint) << "\n";
 }
 
 // The long options valid at `app`: its own and its parents'.
@@ -79,21 +74,12 @@ const CLI::App* deepest_parsed(const CLI::App& app) {
 
 } // namespace
 
-int run(int argc, char** argv) {
-  CLI::App app{"npucc: offline compiler and compile-cache manager for ONNX neural-network graphs"};
-  app.name("npucc");
-  app.set_version_flag("--version", std::string("npucc ") + k_version);
-  app.require_subcommand(1);
-  app.fallthrough();
-  GlobalOptions global;
-  g_global = &global;
-  app.add_flag("-v,--verbose", global.verbose, "print what each step does");
-  app.add_flag("-q,--quiet", global.quiet, "print nothing but errors and requested output");
-  app.add_option("--color", global.color, "colour output: never, auto or always")
-      ->check(CLI::IsMember({"never", "auto", "always"}))
-      ->capture_default_str();
+namespace {
 
-  std::function<int()> handler;
+// Adds every subcommand of the table; the one the command line picks stores its handler
+// in `handler`. Returns the names, for suggestions.
+std::vector<std::string> add_commands(CLI::App& app, const GlobalOptions& global,
+                                      std::function<int()>& handler) {
   std::vector<std::string> names;
   for (const auto& command : commands()) {
     CLI::App* sub = app.add_subcommand(command.name, command.description);
@@ -103,8 +89,25 @@ int run(int argc, char** argv) {
     *made = setup(*sub, global);
     sub->callback([made, &handler] { handler = *made; });
   }
+  return names;
+}
 
-  // A mistyped subcommand gets a suggestion, not CLI11's generic complaint.
+// The names of `command`'s own subcommands and their aliases (empty for most commands).
+std::vector<std::string> nested_names(const CLI::App& command) {
+  std::vector<std::string> nested;
+  for (const auto* sub : command.get_subcommands({})) {
+    nested.push_back(sub->get_name());
+    for (const auto& alias : sub->get_aliases()) {
+      nested.push_back(alias);
+    }
+  }
+  return nested;
+}
+
+// A mistyped subcommand gets a suggestion, not CLI11's generic complaint. Returns false
+// once it has printed the error.
+bool check_command_words(CLI::App& app, const std::vector<std::string>& names, int argc,
+                         char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string word = argv[i];
     if (word.empty() || word[0] == '-') {
@@ -113,36 +116,30 @@ int run(int argc, char** argv) {
       }
       continue;
     }
-    bool known = false;
-    for (const auto& name : names) {
-      known = known || name == word;
-    }
-    if (!known) {
+    if (std::find(names.begin(), names.end(), word) == names.end()) {
       std::string match = util::closest_match(word, names);
       print_error("unknown command \"" + word + "\"",
                   match.empty() ? "commands: " + util::join(names, ", ")
                                 : "did you mean \"" + match + "\"?");
-      return static_cast<int>(ExitStatus::usage);
+      return false;
     }
     // A command with subcommands of its own (cache): the next word must name one.
-    std::vector<std::string> nested;
-    for (const auto* sub : app.get_subcommand(word)->get_subcommands({})) {
-      nested.push_back(sub->get_name());
-      for (const auto& alias : sub->get_aliases()) {
-        nested.push_back(alias);
-      }
-    }
+    std::vector<std::string> nested = nested_names(*app.get_subcommand(word));
     if (!nested.empty() && i + 1 < argc && argv[i + 1][0] != '-' &&
         std::find(nested.begin(), nested.end(), argv[i + 1]) == nested.end()) {
       std::string match = util::closest_match(argv[i + 1], nested);
       print_error("unknown " + word + " command \"" + argv[i + 1] + "\"",
                   match.empty() ? "commands: " + util::join(nested, ", ")
                                 : "did you mean \"" + match + "\"?");
-      return static_cast<int>(ExitStatus::usage);
+      return false;
     }
-    break;
+    return true;
   }
+  return true;
+}
 
+// Parses the command line; a parse error is printed and its exit status returned.
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -172,7 +169,11 @@ int run(int argc, char** argv) {
     print_error(e.what(), e.hint());
     return static_cast<int>(e.status());
   }
+  return std::nullopt;
+}
 
+// Runs the chosen command; every error becomes one line and an exit status.
+int run_handler(const std::function<int()>& handler) {
   try {
     return handler ? handler() : 0;
   } catch (const Error& e) {
@@ -185,6 +186,33 @@ int run(int argc, char** argv) {
     print_error(std::string("internal error: ") + util::first_line(e.what()), "please report this");
     return static_cast<int>(ExitStatus::error);
   }
+}
+
+} // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"npucc: offline compiler and compile-cache manager for ONNX neural-network graphs"};
+  app.name("npucc");
+  app.set_version_flag("--version", std::string("npucc ") + k_version);
+  app.require_subcommand(1);
+  app.fallthrough();
+  GlobalOptions global;
+  g_global = &global;
+  app.add_flag("-v,--verbose", global.verbose, "print what each step does");
+  app.add_flag("-q,--quiet", global.quiet, "print nothing but errors and requested output");
+  app.add_option("--color", global.color, "colour output: never, auto or always")
+      ->check(CLI::IsMember({"never", "auto", "always"}))
+      ->capture_default_str();
+
+  std::function<int()> handler;
+  std::vector<std::string> names = add_commands(app, global, handler);
+  if (!check_command_words(app, names, argc, argv)) {
+    return static_cast<int>(ExitStatus::usage);
+  }
+  if (auto status = parse(app, argc, argv)) {
+    return *status;
+  }
+  return run_handler(handler);
 }
 
 } // namespace npucc::cli

@@ -3,6 +3,7 @@
 // cmd_cache_populate.cpp. Every command hands off to the library (src/cache/).
 #include "cache/local_storage.h"
 #include "cache_commands.h"
+#include "npucc/cache_maintenance.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/strings.h"
@@ -197,6 +198,108 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
   };
 }
 
+namespace {
+
+// The "bypass.REASON" counters, by reason, and their total.
+std::pair<json, uint64_t> bypass_counts(const CacheStatistics& stats) {
+  json bypass = json::object();
+  uint64_t total = 0;
+  for (const auto& [name, value] : stats.counters) {
+    if (util::starts_with(name, "bypass.")) {
+      bypass[name.substr(7)] = value;
+      total += value;
+    }
+  }
+  return {bypass, total};
+}
+
+// A remote hit is neither a local hit nor a miss (nothing was compiled).
+uint64_t lookups(const CacheStatistics& stats) {
+  return stats.counter("hits") + stats.counter("remote.hits") + stats.counter("misses");
+}
+
+// The counters `--json` gives under their own names (the remote ones without "remote.").
+constexpr const char* k_json_counters[] = {
+    "hits",          "misses",        "stores",   "store_errors", "evictions",
+    "invalidations", "evicted_bytes", "cleanups", "last_cleanup", "zeroed"};
+constexpr const char* k_json_remote_counters[] = {"hits",       "misses",  "errors",
+                                                  "rejected",   "uploads", "refused_credentials",
+                                                  "bytes_down", "bytes_up"};
+
+json stats_json(const CacheStatistics& stats, const CacheConfig& config) {
+  auto [bypass, bypass_total] = bypass_counts(stats);
+  uint64_t looked_up = lookups(stats);
+  json out = {
+      {"cache_dir", stats.dir.string()},
+      {"entries", stats.entries},
+      {"bytes", stats.bytes},
+      {"max_size", config.max_size ? json(*config.max_size) : json(nullptr)},
+      {"states", stats.states},
+      {"misses_new_key", stats.counter("misses.new")},
+      {"misses_corrupt", stats.counter("misses.corrupt")},
+      {"hit_rate", looked_up == 0 ? 0.0 : static_cast<double>(stats.counter("hits")) / looked_up},
+      {"bypasses", bypass_total},
+      {"bypass_reasons", bypass}};
+  for (const char* name : k_json_counters) {
+    out[name] = stats.counter(name);
+  }
+  json remote = {{"url", config.remote.url.empty() ? json(nullptr) : json(config.remote.url)}};
+  for (const char* name : k_json_remote_counters) {
+    remote[name] = stats.counter(std::string("remote.") + name);
+  }
+  out["remote"] = remote;
+  return out;
+}
+
+void print_local_stats(const CacheStatistics& stats, const CacheConfig& config) {
+  auto get = [&](const std::string& name) { return stats.counter(name); };
+  std::cout << "cache folder         " << util::printable(stats.dir.string()) << "\n";
+  std::cout << "entries              " << stats.entries;
+  for (const auto& [state, count] : stats.states) {
+    std::cout << (state == stats.states.begin()->first ? " (" : ", ") << count << " " << state;
+  }
+  std::cout << (stats.states.empty() ? "" : ")") << "\n";
+  std::cout << "size                 " << util::format_bytes(stats.bytes);
+  if (config.max_size) {
+    std::cout << " of " << util::format_bytes(*config.max_size);
+  }
+  std::cout << "\n";
+  std::cout << "hits                 " << get("hits");
+  if (uint64_t looked_up = lookups(stats); looked_up > 0) {
+    std::cout << std::fixed << std::setprecision(1) << " (" << 100.0 * get("hits") / looked_up
+              << "%)";
+  }
+  std::cout << "\n";
+  std::cout << "misses               " << get("misses") << " (" << get("misses.new") << " new key, "
+            << get("misses.corrupt") << " corrupt entry replaced)\n";
+  auto [bypass, bypass_total] = bypass_counts(stats);
+  std::cout << "bypasses             " << bypass_total << "\n";
+  for (const auto& [reason, value] : bypass.items()) {
+    std::cout << "  " << std::left << std::setw(19) << util::printable(reason)
+              << value.get<uint64_t>() << "\n";
+  }
+  std::cout << "stores               " << get("stores") << " (" << get("store_errors")
+            << " failed)\n";
+  std::cout << "evictions            " << get("evictions") << " (+" << get("invalidations")
+            << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
+}
+
+void print_remote_stats(const CacheStatistics& stats, const CacheConfig& config) {
+  auto get = [&](const std::string& name) { return stats.counter(name); };
+  std::cout << "remote hits          " << get("remote.hits") << " (" << get("remote.misses")
+            << " misses, " << get("remote.errors") << " errors, " << get("remote.rejected")
+            << " rejected entries, " << get("remote.refused_credentials") << " refused credentials)"
+            << (config.remote.url.empty() ? "" : "  " + util::printable(config.remote.url)) << "\n";
+  std::cout << "remote transfers     " << util::format_bytes(get("remote.bytes_down")) << " down, "
+            << util::format_bytes(get("remote.bytes_up")) << " up (" << get("remote.uploads")
+            << " uploads)\n";
+  std::cout << "last cleanup         " << format_time(static_cast<int64_t>(get("last_cleanup")))
+            << "\n";
+  std::cout << "counters zeroed      " << format_time(static_cast<int64_t>(get("zeroed"))) << "\n";
+}
+
+} // namespace
+
 std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   struct Args {
     CacheArgs cache;
@@ -210,108 +313,17 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
   return [args] {
     CacheConfig config = make_cache_config(args->cache);
-    cache::LocalStorage storage =
-        cache::open_local_storage(config, args->zero ? CacheIntent::modify : CacheIntent::read);
+    Cache cache(config);
     if (args->zero) {
-      storage.stats().zero();
+      cache.zero_stats();
     }
-    cache::Counters counters = storage.stats().read();
-    auto entries = storage.list(cache::Check::files);
-    uint64_t bytes = 0;
-    std::map<std::string, uint64_t> states;
-    for (const auto& info : entries) {
-      bytes += info.bytes;
-      ++states[cache::entry_state_name(info.state)];
-    }
-    auto get = [&](const std::string& name) {
-      auto it = counters.find(name);
-      return it == counters.end() ? uint64_t{0} : it->second;
-    };
-    json bypass = json::object();
-    uint64_t bypass_total = 0;
-    for (const auto& [name, value] : counters) {
-      if (util::starts_with(name, "bypass.")) {
-        bypass[name.substr(7)] = value;
-        bypass_total += value;
-      }
-    }
-    // A remote hit is neither a local hit nor a miss (nothing was compiled).
-    uint64_t lookups = get("hits") + get("remote.hits") + get("misses");
-    json out = {{"cache_dir", storage.root().string()},
-                {"entries", entries.size()},
-                {"bytes", bytes},
-                {"max_size", config.max_size ? json(*config.max_size) : json(nullptr)},
-                {"states", states},
-                {"hits", get("hits")},
-                {"misses", get("misses")},
-                {"misses_new_key", get("misses.new")},
-                {"misses_corrupt", get("misses.corrupt")},
-                {"hit_rate", lookups == 0 ? 0.0 : static_cast<double>(get("hits")) / lookups},
-                {"bypasses", bypass_total},
-                {"bypass_reasons", bypass},
-                {"stores", get("stores")},
-                {"store_errors", get("store_errors")},
-                {"evictions", get("evictions")},
-                {"invalidations", get("invalidations")},
-                {"evicted_bytes", get("evicted_bytes")},
-                {"cleanups", get("cleanups")},
-                {"last_cleanup", get("last_cleanup")},
-                {"zeroed", get("zeroed")},
-                {"remote",
-                 {{"url", config.remote.url.empty() ? json(nullptr) : json(config.remote.url)},
-                  {"hits", get("remote.hits")},
-                  {"misses", get("remote.misses")},
-                  {"errors", get("remote.errors")},
-                  {"rejected", get("remote.rejected")},
-                  {"refused_credentials", get("remote.refused_credentials")},
-                  {"uploads", get("remote.uploads")},
-                  {"bytes_down", get("remote.bytes_down")},
-                  {"bytes_up", get("remote.bytes_up")}}}};
+    CacheStatistics stats = cache.stats();
     if (args->json) {
-      print_json(out);
+      print_json(stats_json(stats, config));
       return 0;
     }
-    std::cout << "cache folder         " << util::printable(storage.root().string()) << "\n";
-    std::cout << "entries              " << entries.size();
-    for (const auto& [state, count] : states) {
-      std::cout << (state == states.begin()->first ? " (" : ", ") << count << " " << state;
-    }
-    std::cout << (states.empty() ? "" : ")") << "\n";
-    std::cout << "size                 " << util::format_bytes(bytes);
-    if (config.max_size) {
-      std::cout << " of " << util::format_bytes(*config.max_size);
-    }
-    std::cout << "\n";
-    std::cout << "hits                 " << get("hits");
-    if (lookups > 0) {
-      std::cout << std::fixed << std::setprecision(1) << " (" << 100.0 * get("hits") / lookups
-                << "%)";
-    }
-    std::cout << "\n";
-    std::cout << "misses               " << get("misses") << " (" << get("misses.new")
-              << " new key, " << get("misses.corrupt") << " corrupt entry replaced)\n";
-    std::cout << "bypasses             " << bypass_total << "\n";
-    for (const auto& [reason, value] : bypass.items()) {
-      std::cout << "  " << std::left << std::setw(19) << util::printable(reason)
-                << value.get<uint64_t>() << "\n";
-    }
-    std::cout << "stores               " << get("stores") << " (" << get("store_errors")
-              << " failed)\n";
-    std::cout << "evictions            " << get("evictions") << " (+" << get("invalidations")
-              << " invalidated, " << util::format_bytes(get("evicted_bytes")) << ")\n";
-    std::cout << "remote hits          " << get("remote.hits") << " (" << get("remote.misses")
-              << " misses, " << get("remote.errors") << " errors, " << get("remote.rejected")
-              << " rejected entries, " << get("remote.refused_credentials")
-              << " refused credentials)"
-              << (config.remote.url.empty() ? "" : "  " + util::printable(config.remote.url))
-              << "\n";
-    std::cout << "remote transfers     " << util::format_bytes(get("remote.bytes_down"))
-              << " down, " << util::format_bytes(get("remote.bytes_up")) << " up ("
-              << get("remote.uploads") << " uploads)\n";
-    std::cout << "last cleanup         " << format_time(static_cast<int64_t>(get("last_cleanup")))
-              << "\n";
-    std::cout << "counters zeroed      " << format_time(static_cast<int64_t>(get("zeroed")))
-              << "\n";
+    print_local_stats(stats, config);
+    print_remote_stats(stats, config);
     return 0;
   };
 }

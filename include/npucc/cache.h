@@ -3,7 +3,7 @@
 // The compile cache (SPEC §3): a content-addressed store of everything one compile
 // emits, keyed by a SHA-256 over the model, its external data, the output-changing
 // options, the compiler version and the cache format. Maintenance (ls, verify,
-// invalidate, purge, stats) lives in src/cache/local_storage.h.
+// invalidate, purge, stats) is npucc/cache_maintenance.h.
 
 #include "npucc/compile.h"
 #include "npucc/config.h"

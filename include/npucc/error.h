@@ -14,6 +14,10 @@ enum class ExitStatus : int {
   interrupted = 130,
 };
 
+// "MESSAGE (HINT)", or MESSAGE alone without a hint, with control characters escaped
+// (names in messages come from models): the line the CLI prints after "npucc: error: ".
+std::string error_line(const std::string& message, const std::string& hint = {});
+
 // The one error type higher-level code throws. The message is a single line that
 // names the file, node or option at fault; `hint`, when set, says what would fix it.
 class Error : public std::runtime_error {
@@ -24,6 +28,8 @@ public:
 
   const std::string& hint() const { return m_hint; }
   ExitStatus status() const { return m_status; }
+  // error_line(what(), hint()): what the CLI prints for this error.
+  std::string line() const { return error_line(what(), m_hint); }
 
 private:
   std::string m_hint;

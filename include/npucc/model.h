@@ -9,10 +9,6 @@
 
 namespace npucc {
 
-namespace model {
-class WeightStore;
-}
-
 // The newest versions npucc reads and writes: IR 13 and ai.onnx opset 26 (ONNX 1.21),
 // ai.onnx.ml 5. ONNX 1.12, the library npucc is built on, knows IR 8 and opset 17;
 // npucc's own schemas cover the operator versions since (src/schemas/).
@@ -60,7 +56,9 @@ enum class Weights { in_proto, in_table };
 // A model read from disk.
 struct Model {
   onnx::ModelProto proto;
-  std::shared_ptr<model::WeightStore> weights;
+  // Weights::in_table: the tables and file mappings that hold the large initializers'
+  // bytes (null: in_proto). Opaque: only the library reads it; copies of a Model share it.
+  std::shared_ptr<void> weights;
   std::filesystem::path path;
   uint64_t file_bytes = 0;
   std::string sha256; // of the .onnx file's bytes

@@ -13,6 +13,8 @@ namespace npucc {
 
 enum class GraphRole { low, high };
 std::string to_string(GraphRole role); // "low" | "high"
+// "low" | "high"; throws usage_error naming `where` and the two values otherwise.
+GraphRole parse_graph_role(const std::string& text, const std::string& where);
 
 struct StepReport {
   int64_t step = 0;                // >= 0
@@ -47,6 +49,14 @@ double loss_to_switch(double final_loss, double ratio);
 GraphRole decide(const AccelerateTrainMode& mode, const StepReport& report);
 GraphRole decide(const AccelerateTrainMode& mode, const LossReport& report);
 
+// What a schedule has reached, for a training program to save with its checkpoint, so
+// that the one-way switch survives a resumed run: two plain fields any checkpoint format
+// can hold.
+struct ScheduleState {
+  std::string mode;                // AccelerateTrainMode::to_string(): "fast|step|0.9"
+  GraphRole role = GraphRole::low; // high once the switch has happened
+};
+
 // Stateful and one-way: once a report switches it to high it stays high, whatever later
 // reports say. Every report is still validated.
 class PrecisionSchedule {
@@ -61,6 +71,12 @@ public:
   GraphRole current() const { return m_role; }
   bool switched() const { return m_role == GraphRole::high; }
   const AccelerateTrainMode& mode() const { return m_mode; }
+
+  ScheduleState state() const { return {m_mode.to_string(), m_role}; }
+  // Continues from a saved state, as PyTorch's load_state_dict: the role becomes the saved
+  // one (a checkpoint from before the switch runs low again). A state saved under another
+  // mode is refused (usage_error naming both): its switch point means something else.
+  void restore(const ScheduleState& state);
 
 private:
   AccelerateTrainMode m_mode;

@@ -157,10 +157,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   PreparedCompile prepared;
   // Large weights leave the protobuf (moved, not copied) so that the checker, shape
   // inference and the precision variants copy metadata only.
-  if (!model.weights) {
-    model.weights = std::make_shared<model::WeightStore>();
-  }
-  model.weights->adopt_initializers(*model.proto.mutable_graph());
+  model::ensure_weight_store(model).adopt_initializers(*model.proto.mutable_graph());
   CompileResult& result = prepared.result;
   result.model_sha256 = model.sha256;
   result.model_ir_version = model.proto.ir_version();

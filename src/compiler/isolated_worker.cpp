@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <google/protobuf/io/coded_stream.h>
 #include <mutex>
@@ -189,6 +190,10 @@ void ensure_worker() {
   ::close(fds[1]);
   g_worker = Worker{child, fds[0], parent};
   util::watch_child(child);
+  // A program embedding the library that returns from main waits for its worker too
+  // (npucc itself stops it before its _exit()).
+  static const bool k_stopped_at_exit = std::atexit(stop_isolated_worker) == 0;
+  (void)k_stopped_at_exit;
 }
 
 } // namespace

@@ -56,109 +56,160 @@ fs::path resolve_external_location(const std::string& location, const fs::path& 
   return resolved;
 }
 
-std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::path& model_path,
-                                             const ReadLimits& limits, uint64_t already_loaded,
-                                             WeightStore* store) {
-  const std::string model_file = model_path.string();
-  const fs::path folder = model_path.parent_path();
-  std::map<std::string, ExternalFile> files;
-  std::map<std::string, std::shared_ptr<const util::MappedFile>> mapped;
-  uint64_t loaded = already_loaded;
+namespace {
+
+// ONNX's external_data keys of one tensor.
+struct ExternalRef {
+  std::string location;
+  int64_t offset = 0;
+  int64_t length = -1; // -1: to the end of the file
+};
+
+ExternalRef read_external_ref(const onnx::TensorProto& tensor, const std::string& model_file) {
+  ExternalRef ref;
+  for (const auto& entry : tensor.external_data()) {
+    int64_t number = 0;
+    if (entry.key() == "location") {
+      ref.location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      if (!util::parse_int64(entry.value(), number) || number < 0) {
+        throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data " +
+                    entry.key() + " \"" + entry.value() + "\" is not a non-negative integer");
+      }
+      (entry.key() == "offset" ? ref.offset : ref.length) = number;
+    }
+  }
+  return ref;
+}
+
+// One external tensor whose range has been checked, waiting to be read.
+struct Pending {
+  onnx::TensorProto* tensor;
+  std::shared_ptr<const util::MappedFile> map;
+  fs::path path;
+  std::string location;
+  int64_t offset;
+  uint64_t bytes;
+};
+
+// Every tensor's range is checked and counted before any is read: many tensors each
+// within the limits can still sum past the memory limit, and must be refused without
+// reading the first of them.
+class ExternalDataPlan {
+public:
+  ExternalDataPlan(const fs::path& model_path, const ReadLimits& limits, uint64_t already_loaded)
+      : m_model_file(model_path.string()), m_folder(model_path.parent_path()), m_limits(limits),
+        m_loaded(already_loaded) {}
+
+  void add(onnx::TensorProto& tensor) {
+    ExternalRef ref = read_external_ref(tensor, m_model_file);
+    const fs::path& path = resolve(ref.location, tensor.name());
+    auto& map = m_mapped[path.string()];
+    if (!map) {
+      map = util::MappedFile::open(path);
+    }
+    uint64_t file_size = map->bytes().size();
+    uint64_t bytes =
+        ref.length >= 0
+            ? static_cast<uint64_t>(ref.length)
+            : (static_cast<uint64_t>(ref.offset) <= file_size ? file_size - ref.offset : 0);
+    check_range(tensor, ref, bytes, file_size);
+    m_loaded += bytes;
+    m_pending.push_back({&tensor, map, path, ref.location, ref.offset, bytes});
+  }
+
+  const std::vector<Pending>& pending() const { return m_pending; }
+
+private:
+  // Resolved once per location: a model keeps hundreds of tensors in one data file,
+  // and resolving walks both paths component by component (a readlink each).
+  const fs::path& resolve(const std::string& location, const std::string& tensor_name) {
+    auto known = m_resolved.find(location);
+    if (known == m_resolved.end()) {
+      known = m_resolved
+                  .emplace(location,
+                           resolve_external_location(location, m_folder, m_model_file, tensor_name))
+                  .first;
+    }
+    return known->second;
+  }
+
+  void check_range(const onnx::TensorProto& tensor, const ExternalRef& ref, uint64_t bytes,
+                   uint64_t file_size) const {
+    // Built only for an error: most models have hundreds of external tensors.
+    auto what = [&] {
+      return m_model_file + ": tensor \"" + tensor.name() + "\": external data in " + ref.location +
+             " (" + std::to_string(bytes) + " bytes at offset " + std::to_string(ref.offset) + ")";
+    };
+    auto expected = data_bytes(tensor);
+    if (expected && element_size(tensor.data_type()) != 0 && *expected != bytes) {
+      throw Error(what() + " does not match its dims (" + std::to_string(*expected) + " bytes)");
+    }
+    if (bytes > m_limits.max_tensor_bytes) {
+      throw Error(what() + " is over the per-tensor limit of " +
+                  std::to_string(m_limits.max_tensor_bytes) + " bytes");
+    }
+    if (static_cast<uint64_t>(ref.offset) > file_size || bytes > file_size - ref.offset) {
+      throw Error(what() + " runs past the end of the file (" + std::to_string(file_size) +
+                      " bytes)",
+                  "the data file is truncated or belongs to another model");
+    }
+    // Checked before reading, so an oversized model is refused without allocating.
+    if (bytes > m_limits.max_memory_bytes || m_loaded > m_limits.max_memory_bytes - bytes) {
+      throw Error(what() + " would bring the model's data in memory to " +
+                      std::to_string(m_loaded + bytes) + " bytes, over the memory limit of " +
+                      std::to_string(m_limits.max_memory_bytes) + " bytes",
+                  "raise the limit with --max-memory");
+    }
+  }
+
+  std::string m_model_file;
+  fs::path m_folder;
+  const ReadLimits& m_limits;
+  uint64_t m_loaded;
+  std::map<std::string, std::shared_ptr<const util::MappedFile>> m_mapped;
+  std::map<std::string, fs::path> m_resolved;
+  std::vector<Pending> m_pending;
+};
+
+std::unordered_set<const onnx::TensorProto*> initializers_of(onnx::ModelProto& proto) {
   std::unordered_set<const onnx::TensorProto*> initializers;
   for_each_graph(*proto.mutable_graph(), [&](onnx::GraphProto& graph, int) {
     for (const auto& tensor : graph.initializer()) {
       initializers.insert(&tensor);
     }
   });
-  // Every tensor's range is checked and counted before any is read: many tensors each
-  // within the limits can still sum past the memory limit, and must be refused without
-  // reading the first of them.
-  struct Pending {
-    onnx::TensorProto* tensor;
-    std::shared_ptr<const util::MappedFile> map;
-    fs::path path;
-    std::string location;
-    int64_t offset;
-    uint64_t bytes;
-  };
-  std::vector<Pending> pending;
-  // Resolved once per location: a model keeps hundreds of tensors in one data file,
-  // and resolving walks both paths component by component (a readlink each).
-  std::map<std::string, fs::path> resolved;
+  return initializers;
+}
+
+// Large initializers become references into `store`; everything else gets its bytes.
+void read_pending(const Pending& item, bool to_store, WeightStore* store) {
+  onnx::TensorProto& tensor = *item.tensor;
+  if (to_store && item.bytes >= k_weight_store_threshold) {
+    store->adopt_mapped(tensor, item.map, static_cast<uint64_t>(item.offset), item.bytes);
+    return;
+  }
+  tensor.set_raw_data(
+      std::string(item.map->bytes().substr(static_cast<size_t>(item.offset), item.bytes)));
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto::DEFAULT);
+}
+
+} // namespace
+
+std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::path& model_path,
+                                             const ReadLimits& limits, uint64_t already_loaded,
+                                             WeightStore* store) {
+  const std::unordered_set<const onnx::TensorProto*> initializers = initializers_of(proto);
+  ExternalDataPlan plan(model_path, limits, already_loaded);
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
-    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) {
-      return;
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+      plan.add(tensor);
     }
-    std::string location;
-    int64_t offset = 0;
-    int64_t length = -1;
-    for (const auto& entry : tensor.external_data()) {
-      int64_t number = 0;
-      if (entry.key() == "location") {
-        location = entry.value();
-      } else if (entry.key() == "offset" || entry.key() == "length") {
-        if (!util::parse_int64(entry.value(), number) || number < 0) {
-          throw Error(model_file + ": tensor \"" + tensor.name() + "\": external data " +
-                      entry.key() + " \"" + entry.value() + "\" is not a non-negative integer");
-        }
-        (entry.key() == "offset" ? offset : length) = number;
-      }
-    }
-    auto known = resolved.find(location);
-    if (known == resolved.end()) {
-      known = resolved
-                  .emplace(location,
-                           resolve_external_location(location, folder, model_file, tensor.name()))
-                  .first;
-    }
-    const fs::path& path = known->second;
-    auto expected = data_bytes(tensor);
-    auto& map = mapped[path.string()];
-    if (!map) {
-      map = util::MappedFile::open(path);
-    }
-    uint64_t file_size = map->bytes().size();
-    uint64_t bytes = length >= 0
-                         ? static_cast<uint64_t>(length)
-                         : (static_cast<uint64_t>(offset) <= file_size ? file_size - offset : 0);
-    // Built only for an error: most models have hundreds of external tensors.
-    auto what = [&] {
-      return model_file + ": tensor \"" + tensor.name() + "\": external data in " + location +
-             " (" + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + ")";
-    };
-    if (expected && element_size(tensor.data_type()) != 0 && *expected != bytes) {
-      throw Error(what() + " does not match its dims (" + std::to_string(*expected) + " bytes)");
-    }
-    if (bytes > limits.max_tensor_bytes) {
-      throw Error(what() + " is over the per-tensor limit of " +
-                  std::to_string(limits.max_tensor_bytes) + " bytes");
-    }
-    if (static_cast<uint64_t>(offset) > file_size || bytes > file_size - offset) {
-      throw Error(what() + " runs past the end of the file (" + std::to_string(file_size) +
-                      " bytes)",
-                  "the data file is truncated or belongs to another model");
-    }
-    // Checked before reading, so an oversized model is refused without allocating.
-    if (bytes > limits.max_memory_bytes || loaded > limits.max_memory_bytes - bytes) {
-      throw Error(what() + " would bring the model's data in memory to " +
-                      std::to_string(loaded + bytes) + " bytes, over the memory limit of " +
-                      std::to_string(limits.max_memory_bytes) + " bytes",
-                  "raise the limit with --max-memory");
-    }
-    loaded += bytes;
-    pending.push_back({&tensor, map, path, location, offset, bytes});
   });
-  for (const auto& item : pending) {
-    onnx::TensorProto& tensor = *item.tensor;
-    if (store != nullptr && initializers.count(&tensor) != 0 &&
-        item.bytes >= k_weight_store_threshold) {
-      store->adopt_mapped(tensor, item.map, static_cast<uint64_t>(item.offset), item.bytes);
-    } else {
-      tensor.set_raw_data(
-          std::string(item.map->bytes().substr(static_cast<size_t>(item.offset), item.bytes)));
-      tensor.clear_external_data();
-      tensor.set_data_location(onnx::TensorProto::DEFAULT);
-    }
+  std::map<std::string, ExternalFile> files;
+  for (const auto& item : plan.pending()) {
+    read_pending(item, store != nullptr && initializers.count(item.tensor) != 0, store);
     auto& file = files[item.path.string()];
     file.location = item.location;
     file.path = item.path;

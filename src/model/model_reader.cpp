@@ -260,13 +260,11 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   check_tensor_sizes(model.proto, file, limits);
   check_sparse_tensors(model.proto.graph(), file, limits);
   model::check_value_shapes(model.proto.graph(), file, limits);
-  if (weights == Weights::in_table) {
-    model.weights = std::make_shared<model::WeightStore>();
-  }
-  model.external_files =
-      model::load_external_data(model.proto, path, limits, bytes.size(), model.weights.get());
-  if (model.weights) {
-    model.weights->adopt_initializers(*model.proto.mutable_graph());
+  model::WeightStore* store =
+      weights == Weights::in_table ? &model::ensure_weight_store(model) : nullptr;
+  model.external_files = model::load_external_data(model.proto, path, limits, bytes.size(), store);
+  if (store != nullptr) {
+    store->adopt_initializers(*model.proto.mutable_graph());
   }
   return model;
 }

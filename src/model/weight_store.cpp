@@ -197,4 +197,15 @@ void replace_bytes(onnx::TensorProto& tensor, std::string bytes) {
   point_at(tensor, add_entry(std::move(entry)));
 }
 
+WeightStore* weight_store(const Model& model) {
+  return static_cast<WeightStore*>(model.weights.get());
+}
+
+WeightStore& ensure_weight_store(Model& model) {
+  if (!model.weights) {
+    model.weights = std::make_shared<WeightStore>();
+  }
+  return *weight_store(model);
+}
+
 } // namespace npucc::model

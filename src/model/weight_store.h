@@ -1,5 +1,6 @@
 #pragma once
 
+#include "npucc/model.h"
 #include "util/mapped_file.h"
 
 #include <memory>
@@ -69,5 +70,11 @@ void materialize(onnx::TensorProto& tensor);
 // Gives `tensor` new raw bytes, kept in the same store as `like` when that one is a
 // table reference (so converted weights stay outside the protobuf too).
 void replace_bytes(onnx::TensorProto& tensor, std::string bytes);
+
+// The store of a model read with Weights::in_table (Model::weights, opaque in the public
+// header), or null.
+WeightStore* weight_store(const Model& model);
+// The same, made (empty) when the model has none.
+WeightStore& ensure_weight_store(Model& model);
 
 } // namespace npucc::model

@@ -8,6 +8,7 @@
 #include "passes/fold_constants.h"
 #include "passes/fold_if.h"
 #include "passes/fold_shapes.h"
+#include "passes/fuse_hard_activations.h"
 #include "passes/lift_constants.h"
 #include "passes/remove_unused_opsets.h"
 #include "passes/topological_sort.h"
@@ -19,9 +20,14 @@ namespace npucc::passes {
 
 namespace {
 
+// Whether the default pipeline runs a pass; the others run only when named in --passes
+// or called by a later stage.
+enum class InDefaultPipeline { yes, no };
+
 struct Entry {
   const char* name;
   std::function<std::unique_ptr<Pass>()> make;
+  InDefaultPipeline in_default = InDefaultPipeline::yes;
 };
 
 // The one list of passes: no self-registration, so the order and the set are
@@ -48,6 +54,11 @@ const std::vector<Entry>& entries() {
       {"deduplicate_initializers", [] { return std::make_unique<DeduplicateInitializers>(); }},
       // Last: it needs to see which domains the surviving nodes use.
       {"remove_unused_opsets", [] { return std::make_unique<RemoveUnusedOpsets>(); }},
+      // Not by default: it changes how a low type rounds, so the precision rewrite runs it
+      // on lowered graphs only (precision/compile_precision.cpp); the high graph keeps the
+      // model's nodes.
+      {"fuse_hard_activations", [] { return std::make_unique<FuseHardActivations>(); },
+       InDefaultPipeline::no},
   };
   return list;
 }
@@ -66,7 +77,9 @@ std::vector<PassInfo> registered_passes() {
 std::vector<std::string> default_pipeline() {
   std::vector<std::string> names;
   for (const auto& entry : entries()) {
-    names.emplace_back(entry.name);
+    if (entry.in_default == InDefaultPipeline::yes) {
+      names.emplace_back(entry.name);
+    }
   }
   return names;
 }

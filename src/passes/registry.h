@@ -13,7 +13,8 @@ struct PassInfo {
   std::string description;
 };
 
-// Every pass npucc has, in the order the default pipeline runs them.
+// Every pass npucc has: the default pipeline's in the order it runs them, then the ones it
+// does not run (fuse_hard_activations).
 std::vector<PassInfo> registered_passes();
 
 // The passes of the default optimisation pipeline.

@@ -133,11 +133,10 @@ std::string unavailable_reason(const onnx::GraphProto& graph, const std::string&
   }
   return reason + "; " + unavailable_hint(graph, param);
 }
-
-} // namespace
-
-MemoryPlan plan_memory(const onnx::GraphProto& graph) {
-  MemoryPlan plan;
+// Every output of the main graph's nodes, with the node that makes it; false (and
+// plan.reason set) at the first one whose size is not static.
+bool collect_tensors(const onnx::GraphProto& graph, MemoryPlan& plan,
+                     std::unordered_map<std::string, size_t>& index_of) {
   std::unordered_map<std::string, const onnx::ValueInfoProto*> infos;
   for (const auto& value : graph.value_info()) {
     infos[value.name()] = &value;
@@ -145,9 +144,7 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
   for (const auto& value : graph.output()) {
     infos[value.name()] = &value;
   }
-  const int n = graph.node_size();
-  std::unordered_map<std::string, size_t> index_of;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < graph.node_size(); ++i) {
     for (const auto& name : graph.node(i).output()) {
       if (name.empty()) {
         continue;
@@ -158,18 +155,25 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
       if (bytes == 0 && !why.empty()) {
         plan.reason =
             unavailable_reason(graph, name, it == infos.end() ? nullptr : it->second, why);
-        return plan;
+        return false;
       }
       index_of[name] = plan.tensors.size();
       plan.tensors.push_back({name, bytes, 0, i, i});
     }
   }
+  return true;
+}
+
+// Extends each tensor's lifetime to its last reader (graph outputs: to the end).
+void extend_lifetimes(const onnx::GraphProto& graph, MemoryPlan& plan,
+                      const std::unordered_map<std::string, size_t>& index_of) {
   auto touch = [&](const std::string& name, int step) {
     auto it = index_of.find(name);
     if (it != index_of.end()) {
       plan.tensors[it->second].last = std::max(plan.tensors[it->second].last, step);
     }
   };
+  const int n = graph.node_size();
   for (int i = 0; i < n; ++i) {
     for (const auto& name : graph.node(i).input()) {
       touch(name, i);
@@ -181,8 +185,14 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
   for (const auto& output : graph.output()) {
     touch(output.name(), n);
   }
+}
 
-  // Greedy by size, ties broken by earlier birth so the result is deterministic.
+uint64_t aligned_size(const PlannedTensor& tensor, uint64_t alignment) {
+  return align_up(std::max<uint64_t>(tensor.bytes, 1), alignment);
+}
+
+// Greedy by size, ties broken by earlier birth so the result is deterministic.
+void place_tensors(MemoryPlan& plan, int steps) {
   std::vector<size_t> order(plan.tensors.size());
   for (size_t i = 0; i < order.size(); ++i) {
     order[i] = i;
@@ -192,16 +202,15 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     const auto& tb = plan.tensors[b];
     return ta.bytes != tb.bytes ? ta.bytes > tb.bytes : ta.first < tb.first;
   });
-  plan::IntervalIndex placed(n);
+  plan::IntervalIndex placed(steps);
   for (size_t index : order) {
     auto& tensor = plan.tensors[index];
-    uint64_t size = align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment);
+    uint64_t size = aligned_size(tensor, plan.alignment);
     std::vector<std::pair<uint64_t, uint64_t>> busy; // [offset, end) of overlapping lifetimes
     placed.overlapping(tensor.first, tensor.last, [&](size_t other_index) {
       const auto& other = plan.tensors[other_index];
       busy.emplace_back(other.offset,
-                        saturating_add(other.offset, align_up(std::max<uint64_t>(other.bytes, 1),
-                                                              plan.alignment)));
+                        saturating_add(other.offset, aligned_size(other, plan.alignment)));
     });
     std::sort(busy.begin(), busy.end());
     uint64_t offset = 0;
@@ -216,22 +225,38 @@ MemoryPlan plan_memory(const onnx::GraphProto& graph) {
     plan.unshared_bytes = saturating_add(plan.unshared_bytes, size);
     placed.insert(tensor.first, tensor.last, index);
   }
-  // Lower bound: the most bytes alive at one step.
+}
+
+// The most bytes alive at one step: no plan can beat it.
+uint64_t lower_bound_bytes(const MemoryPlan& plan) {
   std::map<int, int64_t> delta;
   for (const auto& tensor : plan.tensors) {
-    int64_t size =
-        static_cast<int64_t>(align_up(std::max<uint64_t>(tensor.bytes, 1), plan.alignment));
+    int64_t size = static_cast<int64_t>(aligned_size(tensor, plan.alignment));
     delta[tensor.first] += size;
     delta[tensor.last + 1] -= size;
   }
+  uint64_t most = 0;
   int64_t live = 0;
   for (const auto& [step, change] : delta) {
     if (__builtin_add_overflow(live, change, &live)) {
       live = INT64_MAX; // only reachable with millions of petabyte tensors; saturate
     }
-    plan.lower_bound_bytes =
-        std::max<uint64_t>(plan.lower_bound_bytes, static_cast<uint64_t>(live));
+    most = std::max<uint64_t>(most, static_cast<uint64_t>(live));
   }
+  return most;
+}
+
+} // namespace
+
+MemoryPlan plan_memory(const onnx::GraphProto& graph) {
+  MemoryPlan plan;
+  std::unordered_map<std::string, size_t> index_of;
+  if (!collect_tensors(graph, plan, index_of)) {
+    return plan;
+  }
+  extend_lifetimes(graph, plan, index_of);
+  place_tensors(plan, graph.node_size());
+  plan.lower_bound_bytes = lower_bound_bytes(plan);
   plan.available = true;
   return plan;
 }

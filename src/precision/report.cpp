@@ -94,6 +94,15 @@ std::vector<std::string> format_precision_summary(const json& report) {
   if (std::string opset = low_graph_opset_line(report.value("opset", json())); !opset.empty()) {
     lines.push_back(opset);
   }
+  if (report.contains("fused_activations")) {
+    std::vector<std::string> fused;
+    for (const auto& [op, count] : report.at("fused_activations").items()) {
+      fused.push_back(std::to_string(count.get<int64_t>()) + " " + op);
+    }
+    lines.push_back("fused in the low graph: " + util::join(fused, ", ") +
+                    " (decomposed x * relu6(x + 3) / 6: one rounding in the low type, not four "
+                    "to six)");
+  }
   const auto& casts = report.at("casts");
   const auto& constants = report.at("constants");
   std::map<std::string, int64_t> kept_by_reason;

@@ -80,6 +80,13 @@ std::string to_string(GraphRole role) {
   return role == GraphRole::low ? "low" : "high";
 }
 
+GraphRole parse_graph_role(const std::string& text, const std::string& where) {
+  if (text == "low" || text == "high") {
+    return text == "low" ? GraphRole::low : GraphRole::high;
+  }
+  throw usage_error(where + " \"" + text + "\" is not a graph role", "use low or high");
+}
+
 int64_t step_to_switch(int64_t total_step, double ratio) {
   check(StepReport{0, total_step, 1});
   check_ratio(AccelerateTrainMode{LowPrecision::float16, SwitchTrigger::step, ratio});
@@ -131,6 +138,16 @@ GraphRole decide(const AccelerateTrainMode& mode, const LossReport& report) {
 
 PrecisionSchedule::PrecisionSchedule(const AccelerateTrainMode& mode) : m_mode(mode) {
   check_ratio(mode);
+}
+
+void PrecisionSchedule::restore(const ScheduleState& state) {
+  const std::string saved = parse_accelerate_train_mode(state.mode).to_string();
+  if (saved != m_mode.to_string()) {
+    throw usage_error("the saved schedule state is for accelerate_train_mode \"" + saved +
+                          "\", not \"" + m_mode.to_string() + "\"",
+                      "restore it into a schedule of the mode it was saved with");
+  }
+  m_role = state.role;
 }
 
 GraphRole PrecisionSchedule::report_step(int64_t step, int64_t total_step,

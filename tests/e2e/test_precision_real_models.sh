@@ -93,10 +93,12 @@ EOF
   for type in fast fast1; do
     dir="$work/$model-$type-step"
     # KNOWN GAP: fast1's low graph is at opset 22 (every Conv bfloat16) and the detector's
-    # emulation reaches cosine 0.978: bfloat16 rounding accumulates over its backbone
-    # (keeping its first 200 nodes float32 gives 0.994). Held at 0.97 so a regression shows.
+    # emulation reaches cosine 0.9898 on this input (0.9777 before its 24 decomposed HardSwish
+    # were fused): the Conv weights in bfloat16 cost most of it (rounded alone: 0.9937 mean over
+    # 40 noise inputs), and on noise the figure moves by 0.02 from input to input
+    # (npucc-precision(7)). Held at 0.985 so a regression shows.
     min_cosine=0.99
-    [ "$model-$type" = ppocrv4_det-fast1 ] && min_cosine=0.97
+    [ "$model-$type" = ppocrv4_det-fast1 ] && min_cosine=0.985
     if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/emulation.onnx" "${inputs[$model]}" "$min_cosine" all); then
       fail "$model $type: emulation graph vs high"
     fi
@@ -150,6 +152,14 @@ det = json.load(open(sys.argv[2]))["precision_report"]
 assert det["nodes"]["Conv"] == {"bfloat16": 62}, det["nodes"]["Conv"]
 assert det["opset"] == {"model": 11, "low_graph": 22, "raised": True,
                         "adapted": det["opset"]["adapted"]}, det["opset"]
+# Its decomposed HardSwish are fused in the low graph (opset 22) only: not in the high graph,
+# nor in fast's low graph at the model's opset 11, which has no HardSwish.
+assert det["fused_activations"] == {"HardSwish": 24}, det.get("fused_activations")
+fast = json.load(open(sys.argv[2].replace("-fast1-", "-fast-")))["precision_report"]
+assert "fused_activations" not in fast, fast["fused_activations"]
+import onnx
+high = onnx.load(sys.argv[2].replace("manifest.json", "high.onnx"), load_external_data=False)
+assert not any(n.op_type == "HardSwish" for n in high.graph.node)
 EOF
 fi
 

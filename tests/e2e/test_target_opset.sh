@@ -104,11 +104,12 @@ EOF
     ort_loads_bfloat16 "$out/low.onnx" "$level" >"$out.ort" 2>&1 ||
       fail "$model fast1 low.onnx at $level: $(cat "$out.ort")"
   done
-  # KNOWN GAP: the detector's emulation reaches cosine 0.978, not 0.99: its decomposed
-  # HardSwish computes x + 3 in bfloat16 (a step of 2^-6 at 3, against x ~ 0.01) in each of
-  # its 24 blocks. Held at 0.97 here so that a regression still shows; see the report.
+  # KNOWN GAP: the detector's emulation reaches cosine 0.9898, not 0.99 (0.9777 before its
+  # decomposed HardSwish were fused): most of it is the Conv weights in bfloat16, and on noise
+  # inputs the figure moves by 0.02 from input to input (npucc-precision(7)). Held at 0.985
+  # here so that a regression still shows.
   min_cosine=0.99
-  [ "$model" = ppocrv4_det ] && min_cosine=0.97
+  [ "$model" = ppocrv4_det ] && min_cosine=0.985
   for level in disabled all; do
     if ! (cd "$oracle" && node precision_check.js "$TESTDATA/models/$model.onnx" "$out/emulation.onnx" \
       "${inputs[$model]}" "$min_cosine" "$level"); then

@@ -1469,10 +1469,11 @@ def new_type_data_movement():
 # Open gaps, each held at the figure it reaches so a regression still fails (issue 17's notes).
 KNOWN_GAPS = {
     'real-ppocrv4_det-22': {'fast1/emulation': {
-        'min_cosine': 0.85,
-        'why': 'every Conv of the detector in bfloat16 (opset 22): rounding accumulates over its '
-               'backbone (0.854 here, 0.978 on the precision suite\'s inputs); fusing its 24 '
-               'decomposed HardSwish into HardSwish-14 lifts it to 0.938 / 0.990 only'}},
+        'min_cosine': 0.93,
+        'why': 'every Conv of the detector in bfloat16 (opset 22): 0.9376 here, 0.9898 on the '
+               'precision suite\'s input, with its 24 decomposed HardSwish fused (0.8544 / 0.9777 '
+               'before); its Conv weights rounded to bfloat16 alone give 0.982 on this input, and on '
+               'noise the figure moves by 0.02 from input to input (npucc-precision(7))'}},
 }
 
 REAL_MODELS = [

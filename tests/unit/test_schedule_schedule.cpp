@@ -134,6 +134,44 @@ TEST_SUITE("npucc::PrecisionSchedule") {
     }
   }
 
+  TEST_CASE("a saved state restores the switch in a resumed run") {
+    PrecisionSchedule run(parse_accelerate_train_mode("fast|step|0.5"));
+    CHECK(run.state().mode == "fast|step|0.5");
+    CHECK(run.state().role == GraphRole::low);
+    run.report_step(60, 100);
+    npucc::ScheduleState saved = run.state();
+    CHECK(saved.role == GraphRole::high);
+
+    // A resumed job whose step counter restarted would say low; the saved state says high.
+    PrecisionSchedule resumed(parse_accelerate_train_mode("fast|step|0.5"));
+    resumed.restore(saved);
+    CHECK(resumed.current() == GraphRole::high);
+    CHECK(resumed.report_step(0, 100) == GraphRole::high);
+
+    // A checkpoint from before the switch runs low again, as load_state_dict would.
+    resumed.restore({"fast|step|0.5", GraphRole::low});
+    CHECK(resumed.report_step(10, 100) == GraphRole::low);
+
+    CHECK_THROWS_WITH_AS(resumed.restore({"fast|step|0.9", GraphRole::high}),
+                         "the saved schedule state is for accelerate_train_mode "
+                         "\"fast|step|0.9\", not \"fast|step|0.5\"",
+                         npucc::Error);
+    CHECK_THROWS_AS(resumed.restore({"nonsense", GraphRole::high}), npucc::Error);
+    CHECK(resumed.current() == GraphRole::low);
+
+    // Modes compare in their canonical form: "fast|step" is "fast|step|0.9".
+    PrecisionSchedule defaults(parse_accelerate_train_mode("fast|step"));
+    defaults.restore({"fast|step|0.9", GraphRole::high});
+    CHECK(defaults.switched());
+  }
+
+  TEST_CASE("graph roles parse back from their names") {
+    CHECK(npucc::parse_graph_role("low", "role") == GraphRole::low);
+    CHECK(npucc::parse_graph_role(npucc::to_string(GraphRole::high), "role") == GraphRole::high);
+    CHECK_THROWS_WITH_AS(npucc::parse_graph_role("High", "state role"),
+                         "state role \"High\" is not a graph role", npucc::Error);
+  }
+
   TEST_CASE("invalid inputs are clear errors") {
     const AccelerateTrainMode step = parse_accelerate_train_mode("fast|step");
     const AccelerateTrainMode loss = parse_accelerate_train_mode("fast|loss");

@@ -1,0 +1,124 @@
+// The public Cache (npucc/cache_maintenance.h): each call opens the folder with the
+// intent of what it does, as the CLI's commands do, and hands off to LocalStorage.
+#include "npucc/cache_maintenance.h"
+
+#include "cache/local_storage.h"
+#include "npucc/error.h"
+
+#include <utility>
+
+namespace npucc {
+
+namespace {
+
+CacheEntry entry_of(const cache::EntryInfo& info) {
+  CacheEntry entry;
+  entry.key = info.key;
+  entry.model = info.header.model;
+  entry.variants = info.header.variants;
+  entry.compiler_version = info.header.compiler_version;
+  entry.options = info.header.options;
+  entry.state = cache::entry_state_name(info.state);
+  entry.problem = info.problem;
+  entry.bytes = info.bytes;
+  entry.created = info.header.created;
+  entry.last_used = info.last_used;
+  return entry;
+}
+
+// The entries a purge or an invalidation removed (or, dry run, would remove).
+CacheRemoval removal_of(const std::vector<cache::Removal>& removals, cache::Failures failures) {
+  CacheRemoval removal;
+  for (const auto& removed : removals) {
+    removal.removed.push_back(
+        {removed.key, removed.model, removed.version, removed.bytes, removed.why});
+    removal.freed += removed.bytes;
+  }
+  removal.failures = std::move(failures);
+  return removal;
+}
+
+cache::DryRun dry_run_of(bool dry_run) {
+  return dry_run ? cache::DryRun::yes : cache::DryRun::no;
+}
+
+CacheIntent intent_of(bool changes) {
+  return changes ? CacheIntent::modify : CacheIntent::read;
+}
+
+} // namespace
+
+uint64_t CacheStatistics::counter(const std::string& name) const {
+  auto it = counters.find(name);
+  return it == counters.end() ? 0 : it->second;
+}
+
+Cache::Cache(CacheConfig config) : m_config(std::move(config)) {}
+
+std::vector<CacheEntry> Cache::entries() const {
+  cache::LocalStorage storage = cache::open_local_storage(m_config, CacheIntent::read);
+  std::vector<CacheEntry> entries;
+  for (const auto& info : storage.list(cache::Check::files)) {
+    entries.push_back(entry_of(info));
+  }
+  return entries;
+}
+
+CacheStatistics Cache::stats() const {
+  cache::LocalStorage storage = cache::open_local_storage(m_config, CacheIntent::read);
+  CacheStatistics stats;
+  stats.dir = storage.root();
+  stats.counters = storage.stats().read();
+  auto entries = storage.list(cache::Check::files);
+  stats.entries = entries.size();
+  for (const auto& info : entries) {
+    stats.bytes += info.bytes;
+    ++stats.states[cache::entry_state_name(info.state)];
+  }
+  return stats;
+}
+
+void Cache::zero_stats() const {
+  cache::open_local_storage(m_config, CacheIntent::modify).stats().zero();
+}
+
+CacheVerifyResult Cache::verify(bool fix) const {
+  cache::LocalStorage storage = cache::open_local_storage(m_config, intent_of(fix));
+  cache::VerifyReport report = storage.verify(fix ? cache::Fix::yes : cache::Fix::no);
+  CacheVerifyResult result;
+  result.entries = report.entries;
+  result.bytes = report.bytes;
+  for (const auto& finding : report.findings) {
+    result.problems.push_back({cache::finding_name(finding.kind), finding.path, finding.detail,
+                               finding.fixed, finding.left_alone});
+  }
+  result.failures = std::move(report.failures);
+  return result;
+}
+
+CacheRemoval Cache::purge(const PurgeRequest& request) const {
+  cache::PurgeOptions options;
+  options.all = request.all;
+  options.older_than = request.older_than;
+  options.max_size = request.max_size;
+  cache::PurgeReport report = cache::open_local_storage(m_config, intent_of(!request.dry_run))
+                                  .purge(options, dry_run_of(request.dry_run));
+  CacheRemoval removal = removal_of(report.removed, std::move(report.failures));
+  removal.freed = report.freed;
+  removal.temporaries = report.temporaries;
+  removal.temporary_bytes = report.temporary_bytes;
+  return removal;
+}
+
+CacheRemoval Cache::invalidate(const InvalidateRequest& request) const {
+  if (!request.key_prefix.empty() && request.key_prefix.size() < 4) {
+    throw usage_error("key prefix " + request.key_prefix + ": too short",
+                      "give at least 4 hex digits");
+  }
+  cache::Selection selection{request.compiler_version, request.model, request.key_prefix};
+  cache::InvalidateReport report = cache::open_local_storage(m_config, intent_of(!request.dry_run))
+                                       .invalidate(selection, dry_run_of(request.dry_run));
+  return removal_of(report.removed, std::move(report.failures));
+}
+
+} // namespace npucc
