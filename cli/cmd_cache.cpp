@@ -7,6 +7,7 @@
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/strings.h"
+#include "util/text_table.h"
 
 #include <algorithm>
 #include <cstring>
@@ -49,36 +50,6 @@ json entry_json(const cache::EntryInfo& info) {
           {"state", cache::entry_state_name(info.state)},
           {"problem", info.problem},
           {"options", info.header.options}};
-}
-
-// Cells come from entries' headers, which anyone who may write the cache can forge:
-// control characters are escaped before the widths are taken.
-void print_table(std::vector<std::vector<std::string>>& rows) {
-  for (auto& row : rows) {
-    for (auto& cell : row) {
-      cell = util::printable(cell);
-    }
-  }
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  // One line buffer for all rows: `cache ls` prints one row per entry.
-  std::string line;
-  for (const auto& row : rows) {
-    line.clear();
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) {
-        line.append(widths[i] - row[i].size() + 2, ' ');
-      }
-    }
-    line += '\n';
-    std::cout << line;
-  }
 }
 
 enum class SortBy { key, model, size, created, used, version, state };
@@ -195,14 +166,15 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
       print_json(out);
       return 0;
     }
-    std::vector<std::vector<std::string>> rows = {
-        {"KEY", "MODEL", "VARIANTS", "SIZE", "CREATED", "LAST USED", "VERSION", "STATE"}};
-    rows.reserve(sorted.size() + 1);
+    // Cells come from entries' headers, which anyone who may write the cache can forge:
+    // the table escapes control characters.
+    util::TextTable table("", "");
+    table.add_row({"KEY", "MODEL", "VARIANTS", "SIZE", "CREATED", "LAST USED", "VERSION", "STATE"});
     for (const auto* entry : sorted) {
       const cache::EntryInfo& info = *entry;
       auto or_dash = [](const std::string& text) { return text.empty() ? std::string("-") : text; };
       // Built in place: a braced list would copy each of its strings once more.
-      auto& row = rows.emplace_back();
+      std::vector<std::string> row;
       row.reserve(8);
       row.push_back(info.key.substr(0, 12));
       row.push_back(or_dash(info.header.model));
@@ -212,8 +184,9 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
       row.push_back(format_time(info.last_used));
       row.push_back(or_dash(info.header.compiler_version));
       row.push_back(cache::entry_state_name(info.state));
+      table.add_row(std::move(row));
     }
-    print_table(rows);
+    std::cout << table.render();
     if (!global.quiet) {
       std::cout << count_entries(entries.size()) << " in "
                 << util::printable(storage.root().string()) << "\n";

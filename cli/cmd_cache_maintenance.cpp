@@ -190,8 +190,10 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
   command.add_flag("--all", args->all, "remove every entry");
   command.add_option("--older-than", args->older_than,
                      "remove entries unused for AGE (7d, 12h, 30m)");
-  command.add_option("--max-size", args->max_size,
-                     "remove least recently used entries until the cache fits SIZE (10G, 500M)");
+  command.add_option(
+      "--max-size", args->max_size,
+      "remove least recently used entries until the cache fits SIZE (10G, 500M: powers "
+      "of 1024; 10GB: powers of 1000)");
   command.add_flag("--dry-run", args->dry_run, "only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
   return [args, &global] {

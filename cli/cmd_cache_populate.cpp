@@ -51,7 +51,8 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     for (const auto& input : args->inputs) {
       options.inputs.emplace_back(input);
     }
-    options.compile = make_compile_options(args->compile);
+    Config settings = load_settings(&args->compile, &args->cache);
+    options.compile = make_compile_options(args->compile, settings);
     options.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
     options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
@@ -73,7 +74,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
         std::cerr << "npucc: warning: " << util::printable(item.remote_warning) << "\n";
       }
     };
-    PopulateSummary summary = populate_cache(make_cache_config(args->cache), options, progress);
+    PopulateSummary summary = populate_cache(resolve_cache_config(settings), options, progress);
     if (bar) {
       std::cerr << "\r\033[K" << std::flush;
     }

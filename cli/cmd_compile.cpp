@@ -1,11 +1,10 @@
 #include "app.h"
 #include "compile_options.h"
-#include "progress.h"
-
 #include "compiler/manifest.h"
 #include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "precision_options.h" // print_precision_summary
+#include "progress.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -81,7 +80,8 @@ std::string cache_line(const CachedCompile& cached) {
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global) {
   auto args = std::make_shared<CommandArgs>();
   command.add_option("MODEL", args->model, "the .onnx model to compile")->required();
-  command.add_option("-o,--output", args->output, "folder to write the graph(s) and manifest.json to")
+  command
+      .add_option("-o,--output", args->output, "folder to write the graph(s) and manifest.json to")
       ->required();
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
@@ -92,27 +92,31 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
                    "replace files in OUTDIR of the names npucc writes even when no earlier "
                    "npucc manifest lists them");
   command.add_option("--max-memory", args->max_memory,
-                     "refuse models whose data would take more memory (e.g. 8G; default: a "
-                     "quarter of physical memory)");
+                     "refuse models whose data would take more memory (e.g. 8G = 8 GiB; K/M/G/T "
+                     "are powers of 1024, KB/MB/GB/TB of 1000; default: a quarter of physical "
+                     "memory)");
   return [args, &global] {
     util::install_interrupt_handlers();
     util::set_interrupt_progress(0, 1);
-    CompileOptions options = make_compile_options(args->compile);
+    Config settings = load_settings(&args->compile, &args->cache);
+    CompileOptions options = make_compile_options(args->compile, settings);
     options.model_path = args->model;
     options.output_dir = args->output;
     options.replace_output = args->force ? OutputReplace::any : OutputReplace::npucc_files;
     if (!args->max_memory.empty()) {
       options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
     }
-    CacheConfig cache = make_cache_config(args->cache);
+    CacheConfig cache = resolve_cache_config(settings);
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
     CachedCompile cached = compile_cached(
-        options, cache, args->no_cache || cache.disabled ? CacheUse::disabled : CacheUse::enabled, log);
+        options, cache, args->no_cache || cache.disabled ? CacheUse::disabled : CacheUse::enabled,
+        log);
     progress.finish();
     const CompileResult& result = cached.result;
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (args->json) {
       std::cout << util::read_file(result.manifest_path);
     } else if (!global.quiet) {

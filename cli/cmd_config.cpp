@@ -4,8 +4,8 @@
 #include "config_options.h"
 #include "terminal.h"
 #include "util/strings.h"
+#include "util/text_table.h"
 
-#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -66,10 +66,7 @@ Config load_command_config(const GlobalOptions& global, const ConfigArgs& args,
 namespace {
 
 void print_table(const Config& config) {
-  size_t width = 0;
-  for (const auto& info : settings_table()) {
-    width = std::max(width, info.key.size());
-  }
+  util::TextTable table("", "");
   std::cout << "config file: " << util::printable(config.config_file.string())
             << (config.config_file_found ? "" : " (not found)") << "\n";
   for (const auto& info : settings_table()) {
@@ -78,9 +75,9 @@ void print_table(const Config& config) {
     if (info.key == "cache.max_size" && !config.cache_max_size()) {
       value = "unbounded";
     }
-    std::cout << std::left << std::setw(static_cast<int>(width)) << info.key << "  "
-              << util::printable(value) << "  [" << setting.describe_source() << "]\n";
+    table.add_row({info.key, value + "  [" + setting.describe_source() + "]"});
   }
+  std::cout << table.render();
 }
 
 nlohmann::json to_json(const Config& config) {

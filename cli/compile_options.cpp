@@ -22,20 +22,6 @@ void add_options_file(CLI::App& command, std::string& target) {
                      "accelerate_train_mode, precision_mode, precision_mode_v2, modify_mixlist)");
 }
 
-// Settings from every source (npucc/config.h): the command line wins, then --options,
-// NPUCC_* variables, config.toml and the defaults.
-Config load_settings(const std::vector<CommandLineValue>& command_line,
-                     const std::string& options_file) {
-  ConfigSources sources;
-  sources.command_line = command_line;
-  sources.options_file = options_file;
-  Config config = load_config(sources);
-  for (const auto& warning : config.warnings) {
-    std::cerr << "npucc: warning: " << warning << "\n";
-  }
-  return config;
-}
-
 } // namespace
 
 void add_compile_options(CLI::App& command, CompileArgs& args) {
@@ -55,6 +41,10 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
 }
 
 CompileOptions make_compile_options(const CompileArgs& args) {
+  return make_compile_options(args, load_settings(&args, nullptr));
+}
+
+CompileOptions make_compile_options(const CompileArgs& args, const Config& settings) {
   CompileOptions options;
   if (!args.input_shape.empty()) {
     options.input_shapes = parse_input_shapes(args.input_shape);
@@ -70,18 +60,11 @@ CompileOptions make_compile_options(const CompileArgs& args) {
                       ": expected an opset number");
   }
   options.target_opset = args.target_opset;
-  const PrecisionArgs& given = args.precision;
-  Config config = load_settings(
-      {{"accelerate_train_mode", given.accelerate_train_mode, "--accelerate-train-mode"},
-       {"precision_mode", given.precision_mode, "--precision-mode"},
-       {"precision_mode_v2", given.precision_mode_v2, "--precision-mode-v2"},
-       {"modify_mixlist", given.modify_mixlist, "--modify-mixlist"}},
-      args.options_file);
-  PrecisionArgs effective = given;
-  effective.accelerate_train_mode = config.value("accelerate_train_mode");
-  effective.precision_mode = config.value("precision_mode");
-  effective.precision_mode_v2 = config.value("precision_mode_v2");
-  effective.modify_mixlist = config.value("modify_mixlist");
+  PrecisionArgs effective = args.precision;
+  effective.accelerate_train_mode = settings.value("accelerate_train_mode");
+  effective.precision_mode = settings.value("precision_mode");
+  effective.precision_mode_v2 = settings.value("precision_mode_v2");
+  effective.modify_mixlist = settings.value("modify_mixlist");
   apply_precision_options(effective, options);
   return options;
 }
@@ -93,7 +76,8 @@ void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_siz
   if (max_size == MaxSizeOption::yes) {
     command.add_option("--max-size", args.max_size,
                        "keep the cache under this size after each store, least recently used "
-                       "first (e.g. 10G; default: $NPUCC_CACHE_MAX_SIZE, else unbounded)");
+                       "first (e.g. 10G = 10 GiB; K/M/G/T are powers of 1024, KB/MB/GB/TB of 1000; "
+                       "default: $NPUCC_CACHE_MAX_SIZE, else unbounded)");
   }
   command.add_flag("--read-only", args.read_only,
                    "use cache hits but write nothing to the cache: misses are compiled and not "
@@ -134,48 +118,52 @@ void add_remote_cache_options(CLI::App& command, CacheArgs& args) {
 }
 
 CacheConfig make_cache_config(const CacheArgs& args) {
-  Config config = load_settings(
-      {{"cache.dir", args.dir, "--cache-dir"},
-       {"cache.max_size", args.max_size, "--max-size"},
-       {"cache.read_only", args.read_only ? "true" : "", "--read-only"},
-       {"cache.shared", args.shared, "--cache-shared"},
-       {"cache.key_file", args.key_file, "--cache-key-file"},
-       {"cache.remote", args.remote, "--remote-cache"},
-       {"cache.remote_read_only", args.remote_read_only ? "true" : "", "--remote-read-only"},
-       {"cache.remote_connect_timeout", args.remote_connect_timeout, "--remote-connect-timeout"},
-       {"cache.remote_timeout", args.remote_timeout, "--remote-timeout"},
-       {"remote.token_file", args.remote_token_file, "--remote-token-file"},
-       {"remote.credentials_file", args.remote_credentials_file, "--remote-credentials-file"},
-       {"remote.ca_file", args.remote_ca_file, "--remote-ca-file"},
-       {"remote.client_cert", args.remote_client_cert, "--remote-client-cert"},
-       {"remote.client_key", args.remote_client_key, "--remote-client-key"}},
-      args.options_file);
-  CacheConfig cache;
-  cache.dir = config.cache_dir();
-  cache.max_size = config.cache_max_size();
-  cache.disabled = config.cache_disabled();
-  cache.access = config.cache_read_only() ? CacheAccess::read_only : CacheAccess::read_write;
-  const Setting& shared = config.get("cache.shared");
-  if (shared.is_set()) {
-    cache.sharing = parse_cache_sharing(shared.value, shared.describe_source());
+  return resolve_cache_config(load_settings(nullptr, &args));
+}
+
+Config load_settings(const CompileArgs* compile, const CacheArgs* cache) {
+  std::vector<CommandLineValue> values;
+  std::string options_file;
+  if (compile != nullptr) {
+    const PrecisionArgs& given = compile->precision;
+    values.insert(
+        values.end(),
+        {{"accelerate_train_mode", given.accelerate_train_mode, "--accelerate-train-mode"},
+         {"precision_mode", given.precision_mode, "--precision-mode"},
+         {"precision_mode_v2", given.precision_mode_v2, "--precision-mode-v2"},
+         {"modify_mixlist", given.modify_mixlist, "--modify-mixlist"}});
+    options_file = compile->options_file;
   }
-  cache.key_file = config.value("cache.key_file");
-  RemoteCacheSettings remote = config.remote_cache();
-  cache.remote.url = remote.url;
-  cache.remote.read_only = remote.read_only;
-  cache.remote.connect_timeout = remote.connect_timeout;
-  cache.remote.timeout = remote.timeout;
-  cache.remote.token_file = remote.token_file;
-  cache.remote.credentials_file = remote.credentials_file;
-  cache.remote.ca_file = remote.ca_file;
-  cache.remote.client_cert = remote.client_cert;
-  cache.remote.client_key = remote.client_key;
-  switch (config.get("cache.dir").source) {
-  case SettingSource::built_in: cache.source = CacheDirSource::default_location; break;
-  case SettingSource::command_line: cache.source = CacheDirSource::option; break;
-  default: cache.source = CacheDirSource::environment; break;
+  if (cache != nullptr) {
+    const CacheArgs& args = *cache;
+    values.insert(
+        values.end(),
+        {{"cache.dir", args.dir, "--cache-dir"},
+         {"cache.max_size", args.max_size, "--max-size"},
+         {"cache.read_only", args.read_only ? "true" : "", "--read-only"},
+         {"cache.shared", args.shared, "--cache-shared"},
+         {"cache.key_file", args.key_file, "--cache-key-file"},
+         {"cache.remote", args.remote, "--remote-cache"},
+         {"cache.remote_read_only", args.remote_read_only ? "true" : "", "--remote-read-only"},
+         {"cache.remote_connect_timeout", args.remote_connect_timeout, "--remote-connect-timeout"},
+         {"cache.remote_timeout", args.remote_timeout, "--remote-timeout"},
+         {"remote.token_file", args.remote_token_file, "--remote-token-file"},
+         {"remote.credentials_file", args.remote_credentials_file, "--remote-credentials-file"},
+         {"remote.ca_file", args.remote_ca_file, "--remote-ca-file"},
+         {"remote.client_cert", args.remote_client_cert, "--remote-client-cert"},
+         {"remote.client_key", args.remote_client_key, "--remote-client-key"}});
+    if (options_file.empty()) {
+      options_file = args.options_file;
+    }
   }
-  return cache;
+  ConfigSources sources;
+  sources.command_line = std::move(values);
+  sources.options_file = options_file;
+  Config config = load_config(sources);
+  for (const auto& warning : config.warnings) {
+    std::cerr << "npucc: warning: " << warning << "\n";
+  }
+  return config;
 }
 
 } // namespace npucc::cli

@@ -2,6 +2,7 @@
 
 #include "npucc/cache.h"
 #include "npucc/compile.h"
+#include "npucc/config.h"
 #include "precision_options.h"
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,8 @@ struct CompileArgs {
 void add_compile_options(CLI::App& command, CompileArgs& args);
 // Fills everything but model_path and output_dir.
 CompileOptions make_compile_options(const CompileArgs& args);
+// The same from settings already loaded (load_settings below).
+CompileOptions make_compile_options(const CompileArgs& args, const Config& settings);
 
 // --cache-dir (alias --graph-compiler-cache-dir, Ascend's name), --read-only,
 // --cache-shared, --cache-key-file and, with MaxSizeOption::yes, --max-size.
@@ -50,5 +53,11 @@ void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_siz
 // --remote-cache URL, --remote-read-only, --remote-connect-timeout, --remote-timeout.
 void add_remote_cache_options(CLI::App& command, CacheArgs& args);
 CacheConfig make_cache_config(const CacheArgs& args);
+
+// The settings of a command from every source (npucc/config.h: the command line wins,
+// then --options, NPUCC_* variables, config.toml and the defaults), with the values of
+// the given flags; its warnings are printed here. A command that compiles through the
+// cache loads them once, for both (a warning is then printed once).
+Config load_settings(const CompileArgs* compile, const CacheArgs* cache);
 
 } // namespace npucc::cli

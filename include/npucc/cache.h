@@ -6,6 +6,7 @@
 // invalidate, purge, stats) is npucc/cache_maintenance.h.
 
 #include "npucc/compile.h"
+#include "npucc/config.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -32,8 +33,6 @@ struct CacheKey {
 // The key of compiling options.model_path with `options` (reads the model).
 CacheKey explain_cache_key(const CompileOptions& options);
 
-enum class CacheDirSource { option, environment, default_location };
-
 // read_only: hits are used, misses compile into the output folder only; nothing in the
 // cache is created, changed or removed (no entry, no statistics, no lock file).
 enum class CacheAccess { read_write, read_only };
@@ -53,26 +52,14 @@ enum class CacheSharing { automatic, none, group, world };
 const char* cache_sharing_name(CacheSharing sharing);
 // Throws usage_error for anything else, naming `where`.
 CacheSharing parse_cache_sharing(const std::string& text, const std::string& where);
-// The shared remote tier (--remote-cache URL; src/cache/remote/): a local miss looks it
-// up, a remote hit is imported into the local cache, a local compile is uploaded unless
-// read-only. An empty URL: no remote tier.
-struct RemoteCacheConfig {
-  std::string url; // http://host:port/path or redis://host:port/db
-  bool read_only = false;
-  double connect_timeout = 2.0; // seconds to connect
-  double timeout = 5.0;         // seconds without progress before a transfer is abandoned
-  // Authentication (src/cache/remote/credentials.h): files that hold the secrets, read
-  // when the transport is made. Empty: none.
-  std::filesystem::path token_file;       // HTTP bearer token / Redis password
-  std::filesystem::path credentials_file; // USER:PASSWORD: HTTP basic / Redis ACL user
-  std::filesystem::path ca_file;          // https: the certificates to trust
-  std::filesystem::path client_cert;      // https: a client certificate and its key
-  std::filesystem::path client_key;
-};
-
+// The cache settings of a Config (npucc/config.h), typed: resolve_cache_config() below.
 struct CacheConfig {
   std::filesystem::path dir;
-  CacheDirSource source = CacheDirSource::default_location;
+  // Where `dir` came from. SettingSource::built_in is the default per-user folder, the only
+  // one npucc creates by itself; dir_origin names the source in messages ("--cache-dir",
+  // "NPUCC_CACHE_DIR", "/home/u/.config/npucc/config.toml:3"; "" for the default).
+  SettingSource dir_source = SettingSource::built_in;
+  std::string dir_origin;
   // Enforced after each store, least recently used first; unset: unbounded.
   std::optional<uint64_t> max_size;
   // NPUCC_CACHE_DISABLE / `disable = true` in config.toml: as --no-cache.
@@ -87,10 +74,9 @@ struct CacheConfig {
   RemoteCacheConfig remote;
 };
 
-// The directory is `dir_option`, else $NPUCC_CACHE_DIR, else
-// ${XDG_CACHE_HOME:-$HOME/.cache}/npucc; the size limit `max_size_option`, else
-// $NPUCC_CACHE_MAX_SIZE. Throws usage_error on a bad size.
-CacheConfig resolve_cache_config(const std::string& dir_option, const std::string& max_size_option);
+// The cache settings of `config` (every source, npucc/config.h has the order), with the
+// source of each kept for messages. Throws usage_error naming the source of a bad value.
+CacheConfig resolve_cache_config(const Config& config);
 
 // Makes sure the cache directory can be used: the default one is created on first use
 // (with a CACHEDIR.TAG); an explicitly configured one must exist (as Ascend's
@@ -162,7 +148,7 @@ struct PopulateItem {
   std::filesystem::path model;
   CacheOutcome outcome = CacheOutcome::miss; // miss: compiled and stored; hit: already cached
   bool failed = false;
-  std::string detail; // the error, the bypass reason, or a store warning
+  std::string detail;         // the error, the bypass reason, or a store warning
   std::string remote_warning; // CachedCompile::remote_warning
 };
 

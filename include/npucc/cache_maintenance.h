@@ -6,7 +6,7 @@
 //
 //   npucc::CacheConfig config;
 //   config.dir = "/srv/npucc-cache";
-//   config.source = npucc::CacheDirSource::option;
+//   config.dir_source = npucc::SettingSource::command_line;
 //   npucc::Cache cache(config);
 //   for (const auto& entry : cache.entries()) { ... }
 //

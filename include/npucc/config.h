@@ -42,17 +42,22 @@ enum class SettingKind {
   seconds,           // a positive number of seconds ("2", "0.5")
 };
 
-struct RemoteCacheSettings {
-  std::string url;
+// The shared remote tier (--remote-cache URL; src/cache/remote/): a local miss looks it
+// up, a remote hit is imported into the local cache, a local compile is uploaded unless
+// read-only. An empty URL: no remote tier.
+struct RemoteCacheConfig {
+  std::string url; // http://host:port/path or redis://host:port/db
   bool read_only = false;
-  double connect_timeout = 2.0;
-  double timeout = 5.0;
-  // Paths (never the secrets themselves: those stay in the files, out of ps and config show).
-  std::string token_file;
-  std::string credentials_file;
-  std::string ca_file;
-  std::string client_cert;
-  std::string client_key;
+  double connect_timeout = 2.0; // seconds to connect
+  double timeout = 5.0;         // seconds without progress before a transfer is abandoned
+  // Authentication (src/cache/remote/credentials.h): files that hold the secrets, read
+  // when the transport is made, never the secrets themselves (those stay out of ps and
+  // `config show`). Empty: none.
+  std::filesystem::path token_file;       // HTTP bearer token / Redis password
+  std::filesystem::path credentials_file; // USER:PASSWORD: HTTP basic / Redis ACL user
+  std::filesystem::path ca_file;          // https: the certificates to trust
+  std::filesystem::path client_cert;      // https: a client certificate and its key
+  std::filesystem::path client_key;
 };
 
 // One row of the settings table: the one place a setting's names live.
@@ -118,7 +123,7 @@ public:
   bool cache_disabled() const;
   bool cache_read_only() const;
   // cache.remote and its options; an empty url when there is no remote tier.
-  RemoteCacheSettings remote_cache() const;
+  RemoteCacheConfig remote_cache() const;
 
 private:
   std::map<std::string, Setting, std::less<>> m_settings;
@@ -132,8 +137,9 @@ Config load_config(const ConfigSources& sources);
 // $NPUCC_CONFIG, else $XDG_CONFIG_HOME/npucc/config.toml, else ~/.config/npucc/config.toml.
 std::filesystem::path config_file_path(const GetEnv& getenv);
 
-// Parses "10G", "512M", "1.5GiB", "4096" (bytes): decimal k/M/G/T (powers of 1000), binary
-// Ki/Mi/Gi/Ti (powers of 1024), an optional trailing "B". Throws usage_error naming `where`.
+// Parses "10G", "512M", "1.5GiB", "4096" (bytes): K/M/G/T and Ki/Mi/Gi/Ti are powers of
+// 1024, KB/MB/GB/TB powers of 1000, the rule of every size npucc reads (src/util/size.h).
+// Throws usage_error naming `where`.
 uint64_t parse_size_setting(const std::string& text, const std::string& where);
 
 } // namespace npucc

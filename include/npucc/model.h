@@ -65,8 +65,8 @@ struct Model {
   std::vector<ExternalFile> external_files;
 };
 
-// Parses a --max-memory value: bytes, or a number with a K/M/G/T suffix (powers of
-// 1024). Throws a usage error naming the option.
+// Parses a --max-memory value: bytes, or a number with a unit as parse_size_setting()
+// (K/M/G/T powers of 1024, KB/MB/GB/TB powers of 1000). Throws a usage error naming the option.
 uint64_t parse_memory_size(const std::string& text);
 
 // Reads and structurally validates an ONNX file: protobuf, IR and opset versions,

@@ -1,7 +1,6 @@
 #include "cache/file_ops.h"
 #include "cache/local_storage.h"
 #include "npucc/cache.h"
-#include "npucc/config.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/strings.h"
@@ -19,11 +18,6 @@ namespace npucc {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? std::string() : std::string(value);
-}
 
 void create_layout(const fs::path& dir, CacheSharing sharing) {
   cache::LocalStorage(dir, CacheAccess::read_write, sharing).create_layout();
@@ -100,50 +94,6 @@ int64_t parse_age(const std::string& text) {
   return amount * unit;
 }
 
-CacheConfig resolve_cache_config(const std::string& dir_option,
-                                 const std::string& max_size_option) {
-  CacheConfig config;
-  if (!dir_option.empty()) {
-    config.dir = dir_option;
-    config.source = CacheDirSource::option;
-  } else if (!environment("NPUCC_CACHE_DIR").empty()) {
-    config.dir = environment("NPUCC_CACHE_DIR");
-    config.source = CacheDirSource::environment;
-  } else {
-    std::string base = environment("XDG_CACHE_HOME");
-    if (base.empty()) {
-      std::string home = environment("HOME");
-      if (home.empty()) {
-        throw Error("cannot find a cache folder: neither XDG_CACHE_HOME nor HOME is set",
-                    "pass --cache-dir DIR or set NPUCC_CACHE_DIR");
-      }
-      base = home + "/.cache";
-    }
-    config.dir = fs::path(base) / "npucc";
-    config.source = CacheDirSource::default_location;
-  }
-  std::string max_size =
-      max_size_option.empty() ? environment("NPUCC_CACHE_MAX_SIZE") : max_size_option;
-  if (!max_size.empty()) {
-    config.max_size = parse_size_setting(
-        max_size, max_size_option.empty() ? "NPUCC_CACHE_MAX_SIZE" : "--max-size");
-  }
-  std::string read_only = environment("NPUCC_CACHE_READ_ONLY");
-  if (!read_only.empty()) {
-    auto value = util::parse_bool_text(read_only);
-    if (!value) {
-      throw usage_error("NPUCC_CACHE_READ_ONLY: \"" + read_only + "\" is not a boolean",
-                        "use 1 or 0");
-    }
-    config.access = *value ? CacheAccess::read_only : CacheAccess::read_write;
-  }
-  if (!environment("NPUCC_CACHE_SHARED").empty()) {
-    config.sharing = parse_cache_sharing(environment("NPUCC_CACHE_SHARED"), "NPUCC_CACHE_SHARED");
-  }
-  config.key_file = environment("NPUCC_CACHE_KEY_FILE");
-  return config;
-}
-
 namespace {
 
 Error not_a_cache(const fs::path& dir, const std::string& why = {}) {
@@ -162,9 +112,7 @@ bool missing_or_empty(const fs::path& dir) {
 }
 
 std::string source_name(const CacheConfig& config) {
-  return config.source == CacheDirSource::option        ? "--cache-dir"
-         : config.source == CacheDirSource::environment ? "NPUCC_CACHE_DIR"
-                                                        : "default";
+  return config.dir_origin.empty() ? "default" : config.dir_origin;
 }
 
 } // namespace
@@ -191,7 +139,7 @@ fs::path open_cache_dir(const CacheConfig& config, CacheIntent intent) {
   fs::path dir = config.dir;
   bool read_only = config.access == CacheAccess::read_only || intent == CacheIntent::read;
   // Only a compile creates the default per-user folder, and only where nothing is yet.
-  bool may_create = config.source == CacheDirSource::default_location && !read_only &&
+  bool may_create = config.dir_source == SettingSource::built_in && !read_only &&
                     intent == CacheIntent::compile && missing_or_empty(dir);
   if (may_create) {
     fs::create_directories(dir, ec);

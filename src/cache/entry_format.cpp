@@ -1,5 +1,6 @@
 #include "cache/entry_format.h"
 
+#include "util/hex.h"
 #include "util/sha256.h"
 
 #include <algorithm>
@@ -51,18 +52,6 @@ std::string unescape(std::string_view text) {
   return out;
 }
 
-bool is_hex64(std::string_view text) {
-  if (text.size() != 64) {
-    return false;
-  }
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool parse_u64(std::string_view text, uint64_t& value) {
   if (text.empty() || text.size() > 19) {
     return false;
@@ -98,7 +87,7 @@ uint64_t EntryHeader::total_bytes() const {
 }
 
 bool is_key(const std::string& text) {
-  return is_hex64(text);
+  return util::is_lower_hex(text, 64);
 }
 
 bool is_plain_file_name(const std::string& name) {
@@ -148,7 +137,7 @@ std::string split_lines(std::string_view all, std::vector<std::string_view>& lin
 std::string check_end_line(std::string_view all, const std::vector<std::string_view>& lines) {
   std::string_view last = lines.back();
   std::string_view value;
-  if (!field(last, "end", value) || !is_hex64(value)) {
+  if (!field(last, "end", value) || !util::is_lower_hex(value, 64)) {
     return "header is truncated (no end checksum)";
   }
   std::string_view body = all.substr(0, all.size() - last.size() - 1);
@@ -175,7 +164,7 @@ std::string parse_fields(const std::vector<std::string_view>& lines, EntryHeader
     return "header's creation time is not a number";
   }
   header.created = static_cast<int64_t>(number);
-  if (!is_hex64(values[2])) {
+  if (!util::is_lower_hex(values[2], 64)) {
     return "header's key is not 64 hex digits";
   }
   header.key = std::string(values[2]);
@@ -195,7 +184,7 @@ std::string parse_file_line(std::string_view line, size_t number, EntryFile& fil
   size_t second = first == std::string_view::npos ? first : line.find(' ', first + 1);
   size_t third = second == std::string_view::npos ? second : line.find(' ', second + 1);
   if (third == std::string_view::npos || line.substr(0, first) != "file" ||
-      !is_hex64(line.substr(first + 1, second - first - 1)) ||
+      !util::is_lower_hex(line.substr(first + 1, second - first - 1), 64) ||
       !parse_u64(line.substr(second + 1, third - second - 1), file.bytes)) {
     return "header line " + std::to_string(number) + " is not a file line";
   }

@@ -2,7 +2,9 @@
 
 #include "cache/file_ops.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/fd.h"
+#include "util/file_io.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -31,10 +33,7 @@ constexpr int k_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 template <typename Visit> void for_each_name(int fd, Visit visit) {
   alignas(8) char buffer[16384];
   while (true) {
-    ssize_t n = ::getdents64(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = util::retry_on_eintr([&] { return ::getdents64(fd, buffer, sizeof buffer); });
     if (n <= 0) {
       return;
     }
@@ -105,7 +104,7 @@ std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) 
   if (fd.get() < 0) {
     throw_open_failure(dir, errno);
   }
-  return read_up_to(fd.get(), static_cast<size_t>(st.st_size)); // short: parse says truncated
+  return util::read_up_to(fd.get(), static_cast<size_t>(st.st_size)); // short: parse says truncated
 }
 
 // KEY/entry.npucc under the open shard folder, opened without following any link: one
@@ -145,7 +144,7 @@ std::optional<std::string> read_header_beneath(int shard_fd, const std::string& 
                 ": cannot read: " + std::strerror(errno));
   }
   check_header_stat(st, shard_path / key);
-  return read_up_to(fd.get(), static_cast<size_t>(st.st_size));
+  return util::read_up_to(fd.get(), static_cast<size_t>(st.st_size));
 }
 
 // Sets the state and problem of a damaged entry; returns false, for the judge_* below.

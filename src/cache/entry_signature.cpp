@@ -3,7 +3,9 @@
 #include "cache/entry_format.h"
 #include "cache/file_ops.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/file_io.h"
+#include "util/hex.h"
 
 #include <array>
 #include <cerrno>
@@ -41,26 +43,6 @@ Mac compute_mac(const SigningKey& key, const std::string& header_text) {
   return mac;
 }
 
-std::string to_hex(const Mac& mac) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char byte : mac) {
-    out += digits[byte >> 4];
-    out += digits[byte & 15];
-  }
-  return out;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  return -1;
-}
-
 // The MAC recorded in a signature file's text; false when the text is not one.
 bool parse_signature(const std::string& text, Mac& mac) {
   const std::string prefix = std::string(k_signature_magic) + "\nhmac-sha256 ";
@@ -68,14 +50,12 @@ bool parse_signature(const std::string& text, Mac& mac) {
       text.compare(0, prefix.size(), prefix) != 0 || text.back() != '\n') {
     return false;
   }
-  for (size_t i = 0; i < k_mac_bytes; ++i) {
-    int high = hex_value(text[prefix.size() + 2 * i]);
-    int low = hex_value(text[prefix.size() + 2 * i + 1]);
-    if (high < 0 || low < 0) {
-      return false;
-    }
-    mac[i] = static_cast<unsigned char>(high * 16 + low);
+  std::optional<std::string> bytes =
+      util::hex_decode(std::string_view(text).substr(prefix.size(), 2 * k_mac_bytes));
+  if (!bytes) {
+    return false;
   }
+  std::memcpy(mac.data(), bytes->data(), k_mac_bytes);
   return true;
 }
 
@@ -125,10 +105,7 @@ SigningKey load_signing_key(const fs::path& file) {
   std::string secret;
   char buffer[1024];
   for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = util::read_some(fd, buffer, sizeof buffer);
     if (n < 0) {
       int error = errno;
       ::close(fd);
@@ -163,8 +140,8 @@ SigningKey load_signing_key(const fs::path& file) {
 }
 
 std::string signature_text(const SigningKey& key, const std::string& header_text) {
-  return std::string(k_signature_magic) + "\nhmac-sha256 " + to_hex(compute_mac(key, header_text)) +
-         "\n";
+  return std::string(k_signature_magic) + "\nhmac-sha256 " +
+         util::hex_encode(compute_mac(key, header_text).data(), k_mac_bytes) + "\n";
 }
 
 SignatureCheck check_signature(const SigningKey& key, const std::string& header_text,

@@ -2,6 +2,8 @@
 
 #include "npucc/compile.h"
 #include "npucc/error.h"
+#include "util/disk.h"
+#include "util/eintr.h"
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
@@ -53,15 +55,13 @@ void copy_bytes(int from, int to, const fs::path& to_path) {
   // In the kernel first, as cp does (no round trip of the bytes through user space); a
   // file system or kernel that cannot falls back to read and write from where it stopped.
   while (true) {
-    ssize_t n = ::copy_file_range(from, nullptr, to, nullptr, size_t{1} << 30, 0);
+    ssize_t n = util::retry_on_eintr(
+        [&] { return util::disk().copy_range(from, to, size_t{1} << 30, to_path); });
     if (n > 0) {
       continue;
     }
     if (n == 0) {
       return;
-    }
-    if (errno == EINTR) {
-      continue;
     }
     if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP &&
         errno != EBADF && errno != EPERM) {
@@ -71,10 +71,7 @@ void copy_bytes(int from, int to, const fs::path& to_path) {
   }
   std::vector<char> buffer(1 << 20);
   while (true) {
-    ssize_t n = ::read(from, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = util::read_some(from, buffer.data(), buffer.size());
     if (n < 0) {
       throw io_error(to_path, "read failed while copying", errno);
     }
@@ -120,25 +117,7 @@ PathKind path_kind(const fs::path& path) {
 
 FileDigest digest_file(const fs::path& path) {
   Fd fd = open_regular(path);
-  util::Sha256 hash;
-  std::vector<char> buffer(1 << 20);
-  FileDigest out;
-  while (true) {
-    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      throw io_error(path, "read failed", errno);
-    }
-    if (n == 0) {
-      break;
-    }
-    hash.update(buffer.data(), static_cast<size_t>(n));
-    out.bytes += static_cast<uint64_t>(n);
-  }
-  out.sha256 = hash.hex_digest();
-  return out;
+  return util::sha256_of_fd(fd.get(), path);
 }
 
 AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
@@ -332,24 +311,7 @@ std::string read_small_file(const fs::path& path, uint64_t limit) {
     throw Error(path.string() + ": unexpectedly large (" + std::to_string(info.st_size) +
                 " bytes)");
   }
-  return read_up_to(fd.get(), static_cast<size_t>(info.st_size));
-}
-
-std::string read_up_to(int fd, size_t size) {
-  std::string data(size, '\0');
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::read(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      data.resize(done);
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return data;
+  return util::read_up_to(fd.get(), static_cast<size_t>(info.st_size));
 }
 
 } // namespace npucc::cache

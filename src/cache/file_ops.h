@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npucc/cache.h"
+#include "util/sha256.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -20,10 +21,7 @@ const char* transfer_name(Transfer transfer);
 enum class AllowLink { no, yes };
 enum class Sync { no, yes };
 
-struct FileDigest {
-  std::string sha256;
-  uint64_t bytes = 0;
-};
+using util::FileDigest;
 
 // What lstat says about a path, without following a final symlink.
 enum class PathKind { missing, file, directory, symlink, other };
@@ -102,7 +100,4 @@ namespace npucc::cache {
 // Reads a small regular file (a header) without following a symlink; throws npucc::Error.
 std::string read_small_file(const fs::path& path, uint64_t limit = uint64_t{16} << 20);
 
-// Up to `size` bytes from `fd`, fewer when the file ends first (it shrank since it was
-// stat'ed: the caller's parse then finds it truncated); retries EINTR.
-std::string read_up_to(int fd, size_t size);
 } // namespace npucc::cache

@@ -2,6 +2,7 @@
 
 #include "cache/file_ops.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/file_io.h"
 #include "util/strings.h"
 
@@ -77,10 +78,7 @@ DirectoryLock::DirectoryLock(const fs::path& root, const std::string& name, Wait
     ::fchmod(m_fd, modes.mutable_file); // ours, created under a narrower umask
   }
   int operation = LOCK_EX | (wait == Wait::no ? LOCK_NB : 0);
-  while (::flock(m_fd, operation) != 0) {
-    if (errno == EINTR) {
-      continue;
-    }
+  if (util::retry_on_eintr([&] { return ::flock(m_fd, operation); }) != 0) {
     ::close(m_fd);
     m_fd = -1;
     return;

@@ -5,6 +5,7 @@
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "schemas/registry.h"
+#include "util/eintr.h"
 #include "util/interrupt.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
@@ -130,9 +131,8 @@ int reap(Worker& worker) {
   if (worker.fd >= 0) {
     ::close(worker.fd);
   }
-  while (worker.pid > 0 && ::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
-  }
   if (worker.pid > 0) {
+    util::retry_on_eintr([&] { return ::waitpid(worker.pid, &status, 0); });
     util::forget_child(worker.pid);
   }
   worker = Worker{};

@@ -169,7 +169,8 @@ void HashedFile::write(const model::MappedSlice& slice) {
   uint64_t left = slice.length;
   while (left > 0) {
     size_t take = static_cast<size_t>(std::min<uint64_t>(k_buffer - m_fill, left));
-    util::read_exactly(m_source_fd.get(), offset, m_buffer + m_fill, take, slice.file->path());
+    util::read_exactly(m_source_fd.get(), offset, m_buffer + m_fill, take, slice.file->path(),
+                       "read failed: the file is shorter than when it was read");
     m_fill += take;
     offset += take;
     left -= take;

@@ -41,7 +41,8 @@ const std::vector<SettingInfo>& settings_table() {
        "",
        SettingKind::size,
        {},
-       "evict least recently used entries past this size (10G, 512M; empty or 0: unbounded)"},
+       "evict least recently used entries past this size (10G, 512M: powers of 1024; 10GB: "
+       "powers of 1000; empty or 0: unbounded)"},
       {"cache.disable",
        "NPUCC_CACHE_DISABLE",
        "--no-cache",
@@ -233,8 +234,8 @@ bool Config::cache_read_only() const {
   return value("cache.read_only") == "true";
 }
 
-RemoteCacheSettings Config::remote_cache() const {
-  RemoteCacheSettings remote;
+RemoteCacheConfig Config::remote_cache() const {
+  RemoteCacheConfig remote;
   remote.url = value("cache.remote");
   remote.read_only = value("cache.remote_read_only") == "true";
   if (get("cache.remote_connect_timeout").is_set()) {

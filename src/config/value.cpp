@@ -1,9 +1,10 @@
 #include "config/value.h"
 
-#include "cache/remote/transport.h"
-
 #include "npucc/error.h"
 #include "npucc/train_mode.h"
+#include "util/bool_text.h"
+#include "util/remote_url.h"
+#include "util/size.h"
 #include "util/strings.h"
 
 #include <algorithm>
@@ -12,12 +13,6 @@
 #include <cstdlib>
 
 namespace npucc::config {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 namespace {
 
@@ -94,7 +89,7 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
   case SettingKind::precision_mode_v2:
     return check_precision(info, text, where);
   case SettingKind::remote_url:
-    cache::remote::check_remote_url(text, where);
+    util::check_remote_url(text, where);
     return text;
   case SettingKind::seconds: {
     char* end = nullptr;
@@ -115,45 +110,13 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
 namespace npucc {
 
 uint64_t parse_size_setting(const std::string& text, const std::string& where) {
-  std::string trimmed(util::trim(text));
-  size_t end = 0;
-  while (end < trimmed.size() &&
-         (std::isdigit(static_cast<unsigned char>(trimmed[end])) != 0 || trimmed[end] == '.')) {
-    ++end;
+  std::optional<uint64_t> bytes = util::parse_size(text);
+  if (!bytes) {
+    throw usage_error(where + ": \"" + text + "\" is not a size",
+                      std::string("use bytes or a number and a unit (") + util::k_size_units +
+                          "), e.g. 500M or 10G (0 = unbounded)");
   }
-  std::string number = trimmed.substr(0, end);
-  std::string unit = config::lower(std::string(util::trim(std::string_view(trimmed).substr(end))));
-  auto bad = [&] {
-    return usage_error(where + ": \"" + text + "\" is not a size",
-                       "use bytes or a number with a unit: 500M, 10G, 1.5GiB (0 = unbounded)");
-  };
-  if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) {
-    throw bad();
-  }
-  if (!unit.empty() && unit.back() == 'b') {
-    unit.pop_back();
-  }
-  double scale = 1;
-  if (unit.empty()) {
-    scale = 1;
-  } else if (unit.size() <= 2 && (unit.size() == 1 || unit[1] == 'i')) {
-    const std::string prefixes = "kmgt";
-    size_t power = prefixes.find(unit[0]);
-    if (power == std::string::npos) {
-      throw bad();
-    }
-    scale = std::pow(unit.size() == 2 ? 1024.0 : 1000.0, static_cast<double>(power + 1));
-  } else {
-    throw bad();
-  }
-  double bytes = std::strtod(number.c_str(), nullptr) * scale;
-  if (!(bytes < 1.8e19)) {
-    throw usage_error(where + ": size \"" + text + "\" is too large");
-  }
-  if (unit.empty() && number.find('.') != std::string::npos) {
-    throw bad(); // fractional bytes
-  }
-  return static_cast<uint64_t>(bytes);
+  return *bytes;
 }
 
 } // namespace npucc

@@ -15,7 +15,4 @@ namespace npucc::config {
 std::string check_value(const SettingInfo& info, const std::string& raw, const std::string& where,
                         const std::filesystem::path& base_dir, const GetEnv& getenv);
 
-// ASCII lower case.
-std::string lower(std::string text);
-
 } // namespace npucc::config

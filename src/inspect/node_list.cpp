@@ -1,8 +1,8 @@
 // `npucc inspect --nodes`: node names, ops, element types and the graph holding each node,
 // which is what a --keep-dtype file is written from.
-#include "compiler/validate.h"
+#include "check/validate.h"
 #include "inspect/graph_stats.h"
-#include "inspect/text_table.h"
+#include "util/text_table.h"
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
 #include "npucc/inspect.h"
@@ -110,14 +110,14 @@ std::vector<std::string> NodeSummary::float_types() const {
 
 std::vector<NodeSummary> list_nodes(const Model& model) {
   onnx::ModelProto proto = model.proto; // inference adds value_info; the model stays as read
-  compiler::infer_shapes_lenient(proto);
+  check::infer_shapes_lenient(proto);
   std::vector<NodeSummary> nodes;
   list_graph(proto.graph(), "main", {}, nodes);
   return nodes;
 }
 
 std::string node_list_text(const std::vector<NodeSummary>& nodes) {
-  inspect::TextTable table("llllll", "");
+  util::TextTable table("llllll", "");
   table.add_row({"graph", "node", "op", "inputs", "->", "outputs"});
   for (const auto& node : nodes) {
     const std::string op =

@@ -1,13 +1,13 @@
-#include "inspect/text_table.h"
 #include "npucc/inspect.h"
 #include "util/strings.h"
+#include "util/text_table.h"
 
 namespace npucc {
 
 namespace {
 
-using inspect::group_digits;
-using inspect::TextTable;
+using util::group_digits;
+using util::TextTable;
 
 std::string op_name(const std::string& domain, const std::string& op_type) {
   return domain == "ai.onnx" ? op_type : domain + "." + op_type;

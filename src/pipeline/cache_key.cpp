@@ -4,6 +4,7 @@
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/build_identity.h"
+#include "util/eintr.h"
 #include "util/fd.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -107,10 +108,7 @@ struct KeyHashing::Job {
 void KeyHashing::read_files(Job& job) {
   for (size_t i = 0; i < job.files.size(); ++i) {
     while (true) {
-      ssize_t n = ::read(job.files[i].get(), job.buffer.get(), k_read_size);
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
+      ssize_t n = util::read_some(job.files[i].get(), job.buffer.get(), k_read_size);
       if (n <= 0) {
         job.errors[i] = n < 0 ? errno : 0;
         break;

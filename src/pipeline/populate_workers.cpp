@@ -2,6 +2,7 @@
 
 #include "check/isolated_worker.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/interrupt.h"
 #include "util/parallel.h"
 #include "util/sha256.h"
@@ -149,11 +150,7 @@ std::optional<Worker> start_worker(const CompileOne& compile, const std::vector<
 
 int reap(pid_t pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      break;
-    }
-  }
+  util::retry_on_eintr([&] { return ::waitpid(pid, &status, 0); });
   util::forget_child(pid);
   return status;
 }

@@ -1,5 +1,6 @@
 #include "util/build_identity.h"
 
+#include "util/hex.h"
 #include "util/sha256.h"
 
 #include <algorithm>
@@ -12,16 +13,6 @@
 namespace npucc::util {
 
 namespace {
-
-std::string hex(const unsigned char* data, size_t size) {
-  static const char* k_digits = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < size; ++i) {
-    out += k_digits[data[i] >> 4];
-    out += k_digits[data[i] & 15];
-  }
-  return out;
-}
 
 // The NT_GNU_BUILD_ID note of a loaded object, hex; "" when it has none.
 std::string build_id_of(const dl_phdr_info& info) {
@@ -39,7 +30,7 @@ std::string build_id_of(const dl_phdr_info& info) {
       const unsigned char* desc = name + ((note.n_namesz + 3) & ~3U);
       if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
           std::memcmp(name, "GNU", 4) == 0 && desc + note.n_descsz <= end) {
-        return hex(desc, note.n_descsz);
+        return hex_encode(desc, note.n_descsz);
       }
       at = desc + ((note.n_descsz + 3) & ~3U);
     }

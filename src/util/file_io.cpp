@@ -1,8 +1,11 @@
 #include "util/file_io.h"
 
 #include "npucc/error.h"
+#include "util/disk.h"
+#include "util/eintr.h"
 #include "util/fd.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -30,33 +33,32 @@ Fd open_for_reading(const fs::path& path) {
   return fd;
 }
 
-void read_exactly(int fd, char* out, uint64_t length, uint64_t offset, const fs::path& path) {
-  uint64_t done = 0;
-  while (done < length) {
-    ssize_t n =
-        ::pread(fd, out + done, static_cast<size_t>(std::min<uint64_t>(length - done, 1u << 30)),
-                static_cast<off_t>(offset + done));
+} // namespace
+
+void read_exactly(int fd, uint64_t offset, char* out, size_t size, const fs::path& path,
+                  const char* when_short) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = retry_on_eintr([&] {
+      return ::pread(fd, out + done, std::min<size_t>(size - done, 1u << 30),
+                     static_cast<off_t>(offset + done));
+    });
     if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
       throw Error(path.string() + ": read failed: " + errno_text());
     }
     if (n == 0) {
-      throw Error(path.string() + ": file is shorter than expected (truncated?)");
+      throw Error(path.string() + ": " + when_short);
     }
-    done += static_cast<uint64_t>(n);
+    done += static_cast<size_t>(n);
   }
 }
-
-} // namespace
 
 std::string read_file(const fs::path& path) {
   Fd fd = open_for_reading(path);
   struct stat info {};
   ::fstat(fd.get(), &info);
   std::string data(static_cast<size_t>(info.st_size), '\0');
-  read_exactly(fd.get(), data.data(), data.size(), 0, path);
+  read_exactly(fd.get(), 0, data.data(), data.size(), path);
   return data;
 }
 
@@ -70,18 +72,32 @@ std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t leng
                 std::to_string(offset + length) + " but the file has " + std::to_string(size));
   }
   std::string data(static_cast<size_t>(length), '\0');
-  read_exactly(fd.get(), data.data(), length, offset, path);
+  read_exactly(fd.get(), offset, data.data(), data.size(), path);
+  return data;
+}
+
+std::string read_up_to(int fd, size_t size) {
+  std::string data(size, '\0');
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = read_some(fd, data.data() + done, data.size() - done);
+    if (n <= 0) {
+      break; // what was read is kept: the caller's parse finds it truncated
+    }
+    done += static_cast<size_t>(n);
+  }
+  data.resize(done);
   return data;
 }
 
 void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors) {
   size_t done = 0;
   while (done < size) {
-    ssize_t n = ::write(fd, data + done, std::min<size_t>(size - done, 1u << 30));
+    ssize_t n = retry_on_eintr([&] {
+      return disk().write(fd, data + done, std::min<size_t>(size - done, 1u << 30),
+                          path_for_errors);
+    });
     if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
       throw Error(path_for_errors.string() + ": write failed: " + errno_text(),
                   errno == ENOSPC ? "free some disk space and try again" : "");
     }

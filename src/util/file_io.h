@@ -18,7 +18,17 @@ std::string read_file(const fs::path& path);
 // Reads `length` bytes at `offset`; throws npucc::Error if the file is shorter.
 std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t length);
 
-// Writes `data` to an open descriptor, retrying short writes; throws on failure.
+// Reads `size` bytes at `offset` of `fd` (named `path` in errors), retrying short reads
+// and EINTR; throws npucc::Error on a read error, and "PATH: `when_short`" when the file
+// ends first.
+void read_exactly(int fd, uint64_t offset, char* out, size_t size, const fs::path& path,
+                  const char* when_short = "file is shorter than expected (truncated?)");
+
+// Up to `size` bytes from `fd`, fewer when the file ends first (it shrank since it was
+// stat'ed: the caller's parse then finds it truncated) or a read fails.
+std::string read_up_to(int fd, size_t size);
+
+// Writes `data` to an open descriptor, retrying short writes and EINTR; throws on failure.
 void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors);
 
 // lstat of `path`; nullopt when it is missing or not a regular file.

@@ -1,5 +1,7 @@
 #include "util/interrupt.h"
 
+#include "util/eintr.h"
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -161,10 +163,7 @@ void stop_children() {
       if (last_round) {
         ::kill(pid, SIGKILL);
       }
-      pid_t got = 0;
-      do {
-        got = ::waitpid(pid, nullptr, last_round ? 0 : WNOHANG);
-      } while (got < 0 && errno == EINTR);
+      pid_t got = retry_on_eintr([&] { return ::waitpid(pid, nullptr, last_round ? 0 : WNOHANG); });
       reaped[i] = got != 0; // reaped, or not ours to wait for
       left = left || !reaped[i];
     }

@@ -51,23 +51,6 @@ Fd MappedFile::reopen() const {
   return fd;
 }
 
-void read_exactly(int fd, uint64_t offset, char* out, size_t size,
-                  const std::filesystem::path& path) {
-  while (size > 0) {
-    ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      throw Error(path.string() + ": read failed: " +
-                  (n < 0 ? std::strerror(errno) : "the file is shorter than when it was read"));
-    }
-    out += n;
-    offset += static_cast<uint64_t>(n);
-    size -= static_cast<size_t>(n);
-  }
-}
-
 MappedFile::~MappedFile() {
   if (m_data != nullptr) {
     ::munmap(const_cast<char*>(m_data), m_size);

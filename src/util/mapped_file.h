@@ -41,9 +41,4 @@ private:
   uint64_t m_inode = 0;
 };
 
-// Reads `size` bytes at `offset` of `fd` (named `path` in errors); throws
-// npucc::Error on a read error or a file shorter than that.
-void read_exactly(int fd, uint64_t offset, char* out, size_t size,
-                  const std::filesystem::path& path);
-
 } // namespace npucc::util

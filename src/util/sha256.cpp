@@ -1,7 +1,9 @@
 #include "util/sha256.h"
 
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/fd.h"
+#include "util/hex.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -60,14 +62,7 @@ std::string Sha256::hex_digest() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_DigestFinal_ex(m_ctx, digest, &length);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 15];
-  }
-  return out;
+  return hex_encode(digest, length);
 }
 
 std::string sha256_hex(std::string_view data) {
@@ -76,23 +71,12 @@ std::string sha256_hex(std::string_view data) {
   return hash.hex_digest();
 }
 
-std::string sha256_file_hex(const std::filesystem::path& path) {
-  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.get() < 0) {
-    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  }
+FileDigest sha256_of_fd(int fd, const std::filesystem::path& path, size_t buffer_size) {
   Sha256 hash;
-  // Sized to the file (a model's graph file is often a few kilobytes), not zeroed.
-  struct stat info {};
-  size_t size = ::fstat(file.get(), &info) == 0 && info.st_size >= 0
-                    ? std::min<size_t>(static_cast<size_t>(info.st_size) + 1, 1 << 20)
-                    : 1 << 20;
-  std::unique_ptr<char[]> buffer(new char[size]);
+  FileDigest out;
+  std::unique_ptr<char[]> buffer(new char[buffer_size]); // not zeroed: read() fills it
   while (true) {
-    ssize_t n = ::read(file.get(), buffer.get(), size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = read_some(fd, buffer.get(), buffer_size);
     if (n < 0) {
       throw Error(path.string() + ": read failed: " + std::strerror(errno));
     }
@@ -100,8 +84,23 @@ std::string sha256_file_hex(const std::filesystem::path& path) {
       break;
     }
     hash.update(buffer.get(), static_cast<size_t>(n));
+    out.bytes += static_cast<uint64_t>(n);
   }
-  return hash.hex_digest();
+  out.sha256 = hash.hex_digest();
+  return out;
+}
+
+std::string sha256_file_hex(const std::filesystem::path& path) {
+  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) {
+    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+  }
+  // Sized to the file (a model's graph file is often a few kilobytes).
+  struct stat info {};
+  size_t size = ::fstat(file.get(), &info) == 0 && info.st_size >= 0
+                    ? std::min<size_t>(static_cast<size_t>(info.st_size) + 1, 1 << 20)
+                    : 1 << 20;
+  return sha256_of_fd(file.get(), path, size).sha256;
 }
 
 } // namespace npucc::util

@@ -36,6 +36,17 @@ private:
 void warm_sha256();
 
 std::string sha256_hex(std::string_view data);
+
+struct FileDigest {
+  std::string sha256; // lower-case hex
+  uint64_t bytes = 0;
+};
+// The SHA-256 and size of what `fd` reads from where it is to its end, `buffer_size`
+// bytes at a time; throws npucc::Error naming `path` on a read error. The one file hasher
+// (the compiler's outputs are hashed as they are written: compiler/hashed_file.h).
+FileDigest sha256_of_fd(int fd, const std::filesystem::path& path,
+                        size_t buffer_size = size_t{1} << 20);
+// The hex SHA-256 of the file at `path`.
 std::string sha256_file_hex(const std::filesystem::path& path);
 
 } // namespace npucc::util

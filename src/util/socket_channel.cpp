@@ -1,6 +1,7 @@
 #include "util/socket_channel.h"
 
 #include "npucc/error.h"
+#include "util/eintr.h"
 
 #include <cerrno>
 #include <cstring>
@@ -12,10 +13,8 @@ namespace npucc::util {
 bool send_all(int fd, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t n = retry_on_eintr(
+        [&] { return ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL); });
     if (n <= 0) {
       return false;
     }
@@ -26,17 +25,12 @@ bool send_all(int fd, const std::string& data) {
 
 bool receive_some(int fd, std::string& buffer) {
   char chunk[1 << 14];
-  for (;;) {
-    ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    buffer.append(chunk, static_cast<size_t>(n));
-    return true;
+  ssize_t n = retry_on_eintr([&] { return ::recv(fd, chunk, sizeof(chunk), 0); });
+  if (n <= 0) {
+    return false;
   }
+  buffer.append(chunk, static_cast<size_t>(n));
+  return true;
 }
 
 std::string describe_wait_status(int status) {

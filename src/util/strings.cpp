@@ -1,5 +1,7 @@
 #include "util/strings.h"
 
+#include "util/hex.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -8,12 +10,7 @@
 namespace npucc::util {
 
 std::string printable(std::string_view text) {
-  static const char* k_digits = "0123456789abcdef";
-  auto escape = [&](std::string& out, unsigned char c) {
-    out += "\\x";
-    out += k_digits[c >> 4];
-    out += k_digits[c & 15];
-  };
+  auto escape = [](std::string& out, unsigned char c) { out += "\\x" + hex_encode(&c, 1); };
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -75,6 +72,15 @@ bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+std::string ascii_lower(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return text;
+}
+
 bool parse_int64(std::string_view text, int64_t& value) {
   if (text.empty()) {
     return false;
@@ -84,20 +90,6 @@ bool parse_int64(std::string_view text, int64_t& value) {
   }
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   return ec == std::errc() && ptr == text.data() + text.size();
-}
-
-std::optional<bool> parse_bool_text(const std::string& text) {
-  std::string word(trim(text));
-  for (char& c : word) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  if (word == "1" || word == "true" || word == "yes" || word == "on") {
-    return true;
-  }
-  if (word == "0" || word == "false" || word == "no" || word == "off") {
-    return false;
-  }
-  return std::nullopt;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -167,6 +159,18 @@ std::string first_line(std::string_view text) {
   text = trim(text);
   size_t newline = text.find('\n');
   return std::string(trim(text.substr(0, newline)));
+}
+
+std::string group_digits(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return out;
 }
 
 } // namespace npucc::util

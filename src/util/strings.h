@@ -13,19 +13,19 @@ std::string_view trim(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
+// ASCII lower case (locale-independent).
+std::string ascii_lower(std::string text);
 
 // Parses a whole decimal integer; false on anything else (sign allowed).
 bool parse_int64(std::string_view text, int64_t& value);
-
-// 1/0, true/false, yes/no, on/off (any case, around spaces trimmed); nullopt for anything
-// else.
-std::optional<bool> parse_bool_text(const std::string& text);
 
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, or "" when none is close enough to suggest.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
+// 1234567 -> "1,234,567".
+std::string group_digits(uint64_t value);
 // "1.5 MiB", "312 B".
 std::string format_bytes(uint64_t bytes);
 // `text` for a terminal: control characters (C0, DEL, and the C1 range U+0080-U+009F as

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     schedule_example();
     npucc::CacheConfig config;
     config.dir = argv[2];
-    config.source = npucc::CacheDirSource::option;
+    config.dir_source = npucc::SettingSource::command_line;
     npucc::init_cache_dir(config.dir);
     compile_twice(argv[1], config, argv[3]);
     read_cache(config);

@@ -100,7 +100,8 @@ after=$(cd "$OUT" && find . -printf '%p %s %m\n' | sort | sha256sum)
 rm "$C/tmp"
 pass "planted symlinks and .. names: reported, removed as links, nothing outside touched"
 
-# A full disk: a clear error and no partial entry.
+# A full disk: a clear error and no partial entry. A real one, through the command line, where
+# a tmpfs can be mounted; tests/unit/test_util_disk.cpp proves the same with a fake disk everywhere.
 SMALL="$WORK/small"; mkdir -p "$SMALL"
 if mount -t tmpfs -o size=2m tmpfs "$SMALL" 2>/dev/null; then
   trap 'umount "$SMALL" 2>/dev/null || true; status=$?; rm -rf "$WORK"' EXIT

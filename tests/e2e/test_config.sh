@@ -4,6 +4,7 @@
 # and values are errors naming the file and line or the variable.
 set -u
 : "${NPUCC:?NPUCC must point at the npucc binary}"
+: "${TESTDATA:?TESTDATA must point at testdata/}"
 PY=/usr/bin/python3
 
 work=$(mktemp -d)
@@ -65,8 +66,11 @@ TOML
 run config show --json
 expect_setting cache.dir "$home/.config/npucc/shared-cache" "config file" "$home/.config/npucc/config.toml:5"
 expect_setting cache.max_size 2G "config file"
-[[ $(field cache.max_size bytes) == 2000000000 ]] || fail "cache.max_size bytes: $(field cache.max_size bytes)"
+[[ $(field cache.max_size bytes) == 2147483648 ]] || fail "cache.max_size bytes: $(field cache.max_size bytes)"
 expect_setting precision_mode force_fp16 "config file" "$home/.config/npucc/config.toml:2"
+# A cache folder named by the file, missing: the error blames the file's line, not a variable.
+run cache stats
+expect_error 1 "shared-cache: the cache folder ($home/.config/npucc/config.toml:5) does not exist"
 
 # 3. environment over the file
 extra_env=(NPUCC_CACHE_DIR=/env/cache NPUCC_PRECISION_MODE_V2=origin)
@@ -88,6 +92,13 @@ expect_setting precision_mode force_fp16 "config file" # "" in the options file 
 grep -q "npucc: warning: .*iterations_per_loop (10) does not apply" <<<"$err" || fail "no warning for iterations_per_loop: $err"
 run --quiet config show --json --options "$work/npu_options.json"
 [[ -z $err ]] || fail "--quiet should silence warnings: $err"
+# A compile reads its settings once, for the compile and for the cache: one warning.
+echo '{"iterations_per_loop": "10"}' >"$work/loop_options.json"
+saved_env=("${extra_env[@]}") extra_env=() # NPUCC_PRECISION_MODE_V2 would clash with the file's precision_mode
+run compile "$TESTDATA/models/ppocr_cls.onnx" -o "$work/out" --no-cache --options "$work/loop_options.json"
+[[ $status -eq 0 && $(grep -c "iterations_per_loop (10) does not apply" <<<"$err") == 1 ]] ||
+  fail "compile: wanted exit 0 and the warning once, got exit $status: $err"
+extra_env=("${saved_env[@]}")
 
 # 5. the command line over everything; Ascend's spelling is an alias
 run config show --json --options "$work/npu_options.json" --cache-dir /cli/cache --no-cache

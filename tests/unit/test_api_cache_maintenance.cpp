@@ -21,7 +21,7 @@ struct Fixture {
   Fixture() {
     npucc::init_cache_dir(root);
     config.dir = root;
-    config.source = npucc::CacheDirSource::option;
+    config.dir_source = npucc::SettingSource::command_line;
     npucc::util::write_file_atomic(source / "high.onnx", std::string(1000, 'g'));
     npucc::util::write_file_atomic(source / "manifest.json", "{}\n");
   }

@@ -5,8 +5,28 @@
 
 #include <cstdlib>
 #include <doctest/doctest.h>
+#include <map>
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The cache settings of a command line that gives `dir_option` (or none), in an
+// environment of `env` alone (HOME is a fresh folder unless `env` sets it).
+npucc::CacheConfig cache_config(std::map<std::string, std::string> env,
+                                const std::string& dir_option = "") {
+  env.emplace("HOME", npucc::test::temp_dir("home").string());
+  npucc::ConfigSources sources;
+  sources.getenv = npucc::test::fake_getenv(env);
+  sources.command_line = {{"cache.dir", dir_option, "--cache-dir"}};
+  return npucc::resolve_cache_config(npucc::load_config(sources));
+}
+
+npucc::CacheConfig explicit_dir(const fs::path& dir) {
+  return cache_config({}, dir.string());
+}
+
+} // namespace
 
 TEST_SUITE("npucc::CacheConfig") {
   TEST_CASE("ages") {
@@ -18,26 +38,27 @@ TEST_SUITE("npucc::CacheConfig") {
 
   TEST_CASE("the option wins over the environment, which wins over XDG") {
     fs::path base = npucc::test::temp_dir("xdg");
-    ::setenv("XDG_CACHE_HOME", base.c_str(), 1);
-    ::unsetenv("NPUCC_CACHE_DIR");
-    auto config = npucc::resolve_cache_config("", "");
+    auto config = cache_config({{"XDG_CACHE_HOME", base.string()}});
     CHECK(config.dir == base / "npucc");
-    CHECK(config.source == npucc::CacheDirSource::default_location);
-    ::setenv("NPUCC_CACHE_DIR", "/env/dir", 1);
-    CHECK(npucc::resolve_cache_config("", "").dir == "/env/dir");
-    CHECK(npucc::resolve_cache_config("/opt/dir", "1G").dir == "/opt/dir");
-    CHECK(*npucc::resolve_cache_config("/opt/dir", "1G").max_size == 1'000'000'000ULL);
-    ::unsetenv("NPUCC_CACHE_DIR");
+    CHECK(config.dir_source == npucc::SettingSource::built_in);
+    CHECK(config.dir_origin.empty());
+    auto from_env =
+        cache_config({{"XDG_CACHE_HOME", base.string()}, {"NPUCC_CACHE_DIR", "/env/dir"}});
+    CHECK(from_env.dir == "/env/dir");
+    CHECK(from_env.dir_origin == "NPUCC_CACHE_DIR");
+    auto from_option = cache_config({{"NPUCC_CACHE_DIR", "/env/dir"}}, "/opt/dir");
+    CHECK(from_option.dir == "/opt/dir");
+    CHECK(from_option.dir_source == npucc::SettingSource::command_line);
+    CHECK(from_option.dir_origin == "--cache-dir");
 
     // The default folder is created on first use, with a CACHEDIR.TAG.
     fs::path opened = npucc::open_cache_dir(config);
     CHECK(fs::exists(opened / "CACHEDIR.TAG"));
-    ::unsetenv("XDG_CACHE_HOME");
   }
 
   TEST_CASE("an explicit folder that does not exist is an error naming it and the fix") {
     fs::path missing = npucc::test::temp_dir("x") / "nope";
-    auto config = npucc::resolve_cache_config(missing.string(), "");
+    auto config = explicit_dir(missing);
     try {
       npucc::open_cache_dir(config);
       FAIL("expected an error");
@@ -55,7 +76,7 @@ TEST_SUITE("npucc::CacheConfig") {
     fs::create_directories(dir / "docs");
     npucc::util::write_file_atomic(dir / "docs" / "a.txt", "precious");
     CHECK_FALSE(npucc::is_npucc_cache(dir));
-    auto config = npucc::resolve_cache_config(dir.string(), "");
+    auto config = explicit_dir(dir);
     const std::string want =
         "not an npucc cache: " + dir.string() + " (run npucc cache init " + dir.string() + ")";
     for (auto intent :
@@ -90,9 +111,7 @@ TEST_SUITE("npucc::CacheConfig") {
 
   TEST_CASE("only a compile creates the default folder, and only an empty one") {
     fs::path base = npucc::test::temp_dir("xdg2");
-    ::setenv("XDG_CACHE_HOME", base.c_str(), 1);
-    ::unsetenv("NPUCC_CACHE_DIR");
-    auto config = npucc::resolve_cache_config("", "");
+    auto config = cache_config({{"XDG_CACHE_HOME", base.string()}});
     CHECK_THROWS_AS(npucc::open_cache_dir(config, npucc::CacheIntent::read), npucc::Error);
     CHECK_THROWS_AS(npucc::open_cache_dir(config, npucc::CacheIntent::modify), npucc::Error);
     CHECK_FALSE(fs::exists(base / "npucc"));
@@ -101,6 +120,55 @@ TEST_SUITE("npucc::CacheConfig") {
     CHECK_THROWS_AS(npucc::open_cache_dir(config, npucc::CacheIntent::compile), npucc::Error);
     fs::remove(base / "npucc" / "mine");
     CHECK(npucc::is_npucc_cache(npucc::open_cache_dir(config, npucc::CacheIntent::compile)));
-    ::unsetenv("XDG_CACHE_HOME");
+  }
+
+  TEST_CASE("a missing folder is blamed on the source that named it") {
+    fs::path home = npucc::test::temp_dir("blame");
+    fs::path config_file = home / "config.toml";
+    npucc::util::write_file_atomic(config_file, "# npucc\n[cache]\ndir = \"nope\"\n");
+    std::map<std::string, std::string> env = {{"HOME", home.string()},
+                                              {"NPUCC_CONFIG", config_file.string()}};
+    auto message = [](const npucc::CacheConfig& config) {
+      try {
+        npucc::open_cache_dir(config);
+      } catch (const npucc::Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    auto from_file = cache_config(env);
+    CHECK(from_file.dir_source == npucc::SettingSource::config_file);
+    CHECK(message(from_file) == (home / "nope").string() + ": the cache folder (" +
+                                    config_file.string() + ":3) does not exist");
+    env["NPUCC_CACHE_DIR"] = (home / "gone").string();
+    CHECK(message(cache_config(env)) ==
+          (home / "gone").string() + ": the cache folder (NPUCC_CACHE_DIR) does not exist");
+    CHECK(message(cache_config(env, (home / "typed").string())) ==
+          (home / "typed").string() + ": the cache folder (--cache-dir) does not exist");
+    CHECK_FALSE(fs::exists(home / "nope"));
+  }
+
+  TEST_CASE("every cache setting reaches the CacheConfig, from whichever source") {
+    fs::path home = npucc::test::temp_dir("all-settings");
+    fs::path config_file = home / "config.toml";
+    npucc::util::write_file_atomic(config_file, "[cache]\nmax_size = \"2G\"\nshared = \"group\"\n"
+                                                "remote = \"redis://localhost:6379/1\"\n"
+                                                "[remote]\ntoken_file = \"token\"\n");
+    std::map<std::string, std::string> env = {{"HOME", home.string()},
+                                              {"NPUCC_CONFIG", config_file.string()},
+                                              {"NPUCC_CACHE_READ_ONLY", "yes"},
+                                              {"NPUCC_REMOTE_CACHE_TIMEOUT", "0.5"},
+                                              {"NPUCC_CACHE_KEY_FILE", "/keys/k"}};
+    auto config = cache_config(env);
+    CHECK(config.max_size == uint64_t{2} << 30);
+    CHECK(config.sharing == npucc::CacheSharing::group);
+    CHECK(config.access == npucc::CacheAccess::read_only);
+    CHECK(config.key_file == "/keys/k");
+    CHECK_FALSE(config.disabled);
+    CHECK(config.remote.url == "redis://localhost:6379/1");
+    CHECK(config.remote.token_file == home / "token"); // relative: from the file's folder
+    CHECK(config.remote.timeout == 0.5);
+    CHECK(config.remote.connect_timeout == 2.0);
+    CHECK_FALSE(config.remote.read_only);
   }
 }

@@ -119,18 +119,6 @@ TEST_SUITE("npucc::cache::remote::bundle") {
 }
 
 TEST_SUITE("npucc::cache::remote::transport") {
-  TEST_CASE("remote URLs") {
-    CHECK_NOTHROW(check_remote_url("http://127.0.0.1:8080/cache", "--remote-cache"));
-    CHECK_NOTHROW(check_remote_url("https://cache.example/npucc/", "--remote-cache"));
-    CHECK_NOTHROW(check_remote_url("redis://localhost:6379/2", "--remote-cache"));
-    CHECK_NOTHROW(check_remote_url("redis://localhost", "--remote-cache"));
-    CHECK_THROWS_AS(check_remote_url("ftp://host/x", "--remote-cache"), npucc::Error);
-    CHECK_THROWS_AS(check_remote_url("redis://host:6379/db", "--remote-cache"), npucc::Error);
-    CHECK_THROWS_AS(check_remote_url("http://host:99999/", "--remote-cache"), npucc::Error);
-    CHECK_THROWS_AS(check_remote_url("http://user:pw@host/", "--remote-cache"), npucc::Error);
-    CHECK_THROWS_AS(check_remote_url("cache.example:80", "--remote-cache"), npucc::Error);
-  }
-
   TEST_CASE("the circuit breaker opens once per URL") {
     CHECK_FALSE(remote_is_down("http://unit-test-breaker/"));
     CHECK(mark_remote_down("http://unit-test-breaker/"));

@@ -32,7 +32,7 @@ struct Fixture {
   npucc::CacheConfig config;
   Fixture() {
     config.dir = dir / "cache";
-    config.source = npucc::CacheDirSource::option;
+    config.dir_source = npucc::SettingSource::command_line;
     npucc::init_cache_dir(config.dir);
   }
   npucc::CachedCompile run(const fs::path& model, const std::string& out,

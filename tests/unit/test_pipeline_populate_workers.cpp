@@ -269,7 +269,7 @@ TEST_SUITE("npucc::populate_workers") {
     for (unsigned jobs : {1u, 2u}) {
       npucc::CacheConfig config;
       config.dir = dir / ("cache" + std::to_string(jobs));
-      config.source = npucc::CacheDirSource::option;
+      config.dir_source = npucc::SettingSource::command_line;
       npucc::init_cache_dir(config.dir);
       npucc::PopulateOptions options;
       options.inputs = {dir / "models"};

@@ -60,4 +60,15 @@ fs::path testdata(const std::string& relative) {
   return fs::path(NPUCC_TESTDATA_DIR) / relative;
 }
 
+std::function<std::optional<std::string>(const std::string&)>
+fake_getenv(std::map<std::string, std::string> variables) {
+  return [variables = std::move(variables)](const std::string& name) -> std::optional<std::string> {
+    auto found = variables.find(name);
+    if (found == variables.end()) {
+      return std::nullopt;
+    }
+    return found->second;
+  };
+}
+
 } // namespace npucc::test

@@ -2,7 +2,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <onnx/onnx_pb.h>
+#include <optional>
 #include <string>
 
 namespace npucc::test {
@@ -30,6 +33,10 @@ fs::path temp_dir(const std::string& label);
 onnx::ModelProto parse_text_model(const std::string& text);
 
 fs::path testdata(const std::string& relative);
+
+// A fake environment for npucc::ConfigSources::getenv: `variables` and nothing else.
+std::function<std::optional<std::string>(const std::string&)>
+fake_getenv(std::map<std::string, std::string> variables);
 
 // Makes `tensor` refer to `length` bytes of external data in `location` from `offset`.
 void set_external(onnx::TensorProto& tensor, const std::string& location, uint64_t offset,

@@ -20,18 +20,6 @@ TEST_SUITE("npucc::util::strings") {
     CHECK_FALSE(parse_int64("99999999999999999999", value));
   }
 
-  TEST_CASE("parse_bool_text takes the usual words in any case and nothing else") {
-    CHECK(parse_bool_text(" Yes ") == true);
-    CHECK(parse_bool_text("ON") == true);
-    CHECK(parse_bool_text("1") == true);
-    CHECK(parse_bool_text("False") == false);
-    CHECK(parse_bool_text("off") == false);
-    CHECK(parse_bool_text("0") == false);
-    CHECK_FALSE(parse_bool_text("").has_value());
-    CHECK_FALSE(parse_bool_text("2").has_value());
-    CHECK_FALSE(parse_bool_text("yess").has_value());
-  }
-
   TEST_CASE("closest_match suggests near names and unique prefixes") {
     std::vector<std::string> names = {"compile", "inspect", "cache", "schedule"};
     CHECK(closest_match("compil", names) == "compile");

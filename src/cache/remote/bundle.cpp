@@ -2,8 +2,10 @@
 
 #include "cache/entry_format.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/fd.h"
 #include "util/file_io.h"
+#include "util/hex.h"
 #include "util/sha256.h"
 
 #include <cerrno>
@@ -50,41 +52,6 @@ uint64_t get_uint(const unsigned char* bytes, size_t count) {
   return value;
 }
 
-std::string raw_from_hex(const std::string& hex) {
-  std::string raw;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  return raw;
-}
-
-std::string hex_from_raw(const unsigned char* raw, size_t size) {
-  static const char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (size_t i = 0; i < size; ++i) {
-    hex += digits[raw[i] >> 4];
-    hex += digits[raw[i] & 0xf];
-  }
-  return hex;
-}
-
-// Reads exactly `size` bytes; false at end of file or on an error.
-bool read_exact(int fd, void* data, size_t size) {
-  auto* out = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t got = ::read(fd, out, size);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got <= 0) {
-      return false;
-    }
-    out += got;
-    size -= static_cast<size_t>(got);
-  }
-  return true;
-}
-
 // The writer's side: copies `path` into `fd`; returns the raw SHA-256 of what it wrote.
 std::string append_file(int fd, const fs::path& path, uint64_t bytes, std::string& buffer,
                         const fs::path& out) {
@@ -96,14 +63,14 @@ std::string append_file(int fd, const fs::path& path, uint64_t bytes, std::strin
   uint64_t left = bytes;
   while (left > 0) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
-    if (!read_exact(in.get(), buffer.data(), want)) {
+    if (util::read_full(in.get(), buffer.data(), want) != static_cast<ssize_t>(want)) {
       throw Error(path.string() + ": changed while it was being bundled");
     }
     hash.update(buffer.data(), want);
     util::write_all(fd, buffer.data(), want, out);
     left -= want;
   }
-  return raw_from_hex(hash.hex_digest());
+  return util::hex_decode(hash.hex_digest()).value();
 }
 
 } // namespace
@@ -147,7 +114,7 @@ uint64_t write_bundle(const fs::path& dir, const std::vector<std::string>& names
                  append_file(fd.get(), dir / names[i], sizes[i], buffer, out));
     total += sizes[i];
   }
-  std::string digest = raw_from_hex(util::sha256_hex(head));
+  std::string digest = util::hex_decode(util::sha256_hex(head)).value();
   util::write_all(fd.get(), digest.data(), digest.size(), out);
   if (::pwrite(fd.get(), head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) {
     throw Error(out.string() + ": cannot write: " + std::strerror(errno));
@@ -211,7 +178,7 @@ bool BundleReceiver::parse_table() {
     Row row;
     row.name.assign(m_head.data() + offset + 2, length);
     row.size = get_uint(bytes + offset + 2 + length, 8);
-    row.sha256 = hex_from_raw(bytes + offset + 2 + length + 8, k_digest_bytes);
+    row.sha256 = util::hex_encode(bytes + offset + 2 + length + 8, k_digest_bytes);
     offset += 2 + length + 8 + k_digest_bytes;
     if (!(is_plain_file_name(row.name) || row.name == k_header_file) ||
         row.name.find("..") != std::string::npos || row.name.find('/') != std::string::npos) {
@@ -374,8 +341,7 @@ UnpackResult BundleReceiver::finish() {
     } else if (m_file < m_rows.size() || m_digest.size() < k_digest_bytes) {
       refuse("object truncated at byte " + std::to_string(m_received));
     } else {
-      std::string recorded =
-          hex_from_raw(reinterpret_cast<const unsigned char*>(m_digest.data()), k_digest_bytes);
+      std::string recorded = util::hex_encode(m_digest.data(), k_digest_bytes);
       if ((m_format_v1 ? m_whole.hex_digest() : m_head_digest) != recorded) {
         refuse("the bundle does not match its digest");
       }
@@ -404,10 +370,7 @@ UnpackResult unpack_bundle(const fs::path& bundle, const fs::path& into) {
   receiver.expect_size(static_cast<uint64_t>(st.st_size));
   std::string buffer(k_chunk, '\0');
   for (;;) {
-    ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
+    ssize_t got = util::read_some(fd.get(), buffer.data(), buffer.size());
     if (got <= 0 || !receiver.feed(buffer.data(), static_cast<size_t>(got))) {
       break;
     }

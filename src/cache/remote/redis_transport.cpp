@@ -2,8 +2,8 @@
 // "npucc:bundle:<key>"; `cache ls --remote` lists them with SCAN.
 #include "cache/remote/credentials.h"
 #include "cache/remote/transport.h"
-#include "cache/remote/url.h"
 #include "util/file_io.h"
+#include "util/remote_url.h"
 #include "util/shared_library.h"
 
 #include <cerrno>
@@ -161,7 +161,7 @@ private:
     if (m_context != nullptr) {
       return true;
     }
-    ParsedUrl url = parse_url(m_config.url);
+    util::ParsedUrl url = util::parse_url(m_config.url);
     m_context = hiredis().redisConnectWithTimeout(url.host.c_str(), url.port == 0 ? 6379 : url.port,
                                                   timeval_of(m_config.connect_timeout));
     if (m_context == nullptr || m_context->err != 0) {

@@ -51,8 +51,7 @@ public:
   virtual std::optional<std::vector<RemoteObject>> list(std::string& problem) = 0;
 };
 
-// Throws usage_error for a URL of another scheme or a malformed one, naming `where`.
-void check_remote_url(const std::string& url, const std::string& where);
+// The URL is checked by util::check_remote_url (util/remote_url.h).
 std::unique_ptr<Transport> make_transport(const RemoteCacheConfig& config);
 
 std::unique_ptr<Transport> make_http_transport(const RemoteCacheConfig& config);

@@ -1,11 +1,11 @@
-#include "inspect/text_table.h"
+#include "util/text_table.h"
 
 #include "util/strings.h"
 
 #include <algorithm>
 #include <cstdint>
 
-namespace npucc::inspect {
+namespace npucc::util {
 
 void TextTable::add_row(std::vector<std::string> cells) {
   for (auto& cell : cells) {
@@ -38,16 +38,4 @@ std::string TextTable::render() const {
   return out;
 }
 
-std::string group_digits(uint64_t value) {
-  std::string digits = std::to_string(value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) {
-      out += ',';
-    }
-    out += digits[i];
-  }
-  return out;
-}
-
-} // namespace npucc::inspect
+} // namespace npucc::util
