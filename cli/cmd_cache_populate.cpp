@@ -22,6 +22,25 @@ void draw_bar(size_t finished, size_t total, const std::string& name) {
             << finished << "/" << total << " " << label << std::flush;
 }
 
+// The --json summary of a populate run.
+void print_populate_json(const PopulateSummary& summary) {
+  json items = json::array();
+  for (const auto& item : summary.items) {
+    std::string status = item.failed                            ? "failed"
+                         : item.outcome == CacheOutcome::hit    ? "cached"
+                         : item.outcome == CacheOutcome::bypass ? "bypassed"
+                                                                : "compiled";
+    items.push_back({{"model", item.model.string()}, {"status", status}, {"detail", item.detail}});
+  }
+  print_json({{"compiled", summary.compiled},
+              {"cached", summary.cached},
+              {"bypassed", summary.bypassed},
+              {"failed", summary.failed},
+              {"invalidated", summary.invalidated},
+              {"other_version_entries", summary.other_version_entries},
+              {"models", items}});
+}
+
 } // namespace
 
 std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& global) {
@@ -79,22 +98,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
       std::cerr << "\r\033[K" << std::flush;
     }
     if (args->json) {
-      json items = json::array();
-      for (const auto& item : summary.items) {
-        std::string status = item.failed                            ? "failed"
-                             : item.outcome == CacheOutcome::hit    ? "cached"
-                             : item.outcome == CacheOutcome::bypass ? "bypassed"
-                                                                    : "compiled";
-        items.push_back(
-            {{"model", item.model.string()}, {"status", status}, {"detail", item.detail}});
-      }
-      print_json({{"compiled", summary.compiled},
-                  {"cached", summary.cached},
-                  {"bypassed", summary.bypassed},
-                  {"failed", summary.failed},
-                  {"invalidated", summary.invalidated},
-                  {"other_version_entries", summary.other_version_entries},
-                  {"models", items}});
+      print_populate_json(summary);
     } else {
       if (global.verbose) {
         for (const auto& item : summary.items) {
