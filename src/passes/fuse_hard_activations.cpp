@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "opset/raise_opset.h"
+#include "passes/fold_ops.h"
 #include "passes/fold_values.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
@@ -233,22 +234,16 @@ private:
   std::unordered_set<std::string> m_gone;
 };
 
+// A float attribute's value; `fallback` when it is absent or of another type.
 float float_attribute(const onnx::NodeProto& node, const std::string& name, float fallback) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == name && attribute.type() == onnx::AttributeProto::FLOAT) {
-      return attribute.f();
-    }
-  }
-  return fallback;
+  const onnx::AttributeProto* attribute = fold::find_attribute(node, name);
+  return attribute != nullptr && attribute->type() == onnx::AttributeProto::FLOAT ? attribute->f()
+                                                                                  : fallback;
 }
 
 bool has_float_attribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == name) {
-      return attribute.type() == onnx::AttributeProto::FLOAT;
-    }
-  }
-  return false;
+  const onnx::AttributeProto* attribute = fold::find_attribute(node, name);
+  return attribute != nullptr && attribute->type() == onnx::AttributeProto::FLOAT;
 }
 
 // Clip(t, 0, 6): bounds as attributes (Clip-6) or constant inputs (Clip-11 on).
