@@ -85,6 +85,7 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
       ->required();
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
+  add_link_mode_option(command, args->cache);
   add_remote_cache_options(command, args->cache);
   command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");

@@ -93,6 +93,14 @@ void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_siz
   add_options_file(command, args.options_file);
 }
 
+void add_link_mode_option(CLI::App& command, CacheArgs& args) {
+  command.add_option("--link-mode", args.link_mode,
+                     "how a hit's outputs share the entry's files: copy (your own writable "
+                     "files), hardlink (fastest; an output edited in place edits the entry) or "
+                     "auto (copies, but hard links to entry files you cannot change) (default: "
+                     "$NPUCC_CACHE_LINK_MODE, else auto)");
+}
+
 void add_remote_cache_options(CLI::App& command, CacheArgs& args) {
   command.add_option("--remote-cache", args.remote,
                      "a shared remote cache: http://host:port/path or redis://host:port/db "
@@ -143,6 +151,7 @@ Config load_settings(const CompileArgs* compile, const CacheArgs* cache) {
          {"cache.read_only", args.read_only ? "true" : "", "--read-only"},
          {"cache.shared", args.shared, "--cache-shared"},
          {"cache.key_file", args.key_file, "--cache-key-file"},
+         {"cache.link_mode", args.link_mode, "--link-mode"},
          {"cache.remote", args.remote, "--remote-cache"},
          {"cache.remote_read_only", args.remote_read_only ? "true" : "", "--remote-read-only"},
          {"cache.remote_connect_timeout", args.remote_connect_timeout, "--remote-connect-timeout"},

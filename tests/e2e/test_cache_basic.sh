@@ -200,14 +200,16 @@ expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
 expect_status 2 "$NPUCC" cache purge --cache-dir "$P" --max-size 10X
 pass "max size enforced after a store; purge --dry-run, --older-than, --all"
 
-# Outputs share the entry's inodes (a miss links what it wrote, a hit links the entry's
-# files), except external data: ONNX Runtime refuses a data file with more than one hard
-# link, so those are copies, on a miss and on a hit alike, with the writer's checksum.
+# With --link-mode hardlink, outputs share the entry's inodes (a miss links what it wrote,
+# a hit links the entry's files), except external data: ONNX Runtime refuses a data file
+# with more than one hard link, so those are copies, on a miss and on a hit alike, with the
+# writer's checksum. (The default, copies, is test_cache_link_mode.sh's.)
 X="$WORK/xcache"
 "$NPUCC" cache init "$X" >/dev/null
 for run in miss hit; do
   rm -rf "$WORK/x-$run"
-  expect_status 0 "$NPUCC" compile "$M" -o "$WORK/x-$run" --cache-dir "$X" --external-data
+  expect_status 0 "$NPUCC" compile "$M" -o "$WORK/x-$run" --cache-dir "$X" --external-data \
+    --link-mode hardlink
   contains "$WORK/out" "cache: $run"
   [ "$(stat -c %h "$WORK/x-$run/high.onnx")" -ge 2 ] || fail "$run: high.onnx not linked to the entry"
   [ "$(stat -c %h "$WORK/x-$run/high.onnx.data")" = 1 ] || fail "$run: external data has several hard links"

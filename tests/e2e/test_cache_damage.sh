@@ -4,11 +4,11 @@ source "$(dirname "$0")/cache_common.sh"
 C="$WORK/cache"
 M="$TESTDATA/models/ppocr_cls.onnx"
 "$NPUCC" cache init "$C" >/dev/null
-"$NPUCC" -q compile "$M" -o "$WORK/o" --cache-dir "$C"
+"$NPUCC" -q compile "$M" -o "$WORK/o" --cache-dir "$C" --link-mode hardlink
 key=$(json_get "$WORK/o/manifest.json" "d['cache_key']")
 E="$C/entries/${key:0:2}/$key"
 [ -f "$E/entry.npucc" ] || fail "entry not at $E"
-# The miss hard-linked its outputs into the entry (one write, no copy): same inode.
+# With --link-mode hardlink the miss linked its outputs into the entry (one write): same inode.
 [ "$(stat -c %i "$WORK/o/high.onnx")" = "$(stat -c %i "$E/high.onnx")" ] || fail "output not linked into the entry"
 [ "$(stat -c %a "$WORK/o/high.onnx")" = 444 ] || fail "linked output is not read-only"
 # Damage in place reaches every link of the inode: keep a reference copy to compare with.
