@@ -96,10 +96,10 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
                             {"fixed", finding.fixed},
                             {"left_alone", finding.left_alone}});
       }
-      print_json({{"entries", report.entries},
-                  {"bytes", report.bytes},
-                  {"findings", findings},
-                  {"failures", failures_json(report.failures)}});
+      print_json(k_cache_verify_format, {{"entries", report.entries},
+                                         {"bytes", report.bytes},
+                                         {"findings", findings},
+                                         {"failures", failures_json(report.failures)}});
     } else {
       for (const auto& finding : report.findings) {
         std::cout << cache::finding_name(finding.kind) << "  "
@@ -166,9 +166,9 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
     auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
     auto report = storage.invalidate(selection, dry_run);
     if (args->json) {
-      print_json({{"dry_run", args->dry_run},
-                  {"removed", removals_json(report.removed)},
-                  {"failures", failures_json(report.failures)}});
+      print_json(k_cache_invalidate_format, {{"dry_run", args->dry_run},
+                                             {"removed", removals_json(report.removed)},
+                                             {"failures", failures_json(report.failures)}});
     } else {
       print_removals(report.removed, dry_run, global);
     }
@@ -210,12 +210,12 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
     auto report = storage.purge(options, dry_run);
     if (args->json) {
-      print_json({{"dry_run", args->dry_run},
-                  {"removed", removals_json(report.removed)},
-                  {"freed_bytes", report.freed},
-                  {"temporaries", report.temporaries},
-                  {"temporary_bytes", report.temporary_bytes},
-                  {"failures", failures_json(report.failures)}});
+      print_json(k_cache_purge_format, {{"dry_run", args->dry_run},
+                                        {"removed", removals_json(report.removed)},
+                                        {"freed_bytes", report.freed},
+                                        {"temporaries", report.temporaries},
+                                        {"temporary_bytes", report.temporary_bytes},
+                                        {"failures", failures_json(report.failures)}});
       return report_failures(report.failures, 0);
     }
     print_removals(report.removed, dry_run, global);

@@ -2,10 +2,12 @@
 // comes from (npucc/config.h), so "why is it using that cache folder?" has an answer.
 #include "app.h"
 #include "config_options.h"
+#include "json_document.h"
 #include "terminal.h"
 #include "util/strings.h"
 #include "util/text_table.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -80,29 +82,46 @@ void print_table(const Config& config) {
   std::cout << table.render();
 }
 
+// A setting's value as its JSON type: booleans and seconds as what they are, sizes as
+// written ("2G", with "bytes" beside), the rest as text; null when unset. Values were
+// validated when read (config/value.cpp), so the conversions cannot fail.
+nlohmann::json typed_value(const SettingInfo& info, const Setting& setting) {
+  if (!setting.is_set()) {
+    return nullptr;
+  }
+  switch (info.kind) {
+  case SettingKind::boolean:
+    return setting.value == "true";
+  case SettingKind::seconds:
+    return std::strtod(setting.value.c_str(), nullptr);
+  default:
+    return setting.value;
+  }
+}
+
 nlohmann::json to_json(const Config& config) {
   nlohmann::json settings = nlohmann::json::object();
   for (const auto& info : settings_table()) {
     const Setting& setting = config.get(info.key);
-    nlohmann::json item = {
-        {"value", setting.is_set() ? nlohmann::json(setting.value) : nlohmann::json()},
-        {"source", setting_source_name(setting.source)},
-        {"origin", setting.origin},
-        {"environment", info.environment},
-        {"option", info.option}};
-    if (!info.ascend_key.empty()) {
-      item["ascend_key"] = info.ascend_key;
-    }
+    nlohmann::json item = {{"value", typed_value(info, setting)},
+                           {"source", setting_source_name(setting.source)},
+                           {"origin", setting.origin},
+                           {"environment", info.environment},
+                           {"option", info.option},
+                           {"ascend_key", info.ascend_key.empty()
+                                              ? nlohmann::json()
+                                              : nlohmann::json(info.ascend_key)}};
     if (info.key == "cache.max_size") {
       auto bytes = config.cache_max_size();
       item["bytes"] = bytes ? nlohmann::json(*bytes) : nlohmann::json();
     }
     settings[info.key] = item;
   }
-  return {{"config_file", config.config_file.string()},
-          {"config_file_found", config.config_file_found},
-          {"settings", settings},
-          {"warnings", config.warnings}};
+  return json_document(k_config_show_format,
+                       nlohmann::json{{"config_file", config.config_file.string()},
+                                      {"config_file_found", config.config_file_found},
+                                      {"settings", settings},
+                                      {"warnings", config.warnings}});
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "util/file_io.h"
 #include "util/strings.h"
 
+#include <charconv>
 #include <system_error>
 
 namespace npucc {
@@ -16,14 +17,28 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// 2.0 as "2", 0.5 as "0.5": the shortest text that reads back as the same number.
+std::string seconds_text(double seconds) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof text, seconds);
+  return std::string(text, result.ptr);
+}
+
 void apply_defaults(Config& config, const GetEnv& getenv) {
+  // Every boolean is false unless set: `config show` says so rather than "(unset)".
   for (const auto& info : settings_table()) {
-    config.set(info.key, Setting{});
+    config.set(info.key, info.kind == SettingKind::boolean
+                             ? Setting{"false", SettingSource::built_in, ""}
+                             : Setting{});
   }
-  config.set("cache.disable", Setting{"false", SettingSource::built_in, ""});
-  config.set("cache.read_only", Setting{"false", SettingSource::built_in, ""});
   config.set("cache.shared", Setting{"auto", SettingSource::built_in, ""});
   config.set("color", Setting{"auto", SettingSource::built_in, ""});
+  // The remote timeouts' defaults are RemoteCacheConfig's, shown by `config show` as such.
+  const RemoteCacheConfig remote;
+  config.set("cache.remote_connect_timeout",
+             Setting{seconds_text(remote.connect_timeout), SettingSource::built_in, ""});
+  config.set("cache.remote_timeout",
+             Setting{seconds_text(remote.timeout), SettingSource::built_in, ""});
   // The XDG base directory rule: $XDG_CACHE_HOME only when absolute.
   auto xdg = getenv("XDG_CACHE_HOME");
   auto home = getenv("HOME");

@@ -57,6 +57,16 @@ TEST_SUITE("npucc::load_config") {
     CHECK(config.get("precision_mode").source == SettingSource::built_in);
     CHECK_FALSE(config.get("precision_mode").is_set());
     CHECK(config.get("accelerate_train_mode").describe_source() == "default");
+    // Every boolean and the remote timeouts have a value to show, not "(unset)".
+    for (const auto& info : settings_table()) {
+      if (info.kind == SettingKind::boolean) {
+        CHECK_MESSAGE(config.value(info.key) == "false", info.key);
+      }
+    }
+    CHECK(config.value("cache.remote_connect_timeout") == "2");
+    CHECK(config.value("cache.remote_timeout") == "5");
+    CHECK(config.remote_cache().connect_timeout == RemoteCacheConfig{}.connect_timeout);
+    CHECK(config.remote_cache().timeout == RemoteCacheConfig{}.timeout);
   }
 
   TEST_CASE("XDG folders move the config file and the default cache") {
