@@ -28,6 +28,7 @@ for case in "flip high.onnx corrupt" "truncate high.onnx truncated" "delete high
   set -- $case
   damage "$1" "$2"
   expect_status 3 "$NPUCC" cache verify --cache-dir "$C" --json
+  valid_json npucc-cache-verify "$WORK/out"
   [ "$(json_get "$WORK/out" "[f['kind'] for f in d['findings']]")" = "['$3']" ] || fail "$1 $2: want $3"
   expect_status 0 "$NPUCC" compile "$M" -o "$WORK/r" --cache-dir "$C"
   contains "$WORK/out" "cache: miss: .* entry replaced"
@@ -77,6 +78,7 @@ body = ("npucc-cache-entry 1\ncompiler 0.1.0\ncreated 1\nkey %s\nmodel m\nvarian
 open(sys.argv[1], "w").write(body + "end " + hashlib.sha256(body.encode()).hexdigest() + "\n")
 PYEOF
 expect_status 3 "$NPUCC" cache verify --cache-dir "$C" --json
+valid_json npucc-cache-verify "$WORK/out"
 [ "$(json_get "$WORK/out" "len(d['findings'])")" = 6 ] || { cat "$WORK/out"; fail "want 6 findings"; }
 contains "$WORK/out" "unsafe"
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/s2" --cache-dir "$C"
