@@ -32,6 +32,7 @@ void apply_defaults(Config& config, const GetEnv& getenv) {
                              : Setting{});
   }
   config.set("cache.shared", Setting{"auto", SettingSource::built_in, ""});
+  config.set("cache.link_mode", Setting{"auto", SettingSource::built_in, ""}); // CacheConfig's
   config.set("color", Setting{"auto", SettingSource::built_in, ""});
   // The remote timeouts' defaults are RemoteCacheConfig's, shown by `config show` as such.
   const RemoteCacheConfig remote;

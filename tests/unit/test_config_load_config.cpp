@@ -54,6 +54,7 @@ TEST_SUITE("npucc::load_config") {
     CHECK_FALSE(config.cache_max_size());
     CHECK_FALSE(config.cache_disabled());
     CHECK(config.value("color") == "auto");
+    CHECK(config.value("cache.link_mode") == "auto");
     CHECK(config.get("precision_mode").source == SettingSource::built_in);
     CHECK_FALSE(config.get("precision_mode").is_set());
     CHECK(config.get("accelerate_train_mode").describe_source() == "default");
