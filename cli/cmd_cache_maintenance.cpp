@@ -131,8 +131,7 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
     // (a finding left alone, or one that could not be removed).
     bool left = std::any_of(report.findings.begin(), report.findings.end(),
                             [](const cache::Finding& f) { return !f.fixed; });
-    return report_failures(report.failures,
-                           left ? static_cast<int>(ExitStatus::verify_failed) : 0);
+    return report_failures(report.failures, left ? static_cast<int>(ExitStatus::verify_failed) : 0);
   };
 }
 

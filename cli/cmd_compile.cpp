@@ -84,8 +84,7 @@ size_t files_delivered(const CompileResult& result) {
 
 // A hit compiled nothing: its first line says where the files came from and how they
 // got to OUTDIR; the rest is the stored compile's summary.
-void print_hit_summary(const CompileOptions& options, const CachedCompile& cached,
-                       double seconds) {
+void print_hit_summary(const CompileOptions& options, const CachedCompile& cached, double seconds) {
   std::cout << "from the cache: " << util::printable(options.model_path.string()) << " -> "
             << util::printable(options.output_dir.string()) << " in ";
   print_seconds(seconds);

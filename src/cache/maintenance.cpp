@@ -110,8 +110,7 @@ public:
         continue;
       }
       bool ours = expected_dir || expected_file || util::starts_with(name, "stats.tmp.");
-      stray(path, unexpected(kind, "in the cache folder"),
-            ours ? Place::layout : Place::foreign);
+      stray(path, unexpected(kind, "in the cache folder"), ours ? Place::layout : Place::foreign);
     }
     if (path_kind(root / "lock") == PathKind::directory) {
       for (const auto& path : children(root / "lock")) {

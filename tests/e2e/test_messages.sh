@@ -58,3 +58,72 @@ cmp -s "$WORK/miss-precision" "$WORK/hit-precision" ||
   { diff "$WORK/miss-precision" "$WORK/hit-precision" >&2; fail "a hit's precision lines differ from the miss's"; }
 if grep -q "^compiled " "$WORK/out"; then fail "a hit says it compiled"; fi
 pass "a hit names its entry and transfer and prints the stored precision summary"
+
+# --- Each conflict names the source of both values ---------------------------------
+printf '{"precision_mode": "force_fp16"}\n' >"$WORK/opts.json"
+expect_status 2 "$NPUCC" compile "$M" -o "$WORK/b" --no-cache --options "$WORK/opts.json" \
+  --accelerate-train-mode 'fast|step'
+contains "$WORK/err" "(from --accelerate-train-mode) cannot be combined with precision_mode \"force_fp16\" (from $WORK/opts.json: precision_mode)"
+if grep -q "ppocr_cls.onnx" "$WORK/err"; then fail "the conflict is blamed on the model"; fi
+NPUCC_PRECISION_MODE=force_fp16 expect_status 2 "$NPUCC" compile "$M" -o "$WORK/b" --no-cache \
+  --accelerate-train-mode 'fast|step'
+contains "$WORK/err" "precision_mode \"force_fp16\" (from NPUCC_PRECISION_MODE)"
+mkdir -p "$WORK/conf"
+printf '# mine\nprecision_mode = "force_fp16"\n' >"$WORK/conf/config.toml"
+NPUCC_CONFIG="$WORK/conf/config.toml" NPUCC_ACCELERATE_TRAIN_MODE='fast1|loss' \
+  expect_status 2 "$NPUCC" compile "$M" -o "$WORK/b" --no-cache
+contains "$WORK/err" "accelerate_train_mode \"fast1|loss|1.05\" (from NPUCC_ACCELERATE_TRAIN_MODE) cannot be combined with precision_mode \"force_fp16\" (from $WORK/conf/config.toml:2)"
+NPUCC_PRECISION_MODE_V2=fp16 expect_status 2 "$NPUCC" compile "$M" -o "$WORK/b" --no-cache \
+  --precision-mode force_fp16
+contains "$WORK/err" "precision_mode \"force_fp16\" (from --precision-mode) and precision_mode_v2 \"fp16\" (from NPUCC_PRECISION_MODE_V2) cannot be combined"
+[ ! -e "$WORK/b" ] || fail "a refused compile wrote its output folder"
+pass "precision conflicts name the flag, variable, config.toml line and options-file key"
+
+# --- An empty command-line value overrides the environment and config.toml ---------
+NPUCC_CACHE_DIR="$C" expect_status 2 "$NPUCC" compile "$M" -o "$WORK/e" --cache-dir ''
+contains "$WORK/err" "--cache-dir '': the cache folder is empty (give a folder, or leave --cache-dir out"
+expect_status 2 "$NPUCC" cache ls --cache-dir ' '
+contains "$WORK/err" "the cache folder is empty"
+NPUCC_ACCELERATE_TRAIN_MODE='fast|step' expect_status 0 "$NPUCC" compile "$M" -o "$WORK/e" \
+  --no-cache --accelerate-train-mode ''
+[ -f "$WORK/e/high.onnx" ] && [ ! -e "$WORK/e/low.onnx" ] || fail "--accelerate-train-mode '' still compiled a pair"
+NPUCC_ACCELERATE_TRAIN_MODE='fast|step' expect_status 0 "$NPUCC" config show --accelerate-train-mode ''
+contains "$WORK/out" "^accelerate_train_mode  *(unset)  \[command line (--accelerate-train-mode)\]"
+NPUCC_PRECISION_MODE=force_fp16 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/e" --no-cache \
+  --precision-mode '' --accelerate-train-mode 'fast|step'
+[ -f "$WORK/e/low.onnx" ] || fail "--precision-mode '' did not drop NPUCC_PRECISION_MODE"
+NPUCC_CACHE_MAX_SIZE=1K expect_status 0 "$NPUCC" config show --max-size ''
+contains "$WORK/out" "^cache.max_size  *unbounded  \[command line (--max-size)\]"
+pass "'' on the command line: --cache-dir refused, other settings back to their defaults"
+
+# --- One accelerate_train_mode parser: blanks are refused by every reader ----------
+for reader in compile schedule; do
+  if [ $reader = compile ]; then
+    expect_status 2 "$NPUCC" compile "$M" -o "$WORK/t" --no-cache --accelerate-train-mode ' fast|step'
+  else
+    expect_status 2 "$NPUCC" schedule --accelerate-train-mode ' fast|step' --step 1 --total-step 9
+  fi
+  contains "$WORK/err" "--accelerate-train-mode: accelerate_train_mode \" fast|step\": TYPE (field 1) is \" fast\": whitespace is not allowed"
+done
+NPUCC_ACCELERATE_TRAIN_MODE='fast|step ' expect_status 2 "$NPUCC" config show
+contains "$WORK/err" "NPUCC_ACCELERATE_TRAIN_MODE: accelerate_train_mode \"fast|step \": TRIGGER (field 2)"
+pass "compile, schedule and config refuse ' fast|step' alike"
+
+# --- -o names a folder ---------------------------------------------------------------
+expect_status 2 "$NPUCC" compile "$M" -o "$WORK/o/x.onnx" --no-cache
+contains "$WORK/err" "o/x.onnx: names an .onnx file, not a folder (-o names the folder that gets high.onnx, low.onnx and manifest.json; try -o $WORK/o)"
+[ ! -e "$WORK/o" ] || fail "-o x.onnx created something"
+touch "$WORK/afile"
+expect_status 2 "$NPUCC" compile "$M" -o "$WORK/afile" --cache-dir "$C"
+contains "$WORK/err" "afile: exists and is not a folder"
+mkdir -p "$WORK/dir.onnx"
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/dir.onnx" --no-cache
+pass "-o out/x.onnx and -o FILE are refused with a hint; an existing folder named *.onnx is used"
+
+# --- --max-size that evicts the entry just stored ----------------------------------
+C2="$WORK/small-cache"; "$NPUCC" cache init "$C2" >/dev/null
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/m" --cache-dir "$C2" --max-size 100K
+contains "$WORK/err" "npucc: warning: the cache entry just stored (.*) was evicted at once to keep the cache under its max size of 100.0 KiB; raise --max-size"
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/m" --cache-dir "$C2" --max-size 100M
+if grep -q "evicted" "$WORK/err"; then fail "warned without an eviction"; fi
+pass "an entry evicted right after its store is a warning"
