@@ -127,3 +127,24 @@ contains "$WORK/err" "npucc: warning: the cache entry just stored (.*) was evict
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/m" --cache-dir "$C2" --max-size 100M
 if grep -q "evicted" "$WORK/err"; then fail "warned without an eviction"; fi
 pass "an entry evicted right after its store is a warning"
+
+# --- Bullets issue 19's config work and item 9 fixed: kept fixed -------------------
+printf '{"op_select_implmode": "high_precision"}\n' >"$WORK/ignored.json"
+for cmd in "compile $M -o $WORK/w --cache-dir $C" "cache populate $M --cache-dir $C" "cache ls --cache-dir $C"; do
+  # shellcheck disable=SC2086
+  expect_status 0 "$NPUCC" $cmd --options "$WORK/ignored.json"
+  [ "$(grep -c "op_select_implmode .* ignored" "$WORK/err")" = 1 ] || { cat "$WORK/err"; fail "$cmd: the warning is not printed once"; }
+done
+printf '{"graph_compiler_cache_dir": "%s/missing"}\n' "$WORK" >"$WORK/dir.json"
+expect_status 1 "$NPUCC" compile "$M" -o "$WORK/w" --options "$WORK/dir.json"
+contains "$WORK/err" "the cache folder ($WORK/dir.json: graph_compiler_cache_dir) does not exist"
+expect_status 0 "$NPUCC" cache --help
+for word in ls stats verify invalidate purge populate explain init; do
+  grep -q "^  $word\b" "$WORK/out" || fail "cache --help lacks $word"
+done
+expect_status 0 "$NPUCC" cache ls --help
+contains "$WORK/out" "sort by key, model, size, created, used, version or state"
+expect_status 0 "$NPUCC" compile --help
+contains "$WORK/out" "^  --keep-io-types,--no-keep-io-types$"
+if grep -q "{false}\|{true}" "$WORK/out"; then fail "a flag pair shows CLI11's default"; fi
+pass "warnings once, the options file blamed for its cache folder, help lists every subcommand and value"
