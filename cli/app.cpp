@@ -177,10 +177,11 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const CLI::App& command = *deepest_parsed(app);
+    const std::vector<std::string> extras = app.remaining(true);
     if (auto word = unknown_option(app)) {
       print_unknown_option(command, *word);
-    } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      print_error("unexpected argument \"" + app.remaining(true).front() + "\" for `" +
+    } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !extras.empty()) {
+      print_error("unexpected argument \"" + extras.front() + "\" for `" +
                       command_path(command) + "`",
                   see_help(command));
     } else {

@@ -228,16 +228,6 @@ int run_loss(const ScheduleArgs& args, const AccelerateTrainMode& mode) {
   return 0;
 }
 
-// The library's one parser (compile, config and the API read a mode through it too),
-// its error prefixed with the option like compile's.
-AccelerateTrainMode parse_mode_option(const std::string& text) {
-  try {
-    return parse_accelerate_train_mode(text);
-  } catch (const Error& e) {
-    throw usage_error(std::string("--accelerate-train-mode: ") + e.what(), e.hint());
-  }
-}
-
 } // namespace
 
 std::function<int()> setup_schedule(CLI::App& command, const GlobalOptions&) {
@@ -273,7 +263,7 @@ std::function<int()> setup_schedule(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--json", args->json,
                    "print the decision, threshold, mode and inputs as a JSON object");
   return [args] {
-    const AccelerateTrainMode mode = parse_mode_option(args->mode);
+    const AccelerateTrainMode mode = parse_accelerate_train_mode(args->mode);
     check_option_set(*args, mode);
     return mode.trigger == SwitchTrigger::step ? run_step(*args, mode) : run_loss(*args, mode);
   };

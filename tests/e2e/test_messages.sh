@@ -103,7 +103,7 @@ for reader in compile schedule; do
   else
     expect_status 2 "$NPUCC" schedule --accelerate-train-mode ' fast|step' --step 1 --total-step 9
   fi
-  contains "$WORK/err" "--accelerate-train-mode: accelerate_train_mode \" fast|step\": TYPE (field 1) is \" fast\": whitespace is not allowed"
+  contains "$WORK/err" "accelerate_train_mode \" fast|step\": TYPE (field 1) is \" fast\": whitespace is not allowed"
 done
 NPUCC_ACCELERATE_TRAIN_MODE='fast|step ' expect_status 2 "$NPUCC" config show
 contains "$WORK/err" "NPUCC_ACCELERATE_TRAIN_MODE: accelerate_train_mode \"fast|step \": TRIGGER (field 2)"
