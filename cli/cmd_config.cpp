@@ -21,6 +21,16 @@ void add_options_file_option(CLI::App& command, ConfigArgs& args) {
       "precision_mode, precision_mode_v2, modify_mixlist)");
 }
 
+CLI::Option* note_empty_value(CLI::Option* option, std::set<std::string>& empty_settings,
+                              const std::string& key) {
+  option->each([&empty_settings, key](const std::string& value) {
+    if (util::trim(value).empty()) {
+      empty_settings.insert(key);
+    }
+  });
+  return option;
+}
+
 void add_setting_options(CLI::App& command, ConfigArgs& args,
                          const std::vector<std::string>& keys) {
   for (const auto& info : settings_table()) {
@@ -39,7 +49,8 @@ void add_setting_options(CLI::App& command, ConfigArgs& args,
       command.add_flag_callback(
           names, [&args, key] { args.values[key] = "true"; }, info.description);
     } else {
-      command.add_option(names, args.values[info.key], info.description);
+      note_empty_value(command.add_option(names, args.values[info.key], info.description),
+                       args.empty_settings, info.key);
     }
   }
 }
@@ -49,7 +60,8 @@ Config load_command_config(const GlobalOptions& global, const ConfigArgs& args,
   ConfigSources sources;
   sources.options_file = args.options_file;
   for (const auto& [key, value] : args.values) {
-    sources.command_line.push_back({key, value, setting_info(key).option});
+    sources.command_line.push_back(
+        {key, value, setting_info(key).option, args.empty_settings.count(key) > 0});
   }
   sources.command_line.insert(sources.command_line.end(), extra.begin(), extra.end());
   if (global.color != "auto") {

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace npucc::cli {
@@ -48,6 +49,7 @@ struct CacheArgs {
   std::string remote_ca_file;
   std::string remote_client_cert;
   std::string remote_client_key;
+  std::set<std::string> empty_settings; // note_empty_value (config_options.h)
 };
 enum class MaxSizeOption { no, yes };
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size);

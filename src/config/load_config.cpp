@@ -143,15 +143,36 @@ void apply_options_file(Config& config, const fs::path& file, const GetEnv& gete
   }
 }
 
+// An empty value on the command line: the built-in default, whatever the other sources
+// say. An empty cache folder is refused: it would silently mean ~/.cache/npucc.
+void reset_to_default(Config& config, const SettingInfo& info, const std::string& option,
+                      const GetEnv& getenv) {
+  if (info.key == "cache.dir") {
+    throw usage_error(option + " '': the cache folder is empty",
+                      "give a folder, or leave " + option + " out to use " + info.environment +
+                          ", config.toml's cache.dir or ~/.cache/npucc");
+  }
+  Config defaults;
+  apply_defaults(defaults, getenv);
+  Setting setting = defaults.get(info.key);
+  setting.source = SettingSource::command_line;
+  setting.origin = option;
+  config.set(info.key, setting);
+}
+
 void apply_command_line(Config& config, const std::vector<CommandLineValue>& values,
                         const GetEnv& getenv) {
   for (const auto& item : values) {
     const SettingInfo& info = setting_info(item.key);
-    if (item.value.empty()) {
+    if (item.value.empty() && !item.given_empty) {
       continue;
     }
     std::string option = item.option.empty() ? info.option : item.option;
     std::string value = config::check_value(info, item.value, option, {}, getenv);
+    if (value.empty()) {
+      reset_to_default(config, info, option, getenv);
+      continue;
+    }
     config.set(item.key, Setting{value, SettingSource::command_line, option});
   }
 }

@@ -86,7 +86,7 @@ expect_status 3 "$NPUCC" cache verify --fix --cache-dir "$C"
 for f in docs/inner/f entries/zz/sub/f lock/dir/f README; do
   [ "$(cat "$C/$f")" = keep ] || fail "verify --fix removed $f"
 done
-contains "$WORK/out" "README: unexpected a file in the cache folder  \[left alone"
+contains "$WORK/out" "README: is a file, not expected in the cache folder  \[left alone"
 expect_status 1 "$NPUCC" cache purge --all --cache-dir "$C"
 contains "$WORK/err" "foreign: a folder npucc did not write; entry left alone"
 [ "$(cat "$E/foreign/f")" = keep ] || fail "eviction recursed into a foreign folder"
