@@ -1,0 +1,185 @@
+// npucc.Cache: the public Cache (npucc/cache_maintenance.h) opened with the options of
+// `npucc cache` commands (cache_request()); every call that reads or changes the folder
+// releases the GIL. Results go to Python as dicts of plain values.
+#include "bindings.h"
+
+#include "npucc/cache_maintenance.h"
+#include "npucc/compile_request.h"
+
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+namespace py = pybind11;
+
+namespace npucc::python {
+
+namespace {
+
+using NamedValues = std::vector<std::pair<std::string, std::string>>;
+
+py::dict entry_dict(const CacheEntry& entry) {
+  py::dict out;
+  out["key"] = entry.key;
+  out["model"] = entry.model;
+  out["variants"] = entry.variants;
+  out["compiler_version"] = entry.compiler_version;
+  out["options"] = entry.options;
+  out["state"] = entry.state;
+  out["problem"] = entry.problem;
+  out["bytes"] = entry.bytes;
+  out["created"] = entry.created;
+  out["last_used"] = entry.last_used;
+  return out;
+}
+
+py::dict stats_dict(const CacheStatistics& stats) {
+  py::dict out;
+  out["dir"] = stats.dir;
+  out["entries"] = stats.entries;
+  out["bytes"] = stats.bytes;
+  out["states"] = stats.states;
+  out["counters"] = stats.counters;
+  return out;
+}
+
+py::dict verify_dict(const CacheVerifyResult& result) {
+  py::list problems;
+  for (const auto& problem : result.problems) {
+    py::dict item;
+    item["kind"] = problem.kind;
+    item["path"] = problem.path;
+    item["detail"] = problem.detail;
+    item["fixed"] = problem.fixed;
+    item["left_alone"] = problem.left_alone;
+    problems.append(item);
+  }
+  py::dict out;
+  out["entries"] = result.entries;
+  out["bytes"] = result.bytes;
+  out["problems"] = problems;
+  out["failures"] = result.failures;
+  return out;
+}
+
+py::dict removal_dict(const CacheRemoval& removal) {
+  py::list removed;
+  for (const auto& entry : removal.removed) {
+    py::dict item;
+    item["key"] = entry.key;
+    item["model"] = entry.model;
+    item["compiler_version"] = entry.compiler_version;
+    item["bytes"] = entry.bytes;
+    item["why"] = entry.why;
+    removed.append(item);
+  }
+  py::dict out;
+  out["removed"] = removed;
+  out["freed"] = removal.freed;
+  out["temporaries"] = removal.temporaries;
+  out["temporary_bytes"] = removal.temporary_bytes;
+  out["failures"] = removal.failures;
+  return out;
+}
+
+// Cache with the warnings of its settings, for the Python side to show.
+struct OpenedCache {
+  Cache cache;
+  std::vector<std::string> warnings;
+};
+
+OpenedCache open_cache(const NamedValues& values) {
+  std::vector<OptionValue> options;
+  for (const auto& [name, value] : values) {
+    options.push_back({name, value});
+  }
+  py::gil_scoped_release released;
+  CacheRequest request = cache_request(options);
+  return {Cache(request.cache), request.warnings};
+}
+
+// Calls `work` on the cache with the GIL released, then converts its result with it held.
+template <typename Work, typename Convert>
+py::dict released(const OpenedCache& opened, Work work, Convert convert) {
+  auto result = [&] {
+    py::gil_scoped_release gil;
+    return work(opened.cache);
+  }();
+  return convert(result);
+}
+
+py::dict purge(const OpenedCache& opened, bool all, std::optional<int64_t> older_than,
+               std::optional<uint64_t> max_size, bool dry_run) {
+  PurgeRequest request{all, older_than, max_size, dry_run};
+  return released(
+      opened, [&](const Cache& cache) { return cache.purge(request); }, removal_dict);
+}
+
+py::dict invalidate(const OpenedCache& opened, std::optional<std::string> compiler_version,
+                    const std::string& model, const std::string& key_prefix, bool dry_run) {
+  InvalidateRequest request{std::move(compiler_version), model, key_prefix, dry_run};
+  return released(
+      opened, [&](const Cache& cache) { return cache.invalidate(request); }, removal_dict);
+}
+
+py::list entries(const OpenedCache& opened) {
+  std::vector<CacheEntry> found;
+  {
+    py::gil_scoped_release gil;
+    found = opened.cache.entries();
+  }
+  py::list out;
+  for (const auto& entry : found) {
+    out.append(entry_dict(entry));
+  }
+  return out;
+}
+
+void init_cache(const std::filesystem::path& dir, const std::string& shared) {
+  CacheSharing sharing = parse_cache_sharing(shared, "--shared");
+  py::gil_scoped_release gil;
+  init_cache_dir(dir, sharing);
+}
+
+} // namespace
+
+void bind_cache(py::module_& module) {
+  module.def("cache_option_names", &cache_option_names,
+             "the option names Cache() takes, as `npucc cache ls --help` spells them");
+  py::class_<OpenedCache>(module, "Cache")
+      .def(py::init(&open_cache), py::arg("options"))
+      .def_property_readonly("dir", [](const OpenedCache& c) { return c.cache.config().dir; })
+      .def_readonly("warnings", &OpenedCache::warnings)
+      .def("entries", &entries)
+      .def("stats",
+           [](const OpenedCache& c) {
+             return released(c, [](const Cache& cache) { return cache.stats(); }, stats_dict);
+           })
+      .def("zero_stats",
+           [](const OpenedCache& c) {
+             py::gil_scoped_release gil;
+             c.cache.zero_stats();
+           })
+      .def(
+          "verify",
+          [](const OpenedCache& c, bool fix) {
+            return released(c, [fix](const Cache& cache) { return cache.verify(fix); },
+                            verify_dict);
+          },
+          py::arg("fix"))
+      .def("purge", &purge, py::arg("all"), py::arg("older_than"), py::arg("max_size"),
+           py::arg("dry_run"))
+      .def("invalidate", &invalidate, py::arg("compiler_version"), py::arg("model"),
+           py::arg("key_prefix"), py::arg("dry_run"));
+  module.def("init_cache", &init_cache, py::arg("dir"), py::arg("shared"));
+  module.def(
+      "parse_age", [](const std::string& text) { return parse_age(text); }, py::arg("text"),
+      "seconds of \"7d\", \"12h\", \"30m\", \"45s\"");
+  module.def(
+      "parse_size",
+      [](const std::string& text, const std::string& where) {
+        return parse_size_setting(text, where);
+      },
+      py::arg("text"), py::arg("where"), "bytes of \"10G\", \"512MiB\", \"4096\"");
+}
+
+} // namespace npucc::python

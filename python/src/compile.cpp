@@ -1,0 +1,85 @@
+// npucc.compile: the CLI's compile options by name (compile_request()) and a compile through
+// the cache (compile_cached()), with the GIL released while either works, so a compile in
+// one thread lets the others run, compiles included.
+#include "bindings.h"
+
+#include "npucc/cache.h"
+#include "npucc/compile_request.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+namespace py = pybind11;
+
+namespace npucc::python {
+
+namespace {
+
+using Warn = std::function<void(const std::string&)>;
+using NamedValues = std::vector<std::pair<std::string, std::string>>;
+
+std::vector<OptionValue> option_values(const NamedValues& values) {
+  std::vector<OptionValue> out;
+  for (const auto& [name, value] : values) {
+    out.push_back({name, value});
+  }
+  return out;
+}
+
+py::dict graph_of(const CompiledGraph& graph, const std::filesystem::path& output_dir) {
+  py::dict out;
+  out["role"] = graph.role;
+  out["precision"] = graph.precision;
+  out["path"] = output_dir / graph.graph.file;
+  return out;
+}
+
+py::dict result_of(const CachedCompile& cached, const CompileOptions& options) {
+  py::list graphs;
+  for (const auto& graph : cached.result.graphs) {
+    graphs.append(graph_of(graph, options.output_dir));
+  }
+  py::dict out;
+  out["graphs"] = graphs;
+  out["cache"] = outcome_name(cached.outcome);
+  out["reason"] = cached.reason;
+  out["key"] = cached.key;
+  out["manifest_path"] = cached.result.manifest_path;
+  return out;
+}
+
+py::dict compile_model(const std::filesystem::path& model, const std::filesystem::path& output,
+                       const NamedValues& values, const Warn& warn) {
+  CompileRequest request;
+  {
+    py::gil_scoped_release released;
+    request = compile_request(model, output, option_values(values));
+  }
+  for (const auto& warning : request.warnings) {
+    warn(warning);
+  }
+  CachedCompile cached;
+  {
+    py::gil_scoped_release released;
+    cached = compile_cached(request.options, request.cache, request.use);
+  }
+  for (const auto* warning : {&cached.remote_warning, &cached.warning}) {
+    if (!warning->empty()) {
+      warn(*warning);
+    }
+  }
+  return result_of(cached, request.options);
+}
+
+} // namespace
+
+void bind_compile(py::module_& module) {
+  module.def("compile_option_names", &compile_option_names,
+             "the option names compile() takes, as `npucc compile --help` spells them");
+  module.def("compile", &compile_model, py::arg("model"), py::arg("output"), py::arg("options"),
+             py::arg("warn"),
+             "compile through the cache; options: (name, text) pairs; warn(line) for warnings");
+}
+
+} // namespace npucc::python
