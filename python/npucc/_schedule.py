@@ -87,6 +87,8 @@ def _whole(value: Any, name: str) -> int:
 
 def _real(value: Any, name: str) -> float:
     try:
+        if isinstance(value, (str, bytes)):
+            raise TypeError  # float("0.5") would parse it: a mistake, not a loss
         return float(value)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a number, not {type(value).__name__}") from None
