@@ -72,6 +72,18 @@ py::dict compile_model(const std::filesystem::path& model, const std::filesystem
   return result_of(cached, request.options);
 }
 
+// The components of the key compile() would use (explain_cache_key()): for tests.
+std::vector<std::tuple<std::string, std::string, std::string>>
+key_components(const std::filesystem::path& model, const NamedValues& values) {
+  py::gil_scoped_release released;
+  CompileRequest request = compile_request(model, "", option_values(values));
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (const auto& component : explain_cache_key(request.options).components) {
+    out.emplace_back(component.name, component.digest, component.value);
+  }
+  return out;
+}
+
 } // namespace
 
 void bind_compile(py::module_& module) {
@@ -80,6 +92,8 @@ void bind_compile(py::module_& module) {
   module.def("compile", &compile_model, py::arg("model"), py::arg("output"), py::arg("options"),
              py::arg("warn"),
              "compile through the cache; options: (name, text) pairs; warn(line) for warnings");
+  module.def("key_components", &key_components, py::arg("model"), py::arg("options"),
+             "(name, digest, value) of each component of the model's cache key");
 }
 
 } // namespace npucc::python
