@@ -91,6 +91,6 @@ def test_every_public_object_has_a_docstring():
 def test_pydoc_renders_the_package():
     page = subprocess.run([sys.executable, "-m", "pydoc", "npucc"], capture_output=True, text=True,
                           check=True, env=dict(os.environ, PAGER="cat")).stdout
-    for expected in ("class Schedule", "class TellMeStepOrLossHook", "class Cache", "compile(model, output",
-                     "report_step(self, step, total_step", "state_dict(self)"):
+    for expected in ("class Schedule", "class TellMeStepOrLossHook", "class Cache", "compile(model: ",
+                     "report_step(self, step: ", "state_dict(self)"):
         assert expected in page, expected
