@@ -2,7 +2,6 @@
 // `npucc cache` commands (cache_request()); every call that reads or changes the folder
 // releases the GIL. Results go to Python as dicts of plain values.
 #include "bindings.h"
-
 #include "npucc/cache_maintenance.h"
 #include "npucc/compile_request.h"
 
@@ -10,6 +9,7 @@
 #include <pybind11/stl/filesystem.h>
 
 namespace py = pybind11;
+using namespace pybind11::literals;
 
 namespace npucc::python {
 
@@ -18,67 +18,48 @@ namespace {
 using NamedValues = std::vector<std::pair<std::string, std::string>>;
 
 py::dict entry_dict(const CacheEntry& entry) {
-  py::dict out;
-  out["key"] = entry.key;
-  out["model"] = entry.model;
-  out["variants"] = entry.variants;
-  out["compiler_version"] = entry.compiler_version;
-  out["options"] = entry.options;
-  out["state"] = entry.state;
-  out["problem"] = entry.problem;
-  out["bytes"] = entry.bytes;
-  out["created"] = entry.created;
-  out["last_used"] = entry.last_used;
-  return out;
+  return py::dict("key"_a = entry.key, "model"_a = entry.model, "variants"_a = entry.variants,
+                  "compiler_version"_a = entry.compiler_version, "options"_a = entry.options,
+                  "state"_a = entry.state, "problem"_a = entry.problem, "bytes"_a = entry.bytes,
+                  "created"_a = entry.created, "last_used"_a = entry.last_used);
 }
 
 py::dict stats_dict(const CacheStatistics& stats) {
-  py::dict out;
-  out["dir"] = stats.dir;
-  out["entries"] = stats.entries;
-  out["bytes"] = stats.bytes;
-  out["states"] = stats.states;
-  out["counters"] = stats.counters;
+  return py::dict("dir"_a = stats.dir, "entries"_a = stats.entries, "bytes"_a = stats.bytes,
+                  "states"_a = stats.states, "counters"_a = stats.counters);
+}
+
+// Each item converted by `convert`, as a Python list.
+template <typename Item, typename Convert>
+py::list list_of(const std::vector<Item>& items, Convert convert) {
+  py::list out;
+  for (const auto& item : items) {
+    out.append(convert(item));
+  }
   return out;
+}
+
+py::dict problem_dict(const CacheProblem& problem) {
+  return py::dict("kind"_a = problem.kind, "path"_a = problem.path, "detail"_a = problem.detail,
+                  "fixed"_a = problem.fixed, "left_alone"_a = problem.left_alone);
 }
 
 py::dict verify_dict(const CacheVerifyResult& result) {
-  py::list problems;
-  for (const auto& problem : result.problems) {
-    py::dict item;
-    item["kind"] = problem.kind;
-    item["path"] = problem.path;
-    item["detail"] = problem.detail;
-    item["fixed"] = problem.fixed;
-    item["left_alone"] = problem.left_alone;
-    problems.append(item);
-  }
-  py::dict out;
-  out["entries"] = result.entries;
-  out["bytes"] = result.bytes;
-  out["problems"] = problems;
-  out["failures"] = result.failures;
-  return out;
+  return py::dict("entries"_a = result.entries, "bytes"_a = result.bytes,
+                  "problems"_a = list_of(result.problems, problem_dict),
+                  "failures"_a = result.failures);
+}
+
+py::dict removed_dict(const RemovedEntry& entry) {
+  return py::dict("key"_a = entry.key, "model"_a = entry.model,
+                  "compiler_version"_a = entry.compiler_version, "bytes"_a = entry.bytes,
+                  "why"_a = entry.why);
 }
 
 py::dict removal_dict(const CacheRemoval& removal) {
-  py::list removed;
-  for (const auto& entry : removal.removed) {
-    py::dict item;
-    item["key"] = entry.key;
-    item["model"] = entry.model;
-    item["compiler_version"] = entry.compiler_version;
-    item["bytes"] = entry.bytes;
-    item["why"] = entry.why;
-    removed.append(item);
-  }
-  py::dict out;
-  out["removed"] = removed;
-  out["freed"] = removal.freed;
-  out["temporaries"] = removal.temporaries;
-  out["temporary_bytes"] = removal.temporary_bytes;
-  out["failures"] = removal.failures;
-  return out;
+  return py::dict("removed"_a = list_of(removal.removed, removed_dict), "freed"_a = removal.freed,
+                  "temporaries"_a = removal.temporaries,
+                  "temporary_bytes"_a = removal.temporary_bytes, "failures"_a = removal.failures);
 }
 
 // Cache with the warnings of its settings, for the Python side to show.
@@ -127,11 +108,7 @@ py::list entries(const OpenedCache& opened) {
     py::gil_scoped_release gil;
     found = opened.cache.entries();
   }
-  py::list out;
-  for (const auto& entry : found) {
-    out.append(entry_dict(entry));
-  }
-  return out;
+  return list_of(found, entry_dict);
 }
 
 void init_cache(const std::filesystem::path& dir, const std::string& shared) {
@@ -152,7 +129,8 @@ void bind_cache(py::module_& module) {
       .def("entries", &entries)
       .def("stats",
            [](const OpenedCache& c) {
-             return released(c, [](const Cache& cache) { return cache.stats(); }, stats_dict);
+             return released(
+                 c, [](const Cache& cache) { return cache.stats(); }, stats_dict);
            })
       .def("zero_stats",
            [](const OpenedCache& c) {
@@ -162,8 +140,8 @@ void bind_cache(py::module_& module) {
       .def(
           "verify",
           [](const OpenedCache& c, bool fix) {
-            return released(c, [fix](const Cache& cache) { return cache.verify(fix); },
-                            verify_dict);
+            return released(
+                c, [fix](const Cache& cache) { return cache.verify(fix); }, verify_dict);
           },
           py::arg("fix"))
       .def("purge", &purge, py::arg("all"), py::arg("older_than"), py::arg("max_size"),

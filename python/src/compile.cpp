@@ -2,7 +2,6 @@
 // the cache (compile_cached()), with the GIL released while either works, so a compile in
 // one thread lets the others run, compiles included.
 #include "bindings.h"
-
 #include "npucc/cache.h"
 #include "npucc/compile_request.h"
 
@@ -11,6 +10,7 @@
 #include <pybind11/stl/filesystem.h>
 
 namespace py = pybind11;
+using namespace pybind11::literals;
 
 namespace npucc::python {
 
@@ -27,26 +27,15 @@ std::vector<OptionValue> option_values(const NamedValues& values) {
   return out;
 }
 
-py::dict graph_of(const CompiledGraph& graph, const std::filesystem::path& output_dir) {
-  py::dict out;
-  out["role"] = graph.role;
-  out["precision"] = graph.precision;
-  out["path"] = output_dir / graph.graph.file;
-  return out;
-}
-
 py::dict result_of(const CachedCompile& cached, const CompileOptions& options) {
   py::list graphs;
   for (const auto& graph : cached.result.graphs) {
-    graphs.append(graph_of(graph, options.output_dir));
+    graphs.append(py::dict("role"_a = graph.role, "precision"_a = graph.precision,
+                           "path"_a = options.output_dir / graph.graph.file));
   }
-  py::dict out;
-  out["graphs"] = graphs;
-  out["cache"] = outcome_name(cached.outcome);
-  out["reason"] = cached.reason;
-  out["key"] = cached.key;
-  out["manifest_path"] = cached.result.manifest_path;
-  return out;
+  return py::dict("graphs"_a = graphs, "cache"_a = outcome_name(cached.outcome),
+                  "reason"_a = cached.reason, "key"_a = cached.key,
+                  "manifest_path"_a = cached.result.manifest_path);
 }
 
 py::dict compile_model(const std::filesystem::path& model, const std::filesystem::path& output,

@@ -3,7 +3,6 @@
 // which is also a ValueError, so `except ValueError` catches a bad value as Python code
 // expects while `except npucc.Error` still catches everything npucc raises.
 #include "bindings.h"
-
 #include "npucc/error.h"
 
 namespace py = pybind11;

@@ -1,5 +1,4 @@
 #include "bindings.h"
-
 #include "npucc/version.h"
 
 PYBIND11_MODULE(_npucc, module) {

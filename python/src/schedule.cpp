@@ -1,9 +1,9 @@
 // The schedule (npucc/schedule.h, SPEC §1) for npucc.Schedule: roles as the strings
 // "low" / "high", states as the JSON document of schedule_state_json(). Cheap calls: the
 // GIL stays held.
-#include "bindings.h"
-
 #include "npucc/schedule.h"
+
+#include "bindings.h"
 #include "npucc/train_mode.h"
 
 #include <pybind11/stl.h>
@@ -57,8 +57,7 @@ void bind_schedule(py::module_& module) {
                              [](const PrecisionSchedule& s) { return to_string(s.current()); })
       .def_property_readonly("mode",
                              [](const PrecisionSchedule& s) { return mode_fields(s.mode()); })
-      .def("state_json",
-           [](const PrecisionSchedule& s) { return schedule_state_json(s.state()); })
+      .def("state_json", [](const PrecisionSchedule& s) { return schedule_state_json(s.state()); })
       .def("restore_json", &restore_state, py::arg("state_json"));
 }
 

@@ -46,8 +46,7 @@ std::map<std::string, std::string> by_name(const std::vector<OptionValue>& value
 }
 
 // load_config() with the settings among `given` as command-line values.
-Config load_given_settings(const std::map<std::string, std::string>& given,
-                           const GetEnv& getenv) {
+Config load_given_settings(const std::map<std::string, std::string>& given, const GetEnv& getenv) {
   ConfigSources sources;
   for (const auto& [name, value] : given) {
     if (const SettingInfo* info = setting_of(name)) {
@@ -143,8 +142,7 @@ void apply_precision_settings(const Config& settings, CompileOptions& options) {
 
 void apply_precision_flags(const GivenOptions& given, CompileOptions& options) {
   if (auto file = given.text("keep-dtype")) {
-    options.keep_dtype_nodes =
-        precision::parse_keep_dtype(read_option_file("--keep-dtype", *file));
+    options.keep_dtype_nodes = precision::parse_keep_dtype(read_option_file("--keep-dtype", *file));
     if (options.keep_dtype_nodes.empty()) {
       throw usage_error("--keep-dtype " + *file + ": the file names no node");
     }
@@ -194,7 +192,7 @@ const std::vector<std::string>& compile_option_names() {
 
 const std::vector<std::string>& cache_option_names() {
   static const std::vector<std::string> names = {"cache-dir", "read-only", "cache-shared",
-                                                  "cache-key-file", "options"};
+                                                 "cache-key-file", "options"};
   return names;
 }
 
@@ -212,8 +210,8 @@ CompileRequest compile_request(const std::filesystem::path& model,
   apply_precision_flags(given, options);
   options.model_path = model;
   options.output_dir = output;
-  options.replace_output = given.flag("force", false) ? OutputReplace::any
-                                                      : OutputReplace::npucc_files;
+  options.replace_output =
+      given.flag("force", false) ? OutputReplace::any : OutputReplace::npucc_files;
   if (auto memory = given.text("max-memory")) {
     options.limits.max_memory_bytes = parse_memory_size(*memory);
   }
