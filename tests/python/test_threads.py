@@ -105,3 +105,13 @@ def test_a_cache_operation_lets_other_python_threads_run(cache_dir):
     cache = npucc.Cache(cache_dir)
     blocked_then_released(cache_dir, lambda: cache.zero_stats())
     assert cache.stats().counter("zeroed") > 0
+
+
+def test_threads_that_end_leave_the_checker_to_the_others(tmp_path):
+    """The ONNX checker runs in a worker process forked by the first compile. Forked by a
+    thread other than the main one, it must outlive that thread: a worker killed when its
+    thread ended failed the request another thread had in flight ("ONNX crashed")."""
+    for round in range(10):
+        calls = [lambda i=i: npucc.compile(OTHER_MODEL, tmp_path / f"r{round}-{i}", no_cache=True)
+                 for i in range(3)]
+        assert [result.cache for result in run_in_threads(calls)] == ["disabled"] * 3
