@@ -6,6 +6,8 @@ import json
 import re
 import subprocess
 
+import pytest
+
 import npucc
 from conftest import MODEL, NPUCC, OTHER_MODEL, cli
 from npucc import _npucc
@@ -110,3 +112,16 @@ def test_every_cli_compile_option_is_a_keyword():
     names = [keyword.replace("_", "-") for keyword in keywords]
     assert names == list(_npucc.compile_option_names())
     assert names == cli_compile_options()
+
+
+def test_warnings_are_the_cli_warnings(tmp_path):
+    options = tmp_path / "opts.json"
+    options.write_text('{"accelerate_train_mode": "fast|step", "enable_small_channel": "1"}')
+    shown = cli("compile", MODEL, "-o", tmp_path / "cli", "--options", options, "--no-cache").stderr
+    expected = [line[len("npucc: warning: "):] for line in shown.splitlines() if line.startswith("npucc: warning: ")]
+    assert expected
+    with pytest.warns(npucc.NpuccWarning) as caught:
+        result = npucc.compile(MODEL, tmp_path / "out", options=options, no_cache=True)
+    assert [str(warning.message) for warning in caught] == expected
+    assert caught[0].filename == __file__  # pointing at the caller
+    assert set(result.graphs) == {"high", "low"}  # the options file's mode applied
