@@ -125,3 +125,23 @@ def test_warnings_are_the_cli_warnings(tmp_path):
     assert [str(warning.message) for warning in caught] == expected
     assert caught[0].filename == __file__  # pointing at the caller
     assert set(result.graphs) == {"high", "low"}  # the options file's mode applied
+
+
+def test_an_uncacheable_model_is_a_bypass(tmp_path, cache_dir):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+             helper.make_node("Magic", ["a"], ["y"], name="magic_node", domain="com.acme")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.acme", 1)])
+    model.ir_version = 8
+    path = tmp_path / "custom.onnx"
+    onnx.save(model, str(path))
+    shown = cli("compile", path, "-o", tmp_path / "cli", "--cache-dir", cache_dir).stdout
+    result = npucc.compile(path, tmp_path / "out", cache_dir=cache_dir)
+    assert result.cache == "bypass", result
+    assert f"cache: bypass: {result.reason}" in shown and "com.acme::Magic" in result.reason
+    assert npucc.Cache(cache_dir).entries() == []
+    assert npucc.Cache(cache_dir).stats().counter("bypass.custom-op") == 2  # the CLI's and this one
