@@ -112,7 +112,8 @@ class Student(torch.nn.Module):
             if round_to is None:
                 x = layer(x)
             else:
-                x = F.linear(rounded(x, round_to), rounded(layer.weight, round_to), rounded(layer.bias, round_to))
+                weight, bias = rounded(layer.weight, round_to), rounded(layer.bias, round_to)
+                x = F.linear(rounded(x, round_to), weight, bias)
             if index < len(self.layers) - 1:
                 x = torch.tanh(x)
         return x

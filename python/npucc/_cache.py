@@ -138,7 +138,9 @@ def _entry(item: Dict[str, Any]) -> CacheEntry:
 
 def _removal(item: Dict[str, Any]) -> Removal:
     removed = [RemovedEntry(**entry) for entry in item["removed"]]
-    return Removal(removed, item["freed"], item["temporaries"], item["temporary_bytes"], item["failures"])
+    return Removal(
+        removed, item["freed"], item["temporaries"], item["temporary_bytes"], item["failures"]
+    )
 
 
 def _seconds(value: Union[str, int, float, None]) -> Optional[int]:
@@ -216,7 +218,8 @@ class Cache:
     def stats(self) -> CacheStats:
         """Entries, size and counters (`npucc cache stats`)."""
         item = self._cache.stats()
-        return CacheStats(pathlib.Path(item["dir"]), item["entries"], item["bytes"], item["states"], item["counters"])
+        path = pathlib.Path(item["dir"])
+        return CacheStats(path, item["entries"], item["bytes"], item["states"], item["counters"])
 
     def zero_stats(self) -> None:
         """Resets every counter but last_cleanup (`npucc cache stats --zero`)."""
@@ -225,10 +228,11 @@ class Cache:
     def verify(self, fix: bool = False) -> VerifyResult:
         """Re-hashes every entry (`npucc cache verify`); fix=True removes what is broken."""
         item = self._cache.verify(bool(fix))
-        problems = [dict(problem, path=pathlib.Path(problem["path"])) for problem in item["problems"]]
-        return VerifyResult(
-            item["entries"], item["bytes"], [CacheProblem(**problem) for problem in problems], item["failures"]
-        )
+        problems = [
+            CacheProblem(**dict(problem, path=pathlib.Path(problem["path"])))
+            for problem in item["problems"]
+        ]
+        return VerifyResult(item["entries"], item["bytes"], problems, item["failures"])
 
     def purge(
         self,
@@ -243,7 +247,8 @@ class Cache:
         older_than: "7d", "12h", "30m" or seconds; max_size: "10G", "500M" or bytes (least
         recently used go first). With no condition only stale temporary files go.
         """
-        return _removal(self._cache.purge(bool(all), _seconds(older_than), _bytes(max_size), bool(dry_run)))
+        purged = self._cache.purge(bool(all), _seconds(older_than), _bytes(max_size), bool(dry_run))
+        return _removal(purged)
 
     def invalidate(
         self,
@@ -259,7 +264,8 @@ class Cache:
         key: whose key starts with these (at least 4) hex digits. With none of the three:
         the entries of every compiler version but this one.
         """
-        return _removal(self._cache.invalidate(compiler_version, model or "", key or "", bool(dry_run)))
+        removed = self._cache.invalidate(compiler_version, model or "", key or "", bool(dry_run))
+        return _removal(removed)
 
     def __repr__(self) -> str:
         return f"npucc.Cache({str(self.path)!r})"

@@ -52,7 +52,8 @@ def _text(name: str, value: Any) -> str:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if name == "input_shape" and isinstance(value, Mapping):
-        return ";".join(f"{input}:{','.join(str(int(d)) for d in dims)}" for input, dims in value.items())
+        shapes = (f"{input}:{','.join(str(int(d)) for d in dims)}" for input, dims in value.items())
+        return ";".join(shapes)
     if name == "passes" and isinstance(value, Sequence):
         return ",".join(str(p) for p in value)
     if name == "accelerate_train_mode":
@@ -62,7 +63,11 @@ def _text(name: str, value: Any) -> str:
 
 def option_values(given: Dict[str, Any]) -> List[Tuple[str, str]]:
     """The (name, text) pairs the library takes, from keywords (None: not given)."""
-    return [(name.replace("_", "-"), _text(name, value)) for name, value in given.items() if value is not None]
+    return [
+        (name.replace("_", "-"), _text(name, value))
+        for name, value in given.items()
+        if value is not None
+    ]
 
 
 def warn(line: str) -> None:

@@ -260,9 +260,8 @@ class TellMeStepOrLossHook(Schedule):
         if losses:
             return self.report_loss(_needed(values, "loss"), _needed(values, "final_loss"))
         per_loop = values["iterations_per_loop"]
-        return self.report_step(
-            _needed(values, "step"), _needed(values, "total_step"), 1 if per_loop is None else per_loop
-        )
+        step, total_step = _needed(values, "step"), _needed(values, "total_step")
+        return self.report_step(step, total_step, 1 if per_loop is None else per_loop)
 
 
 def _current(value: Value) -> Any:
