@@ -4,9 +4,18 @@
 // The package npucc (python/npucc/__init__.py) wraps them in Python classes with
 // docstrings; nothing here is meant to be used directly.
 
+#include "npucc/compile_request.h"
+
 #include <pybind11/pybind11.h>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace npucc::python {
+
+// Options as the Python side passes them: (name, text) pairs, names as the CLI spells them.
+using NamedValues = std::vector<std::pair<std::string, std::string>>;
+std::vector<OptionValue> option_values(const NamedValues& values);
 
 // npucc.Error (a RuntimeError) and npucc.UsageError (an Error and a ValueError), and the
 // translation of npucc::Error into them.

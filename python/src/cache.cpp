@@ -15,8 +15,6 @@ namespace npucc::python {
 
 namespace {
 
-using NamedValues = std::vector<std::pair<std::string, std::string>>;
-
 py::dict entry_dict(const CacheEntry& entry) {
   return py::dict("key"_a = entry.key, "model"_a = entry.model, "variants"_a = entry.variants,
                   "compiler_version"_a = entry.compiler_version, "options"_a = entry.options,
@@ -69,10 +67,7 @@ struct OpenedCache {
 };
 
 OpenedCache open_cache(const NamedValues& values) {
-  std::vector<OptionValue> options;
-  for (const auto& [name, value] : values) {
-    options.push_back({name, value});
-  }
+  std::vector<OptionValue> options = option_values(values);
   py::gil_scoped_release released;
   CacheRequest request = cache_request(options);
   return {Cache(request.cache), request.warnings};

@@ -17,15 +17,6 @@ namespace npucc::python {
 namespace {
 
 using Warn = std::function<void(const std::string&)>;
-using NamedValues = std::vector<std::pair<std::string, std::string>>;
-
-std::vector<OptionValue> option_values(const NamedValues& values) {
-  std::vector<OptionValue> out;
-  for (const auto& [name, value] : values) {
-    out.push_back({name, value});
-  }
-  return out;
-}
 
 py::dict result_of(const CachedCompile& cached, const CompileOptions& options) {
   py::list graphs;
@@ -74,6 +65,14 @@ key_components(const std::filesystem::path& model, const NamedValues& values) {
 }
 
 } // namespace
+
+std::vector<OptionValue> option_values(const NamedValues& values) {
+  std::vector<OptionValue> out;
+  for (const auto& [name, value] : values) {
+    out.push_back({name, value});
+  }
+  return out;
+}
 
 void bind_compile(py::module_& module) {
   module.def("compile_option_names", &compile_option_names,
