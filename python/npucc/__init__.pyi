@@ -97,6 +97,7 @@ def compile(
     read_only: Optional[bool] = None,
     cache_shared: Optional[str] = None,
     cache_key_file: Optional[_Path] = None,
+    link_mode: Optional[str] = None,
     remote_cache: Optional[str] = None,
     remote_read_only: Optional[bool] = None,
     remote_connect_timeout: Union[float, str, None] = None,

@@ -96,6 +96,7 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     read_only: Optional[bool] = None,
     cache_shared: Optional[str] = None,
     cache_key_file: Optional[PathLike] = None,
+    link_mode: Optional[str] = None,
     remote_cache: Optional[str] = None,
     remote_read_only: Optional[bool] = None,
     remote_connect_timeout: Union[float, str, None] = None,

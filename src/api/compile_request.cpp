@@ -138,6 +138,11 @@ void apply_precision_settings(const Config& settings, CompileOptions& options) {
       throw usage_error("--modify-mixlist " + mixlist + ": the file is empty");
     }
   }
+  // Before the model is read, as the CLI does: a conflict then names both values' sources.
+  validate_precision_options(options.precision, options.accelerate_train_mode,
+                             {settings.get("accelerate_train_mode").origin,
+                              settings.get("precision_mode").origin,
+                              settings.get("precision_mode_v2").origin});
 }
 
 void apply_precision_flags(const GivenOptions& given, CompileOptions& options) {
@@ -174,6 +179,7 @@ const std::vector<std::string>& compile_option_names() {
       "read-only",
       "cache-shared",
       "cache-key-file",
+      "link-mode",
       "remote-cache",
       "remote-read-only",
       "remote-connect-timeout",
