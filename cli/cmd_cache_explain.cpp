@@ -59,7 +59,7 @@ json explanation_json(const CacheExplanation& out, const CompileOptions& options
           {"components", compiler::key_components_json(out.key)},
           {"cache",
            {{"dir", text_or_null(out.cache_dir.string())},
-            {"checked", out.lookup != KeyLookup::not_checked && !out.cache_dir.empty()},
+            {"checked", !out.cache_dir.empty()},
             {"lookup", pipeline::key_lookup_name(out.lookup)},
             {"detail", text_or_null(out.detail)},
             {"entries", out.entries},
@@ -130,6 +130,10 @@ void print_lookup(const CacheExplanation& out, const CacheConfig& config) {
                                         : "no entry under this key in " + where + " (" +
                                               count_entries(out.entries) + ")")
               << "\n";
+    break;
+  case KeyLookup::bypass:
+    std::cout << "bypass: " << util::printable(out.detail)
+              << ": a compile neither looks the key up nor stores it\n";
     break;
   case KeyLookup::not_checked:
     std::cout << "not checked: " << util::printable(out.detail) << "\n";

@@ -72,7 +72,10 @@ CompileOptions make_compile_options(const CompileArgs& args, const Config& setti
 void add_compile_command_options(CLI::App& command, CompileCommandArgs& args,
                                  CompileCommand which) {
   bool explain = which == CompileCommand::explain;
-  command.add_option("MODEL", args.model, "the .onnx model to compile")->required();
+  command
+      .add_option("MODEL", args.model,
+                  explain ? "the .onnx model the compile reads" : "the .onnx model to compile")
+      ->required();
   CLI::Option* output =
       command.add_option("-o,--output", args.output,
                          explain ? "the compile's output folder (explain writes nothing there)"

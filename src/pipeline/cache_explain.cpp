@@ -2,6 +2,8 @@
 
 #include "compiler/manifest.h"
 #include "npucc/error.h"
+#include "pipeline/cache_key.h"
+#include "pipeline/resource_ops.h"
 #include "util/sha256.h"
 
 #include <algorithm>
@@ -19,6 +21,8 @@ const char* key_lookup_name(KeyLookup lookup) {
     return "damaged";
   case KeyLookup::miss:
     return "miss";
+  case KeyLookup::bypass:
+    return "bypass";
   case KeyLookup::not_checked:
     return "not_checked";
   }
@@ -179,10 +183,16 @@ void look_up(CacheExplanation& out, const cache::LocalStorage& storage) {
 CacheExplanation explain_cache(const CompileOptions& options, const CacheConfig& config,
                                CacheUse use) {
   CacheExplanation out;
-  out.key = explain_cache_key(options);
+  Model model = read_model(options.model_path, options.limits, Weights::in_table);
+  out.key = compute_key(model, options);
   out.model = options.model_path.stem().string();
   if (use == CacheUse::disabled) {
     out.detail = "the cache is not used (--no-cache, NPUCC_CACHE_DISABLE or cache.disable)";
+    return out;
+  }
+  if (auto uncacheable = find_uncacheable_op(model.proto)) {
+    out.lookup = KeyLookup::bypass;
+    out.detail = uncacheable->message;
     return out;
   }
   std::error_code ec;

@@ -40,15 +40,17 @@ struct NearbyEntry {
   std::vector<OptionDifference> options; // when "options" differs
 };
 
-enum class KeyLookup { hit, damaged, miss, not_checked };
-// "hit", "damaged", "miss", "not_checked".
+// bypass: the model holds an op that keeps it out of the cache (resource_ops.h): a compile
+// neither looks it up nor stores it.
+enum class KeyLookup { hit, damaged, miss, bypass, not_checked };
+// "hit", "damaged", "miss", "bypass", "not_checked".
 const char* key_lookup_name(KeyLookup lookup);
 
 struct CacheExplanation {
   CacheKey key;
   std::string model; // the model name entries record: the file's stem
   KeyLookup lookup = KeyLookup::not_checked;
-  // damaged: the entry's problem; not_checked: why the cache was not read.
+  // damaged: the entry's problem; bypass: the op; not_checked: why the cache was not read.
   std::string detail;
   std::filesystem::path cache_dir; // empty when not checked
   size_t entries = 0;              // in the local cache
