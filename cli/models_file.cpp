@@ -6,6 +6,7 @@
 #include "util/file_io.h"
 #include "util/strings.h"
 
+#include <algorithm>
 #include <map>
 
 namespace npucc::cli {

@@ -65,7 +65,7 @@ inline constexpr size_t k_nearest_entries = 3;
 CacheExplanation explain_cache(const CompileOptions& options, const CacheConfig& config,
                                CacheUse use);
 
-// How the entry `header` (and its manifest.json, null when unreadable) differs from
+// How `entry` (its header, and its manifest.json: null when unreadable) differs from
 // `current`. Exposed for the unit tests.
 NearbyEntry compare_with_entry(const CacheKey& current, const cache::EntryInfo& entry,
                                const nlohmann::json& manifest);
