@@ -50,26 +50,44 @@ std::vector<std::string> option_names(const CLI::App& app) {
   return names;
 }
 
-// CLI11 reports a mistyped option as an "extra" argument; name the nearest real one.
-std::string suggest_for_extras(const CLI::App& app, const std::vector<std::string>& extras) {
-  for (const auto& extra : extras) {
-    if (!util::starts_with(extra, "--")) {
-      continue;
-    }
-    std::string word = extra.substr(0, extra.find('='));
-    std::string match = util::closest_match(word, option_names(app));
-    if (!match.empty()) {
-      return "did you mean " + match + "?";
-    }
-  }
-  return "see --help";
-}
-
 const CLI::App* deepest_parsed(const CLI::App& app) {
   for (const auto* sub : app.get_subcommands()) {
     return deepest_parsed(*sub);
   }
   return &app;
+}
+
+// "npucc cache ls": the words that name the command the user ran.
+std::string command_path(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* level = &app; level != nullptr; level = level->get_parent()) {
+    names.insert(names.begin(), level->get_name());
+  }
+  return util::join(names, " ");
+}
+
+std::string see_help(const CLI::App& app) {
+  return "see `" + command_path(app) + " --help`";
+}
+
+// The first word no level of the command line took that looks like an option
+// ("--sortt" of `--sortt model`, "--acelerate-train-mode=x"), without its "=value".
+std::optional<std::string> unknown_option(const CLI::App& app) {
+  for (const auto& word : app.remaining(true)) {
+    if (word.size() > 1 && word[0] == '-') {
+      return word.substr(0, word.find('='));
+    }
+  }
+  return std::nullopt;
+}
+
+// A mistyped option, named with the full command and the nearest real option. CLI11
+// reports it as an "extra" argument, or, when the misspelt option was a required one,
+// as that option missing; either way the user typed an option that does not exist.
+void print_unknown_option(const CLI::App& command, const std::string& word) {
+  std::string match = util::closest_match(word, option_names(command));
+  print_error("unknown option " + word + " for `" + command_path(command) + "`",
+              match.empty() ? see_help(command) : "did you mean " + match + "?");
 }
 
 } // namespace
@@ -157,22 +175,18 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
-  } catch (const CLI::ExtrasError& e) {
-    // CLI11 names the extras after the colon: "... not expected: --verbos".
-    std::string message = util::first_line(e.what());
-    std::vector<std::string> extras;
-    size_t colon = message.rfind(": ");
-    if (colon != std::string::npos) {
-      extras = util::split(message.substr(colon + 2), ' ');
-    }
-    print_error(message, suggest_for_extras(*deepest_parsed(app), extras));
-    return static_cast<int>(ExitStatus::usage);
   } catch (const CLI::ParseError& e) {
-    print_error(util::first_line(e.what()), "see npucc " +
-                                                std::string(deepest_parsed(app) == &app
-                                                                ? ""
-                                                                : deepest_parsed(app)->get_name() + " ") +
-                                                "--help");
+    const CLI::App& command = *deepest_parsed(app);
+    const std::vector<std::string> extras = app.remaining(true);
+    if (auto word = unknown_option(app)) {
+      print_unknown_option(command, *word);
+    } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !extras.empty()) {
+      print_error("unexpected argument \"" + extras.front() + "\" for `" +
+                      command_path(command) + "`",
+                  see_help(command));
+    } else {
+      print_error(util::first_line(e.what()), see_help(command));
+    }
     return static_cast<int>(ExitStatus::usage);
   } catch (const Error& e) {
     print_error(e.what(), e.hint());

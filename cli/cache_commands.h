@@ -2,11 +2,13 @@
 
 #include "app.h"
 #include "compile_options.h"
+#include "json_document.h"
 
 #include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 // Shared by the `npucc cache` subcommand files (cmd_cache*.cpp).
 namespace npucc::cli::cache_cli {
@@ -47,6 +49,11 @@ std::string format_time(int64_t seconds);
 
 inline void print_json(const nlohmann::json& value) {
   std::cout << value.dump(2) << "\n";
+}
+
+// `body` as the document `format` (json_document.h).
+inline void print_json(const JsonFormat& format, nlohmann::json body) {
+  print_json(json_document(format, std::move(body)));
 }
 
 } // namespace npucc::cli::cache_cli

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fnmatch.h>
 #include <iomanip>
 #include <map>
 
@@ -40,17 +41,39 @@ const std::vector<Subcommand>& subcommands() {
   return table;
 }
 
+// The header's "high:float32,low:mixed_float16" as [{"role": "high", "precision": "float32"},
+// ...]: a reader should not have to split strings.
+json variants_json(const std::string& variants) {
+  json out = json::array();
+  if (variants.empty()) {
+    return out;
+  }
+  for (const auto& variant : util::split(variants, ',')) {
+    size_t colon = variant.find(':');
+    out.push_back({{"role", variant.substr(0, colon)},
+                   {"precision", colon == std::string::npos ? "" : variant.substr(colon + 1)}});
+  }
+  return out;
+}
+
+// The header's options (canonical_options() text) as the object they are; null when the
+// entry is corrupt or its header holds no valid JSON object (headers can be forged).
+json options_json(const std::string& options) {
+  json parsed = json::parse(options, nullptr, false);
+  return parsed.is_object() ? parsed : json(nullptr);
+}
+
 json entry_json(const cache::EntryInfo& info) {
   return {{"key", info.key},
           {"model", info.header.model},
-          {"variants", info.header.variants},
+          {"variants", variants_json(info.header.variants)},
           {"bytes", info.bytes},
           {"created", info.header.created},
           {"last_used", info.last_used},
           {"compiler_version", info.header.compiler_version},
           {"state", cache::entry_state_name(info.state)},
           {"problem", info.problem},
-          {"options", info.header.options}};
+          {"options", options_json(info.header.options)}};
 }
 
 enum class SortBy { key, model, size, created, used, version, state };
@@ -96,6 +119,41 @@ struct LsArgs {
   std::string version;
 };
 
+// --model takes a glob (`ppocr*`) or the exact stem, which matches itself even when it
+// holds glob characters ("net[v2]").
+bool model_matches(const std::string& model, const std::string& pattern) {
+  return pattern.empty() || model == pattern || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
+}
+
+bool ls_selects(const cache::EntryInfo& info, const LsArgs& args) {
+  return model_matches(info.header.model, args.model) &&
+         (args.version.empty() || info.header.compiler_version == args.version);
+}
+
+// "--model ppocr* --version 0.1.0", or "" without filters.
+std::string ls_filters(const LsArgs& args) {
+  std::string filters;
+  if (!args.model.empty()) {
+    filters += "--model " + util::printable(args.model);
+  }
+  if (!args.version.empty()) {
+    filters += (filters.empty() ? "" : " ") + ("--version " + util::printable(args.version));
+  }
+  return filters;
+}
+
+// The line under the table: how many entries were listed, and of how many when a filter
+// is active, so "0 entries" never hides a --model that matched nothing.
+std::string ls_summary(size_t listed, size_t in_cache, const LsArgs& args,
+                       const std::filesystem::path& root) {
+  std::string filters = ls_filters(args);
+  if (filters.empty()) {
+    return count_entries(listed) + " in " + util::printable(root.string());
+  }
+  return count_entries(listed) + (listed == 1 ? " matches " : " match ") + filters + " (" +
+         std::to_string(in_cache) + " in the cache)";
+}
+
 } // namespace
 
 std::string format_time(int64_t seconds) {
@@ -113,13 +171,14 @@ std::string format_time(int64_t seconds) {
 std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
   auto args = std::make_shared<LsArgs>();
   add_cache_options(command, args->cache, MaxSizeOption::no);
-  command.add_flag("--json", args->json, "print a JSON array");
+  command.add_flag("--json", args->json, "print JSON");
   command
       .add_option("--sort", args->sort, "sort by key, model, size, created, used, version or state")
       ->check(CLI::IsMember({"key", "model", "size", "created", "used", "version", "state"}))
       ->capture_default_str();
   command.add_flag("--reverse", args->reverse, "reverse the order");
-  command.add_option("--model", args->model, "only entries of this model (the .onnx file's stem)");
+  command.add_option("--model", args->model,
+                     "only entries of this model: the .onnx file's stem, or a glob (\"ppocr*\")");
   command.add_option("--version", args->version, "only entries of this compiler version");
   command.add_flag("--remote", args->remote,
                    "list the remote cache's objects instead (Redis; plain HTTP cannot list)");
@@ -131,18 +190,15 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     cache::LocalStorage storage =
         cache::open_local_storage(make_cache_config(args->cache), CacheIntent::read);
     auto entries = storage.list(cache::Check::files);
+    const size_t in_cache = entries.size();
     size_t other_versions = 0;
     for (const auto& info : entries) {
       other_versions += info.state == cache::EntryState::other_version ? 1 : 0;
     }
-    entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                 [&](const cache::EntryInfo& info) {
-                                   return (!args->model.empty() &&
-                                           info.header.model != args->model) ||
-                                          (!args->version.empty() &&
-                                           info.header.compiler_version != args->version);
-                                 }),
-                  entries.end());
+    entries.erase(
+        std::remove_if(entries.begin(), entries.end(),
+                       [&](const cache::EntryInfo& info) { return !ls_selects(info, *args); }),
+        entries.end());
     // Entries are sorted by address: an EntryInfo holds a dozen strings, and moving them
     // in a merge sort cost more than the comparisons. The field is chosen once, not
     // by string compares in every comparison.
@@ -160,11 +216,12 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
       return a->key < b->key;
     });
     if (args->json) {
-      json out = json::array();
+      json listed = json::array();
       for (const auto* info : sorted) {
-        out.push_back(entry_json(*info));
+        listed.push_back(entry_json(*info));
       }
-      print_json(out);
+      print_json(k_cache_ls_format,
+                 {{"cache_dir", storage.root().string()}, {"entries", std::move(listed)}});
       return 0;
     }
     // Cells come from entries' headers, which anyone who may write the cache can forge:
@@ -189,8 +246,7 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     }
     std::cout << table.render();
     if (!global.quiet) {
-      std::cout << count_entries(entries.size()) << " in "
-                << util::printable(storage.root().string()) << "\n";
+      std::cout << ls_summary(entries.size(), in_cache, *args, storage.root()) << "\n";
       if (other_versions > 0) {
         std::cout << other_versions_note(other_versions) << " (this is " << k_version
                   << "); `npucc cache invalidate` removes them\n";
@@ -321,7 +377,7 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
     }
     CacheStatistics stats = cache.stats();
     if (args->json) {
-      print_json(stats_json(stats, config));
+      print_json(k_cache_stats_format, stats_json(stats, config));
       return 0;
     }
     print_local_stats(stats, config);

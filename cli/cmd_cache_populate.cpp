@@ -33,13 +33,13 @@ void print_populate_json(const PopulateSummary& summary) {
                                                                 : "compiled";
     items.push_back({{"model", item.model.string()}, {"status", status}, {"detail", item.detail}});
   }
-  print_json({{"compiled", summary.compiled},
-              {"cached", summary.cached},
-              {"bypassed", summary.bypassed},
-              {"failed", summary.failed},
-              {"invalidated", summary.invalidated},
-              {"other_version_entries", summary.other_version_entries},
-              {"models", items}});
+  print_json(k_cache_populate_format, {{"compiled", summary.compiled},
+                                       {"cached", summary.cached},
+                                       {"bypassed", summary.bypassed},
+                                       {"failed", summary.failed},
+                                       {"invalidated", summary.invalidated},
+                                       {"other_version_entries", summary.other_version_entries},
+                                       {"models", items}});
 }
 
 } // namespace

@@ -27,11 +27,11 @@ int list_remote(const CacheConfig& config, bool json, bool quiet) {
   std::sort(objects->begin(), objects->end(),
             [](const auto& a, const auto& b) { return a.key < b.key; });
   if (json) {
-    nlohmann::json out = nlohmann::json::array();
+    nlohmann::json listed = nlohmann::json::array();
     for (const auto& object : *objects) {
-      out.push_back({{"key", object.key}, {"bytes", object.bytes}});
+      listed.push_back({{"key", object.key}, {"bytes", object.bytes}});
     }
-    print_json(out);
+    print_json(k_cache_ls_remote_format, {{"url", config.remote.url}, {"entries", listed}});
     return 0;
   }
   uint64_t total = 0;

@@ -16,11 +16,15 @@ namespace npucc::cli {
 
 namespace {
 
-void print_summary(const CompileOptions& options, const CompileResult& result, double seconds) {
-  std::cout << "compiled " << util::printable(options.model_path.string()) << " -> "
-            << util::printable(options.output_dir.string()) << " in " << std::fixed;
+void print_seconds(double seconds) {
+  std::cout << std::fixed;
   std::cout.precision(2);
-  std::cout << seconds << " s\n";
+  std::cout << seconds << " s";
+}
+
+// The graphs written, the precision summary, the passes and the memory plan: the same
+// lines for a compile and for a hit (read back from the entry's manifest).
+void print_result(const CompileOptions& options, const CompileResult& result) {
   for (const auto& graph : result.graphs) {
     std::cout << "  " << graph.role << "  " << graph.precision << "  "
               << util::printable((options.output_dir / graph.graph.file).string()) << "  "
@@ -49,6 +53,33 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
   } else {
     std::cout << "  memory plan: unavailable: " << util::printable(plan.reason) << "\n";
   }
+}
+
+void print_summary(const CompileOptions& options, const CompileResult& result, double seconds) {
+  std::cout << "compiled " << util::printable(options.model_path.string()) << " -> "
+            << util::printable(options.output_dir.string()) << " in ";
+  print_seconds(seconds);
+  std::cout << "\n";
+  print_result(options, result);
+}
+
+size_t files_delivered(const CompileResult& result) {
+  size_t files = 1; // manifest.json
+  for (const auto& graph : result.graphs) {
+    files += 1 + graph.external_data.size();
+  }
+  return files;
+}
+
+// A hit compiled nothing: its first line says where the files came from and how they
+// got to OUTDIR; the rest is the stored compile's summary.
+void print_hit_summary(const CompileOptions& options, const CachedCompile& cached, double seconds) {
+  std::cout << "from the cache: " << util::printable(options.model_path.string()) << " -> "
+            << util::printable(options.output_dir.string()) << " in ";
+  print_seconds(seconds);
+  std::cout << ", " << files_delivered(cached.result) << " files of entry "
+            << cached.key.substr(0, 12) << " " << util::printable(cached.reason) << "\n";
+  print_result(options, cached.result);
 }
 
 // The cache's verdict and why (a hit: how the files got there; a miss: new key or a
@@ -87,6 +118,8 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (args->json) {
       std::cout << util::read_file(result.manifest_path);
+    } else if (!global.quiet && cached.outcome == CacheOutcome::hit) {
+      print_hit_summary(options, cached, seconds);
     } else if (!global.quiet) {
       print_summary(options, result, seconds);
     }

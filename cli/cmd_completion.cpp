@@ -53,10 +53,15 @@ std::map<std::string, std::vector<std::string>> checked_values() {
        {CacheSharing::automatic, CacheSharing::none, CacheSharing::group, CacheSharing::world}) {
     sharing.emplace_back(cache_sharing_name(mode));
   }
+  std::vector<std::string> link_modes;
+  for (LinkMode mode : {LinkMode::automatic, LinkMode::copy, LinkMode::hardlink}) {
+    link_modes.emplace_back(link_mode_name(mode));
+  }
   return {{"--precision-mode", precision::precision_mode_values()},
           {"--precision-mode-v2", precision::precision_mode_v2_values()},
           {"--accelerate-train-mode", precision::accelerate_train_mode_values()},
-          {"--cache-shared", sharing}};
+          {"--cache-shared", sharing},
+          {"--link-mode", link_modes}};
 }
 
 std::string positional_kind(const CLI::Option& option) {

@@ -2,10 +2,12 @@
 // comes from (npucc/config.h), so "why is it using that cache folder?" has an answer.
 #include "app.h"
 #include "config_options.h"
+#include "json_document.h"
 #include "terminal.h"
 #include "util/strings.h"
 #include "util/text_table.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -17,6 +19,16 @@ void add_options_file_option(CLI::App& command, ConfigArgs& args) {
       "--options", args.options_file,
       "JSON file of Ascend options (graph_compiler_cache_dir, accelerate_train_mode, "
       "precision_mode, precision_mode_v2, modify_mixlist)");
+}
+
+CLI::Option* note_empty_value(CLI::Option* option, std::set<std::string>& empty_settings,
+                              const std::string& key) {
+  option->each([&empty_settings, key](const std::string& value) {
+    if (util::trim(value).empty()) {
+      empty_settings.insert(key);
+    }
+  });
+  return option;
 }
 
 void add_setting_options(CLI::App& command, ConfigArgs& args,
@@ -37,7 +49,8 @@ void add_setting_options(CLI::App& command, ConfigArgs& args,
       command.add_flag_callback(
           names, [&args, key] { args.values[key] = "true"; }, info.description);
     } else {
-      command.add_option(names, args.values[info.key], info.description);
+      note_empty_value(command.add_option(names, args.values[info.key], info.description),
+                       args.empty_settings, info.key);
     }
   }
 }
@@ -47,7 +60,8 @@ Config load_command_config(const GlobalOptions& global, const ConfigArgs& args,
   ConfigSources sources;
   sources.options_file = args.options_file;
   for (const auto& [key, value] : args.values) {
-    sources.command_line.push_back({key, value, setting_info(key).option});
+    sources.command_line.push_back(
+        {key, value, setting_info(key).option, args.empty_settings.count(key) > 0});
   }
   sources.command_line.insert(sources.command_line.end(), extra.begin(), extra.end());
   if (global.color != "auto") {
@@ -80,29 +94,46 @@ void print_table(const Config& config) {
   std::cout << table.render();
 }
 
+// A setting's value as its JSON type: booleans and seconds as what they are, sizes as
+// written ("2G", with "bytes" beside), the rest as text; null when unset. Values were
+// validated when read (config/value.cpp), so the conversions cannot fail.
+nlohmann::json typed_value(const SettingInfo& info, const Setting& setting) {
+  if (!setting.is_set()) {
+    return nullptr;
+  }
+  switch (info.kind) {
+  case SettingKind::boolean:
+    return setting.value == "true";
+  case SettingKind::seconds:
+    return std::strtod(setting.value.c_str(), nullptr);
+  default:
+    return setting.value;
+  }
+}
+
 nlohmann::json to_json(const Config& config) {
   nlohmann::json settings = nlohmann::json::object();
   for (const auto& info : settings_table()) {
     const Setting& setting = config.get(info.key);
-    nlohmann::json item = {
-        {"value", setting.is_set() ? nlohmann::json(setting.value) : nlohmann::json()},
-        {"source", setting_source_name(setting.source)},
-        {"origin", setting.origin},
-        {"environment", info.environment},
-        {"option", info.option}};
-    if (!info.ascend_key.empty()) {
-      item["ascend_key"] = info.ascend_key;
-    }
+    nlohmann::json item = {{"value", typed_value(info, setting)},
+                           {"source", setting_source_name(setting.source)},
+                           {"origin", setting.origin},
+                           {"environment", info.environment},
+                           {"option", info.option},
+                           {"ascend_key", info.ascend_key.empty()
+                                              ? nlohmann::json()
+                                              : nlohmann::json(info.ascend_key)}};
     if (info.key == "cache.max_size") {
       auto bytes = config.cache_max_size();
       item["bytes"] = bytes ? nlohmann::json(*bytes) : nlohmann::json();
     }
     settings[info.key] = item;
   }
-  return {{"config_file", config.config_file.string()},
-          {"config_file_found", config.config_file_found},
-          {"settings", settings},
-          {"warnings", config.warnings}};
+  return json_document(k_config_show_format,
+                       nlohmann::json{{"config_file", config.config_file.string()},
+                                      {"config_file_found", config.config_file_found},
+                                      {"settings", settings},
+                                      {"warnings", config.warnings}});
 }
 
 } // namespace

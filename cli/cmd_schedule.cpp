@@ -1,4 +1,5 @@
 #include "app.h"
+#include "json_document.h"
 #include "npucc/error.h"
 #include "npucc/schedule.h"
 #include "npucc/train_mode.h"
@@ -167,7 +168,8 @@ GraphRole keep_one_way(const ScheduleArgs& args, const AccelerateTrainMode& mode
 
 nlohmann::ordered_json describe_mode(const ScheduleArgs& args, const AccelerateTrainMode& mode,
                                      GraphRole role) {
-  nlohmann::ordered_json out;
+  // The format first: a reader sees at once what it is holding.
+  nlohmann::ordered_json out = json_document(k_schedule_format, nlohmann::ordered_json::object());
   out["decision"] = to_string(role);
   out["state_file"] =
       args.state_file.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(args.state_file);

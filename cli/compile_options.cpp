@@ -1,5 +1,6 @@
 #include "compile_options.h"
 
+#include "config_options.h"
 #include "npucc/config.h"
 #include "npucc/error.h"
 #include "util/strings.h"
@@ -66,6 +67,12 @@ CompileOptions make_compile_options(const CompileArgs& args, const Config& setti
   effective.precision_mode_v2 = settings.value("precision_mode_v2");
   effective.modify_mixlist = settings.value("modify_mixlist");
   apply_precision_options(effective, options);
+  // Checked here, before the model is read, so a conflict names the sources of both
+  // values (the compile's own check can only name the model).
+  validate_precision_options(options.precision, options.accelerate_train_mode,
+                             {settings.get("accelerate_train_mode").origin,
+                              settings.get("precision_mode").origin,
+                              settings.get("precision_mode_v2").origin});
   return options;
 }
 
@@ -85,6 +92,7 @@ void add_compile_command_options(CLI::App& command, CompileCommandArgs& args,
   }
   add_compile_options(command, args.compile);
   add_cache_options(command, args.cache, MaxSizeOption::yes);
+  add_link_mode_option(command, args.cache);
   add_remote_cache_options(command, args.cache);
   command.add_flag("--no-cache", args.no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args.json,
@@ -111,51 +119,79 @@ CompileOptions make_compile_options(const CompileCommandArgs& args, const Config
 }
 
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size) {
-  command.add_option("--cache-dir,--graph-compiler-cache-dir", args.dir,
-                     "the compile cache folder (default: $NPUCC_CACHE_DIR, else "
-                     "${XDG_CACHE_HOME:-~/.cache}/npucc)");
+  note_empty_value(command.add_option("--cache-dir,--graph-compiler-cache-dir", args.dir,
+                                      "the compile cache folder (default: $NPUCC_CACHE_DIR, else "
+                                      "${XDG_CACHE_HOME:-~/.cache}/npucc)"),
+                   args.empty_settings, "cache.dir");
   if (max_size == MaxSizeOption::yes) {
-    command.add_option("--max-size", args.max_size,
-                       "keep the cache under this size after each store, least recently used "
-                       "first (e.g. 10G = 10 GiB; K/M/G/T are powers of 1024, KB/MB/GB/TB of 1000; "
-                       "default: $NPUCC_CACHE_MAX_SIZE, else unbounded)");
+    note_empty_value(
+        command.add_option(
+            "--max-size", args.max_size,
+            "keep the cache under this size after each store, least recently used "
+            "first (e.g. 10G = 10 GiB; K/M/G/T are powers of 1024, KB/MB/GB/TB of 1000; "
+            "default: $NPUCC_CACHE_MAX_SIZE, else unbounded)"),
+        args.empty_settings, "cache.max_size");
   }
   command.add_flag("--read-only", args.read_only,
                    "use cache hits but write nothing to the cache: misses are compiled and not "
                    "stored; commands that modify the cache refuse (default: "
                    "$NPUCC_CACHE_READ_ONLY)");
-  command.add_option("--cache-shared", args.shared,
-                     "who may use entries written: no (private), group (setgid, group-writable "
-                     "folders), world (readable by all) or auto (default: $NPUCC_CACHE_SHARED, "
-                     "else auto)");
-  command.add_option("--cache-key-file", args.key_file,
-                     "sign entries with HMAC-SHA-256 under this key and reject entries without "
-                     "a valid signature (default: $NPUCC_CACHE_KEY_FILE)");
+  note_empty_value(
+      command.add_option("--cache-shared", args.shared,
+                         "who may use entries written: no (private), group (setgid, group-writable "
+                         "folders), world (readable by all) or auto (default: $NPUCC_CACHE_SHARED, "
+                         "else auto)"),
+      args.empty_settings, "cache.shared");
+  note_empty_value(
+      command.add_option("--cache-key-file", args.key_file,
+                         "sign entries with HMAC-SHA-256 under this key and reject entries without "
+                         "a valid signature (default: $NPUCC_CACHE_KEY_FILE)"),
+      args.empty_settings, "cache.key_file");
   add_options_file(command, args.options_file);
 }
 
+void add_link_mode_option(CLI::App& command, CacheArgs& args) {
+  command.add_option("--link-mode", args.link_mode,
+                     "how a hit's outputs share the entry's files: copy (your own writable "
+                     "files), hardlink (fastest; an output edited in place edits the entry) or "
+                     "auto (copies, but hard links to entry files you cannot change) (default: "
+                     "$NPUCC_CACHE_LINK_MODE, else auto)");
+}
+
 void add_remote_cache_options(CLI::App& command, CacheArgs& args) {
-  command.add_option("--remote-cache", args.remote,
-                     "a shared remote cache: http://host:port/path or redis://host:port/db "
-                     "(default: $NPUCC_REMOTE_CACHE)");
+  note_empty_value(
+      command.add_option("--remote-cache", args.remote,
+                         "a shared remote cache: http://host:port/path or redis://host:port/db "
+                         "(default: $NPUCC_REMOTE_CACHE)"),
+      args.empty_settings, "cache.remote");
   command.add_flag("--remote-read-only", args.remote_read_only,
                    "read the remote cache but upload nothing to it");
-  command.add_option("--remote-connect-timeout", args.remote_connect_timeout,
-                     "seconds to wait for the remote cache to accept a connection (default 2)");
-  command.add_option("--remote-timeout", args.remote_timeout,
-                     "seconds without progress before a remote transfer is abandoned "
-                     "(default 5)");
+  note_empty_value(
+      command.add_option("--remote-connect-timeout", args.remote_connect_timeout,
+                         "seconds to wait for the remote cache to accept a connection (default 2)"),
+      args.empty_settings, "cache.remote_connect_timeout");
+  note_empty_value(
+      command.add_option("--remote-timeout", args.remote_timeout,
+                         "seconds without progress before a remote transfer is abandoned "
+                         "(default 5)"),
+      args.empty_settings, "cache.remote_timeout");
   // Files, never the secrets: a token on the command line would show in ps.
-  command.add_option("--remote-token-file", args.remote_token_file,
-                     "a file holding the remote cache's bearer token / Redis password");
-  command.add_option("--remote-credentials-file", args.remote_credentials_file,
-                     "a file holding USER:PASSWORD for the remote cache");
-  command.add_option("--remote-ca-file", args.remote_ca_file,
-                     "PEM certificates to trust for an https:// remote cache");
-  command.add_option("--remote-client-cert", args.remote_client_cert,
-                     "a PEM client certificate for an https:// remote cache");
-  command.add_option("--remote-client-key", args.remote_client_key,
-                     "the private key of --remote-client-cert");
+  note_empty_value(
+      command.add_option("--remote-token-file", args.remote_token_file,
+                         "a file holding the remote cache's bearer token / Redis password"),
+      args.empty_settings, "remote.token_file");
+  note_empty_value(command.add_option("--remote-credentials-file", args.remote_credentials_file,
+                                      "a file holding USER:PASSWORD for the remote cache"),
+                   args.empty_settings, "remote.credentials_file");
+  note_empty_value(command.add_option("--remote-ca-file", args.remote_ca_file,
+                                      "PEM certificates to trust for an https:// remote cache"),
+                   args.empty_settings, "remote.ca_file");
+  note_empty_value(command.add_option("--remote-client-cert", args.remote_client_cert,
+                                      "a PEM client certificate for an https:// remote cache"),
+                   args.empty_settings, "remote.client_cert");
+  note_empty_value(command.add_option("--remote-client-key", args.remote_client_key,
+                                      "the private key of --remote-client-cert"),
+                   args.empty_settings, "remote.client_key");
 }
 
 CacheConfig make_cache_config(const CacheArgs& args) {
@@ -164,6 +200,7 @@ CacheConfig make_cache_config(const CacheArgs& args) {
 
 Config load_settings(const CompileArgs* compile, const CacheArgs* cache) {
   std::vector<CommandLineValue> values;
+  std::set<std::string> empty; // keys given '' (note_empty_value)
   std::string options_file;
   if (compile != nullptr) {
     const PrecisionArgs& given = compile->precision;
@@ -173,6 +210,7 @@ Config load_settings(const CompileArgs* compile, const CacheArgs* cache) {
          {"precision_mode", given.precision_mode, "--precision-mode"},
          {"precision_mode_v2", given.precision_mode_v2, "--precision-mode-v2"},
          {"modify_mixlist", given.modify_mixlist, "--modify-mixlist"}});
+    empty.insert(given.empty_settings.begin(), given.empty_settings.end());
     options_file = compile->options_file;
   }
   if (cache != nullptr) {
@@ -184,6 +222,7 @@ Config load_settings(const CompileArgs* compile, const CacheArgs* cache) {
          {"cache.read_only", args.read_only ? "true" : "", "--read-only"},
          {"cache.shared", args.shared, "--cache-shared"},
          {"cache.key_file", args.key_file, "--cache-key-file"},
+         {"cache.link_mode", args.link_mode, "--link-mode"},
          {"cache.remote", args.remote, "--remote-cache"},
          {"cache.remote_read_only", args.remote_read_only ? "true" : "", "--remote-read-only"},
          {"cache.remote_connect_timeout", args.remote_connect_timeout, "--remote-connect-timeout"},
@@ -196,6 +235,10 @@ Config load_settings(const CompileArgs* compile, const CacheArgs* cache) {
     if (options_file.empty()) {
       options_file = args.options_file;
     }
+    empty.insert(args.empty_settings.begin(), args.empty_settings.end());
+  }
+  for (auto& value : values) {
+    value.given_empty = empty.count(value.key) > 0;
   }
   ConfigSources sources;
   sources.command_line = std::move(values);

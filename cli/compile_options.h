@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace npucc::cli {
@@ -36,6 +37,7 @@ struct CacheArgs {
   bool read_only = false;   // --read-only
   std::string shared;       // --cache-shared
   std::string key_file;     // --cache-key-file
+  std::string link_mode;    // --link-mode (add_link_mode_option)
   std::string options_file; // --options FILE, shared with CompileArgs
   // add_remote_cache_options: --remote-cache and its options
   std::string remote;
@@ -47,11 +49,14 @@ struct CacheArgs {
   std::string remote_ca_file;
   std::string remote_client_cert;
   std::string remote_client_key;
+  std::set<std::string> empty_settings; // note_empty_value (config_options.h)
 };
 enum class MaxSizeOption { no, yes };
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size);
 // --remote-cache URL, --remote-read-only, --remote-connect-timeout, --remote-timeout.
 void add_remote_cache_options(CLI::App& command, CacheArgs& args);
+// --link-mode: for the commands that deliver a cache entry into an output folder.
+void add_link_mode_option(CLI::App& command, CacheArgs& args);
 CacheConfig make_cache_config(const CacheArgs& args);
 
 // Everything `npucc compile` takes: MODEL, -o, the compile and cache options, --no-cache,

@@ -7,6 +7,7 @@
 #include "npucc/config.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,14 @@ namespace npucc::cli {
 struct ConfigArgs {
   std::string options_file;                  // --options FILE
   std::map<std::string, std::string> values; // settings key -> value given on the command line
+  std::set<std::string> empty_settings;      // keys whose option was given '' (below)
 };
+
+// Records `key` in `empty_settings` when the command line gives `option` an empty value:
+// '' is not "not given" but "the default", over NPUCC_* variables and config files
+// (CommandLineValue::given_empty). Returns `option`.
+CLI::Option* note_empty_value(CLI::Option* option, std::set<std::string>& empty_settings,
+                              const std::string& key);
 
 // Adds `--options FILE` (Ascend option names in JSON).
 void add_options_file_option(CLI::App& command, ConfigArgs& args);

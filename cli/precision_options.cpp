@@ -1,5 +1,6 @@
 #include "precision_options.h"
 
+#include "config_options.h"
 #include "npucc/error.h"
 #include "precision/keep_dtype.h"
 #include "precision/report.h"
@@ -11,20 +12,28 @@
 namespace npucc::cli {
 
 void add_precision_options(CLI::App& command, PrecisionArgs& args) {
-  command.add_option("--accelerate-train-mode", args.accelerate_train_mode,
-                     "TYPE|TRIGGER[|RATIO], e.g. fast|step|0.9: also emit low.onnx (fast: "
-                     "mixed float16, fast1: mixed bfloat16) and the switch schedule");
-  command.add_option("--precision-mode", args.precision_mode,
-                     "Ascend precision_mode (force_fp32, allow_fp32_to_fp16, force_fp16, "
-                     "must_keep_origin_dtype, allow_mix_precision[_fp16|_bf16], "
-                     "cube_fp16in_fp32out, allow_fp32_to_bf16); see npucc-precision(7)");
-  command.add_option("--precision-mode-v2", args.precision_mode_v2,
-                     "Ascend precision_mode_v2 (fp16, origin, cube_fp16in_fp32out, "
-                     "mixed_float16, mixed_bfloat16)");
-  command.add_option(
-      "--modify-mixlist", args.modify_mixlist,
-      "JSON file editing the mixed-precision lists: {\"black-list\"|"
-      "\"white-list\"|\"gray-list\": {\"to-add\": [ONNX ops], \"to-remove\": [...]}}");
+  auto setting = [&args](CLI::Option* option, const char* key) {
+    note_empty_value(option, args.empty_settings, key);
+  };
+  setting(command.add_option("--accelerate-train-mode", args.accelerate_train_mode,
+                             "TYPE|TRIGGER[|RATIO], e.g. fast|step|0.9: also emit low.onnx "
+                             "(fast: mixed float16, fast1: mixed bfloat16) and the switch "
+                             "schedule; '' turns it off"),
+          "accelerate_train_mode");
+  setting(command.add_option("--precision-mode", args.precision_mode,
+                             "Ascend precision_mode (force_fp32, allow_fp32_to_fp16, force_fp16, "
+                             "must_keep_origin_dtype, allow_mix_precision[_fp16|_bf16], "
+                             "cube_fp16in_fp32out, allow_fp32_to_bf16); see npucc-precision(7)"),
+          "precision_mode");
+  setting(command.add_option("--precision-mode-v2", args.precision_mode_v2,
+                             "Ascend precision_mode_v2 (fp16, origin, cube_fp16in_fp32out, "
+                             "mixed_float16, mixed_bfloat16)"),
+          "precision_mode_v2");
+  setting(command.add_option("--modify-mixlist", args.modify_mixlist,
+                             "JSON file editing the mixed-precision lists: {\"black-list\"|"
+                             "\"white-list\"|\"gray-list\": {\"to-add\": [ONNX ops], "
+                             "\"to-remove\": [...]}}"),
+          "modify_mixlist");
   command.add_option("--keep-dtype", args.keep_dtype,
                      "file of node names (one per line) that keep their original precision");
   command.add_flag("--keep-io-types,!--no-keep-io-types", args.keep_io_types,

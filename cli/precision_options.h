@@ -3,6 +3,7 @@
 #include "npucc/compile.h"
 
 #include <CLI/CLI.hpp>
+#include <set>
 #include <string>
 
 namespace npucc::cli {
@@ -18,6 +19,7 @@ struct PrecisionArgs {
   bool keep_io_types = true;
   bool low_precision_weights = false;
   bool emit_emulation = false;
+  std::set<std::string> empty_settings; // note_empty_value (config_options.h)
 };
 
 void add_precision_options(CLI::App& command, PrecisionArgs& args);

@@ -45,13 +45,31 @@ enum class CacheAccess { read_write, read_only };
 //           (one publisher, e.g. CI, and read-only consumers under other user ids);
 //   automatic - group when the cache folder itself is setgid and group-writable (as
 //           `npucc cache init --shared group` leaves it), else none.
-// Entry files are 0444 in every mode (hard-linked outputs stay readable by the user's
-// tools); the folders above them decide who can reach them.
+// Entry files are 0444 in every mode (outputs hard-linked to them, LinkMode::hardlink
+// below, stay readable by the user's tools); the folders above them decide who can reach
+// them.
 enum class CacheSharing { automatic, none, group, world };
 // "auto", "no", "group", "world".
 const char* cache_sharing_name(CacheSharing sharing);
 // Throws usage_error for anything else, naming `where`.
 CacheSharing parse_cache_sharing(const std::string& text, const std::string& where);
+// How a hit's files (and a miss's outputs) are shared between the output folder and the
+// cache entry (cache.link_mode). A reflink (copy-on-write) is used first in every mode
+// where the filesystem can share blocks: it is a copy to whoever writes.
+//   automatic - copies, except hard links to entry files the user cannot change (owned by
+//           another user, read-only, and the user not root): no edit of an output can then
+//           reach the entry. In a cache of one's own this means copies;
+//   copy      - always copies: each output is the user's own file, writable;
+//   hardlink  - hard links where possible (the fastest hit: no byte is written); an output
+//           edited in place (after a chmod, or by root) edits the entry and every other
+//           output linked to it, which the next hit finds corrupt.
+// External data files are copied in every mode (ONNX Runtime refuses a data file with more
+// than one link), and a read-only cache is never linked to.
+enum class LinkMode { automatic, copy, hardlink };
+// "auto", "copy", "hardlink".
+const char* link_mode_name(LinkMode mode);
+// Throws usage_error for anything else, naming `where`.
+LinkMode parse_link_mode(const std::string& text, const std::string& where);
 // The cache settings of a Config (npucc/config.h), typed: resolve_cache_config() below.
 struct CacheConfig {
   std::filesystem::path dir;
@@ -68,6 +86,8 @@ struct CacheConfig {
   CacheAccess access = CacheAccess::read_write;
   // NPUCC_CACHE_SHARED / `shared = "group"` / --cache-shared.
   CacheSharing sharing = CacheSharing::automatic;
+  // NPUCC_CACHE_LINK_MODE / `link_mode = "copy"` / --link-mode.
+  LinkMode link_mode = LinkMode::automatic;
   // NPUCC_CACHE_KEY_FILE / `key_file` / --cache-key-file: sign entries written and reject
   // entries read without a valid signature (src/cache/entry_signature.h). Empty: none.
   std::filesystem::path key_file;
@@ -127,10 +147,9 @@ struct CachedCompile {
 };
 
 // compile() through the cache: a hit materialises the entry's files into
-// options.output_dir (reflink, else a hard link to the read-only cache file, else a
-// copy) with no compile work; a miss compiles and stores the result; a model with
-// uncacheable (resource) ops compiles and is not stored. Counts hits, misses and
-// bypasses in the cache's statistics. Throws npucc::Error like compile().
+// options.output_dir (as config.link_mode says) with no compile work; a miss compiles and
+// stores the result; a model with uncacheable (resource) ops compiles and is not stored. Counts
+// hits, misses and bypasses in the cache's statistics. Throws npucc::Error like compile().
 CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
                              const LogSink& log = {});
 

@@ -90,8 +90,12 @@ struct Setting {
 // A value typed on the command line for one setting.
 struct CommandLineValue {
   std::string key;    // settings-table key, e.g. "cache.dir"
-  std::string value;  // "" is ignored (the option was not given)
+  std::string value;  // "" is ignored unless given_empty (the option was not given)
   std::string option; // as the user spelled it, e.g. "--graph-compiler-cache-dir"
+  // The option was given an empty value (--accelerate-train-mode ''): the setting goes
+  // back to its built-in default over every other source, so one command can turn off
+  // what NPUCC_* or config.toml set. cache.dir refuses it (usage_error).
+  bool given_empty = false;
 };
 
 using GetEnv = std::function<std::optional<std::string>(const std::string& name)>;

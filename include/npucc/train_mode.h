@@ -30,10 +30,20 @@ struct PrecisionOptions {
   std::string precision_mode_v2;
 };
 
+// Where each value came from, for the messages of validate_precision_options: the
+// option, variable, "FILE:LINE" of config.toml or "FILE: key" of an options file
+// (npucc/config.h's Setting::origin); "" names no source.
+struct PrecisionOrigins {
+  std::string accelerate_train_mode;
+  std::string precision_mode;
+  std::string precision_mode_v2;
+};
+
 // Validates the values and their combination (SPEC §1): each must be a known value,
 // both at once is an error, and with an accelerate mode only the compatible ones are
-// allowed. Throws npucc::usage_error naming both values.
+// allowed. Throws npucc::usage_error naming both values and, when given, their sources.
 void validate_precision_options(const PrecisionOptions& options,
-                                const std::optional<AccelerateTrainMode>& mode);
+                                const std::optional<AccelerateTrainMode>& mode,
+                                const PrecisionOrigins& origins = {});
 
 } // namespace npucc

@@ -2,6 +2,7 @@
 // intent of what it does, as the CLI's commands do, and hands off to LocalStorage.
 #include "npucc/cache_maintenance.h"
 
+#include "cache/entry_format.h"
 #include "cache/local_storage.h"
 #include "npucc/error.h"
 
@@ -111,11 +112,10 @@ CacheRemoval Cache::purge(const PurgeRequest& request) const {
 }
 
 CacheRemoval Cache::invalidate(const InvalidateRequest& request) const {
-  if (!request.key_prefix.empty() && request.key_prefix.size() < 4) {
-    throw usage_error("key prefix " + request.key_prefix + ": too short",
-                      "give at least 4 hex digits");
-  }
   cache::Selection selection{request.compiler_version, request.model, request.key_prefix};
+  if (!selection.key_prefix.empty()) {
+    selection.key_prefix = cache::check_key_prefix(selection.key_prefix, "key prefix");
+  }
   cache::InvalidateReport report = cache::open_local_storage(m_config, intent_of(!request.dry_run))
                                        .invalidate(selection, dry_run_of(request.dry_run));
   return removal_of(report.removed, std::move(report.failures));

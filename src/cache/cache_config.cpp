@@ -50,6 +50,27 @@ CacheSharing parse_cache_sharing(const std::string& text, const std::string& whe
                     "use auto, no, group or world");
 }
 
+const char* link_mode_name(LinkMode mode) {
+  switch (mode) {
+  case LinkMode::automatic:
+    return "auto";
+  case LinkMode::copy:
+    return "copy";
+  case LinkMode::hardlink:
+    return "hardlink";
+  }
+  return "auto";
+}
+
+LinkMode parse_link_mode(const std::string& text, const std::string& where) {
+  for (LinkMode mode : {LinkMode::automatic, LinkMode::copy, LinkMode::hardlink}) {
+    if (text == link_mode_name(mode)) {
+      return mode;
+    }
+  }
+  throw usage_error(where + ": \"" + text + "\" is not a link mode", "use auto, copy or hardlink");
+}
+
 const char* outcome_name(CacheOutcome outcome) {
   switch (outcome) {
   case CacheOutcome::hit:

@@ -1,9 +1,11 @@
 #include "cache/entry_format.h"
 
+#include "npucc/error.h"
 #include "util/hex.h"
 #include "util/sha256.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <sstream>
 #include <string_view>
@@ -88,6 +90,25 @@ uint64_t EntryHeader::total_bytes() const {
 
 bool is_key(const std::string& text) {
   return util::is_lower_hex(text, 64);
+}
+
+std::string check_key_prefix(const std::string& prefix, const std::string& label) {
+  std::string lower;
+  for (char c : prefix) {
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  const std::string what = label + " " + prefix + ": ";
+  const char* hint = "give at least 4 of the key's 64 hex digits, as `npucc cache ls` shows them";
+  if (!util::is_lower_hex(lower, lower.size())) {
+    throw usage_error(what + "not hex (a key is written with 0-9 and a-f)", hint);
+  }
+  if (lower.size() < 4) {
+    throw usage_error(what + "too short", hint);
+  }
+  if (lower.size() > 64) {
+    throw usage_error(what + "longer than a key (64 hex digits)", hint);
+  }
+  return lower;
 }
 
 bool is_plain_file_name(const std::string& name) {

@@ -71,4 +71,9 @@ ParsedHeader parse_header(const std::string& text);
 bool is_plain_file_name(const std::string& name);
 bool is_key(const std::string& text);
 
+// A key prefix the user typed (`cache invalidate --key K`, Cache::invalidate): 4 to 64
+// hex digits, returned in lower case, the spelling of keys. Throws usage_error naming
+// `label` ("--key", "key prefix") and what is wrong: not hex, too short, too long.
+std::string check_key_prefix(const std::string& prefix, const std::string& label);
+
 } // namespace npucc::cache

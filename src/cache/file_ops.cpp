@@ -128,6 +128,46 @@ AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
   return external_data ? AllowLink::no : wanted;
 }
 
+AllowLink link_allowed_by(LinkMode mode) {
+  switch (mode) {
+  case LinkMode::copy:
+    return AllowLink::no;
+  case LinkMode::hardlink:
+    return AllowLink::yes;
+  case LinkMode::automatic:
+    return AllowLink::if_unchangeable;
+  }
+  return AllowLink::no;
+}
+
+namespace {
+
+// Whether this user could change the open file: write it, or (its owner) chmod it and then
+// write it. Root can do both. A file with no write bit has no write permission through an
+// ACL either: chmod set the ACL's mask from the group bits.
+bool user_can_change(int fd) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    return true; // unknown: assume the worst
+  }
+  uid_t user = ::geteuid();
+  return user == 0 || info.st_uid == user || (info.st_mode & 0222) != 0;
+}
+
+bool may_link(int source, AllowLink allow_link) {
+  switch (allow_link) {
+  case AllowLink::no:
+    return false;
+  case AllowLink::yes:
+    return true;
+  case AllowLink::if_unchangeable:
+    return !user_can_change(source);
+  }
+  return false;
+}
+
+} // namespace
+
 Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
                           Sync sync) {
   Fd source = open_regular(from);
@@ -138,9 +178,7 @@ Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink al
   if (::ioctl(target.get(), FICLONE, source.get()) == 0) {
     return Transfer::reflink;
   }
-  if (allow_link == AllowLink::yes) {
-    // A hard link shares the inode: cache files are read-only (0444), so the output
-    // cannot be edited by accident into a corrupt cache entry.
+  if (may_link(source.get(), allow_link)) {
     ::close(target.release());
     ::unlink(to.c_str());
     if (::link(from.c_str(), to.c_str()) == 0) {

@@ -18,7 +18,10 @@ namespace fs = std::filesystem;
 enum class Transfer { reflink, hard_link, copy, move };
 const char* transfer_name(Transfer transfer);
 
-enum class AllowLink { no, yes };
+// Whether materialise_file may hard-link: never, always, or only to a file the user cannot
+// change (owned by another user, no write bit, and the user not root), so that no edit of
+// the linked copy can reach the original.
+enum class AllowLink { no, yes, if_unchangeable };
 enum class Sync { no, yes };
 
 using util::FileDigest;
@@ -32,11 +35,14 @@ PathKind path_kind(const fs::path& path);
 FileDigest digest_file(const fs::path& path);
 
 // Makes `to` (which must not exist) hold the bytes of regular file `from`: a reflink
-// when the filesystem can share blocks, else (AllowLink::yes) a hard link, else a copy.
+// when the filesystem can share blocks, else (as allow_link says) a hard link, else a copy.
 // Never follows a symlink at `from`. Returns how it was done; throws npucc::Error
 // (ENOSPC says to free space).
 Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
                           Sync sync);
+
+// What LinkMode (npucc/cache.h) allows.
+AllowLink link_allowed_by(LinkMode mode);
 
 // Whether a file of this name may be delivered as a hard link to the cache's inode.
 // Not external data (NAME.data): ONNX Runtime refuses to load an external data file with

@@ -55,6 +55,28 @@ const char* fetch_status_name(FetchStatus status) {
   return "absent";
 }
 
+std::string describe_transfers(const std::vector<Transfer>& transfers) {
+  std::vector<std::pair<Transfer, size_t>> counts; // in order of first use
+  for (Transfer transfer : transfers) {
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& count) { return count.first == transfer; });
+    if (it == counts.end()) {
+      counts.emplace_back(transfer, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  if (counts.size() == 1) {
+    return transfer_name(counts[0].first);
+  }
+  std::string text;
+  for (const auto& [transfer, n] : counts) {
+    text += (text.empty() ? "" : ", ") + std::string(transfer_name(transfer)) + " (" +
+            std::to_string(n) + (n == 1 ? " file)" : " files)");
+  }
+  return text;
+}
+
 LocalStorage::LocalStorage(fs::path root, CacheAccess access, CacheSharing sharing)
     : m_root(std::move(root)), m_access(access), m_sharing(resolve_sharing(sharing, m_root)),
       m_modes(modes_for(m_sharing)), m_stats(m_root, m_modes, access) {}
@@ -75,6 +97,7 @@ LocalStorage open_local_storage(const CacheConfig& config, CacheIntent intent) {
   CacheAccess access = intent == CacheIntent::read ? CacheAccess::read_only : config.access;
   LocalStorage storage(open_cache_dir(config, intent), access, config.sharing);
   storage.set_signing_key(std::move(key));
+  storage.set_link_mode(config.link_mode);
   return storage;
 }
 
@@ -299,6 +322,27 @@ void LocalStorage::adopt_verified(const std::string& key,
   write_stamp(key, stat_stamp(dir, info.header));
 }
 
+bool LocalStorage::deliver_files(const fs::path& dir, const EntryHeader& header,
+                                 const fs::path& into, FetchResult& result) const {
+  // A read-only user does not even link: that would change the cache's inodes (link
+  // count, ctime) and tie the output to a cache someone else manages.
+  AllowLink policy =
+      m_access == CacheAccess::read_only ? AllowLink::no : link_allowed_by(m_link_mode);
+  for (const auto& file : header.files) {
+    result.transfers.push_back(materialise_file(dir / file.name, into / file.name,
+                                                link_allowed_for(file.name, policy), Sync::no));
+    // With a key the threat is a writer swapping files between the check and the copy:
+    // check what was delivered (a hard link pins the checked inode).
+    if (m_key && digest_file(into / file.name).sha256 != file.sha256) {
+      result.problem = file.name + " changed while it was fetched";
+      result.status = FetchStatus::corrupt;
+      result.untrusted = true;
+      return false;
+    }
+  }
+  return true;
+}
+
 FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   FetchResult result;
   fs::path dir = entry_dir(key);
@@ -321,22 +365,8 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   }
   if (info.state == EntryState::ok) {
     try {
-      for (const auto& file : info.header.files) {
-        // A read-only user does not even link: that would change the cache's inodes
-        // (link count, ctime) and tie the output to a cache someone else manages.
-        result.transfer = materialise_file(
-            dir / file.name, into / file.name,
-            link_allowed_for(file.name,
-                             m_access == CacheAccess::read_only ? AllowLink::no : AllowLink::yes),
-            Sync::no);
-        // With a key the threat is a writer swapping files between the check and the
-        // copy: check what was delivered (a hard link pins the checked inode).
-        if (m_key && digest_file(into / file.name).sha256 != file.sha256) {
-          result.problem = file.name + " changed while it was fetched";
-          result.status = FetchStatus::corrupt;
-          result.untrusted = true;
-          return result;
-        }
+      if (!deliver_files(dir, info.header, into, result)) {
+        return result;
       }
     } catch (const Error& e) {
       // Removed under us (eviction, a concurrent replace): a miss, not a failure.
@@ -378,7 +408,7 @@ void refuse_unsafe_names(const std::vector<std::string>& names) {
 // inode, size and mtime; a copy counts when its source looked so before and after it.
 std::vector<bool> bring_files(const fs::path& stage, const fs::path& from,
                               const std::vector<std::string>& names, SourceFiles source,
-                              const KnownDigests& known) {
+                              AllowLink link_policy, const KnownDigests& known) {
   std::vector<bool> trusted(names.size(), false);
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
@@ -398,7 +428,7 @@ std::vector<bool> bring_files(const fs::path& stage, const fs::path& from,
       // use after a crash (stat_stamp), so a cut-short file is found, never used.
       Transfer how = materialise_file(
           from / name, target,
-          link_allowed_for(name, source == SourceFiles::link ? AllowLink::yes : AllowLink::no),
+          link_allowed_for(name, source == SourceFiles::link ? link_policy : AllowLink::no),
           Sync::no);
       trusted[i] = how == Transfer::hard_link ? as_written(target)
                                               : source_as_written && as_written(from / name);
@@ -488,7 +518,8 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
   make_dir(m_root / "entries" / header.key.substr(0, 2));
   // Renamed into place whole: this is the entry's mode.
   TempPath stage = temp_folder(header.key.substr(0, 16));
-  std::vector<bool> trusted = bring_files(stage.path(), from, names, source, known);
+  std::vector<bool> trusted =
+      bring_files(stage.path(), from, names, source, link_allowed_by(m_link_mode), known);
   const std::string files_before = files_stamp(stage.path(), names);
   header.files = table_of(stage.path(), names, trusted, known);
   StoreResult result;

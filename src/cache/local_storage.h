@@ -167,6 +167,8 @@ public:
   // After an entry arrived whose files were hashed on the way in (a remote bundle): when
   // its header records exactly those digests, a stamp spares the first hit a re-hash.
   void adopt_verified(const std::string& key, const std::map<std::string, std::string>& sha256);
+  // How fetch() delivers and store() takes SourceFiles::link files (npucc/cache.h).
+  void set_link_mode(LinkMode mode) { m_link_mode = mode; }
   bool read_only() const { return m_access == CacheAccess::read_only; }
   CacheSharing sharing() const { return m_sharing; }
   const Modes& modes() const { return m_modes; }
@@ -222,6 +224,10 @@ private:
   // The same, the folder named relative to the open folder `at` (entry_scan.h).
   EntryInfo examine_at(int at, const char* name, const std::filesystem::path& dir,
                        const std::string& key, Check check) const;
+  // fetch()'s delivery of a checked entry's files into `into`, each as the link mode and
+  // the access allow; false (result says why) when a signed entry changed meanwhile.
+  bool deliver_files(const std::filesystem::path& dir, const EntryHeader& header,
+                     const std::filesystem::path& into, FetchResult& result) const;
   // CACHE_DIR/stamps/<kk>/<key>: the entry's files as last hashed (local_storage.cpp).
   std::filesystem::path stamp_path(const std::string& key) const;
   bool stamp_matches(const std::string& key, const std::string& stamp) const;
@@ -245,6 +251,7 @@ private:
   Modes m_modes;
   StatsFile m_stats;
   std::optional<SigningKey> m_key;
+  LinkMode m_link_mode = LinkMode::automatic;
 };
 
 // The local storage a CacheConfig describes: open_cache_dir, its access and sharing, and

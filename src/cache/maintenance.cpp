@@ -68,6 +68,11 @@ const char* kind_name(PathKind kind) {
                                        : "a file";
 }
 
+// "is a symlink, not expected in entries/": what verify found at a place of the layout.
+std::string unexpected(PathKind kind, const std::string& place) {
+  return std::string("is ") + kind_name(kind) + ", not expected " + place;
+}
+
 // Collects verify's findings about the layout and, with Fix::yes, removes what npucc may:
 // a file or symlink at a place its layout defines. A folder where none belongs, and any
 // name at the top level the layout does not define, is reported and left alone: it may
@@ -105,13 +110,12 @@ public:
         continue;
       }
       bool ours = expected_dir || expected_file || util::starts_with(name, "stats.tmp.");
-      stray(path, std::string("unexpected ") + kind_name(kind) + " in the cache folder",
-            ours ? Place::layout : Place::foreign);
+      stray(path, unexpected(kind, "in the cache folder"), ours ? Place::layout : Place::foreign);
     }
     if (path_kind(root / "lock") == PathKind::directory) {
       for (const auto& path : children(root / "lock")) {
         if (path_kind(path) != PathKind::file) {
-          stray(path, std::string("unexpected ") + kind_name(path_kind(path)) + " in lock/");
+          stray(path, unexpected(path_kind(path), "in lock/"));
         }
       }
     }
@@ -126,7 +130,7 @@ public:
     for (const auto& shard : children(dir)) {
       std::string shard_name = shard.filename().string();
       if (!is_hex_pair(shard_name) || path_kind(shard) != PathKind::directory) {
-        stray(shard, std::string("unexpected ") + kind_name(path_kind(shard)) + " in " + label);
+        stray(shard, unexpected(path_kind(shard), std::string("in ") + label));
         continue;
       }
       for (const auto& file : children(shard)) {
@@ -153,14 +157,13 @@ public:
     for (const auto& shard : children(dir)) {
       std::string shard_name = shard.filename().string();
       if (!is_hex_pair(shard_name) || path_kind(shard) != PathKind::directory) {
-        stray(shard, std::string("unexpected ") + kind_name(path_kind(shard)) + " in entries/");
+        stray(shard, unexpected(path_kind(shard), "in entries/"));
         continue;
       }
       for (const auto& entry : children(shard)) {
         std::string name = entry.filename().string();
         if (!is_key(name) || name.substr(0, 2) != shard_name) {
-          stray(entry, std::string("unexpected ") + kind_name(path_kind(entry)) + " in entries/" +
-                           shard_name);
+          stray(entry, unexpected(path_kind(entry), "in entries/" + shard_name));
           continue;
         }
         out.emplace_back(entry, name);

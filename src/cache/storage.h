@@ -25,9 +25,12 @@ struct FetchResult {
   // corrupt because a signing key is configured and the entry's signature is missing or
   // wrong (entry_signature.h): worth a warning, unlike ordinary damage.
   bool untrusted = false;
-  EntryHeader header; // hit: the entry's header
-  Transfer transfer = Transfer::copy;
+  EntryHeader header;              // hit: the entry's header
+  std::vector<Transfer> transfers; // hit: how each of header.files was delivered, in order
 };
+
+// "hard link", or "hard link (2 files), copy (1 file)" when the files went different ways.
+std::string describe_transfers(const std::vector<Transfer>& transfers);
 
 enum class StoreStatus { stored, already_present };
 

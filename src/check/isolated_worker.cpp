@@ -154,6 +154,8 @@ void ensure_worker() {
     throw Error(std::string("ONNX checker: cannot create a socket: ") + std::strerror(errno));
   }
   pid_t parent = ::getpid();
+  // Linux sends the parent-death signal when the *thread* that forked exits, not the process.
+  const bool from_main_thread = ::gettid() == parent;
   pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -172,8 +174,13 @@ void ensure_worker() {
     ::signal(SIGINT, SIG_IGN);
     ::signal(SIGTERM, SIG_DFL);
     // A compile killed mid-inference (a populate worker, Ctrl-C) takes the worker along
-    // instead of leaving it to finish alone.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // instead of leaving it to finish alone. Only when the main thread forked it: a worker
+    // forked by another thread of a host (a Python thread compiling) would be killed when
+    // that thread ends, in the middle of another thread's request; it ends when the host
+    // closes its socket instead, after the request in hand.
+    if (from_main_thread) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    }
     if (::getppid() != parent) {
       ::_exit(3);
     }

@@ -45,6 +45,23 @@ void unlink_checked(const fs::path& path) {
   }
 }
 
+// -o names the folder the graphs go into. A path that is a file, or that reads like a
+// graph's file name ("out/x.onnx"), is a user who expected -o to name the output file:
+// the folder "x.onnx" it would create is refused with what -o means.
+void refuse_file_target(const fs::path& target) {
+  std::error_code ec;
+  const std::string what = "-o names the folder that gets high.onnx, low.onnx and manifest.json";
+  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
+    throw usage_error(target.string() + ": exists and is not a folder",
+                      what + "; choose another -o OUTDIR");
+  }
+  if (target.extension() == ".onnx" && !fs::is_directory(target, ec)) {
+    fs::path parent = target.parent_path();
+    throw usage_error(target.string() + ": names an .onnx file, not a folder",
+                      what + "; try -o " + (parent.empty() ? "out" : parent.string()));
+  }
+}
+
 // The compile must neither overwrite nor remove its own model, and must not overwrite a
 // file npucc did not write unless told to.
 void check_target(const CompileOptions& options) {
@@ -109,9 +126,7 @@ OutputFolder::OutputFolder(const CompileOptions& options) : m_target(options.out
   if (m_target.empty()) {
     throw usage_error("no output folder given", "pass -o OUTDIR");
   }
-  if (fs::exists(m_target, ec) && !fs::is_directory(m_target, ec)) {
-    throw Error(m_target.string() + ": exists and is not a folder", "choose another -o OUTDIR");
-  }
+  refuse_file_target(m_target);
   check_target(options);
   fs::path parent = fs::absolute(m_target, ec).parent_path();
   if (!fs::is_directory(parent, ec)) {

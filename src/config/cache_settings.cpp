@@ -19,6 +19,10 @@ CacheConfig resolve_cache_config(const Config& config) {
   if (shared.is_set()) {
     cache.sharing = parse_cache_sharing(shared.value, shared.describe_source());
   }
+  const Setting& link_mode = config.get("cache.link_mode");
+  if (link_mode.is_set()) {
+    cache.link_mode = parse_link_mode(link_mode.value, link_mode.describe_source());
+  }
   cache.key_file = config.value("cache.key_file");
   cache.remote = config.remote_cache();
   return cache;

@@ -8,6 +8,7 @@
 #include "util/file_io.h"
 #include "util/strings.h"
 
+#include <charconv>
 #include <system_error>
 
 namespace npucc {
@@ -16,14 +17,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// 2.0 as "2", 0.5 as "0.5": the shortest text that reads back as the same number.
+std::string seconds_text(double seconds) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof text, seconds);
+  return std::string(text, result.ptr);
+}
+
 void apply_defaults(Config& config, const GetEnv& getenv) {
+  // Every boolean is false unless set: `config show` says so rather than "(unset)".
   for (const auto& info : settings_table()) {
-    config.set(info.key, Setting{});
+    config.set(info.key, info.kind == SettingKind::boolean
+                             ? Setting{"false", SettingSource::built_in, ""}
+                             : Setting{});
   }
-  config.set("cache.disable", Setting{"false", SettingSource::built_in, ""});
-  config.set("cache.read_only", Setting{"false", SettingSource::built_in, ""});
   config.set("cache.shared", Setting{"auto", SettingSource::built_in, ""});
+  config.set("cache.link_mode", Setting{"auto", SettingSource::built_in, ""}); // CacheConfig's
   config.set("color", Setting{"auto", SettingSource::built_in, ""});
+  // The remote timeouts' defaults are RemoteCacheConfig's, shown by `config show` as such.
+  const RemoteCacheConfig remote;
+  config.set("cache.remote_connect_timeout",
+             Setting{seconds_text(remote.connect_timeout), SettingSource::built_in, ""});
+  config.set("cache.remote_timeout",
+             Setting{seconds_text(remote.timeout), SettingSource::built_in, ""});
   // The XDG base directory rule: $XDG_CACHE_HOME only when absolute.
   auto xdg = getenv("XDG_CACHE_HOME");
   auto home = getenv("HOME");
@@ -127,15 +143,36 @@ void apply_options_file(Config& config, const fs::path& file, const GetEnv& gete
   }
 }
 
+// An empty value on the command line: the built-in default, whatever the other sources
+// say. An empty cache folder is refused: it would silently mean ~/.cache/npucc.
+void reset_to_default(Config& config, const SettingInfo& info, const std::string& option,
+                      const GetEnv& getenv) {
+  if (info.key == "cache.dir") {
+    throw usage_error(option + " '': the cache folder is empty",
+                      "give a folder, or leave " + option + " out to use " + info.environment +
+                          ", config.toml's cache.dir or ~/.cache/npucc");
+  }
+  Config defaults;
+  apply_defaults(defaults, getenv);
+  Setting setting = defaults.get(info.key);
+  setting.source = SettingSource::command_line;
+  setting.origin = option;
+  config.set(info.key, setting);
+}
+
 void apply_command_line(Config& config, const std::vector<CommandLineValue>& values,
                         const GetEnv& getenv) {
   for (const auto& item : values) {
     const SettingInfo& info = setting_info(item.key);
-    if (item.value.empty()) {
+    if (item.value.empty() && !item.given_empty) {
       continue;
     }
     std::string option = item.option.empty() ? info.option : item.option;
     std::string value = config::check_value(info, item.value, option, {}, getenv);
+    if (value.empty()) {
+      reset_to_default(config, info, option, getenv);
+      continue;
+    }
     config.set(item.key, Setting{value, SettingSource::command_line, option});
   }
 }

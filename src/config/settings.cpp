@@ -66,6 +66,15 @@ const std::vector<SettingInfo>& settings_table() {
        "who may use the entries written: no (private: folders 0700), group (folders 02770), "
        "world (readable by all: 0755), auto (group when the cache folder is setgid and "
        "group-writable, else no)"},
+      {"cache.link_mode",
+       "NPUCC_CACHE_LINK_MODE",
+       "--link-mode",
+       "",
+       SettingKind::choice,
+       {"auto", "copy", "hardlink"},
+       "how a hit's outputs share the entry's files: copy (each output your own file), "
+       "hardlink (fastest; an output edited in place edits the entry) or auto (copies, but "
+       "hard links to entry files you cannot change: another user's)"},
       {"cache.key_file",
        "NPUCC_CACHE_KEY_FILE",
        "--cache-key-file",

@@ -79,12 +79,14 @@ std::string check_value(const SettingInfo& info, const std::string& raw, const s
                           "valid values: " + util::join(info.choices, ", "));
   }
   case SettingKind::train_mode:
+    // Untrimmed: compile, schedule, config and the API read a mode through the one parser,
+    // which refuses whitespace around a field (" fast|step") with a hint.
     try {
-      parse_accelerate_train_mode(text);
+      parse_accelerate_train_mode(raw);
     } catch (const Error& e) {
       throw usage_error(where + ": " + e.what(), e.hint());
     }
-    return text;
+    return raw;
   case SettingKind::precision_mode:
   case SettingKind::precision_mode_v2:
     return check_precision(info, text, where);

@@ -10,6 +10,7 @@
 #include "pipeline/cached_compile.h"
 #include "pipeline/resource_ops.h"
 #include "util/interrupt.h"
+#include "util/strings.h"
 #include "util/parallel.h"
 
 #include <ctime>
@@ -243,6 +244,22 @@ cache::KnownDigests written_digests(const CompileResult& result,
   return known;
 }
 
+// The size limit may evict the entry just stored (it alone is over the limit, or the
+// trim to below it reaches it): the next identical compile is a miss again, so say so.
+void warn_if_evicted(CachedRun& run, const cache::PurgeReport& trimmed) {
+  for (const auto& removed : trimmed.removed) {
+    if (removed.key != run.key.key) {
+      continue;
+    }
+    run.out.warning += std::string(run.out.warning.empty() ? "" : "; ") +
+                       "the cache entry just stored (" + util::format_bytes(removed.bytes) +
+                       ") was evicted at once to keep the cache under its max size of " +
+                       util::format_bytes(*run.config.max_size) +
+                       "; raise --max-size (or NPUCC_CACHE_MAX_SIZE, cache.max_size) to keep it";
+    return;
+  }
+}
+
 // Stores the compile's files under the key; a failure to store is a warning, for
 // populate an error (storing is its whole point).
 void store(CachedRun& run, cache::Replace replace) {
@@ -262,7 +279,7 @@ void store(CachedRun& run, cache::Replace replace) {
         {{stored.status == cache::StoreStatus::stored ? "stores" : "stores.raced", 1}});
     run.storage.record_model_index(run.model_sha256, run.model_index);
     if (run.config.max_size) {
-      run.storage.enforce_max_size(*run.config.max_size);
+      warn_if_evicted(run, run.storage.enforce_max_size(*run.config.max_size));
     }
   } catch (const Error& e) {
     run.storage.stats().update({{"store_errors", 1}});

@@ -49,6 +49,19 @@ WrittenFile written_from(const json& file, const std::string& where) {
   return out;
 }
 
+// A hit prints the same precision summary as the compile that stored the entry: the
+// reports come back as the JSON text CompileResult holds.
+void read_precision_reports(const json& manifest, CompileResult& result) {
+  auto report = manifest.find("precision_report");
+  if (report != manifest.end() && report->is_object()) {
+    result.precision_report = report->dump();
+  }
+  auto high = manifest.find("high_precision_report");
+  if (high != manifest.end() && high->is_object()) {
+    result.high_precision_report = high->dump();
+  }
+}
+
 } // namespace
 
 CompileResult parse_cached_manifest(const std::string& text,
@@ -75,6 +88,7 @@ CompileResult parse_cached_manifest(const std::string& text,
       result.passes.push_back({pass.value("name", ""), pass.value("unit", ""),
                                whole_number(pass, "changed", int64_t{0}, where)});
     }
+    read_precision_reports(manifest, result);
     const json& plan = manifest.at("memory_plan");
     result.memory_plan.available = plan.value("available", false);
     result.memory_plan.reason = plan.value("reason", "");

@@ -197,6 +197,11 @@ void check_known(const std::string& option, const std::string& value,
                     allowed_list(valid) + did_you_mean(value, valid));
 }
 
+// " (from NPUCC_PRECISION_MODE)": where a value in a conflict came from.
+std::string from_source(const std::string& origin) {
+  return origin.empty() ? "" : " (from " + origin + ")";
+}
+
 std::string describe_allowed(const std::vector<std::string>& values) {
   std::vector<std::string> shown;
   for (const auto& value : values) {
@@ -255,31 +260,36 @@ AccelerateTrainMode parse_accelerate_train_mode(const std::string& text) {
 }
 
 void validate_precision_options(const PrecisionOptions& options,
-                                const std::optional<AccelerateTrainMode>& mode) {
+                                const std::optional<AccelerateTrainMode>& mode,
+                                const PrecisionOrigins& origins) {
   check_known("precision_mode", options.precision_mode, precision_modes());
   check_known("precision_mode_v2", options.precision_mode_v2, precision_modes_v2());
+  const std::string precision_mode = "precision_mode " + quoted(options.precision_mode) +
+                                     from_source(origins.precision_mode);
+  const std::string precision_mode_v2 = "precision_mode_v2 " +
+                                        quoted(options.precision_mode_v2) +
+                                        from_source(origins.precision_mode_v2);
   if (!options.precision_mode.empty() && !options.precision_mode_v2.empty()) {
-    throw usage_error("precision_mode " + quoted(options.precision_mode) +
-                          " and precision_mode_v2 " + quoted(options.precision_mode_v2) +
-                          " cannot be combined",
+    throw usage_error(precision_mode + " and " + precision_mode_v2 + " cannot be combined",
                       "give only one of precision_mode and precision_mode_v2");
   }
   if (!mode) {
     return;
   }
-  const std::string accelerate = "accelerate_train_mode " + quoted(mode->to_string());
+  const std::string accelerate = "accelerate_train_mode " + quoted(mode->to_string()) +
+                                 from_source(origins.accelerate_train_mode);
   if (index_of(accelerate_precision_modes(), options.precision_mode) ==
       accelerate_precision_modes().size()) {
-    throw usage_error(accelerate + " cannot be combined with precision_mode " +
-                          quoted(options.precision_mode) + "; with accelerate_train_mode, " +
+    throw usage_error(accelerate + " cannot be combined with " + precision_mode +
+                          "; with accelerate_train_mode, " +
                           "precision_mode may only be " +
                           describe_allowed(accelerate_precision_modes()),
                       "the low-precision phase replaces the precision mode; drop one of them");
   }
   if (index_of(accelerate_precision_modes_v2(), options.precision_mode_v2) ==
       accelerate_precision_modes_v2().size()) {
-    throw usage_error(accelerate + " cannot be combined with precision_mode_v2 " +
-                          quoted(options.precision_mode_v2) + "; with accelerate_train_mode, " +
+    throw usage_error(accelerate + " cannot be combined with " + precision_mode_v2 +
+                          "; with accelerate_train_mode, " +
                           "precision_mode_v2 may only be " +
                           describe_allowed(accelerate_precision_modes_v2()),
                       "the low-precision phase replaces the precision mode; drop one of them");

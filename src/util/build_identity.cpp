@@ -40,12 +40,28 @@ std::string build_id_of(const dl_phdr_info& info) {
 
 struct Found {
   std::vector<std::string> parts;
+  bool found_npucc = false;
 };
+
+// Whether the object holds npucc's own code: the executable for the CLI and programs that
+// link the static library, the extension module for Python (whose executable is python3,
+// which says nothing of the compiler inside it).
+bool holds_npucc(const dl_phdr_info& info) {
+  const auto here = reinterpret_cast<ElfW(Addr)>(&build_identity);
+  for (int i = 0; i < info.dlpi_phnum; ++i) {
+    const ElfW(Phdr)& header = info.dlpi_phdr[i];
+    const ElfW(Addr) start = info.dlpi_addr + header.p_vaddr;
+    if (header.p_type == PT_LOAD && here >= start && here < start + header.p_memsz) {
+      return true;
+    }
+  }
+  return false;
+}
 
 int visit(dl_phdr_info* info, size_t, void* data) {
   auto* found = static_cast<Found*>(data);
   std::string_view path = info->dlpi_name != nullptr ? info->dlpi_name : "";
-  bool program = path.empty() && found->parts.empty(); // the first object is the executable
+  bool program = !found->found_npucc && holds_npucc(*info);
   std::string_view base =
       path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
   if (!program && base.rfind("libonnx", 0) != 0) {
@@ -54,12 +70,18 @@ int visit(dl_phdr_info* info, size_t, void* data) {
   std::string id = build_id_of(*info);
   if (id.empty()) {
     try {
-      id = "sha256:" + sha256_file_hex(program ? "/proc/self/exe" : std::string(path));
+      id = "sha256:" + sha256_file_hex(path.empty() ? "/proc/self/exe" : std::string(path));
     } catch (const std::exception&) {
       id = "unknown"; // unreadable: the version alone tells builds apart
     }
   }
-  found->parts.push_back(std::string(program ? "npucc" : base) + "=" + id);
+  std::string part = std::string(program ? "npucc" : base) + "=" + id;
+  if (program) {
+    found->found_npucc = true;
+    found->parts.insert(found->parts.begin(), part); // first, as the sort below expects
+  } else {
+    found->parts.push_back(part);
+  }
   return 0;
 }
 
@@ -69,7 +91,7 @@ const std::string& build_identity() {
   static const std::string identity = [] {
     Found found;
     dl_iterate_phdr(visit, &found);
-    std::sort(found.parts.begin() + (found.parts.empty() ? 0 : 1), found.parts.end());
+    std::sort(found.parts.begin() + (found.found_npucc ? 1 : 0), found.parts.end());
     std::string out;
     for (const auto& part : found.parts) {
       out += (out.empty() ? "" : " ") + part;

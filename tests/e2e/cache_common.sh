@@ -5,7 +5,7 @@ set -euo pipefail
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/npucc-e2e-cache.XXXXXX")
 trap 'status=$?; if [ $status -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi' EXIT
 export HOME="$WORK/home" XDG_CACHE_HOME="$WORK/xdg"
-unset NPUCC_CACHE_DIR NPUCC_CACHE_MAX_SIZE
+unset NPUCC_CACHE_DIR NPUCC_CACHE_MAX_SIZE NPUCC_CACHE_LINK_MODE
 mkdir -p "$HOME"
 PY=/usr/bin/python3
 
@@ -19,6 +19,11 @@ expect_status() {
 }
 contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks: $2"; }; }
 json_get() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+# valid_json FORMAT FILE: FILE is a valid FORMAT document (tests/schemas/FORMAT.schema.json).
+valid_json() {
+  $PY "$(dirname "${BASH_SOURCE[0]}")/../tools/validate_json.py" "$1" "$2" ||
+    { cat "$2" >&2; fail "$2: not a valid $1 document"; }
+}
 now_ms() { date +%s%3N; }
 # cpu_ms command...: runs it (output discarded) and prints its user+system CPU time in ms.
 cpu_ms() {

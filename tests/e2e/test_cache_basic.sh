@@ -113,11 +113,20 @@ contains "$WORK/out" "cache: disabled"
 
 # ls, stats.
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --json
-[ "$(json_get "$WORK/out" "len(d)")" = 3 ] || fail "ls: want 3 entries"
-[ "$(json_get "$WORK/out" "sorted(set(e['state'] for e in d))")" = "['ok']" ] || fail "ls states"
+[ "$(json_get "$WORK/out" "len(d['entries'])")" = 3 ] || fail "ls: want 3 entries"
+[ "$(json_get "$WORK/out" "sorted(set(e['state'] for e in d['entries']))")" = "['ok']" ] || fail "ls states"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --model changed
 contains "$WORK/out" "changed"
 [ "$(grep -c ppocrv4_det "$WORK/out" || true)" = 0 ] || fail "ls --model did not filter"
+contains "$WORK/out" "^1 entry matches --model changed (3 in the cache)$"
+# --model takes a glob; one that matches nothing says so, with the cache's count.
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --model 'ppocr*' --json
+[ "$(json_get "$WORK/out" "sorted(set(e['model'] for e in d['entries']))")" = "['ppocrv4_det']" ] ||
+  fail "ls --model 'ppocr*': $(cat "$WORK/out")"
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --model 'ch?nge[a-z]'
+contains "$WORK/out" "changed"
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --model 'zz*'
+contains "$WORK/out" "^0 entries match --model zz\* (3 in the cache)$"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --sort size --reverse
 contains "$WORK/out" "KEY"
 expect_status 0 "$NPUCC" cache stats --cache-dir "$C" --zero --json
@@ -183,7 +192,7 @@ pass "populate -j 2 twice: second run compiles nothing; failures exit non-zero"
 
 # Size limit after each store, and purge.
 expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
-total=$(json_get "$WORK/out" "sum(e['bytes'] for e in d)")
+total=$(json_get "$WORK/out" "sum(e['bytes'] for e in d['entries'])")
 expect_status 0 "$NPUCC" compile "$WORK/models/oww_hello_deepa.onnx" -o "$WORK/o8" --cache-dir "$P" --max-size "$total" --passes topological_sort,topological_sort
 expect_status 0 "$NPUCC" cache stats --cache-dir "$P" --json
 [ "$(json_get "$WORK/out" "d['bytes'] <= $total")" = True ] || fail "--max-size not enforced"
@@ -191,23 +200,25 @@ expect_status 0 "$NPUCC" cache stats --cache-dir "$P" --json
 expect_status 0 "$NPUCC" cache purge --cache-dir "$P" --all --dry-run
 contains "$WORK/out" "would remove"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
-[ "$(json_get "$WORK/out" "len(d) > 0")" = True ] || fail "dry run removed entries"
+[ "$(json_get "$WORK/out" "len(d['entries']) > 0")" = True ] || fail "dry run removed entries"
 expect_status 0 "$NPUCC" cache clean --cache-dir "$P" --older-than 1d
 contains "$WORK/out" "removed 0 entries"
 expect_status 0 "$NPUCC" cache purge --cache-dir "$P" --all --json
 expect_status 0 "$NPUCC" cache ls --cache-dir "$P" --json
-[ "$(json_get "$WORK/out" "len(d)")" = 0 ] || fail "purge --all left entries"
+[ "$(json_get "$WORK/out" "len(d['entries'])")" = 0 ] || fail "purge --all left entries"
 expect_status 2 "$NPUCC" cache purge --cache-dir "$P" --max-size 10X
 pass "max size enforced after a store; purge --dry-run, --older-than, --all"
 
-# Outputs share the entry's inodes (a miss links what it wrote, a hit links the entry's
-# files), except external data: ONNX Runtime refuses a data file with more than one hard
-# link, so those are copies, on a miss and on a hit alike, with the writer's checksum.
+# With --link-mode hardlink, outputs share the entry's inodes (a miss links what it wrote,
+# a hit links the entry's files), except external data: ONNX Runtime refuses a data file
+# with more than one hard link, so those are copies, on a miss and on a hit alike, with the
+# writer's checksum. (The default, copies, is test_cache_link_mode.sh's.)
 X="$WORK/xcache"
 "$NPUCC" cache init "$X" >/dev/null
 for run in miss hit; do
   rm -rf "$WORK/x-$run"
-  expect_status 0 "$NPUCC" compile "$M" -o "$WORK/x-$run" --cache-dir "$X" --external-data
+  expect_status 0 "$NPUCC" compile "$M" -o "$WORK/x-$run" --cache-dir "$X" --external-data \
+    --link-mode hardlink
   contains "$WORK/out" "cache: $run"
   [ "$(stat -c %h "$WORK/x-$run/high.onnx")" -ge 2 ] || fail "$run: high.onnx not linked to the entry"
   [ "$(stat -c %h "$WORK/x-$run/high.onnx.data")" = 1 ] || fail "$run: external data has several hard links"

@@ -18,8 +18,8 @@ for p in $(seq 1 8); do
 done
 for pid in "${pids[@]}"; do wait "$pid" || fail "a concurrent compile failed"; done
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --json
-[ "$(json_get "$WORK/out" "len(d)")" = 3 ] || fail "want one entry per key (3)"
-[ "$(json_get "$WORK/out" "sorted(set(e['state'] for e in d))")" = "['ok']" ] || fail "entry states"
+[ "$(json_get "$WORK/out" "len(d['entries'])")" = 3 ] || fail "want one entry per key (3)"
+[ "$(json_get "$WORK/out" "sorted(set(e['state'] for e in d['entries']))")" = "['ok']" ] || fail "entry states"
 for m in "${MODELS[@]}"; do
   name=$(basename "$m" .onnx)
   for p in $(seq 2 8); do
@@ -69,8 +69,8 @@ echo "killed $kills of $round processes"
 expect_status 0 "$NPUCC" cache verify --cache-dir "$K" --json
 [ "$(json_get "$WORK/out" "len(d['findings'])")" = 0 ] || fail "verify found problems after kills"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$K" --json
-json_get "$WORK/out" "sorted(set(e['state'] for e in d))" | grep -qv "corrupt\|incomplete" || fail "broken entries"
-entries=$(json_get "$WORK/out" "len(d)")
+json_get "$WORK/out" "sorted(set(e['state'] for e in d['entries']))" | grep -qv "corrupt\|incomplete" || fail "broken entries"
+entries=$(json_get "$WORK/out" "len(d['entries'])")
 # Every surviving entry is complete: its hit reproduces the uncached compile.
 for m in "${MODELS[@]:0:2}"; do
   name=$(basename "$m" .onnx)

@@ -39,13 +39,13 @@ contains "$WORK/out" "cache: hit"
 pass "each version hits only its own entries"
 
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --json
-[ "$(json_get "$WORK/out" "sorted((e['compiler_version'], e['state']) for e in d)")" = \
+[ "$(json_get "$WORK/out" "sorted((e['compiler_version'], e['state']) for e in d['entries'])")" = \
   "[('$V', 'ok'), ('$V', 'ok'), ('9.9.9', 'other-version')]" ] || fail "ls states"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C"
 contains "$WORK/out" "1 entry belongs to other compiler versions"
 contains "$WORK/out" "npucc cache invalidate"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --version 9.9.9 --json
-[ "$(json_get "$WORK/out" "len(d)")" = 1 ] || fail "ls --version"
+[ "$(json_get "$WORK/out" "len(d['entries'])")" = 1 ] || fail "ls --version"
 expect_status 0 "$NPUCC" cache populate "$M1" --cache-dir "$C"
 contains "$WORK/out" "1 entry belongs to other compiler versions"
 # verify: another compiler version is not a problem.
@@ -58,7 +58,7 @@ expect_status 0 "$NPUCC" cache invalidate --cache-dir "$C" --dry-run --json
 expect_status 0 "$NPUCC" cache invalidate --cache-dir "$C"
 contains "$WORK/out" "removed 1 entry"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --json
-[ "$(json_get "$WORK/out" "sorted(e['compiler_version'] for e in d)")" = "['$V', '$V']" ] || fail "invalidate removed the wrong entries"
+[ "$(json_get "$WORK/out" "sorted(e['compiler_version'] for e in d['entries'])")" = "['$V', '$V']" ] || fail "invalidate removed the wrong entries"
 # From the other side, --version names one version; populate --invalidate sweeps first.
 expect_status 0 "$OTHER" cache populate "$M1" "$M2" --cache-dir "$C"
 expect_status 0 "$NPUCC" cache invalidate --version 9.9.9 --model oww_hello_deepa --cache-dir "$C" --json
@@ -66,5 +66,5 @@ expect_status 0 "$NPUCC" cache invalidate --version 9.9.9 --model oww_hello_deep
 expect_status 0 "$NPUCC" cache populate --invalidate "$M1" --cache-dir "$C"
 contains "$WORK/out" "invalidated 1 entries"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C" --json
-[ "$(json_get "$WORK/out" "sorted(set(e['compiler_version'] for e in d))")" = "['$V']" ] || fail "populate --invalidate"
+[ "$(json_get "$WORK/out" "sorted(set(e['compiler_version'] for e in d['entries']))")" = "['$V']" ] || fail "populate --invalidate"
 pass "invalidate removes exactly the other version's entries"

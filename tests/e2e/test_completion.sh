@@ -68,6 +68,7 @@ EXACT=1 expect_words "--accelerate-train-mode fast\\|l" "fast|loss fast|loss|1.0
 EXACT=1 expect_words "--accelerate-train-mode 'fast1|s" "fast1|step fast1|step|0.9" \
   "$(bash_complete npucc compile --accelerate-train-mode "'fast1|s")"
 EXACT=1 expect_words "compile --cache-shared" "auto no group world" "$(bash_complete npucc compile --cache-shared "")"
+EXACT=1 expect_words "compile --link-mode" "auto copy hardlink" "$(bash_complete npucc compile --link-mode "")"
 EXACT=1 expect_words "cache ls --sort" "key model size created used version state" \
   "$(bash_complete npucc cache ls --sort "")"
 EXACT=1 expect_words "--color=" "never auto always" "$(bash_complete npucc --color = "")"

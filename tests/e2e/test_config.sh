@@ -28,9 +28,10 @@ run() {
   cases=$((cases + 1))
 }
 
-# field SETTING KEY: reads settings[SETTING][KEY] from the last JSON output.
+# field SETTING KEY: reads settings[SETTING][KEY] from the last JSON output; a boolean or a
+# number as JSON writes it (false, 2.5), null as "".
 field() {
-  printf '%s' "$out" | "$PY" -c 'import json,sys; v=json.load(sys.stdin)["settings"][sys.argv[1]][sys.argv[2]]; print("" if v is None else v)' "$1" "$2"
+  printf '%s' "$out" | "$PY" -c 'import json,sys; v=json.load(sys.stdin)["settings"][sys.argv[1]][sys.argv[2]]; print("" if v is None else v if isinstance(v, str) else json.dumps(v))' "$1" "$2"
 }
 
 expect_setting() { # SETTING VALUE SOURCE [ORIGIN]

@@ -25,6 +25,8 @@ for name in oww_hello_deepa ppocr_cls ppocrv4_det silero_vad_legacy; do
   if [ -s "$work/$name.err" ]; then
     fail "inspect --json $name wrote to stderr: $(cat "$work/$name.err")"
   fi
+  "$PYTHON" "$(dirname "$0")/../tools/validate_json.py" npucc-inspect "$work/$name.json" ||
+    fail "inspect --json $name: not a valid npucc-inspect document"
   # Independent oracle: count with the onnx package and compare.
   if ! "$PYTHON" - "$models/$name.onnx" "$work/$name.json" <<'EOF'; then
 import collections, json, sys

@@ -49,6 +49,8 @@ EOF_PY
 
 "$NPUCC" inspect --nodes --json "$work/nested.onnx" >"$work/nested.json" 2>"$work/err" ||
   fail "inspect --nodes --json: $(cat "$work/err")"
+"$PYTHON" "$(dirname "$0")/../tools/validate_json.py" npucc-inspect-nodes "$work/nested.json" ||
+  fail "inspect --nodes --json: not a valid npucc-inspect-nodes document"
 "$PYTHON" - "$work/nested.json" <<'EOF_PY' || fail "nested model: wrong node list"
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -53,8 +53,26 @@ grep -q "libc6" <<<"$depends" || fail "Depends lacks libc6: '$depends'"
 grep -q "libcurl4" <<<"$depends" || fail "Depends lacks libcurl4: '$depends'"
 grep -q "libhiredis" <<<"$depends" || fail "Depends lacks hiredis: '$depends'"
 
+# The Python package (python/), when the build has it: installed where Debian's python3
+# looks, with a Depends on the python3 it was built for.
+site=usr/lib/python3/dist-packages/npucc
+python_built=no
+grep -q '^NPUCC_PYTHON:BOOL=ON$' "$build/CMakeCache.txt" && python_built=yes
+if [[ $python_built == yes ]]; then
+  for path in $site/__init__.py $site/__init__.pyi $site/py.typed; do
+    grep -qx "$path" "$work/contents" || fail "$path is not in the package"
+  done
+  grep -qx "$site/_npucc\.cpython-.*\.so" "$work/contents" || fail "the extension _npucc is not in the package"
+  grep -q "python3 (>= 3\.[0-9]*~), python3 (<< 3\.[0-9]*)" <<<"$depends" || fail "Depends lacks python3: '$depends'"
+fi
+
 # The packaged files work: the binary runs and the completion is the one it generates.
 dpkg-deb -x "$deb" "$work/root"
+if [[ $python_built == yes ]]; then
+  (cd "$work" && PYTHONPATH="$work/root/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+    'import npucc, sys; sys.exit(npucc.__version__ != sys.argv[1] or not npucc.__file__.startswith(sys.argv[2]))' \
+    "$version" "$work/root/") || fail "the packaged Python module does not import"
+fi
 "$work/root/usr/bin/npucc" --version | grep -q "^npucc $version$" || fail "the packaged binary does not run"
 cmp -s "$work/root/usr/share/bash-completion/completions/npucc" <("$work/root/usr/bin/npucc" completion bash) ||
   fail "the packaged bash completion differs from \`npucc completion bash\`"

@@ -42,7 +42,7 @@ NPUCC_REMOTE_CACHE="$URL" expect_status 0 "$NPUCC" cache ls --remote --cache-dir
 contains "$WORK/out" "$key"
 contains "$WORK/out" "1 entry"
 expect_status 0 "$NPUCC" cache ls --remote --json --remote-cache "$URL" --cache-dir "$WORK/b"
-[ "$(json_get "$WORK/out" "d[0]['key']")" = "$key" ] || fail "ls --remote --json lacks the key"
+[ "$(json_get "$WORK/out" "d['entries'][0]['key']")" = "$key" ] || fail "ls --remote --json lacks the key"
 pass "cache ls --remote lists the Redis keys"
 
 # 3. A corrupted value is rejected, counted, never used; a bad value too.

@@ -86,7 +86,7 @@ expect_status 3 "$NPUCC" cache verify --fix --cache-dir "$C"
 for f in docs/inner/f entries/zz/sub/f lock/dir/f README; do
   [ "$(cat "$C/$f")" = keep ] || fail "verify --fix removed $f"
 done
-contains "$WORK/out" "README: unexpected a file in the cache folder  \[left alone"
+contains "$WORK/out" "README: is a file, not expected in the cache folder  \[left alone"
 expect_status 1 "$NPUCC" cache purge --all --cache-dir "$C"
 contains "$WORK/err" "foreign: a folder npucc did not write; entry left alone"
 [ "$(cat "$E/foreign/f")" = keep ] || fail "eviction recursed into a foreign folder"
@@ -109,7 +109,7 @@ contains "$WORK/err" "cannot remove: Permission denied"
 expect_status 1 "${NOBODY[@]}" "$NPUCC" cache purge --all --json --cache-dir "$S" --cache-shared world
 [ "$(json_get "$WORK/out" "(len(d['removed']), d['freed_bytes'], len([f for f in d['failures'] if '/entries/' in f]))")" = "(0, 0, 2)" ] ||
   { cat "$WORK/out"; fail "purge --json counted what it did not remove"; }
-KEY=$("$NPUCC" cache ls --json --cache-dir "$S" | json_get /dev/stdin "d[0]['key']")
+KEY=$("$NPUCC" cache ls --json --cache-dir "$S" | json_get /dev/stdin "d['entries'][0]['key']")
 expect_status 1 "${NOBODY[@]}" "$NPUCC" cache invalidate --key "$KEY" --cache-dir "$S" --cache-shared world
 contains "$WORK/out" "removed 0 entries"
 contains "$WORK/err" "$KEY: cannot remove: Permission denied"
@@ -303,7 +303,7 @@ no_controls "$WORK/err"; contains "$WORK/err" 'evil\\x1b'
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C6"
 no_controls "$WORK/out"; contains "$WORK/out" 'evil\\x1b'
 expect_status 0 "$NPUCC" cache ls --json --cache-dir "$C6"
-[ "$(json_get "$WORK/out" "d[0]['model']")" = "$EVIL" ] || fail "cache ls --json does not give the exact name"
+[ "$(json_get "$WORK/out" "d['entries'][0]['model']")" = "$EVIL" ] || fail "cache ls --json does not give the exact name"
 expect_status 1 "$NPUCC" -v cache populate "$WORK/evil" --cache-dir "$C6"
 no_controls "$WORK/out"; no_controls "$WORK/err"
 expect_status 0 "$NPUCC" cache invalidate --model "$EVIL" --dry-run --cache-dir "$C6"
@@ -311,7 +311,7 @@ no_controls "$WORK/out"; contains "$WORK/out" "would remove 1 entry"
 expect_status 0 "$NPUCC" cache explain "$WORK/evil/$EVIL.onnx"
 no_controls "$WORK/out"
 # A forged entry header (anyone who may write a shared cache can write one).
-KEY6=$("$NPUCC" cache ls --json --cache-dir "$C6" | json_get /dev/stdin "d[0]['key']")
+KEY6=$("$NPUCC" cache ls --json --cache-dir "$C6" | json_get /dev/stdin "d['entries'][0]['key']")
 H6="$C6/entries/${KEY6:0:2}/$KEY6/entry.npucc"; chmod u+w "$H6"
 $PY - "$H6" <<'PYEOF'
 import sys

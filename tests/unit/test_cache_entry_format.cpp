@@ -72,4 +72,17 @@ TEST_SUITE("npucc::cache::EntryFormat") {
     }
     CHECK(is_plain_file_name("high.onnx.data"));
   }
+
+  TEST_CASE("a key prefix is 4 to 64 hex digits, lower-cased") {
+    CHECK(check_key_prefix("ab12", "--key") == "ab12");
+    CHECK(check_key_prefix("AB12cd", "--key") == "ab12cd");
+    CHECK(check_key_prefix(std::string(64, 'f'), "--key") == std::string(64, 'f'));
+    CHECK_THROWS_WITH(check_key_prefix("zz", "--key"),
+                      "--key zz: not hex (a key is written with 0-9 and a-f)");
+    CHECK_THROWS_WITH(check_key_prefix("abcg", "--key"),
+                      "--key abcg: not hex (a key is written with 0-9 and a-f)");
+    CHECK_THROWS_WITH(check_key_prefix("abc", "--key"), "--key abc: too short");
+    CHECK_THROWS_WITH(check_key_prefix(std::string(65, 'a'), "key prefix"),
+                      doctest::Contains("longer than a key"));
+  }
 }

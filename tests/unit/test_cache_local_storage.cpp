@@ -86,6 +86,7 @@ TEST_SUITE("npucc::cache::LocalStorage") {
       return listed[0];
     };
     SUBCASE("unchanged since written: taken, and the output shares the entry's inode") {
+      f.storage.set_link_mode(npucc::LinkMode::hardlink);
       f.storage.store(header, f.source, {"high.onnx", "manifest.json"}, SourceFiles::link,
                       Replace::no, {{"high.onnx", {claimed, written.identity()}}});
       EntryInfo info = only_entry(Check::sizes);
@@ -96,6 +97,18 @@ TEST_SUITE("npucc::cache::LocalStorage") {
       REQUIRE(::stat(f.file(header.key, "high.onnx").c_str(), &b) == 0);
       CHECK(a.st_ino == b.st_ino);
       CHECK((a.st_mode & 0777) == 0444);
+    }
+    SUBCASE("the default link mode copies the user's own file, and still takes the digest") {
+      f.storage.store(header, f.source, {"high.onnx", "manifest.json"}, SourceFiles::link,
+                      Replace::no, {{"high.onnx", {claimed, written.identity()}}});
+      CHECK(only_entry(Check::sizes).header.files[0].sha256 == claimed);
+      struct stat a {
+      }, b{};
+      REQUIRE(::stat((f.source / "high.onnx").c_str(), &a) == 0);
+      REQUIRE(::stat(f.file(header.key, "high.onnx").c_str(), &b) == 0);
+      CHECK(a.st_ino != b.st_ino);
+      CHECK(a.st_nlink == 1);
+      CHECK((b.st_mode & 0777) == 0444);
     }
     SUBCASE("rewritten after the writer closed it: hashed again") {
       std::ofstream(f.source / "high.onnx", std::ios::app) << "more";

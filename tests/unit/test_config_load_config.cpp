@@ -54,9 +54,20 @@ TEST_SUITE("npucc::load_config") {
     CHECK_FALSE(config.cache_max_size());
     CHECK_FALSE(config.cache_disabled());
     CHECK(config.value("color") == "auto");
+    CHECK(config.value("cache.link_mode") == "auto");
     CHECK(config.get("precision_mode").source == SettingSource::built_in);
     CHECK_FALSE(config.get("precision_mode").is_set());
     CHECK(config.get("accelerate_train_mode").describe_source() == "default");
+    // Every boolean and the remote timeouts have a value to show, not "(unset)".
+    for (const auto& info : settings_table()) {
+      if (info.kind == SettingKind::boolean) {
+        CHECK_MESSAGE(config.value(info.key) == "false", info.key);
+      }
+    }
+    CHECK(config.value("cache.remote_connect_timeout") == "2");
+    CHECK(config.value("cache.remote_timeout") == "5");
+    CHECK(config.remote_cache().connect_timeout == RemoteCacheConfig{}.connect_timeout);
+    CHECK(config.remote_cache().timeout == RemoteCacheConfig{}.timeout);
   }
 
   TEST_CASE("XDG folders move the config file and the default cache") {
@@ -211,5 +222,37 @@ TEST_SUITE("npucc::load_config") {
       CHECK(e.hint().find("powers of 1024") != std::string::npos);
     }
     CHECK(parse_size_setting("10G", "x") == uint64_t{10} << 30);
+  }
+
+  TEST_CASE("an empty command-line value means the default over every other source") {
+    Fixture f;
+    f.write_config("precision_mode = \"force_fp16\"\n[cache]\nshared = \"group\"\n");
+    f.env["NPUCC_ACCELERATE_TRAIN_MODE"] = "fast|step";
+    f.env["NPUCC_CACHE_MAX_SIZE"] = "1G";
+    Config config = f.load({{"accelerate_train_mode", "", "--accelerate-train-mode", true},
+                            {"precision_mode", "", "--precision-mode", true},
+                            {"cache.shared", " ", "--cache-shared", true},
+                            {"cache.max_size", "", "--max-size", false}});
+    CHECK_FALSE(config.get("accelerate_train_mode").is_set());
+    CHECK(config.get("accelerate_train_mode").describe_source() ==
+          "command line (--accelerate-train-mode)");
+    CHECK_FALSE(config.get("precision_mode").is_set());
+    CHECK(config.value("cache.shared") == "auto"); // the built-in default, not unset
+    CHECK(config.get("cache.shared").source == SettingSource::command_line);
+    CHECK(config.cache_max_size() == uint64_t{1} << 30); // not given: the variable holds
+    CHECK(f.error({{"cache.dir", "", "--cache-dir", true}}) ==
+          "--cache-dir '': the cache folder is empty");
+  }
+
+  TEST_CASE("accelerate_train_mode is not trimmed: the one parser refuses blanks") {
+    Fixture f;
+    f.env["NPUCC_ACCELERATE_TRAIN_MODE"] = " fast|step";
+    CHECK(f.error().find("NPUCC_ACCELERATE_TRAIN_MODE: accelerate_train_mode \" fast|step\"") == 0);
+    f.env.erase("NPUCC_ACCELERATE_TRAIN_MODE");
+    CHECK(f.error({{"accelerate_train_mode", "fast|step ", "--accelerate-train-mode"}})
+              .find("whitespace is not allowed") != std::string::npos);
+    // Other settings are trimmed as before.
+    CHECK(f.load({{"precision_mode", " force_fp16 ", "--precision-mode"}}).value("precision_mode") ==
+          "force_fp16");
   }
 }

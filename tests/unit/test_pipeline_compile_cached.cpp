@@ -1,10 +1,12 @@
 #include "cache/local_storage.h"
 #include "npucc/cache.h"
 #include "npucc/error.h"
+#include "npucc/train_mode.h"
 #include "test_support.h"
 #include "util/file_io.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 
@@ -48,6 +50,35 @@ struct Fixture {
 } // namespace
 
 TEST_SUITE("npucc::compile_cached") {
+  TEST_CASE("a hit carries the stored compile's precision reports") {
+    Fixture f;
+    fs::path model = write_model(f.dir, k_model);
+    npucc::CompileOptions options;
+    options.model_path = model;
+    options.output_dir = f.dir / "p1";
+    options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast|step");
+    auto miss = npucc::compile_cached(options, f.config, npucc::CacheUse::enabled);
+    REQUIRE(miss.outcome == npucc::CacheOutcome::miss);
+    REQUIRE_FALSE(miss.result.precision_report.empty());
+    options.output_dir = f.dir / "p2";
+    auto hit = npucc::compile_cached(options, f.config, npucc::CacheUse::enabled);
+    REQUIRE(hit.outcome == npucc::CacheOutcome::hit);
+    CHECK(nlohmann::json::parse(hit.result.precision_report) ==
+          nlohmann::json::parse(miss.result.precision_report));
+  }
+
+  TEST_CASE("a store that --max-size evicts at once is a warning") {
+    Fixture f;
+    fs::path model = write_model(f.dir, k_model);
+    f.config.max_size = 1; // byte: no entry fits
+    auto stored = f.run(model, "out1");
+    CHECK(stored.outcome == npucc::CacheOutcome::miss);
+    CHECK(stored.warning.find("the cache entry just stored") != std::string::npos);
+    CHECK(stored.warning.find("evicted at once") != std::string::npos);
+    f.config.max_size = uint64_t{1} << 30;
+    CHECK(f.run(model, "out2").warning.empty());
+  }
+
   TEST_CASE("a second compile is a hit with identical files; changes miss") {
     Fixture f;
     fs::path model = write_model(f.dir, k_model);

@@ -228,4 +228,26 @@ TEST_SUITE("npucc::validate_precision_options") {
     // Without an accelerate mode the same values are fine.
     CHECK_NOTHROW(validate_precision_options({"force_fp16", ""}, std::nullopt));
   }
+
+  TEST_CASE("a conflict names where each value came from") {
+    try {
+      validate_precision_options({"force_fp16", ""}, fast,
+                                 {"--accelerate-train-mode", "opts.json: precision_mode", ""});
+      FAIL("expected an error");
+    } catch (const npucc::Error& e) {
+      CHECK(std::string(e.what()).find("accelerate_train_mode \"fast|step|0.9\" (from "
+                                       "--accelerate-train-mode) cannot be combined with "
+                                       "precision_mode \"force_fp16\" (from opts.json: "
+                                       "precision_mode)") == 0);
+    }
+    try {
+      validate_precision_options({"force_fp16", "fp16"}, std::nullopt,
+                                 {"", "NPUCC_PRECISION_MODE", "config.toml:3"});
+      FAIL("expected an error");
+    } catch (const npucc::Error& e) {
+      CHECK(std::string(e.what()) == "precision_mode \"force_fp16\" (from NPUCC_PRECISION_MODE) "
+                                     "and precision_mode_v2 \"fp16\" (from config.toml:3) "
+                                     "cannot be combined");
+    }
+  }
 }
