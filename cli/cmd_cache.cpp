@@ -1,6 +1,7 @@
-// `npucc cache ...`: the subcommand table and the listing commands (ls, stats, explain,
-// init). Maintenance that deletes lives in cmd_cache_maintenance.cpp, populate in
-// cmd_cache_populate.cpp. Every command hands off to the library (src/cache/).
+// `npucc cache ...`: the subcommand table and the listing commands (ls, stats, init).
+// Maintenance that deletes lives in cmd_cache_maintenance.cpp, populate in
+// cmd_cache_populate.cpp, explain in cmd_cache_explain.cpp. Every command hands off to
+// the library (src/cache/).
 #include "cache/local_storage.h"
 #include "cache_commands.h"
 #include "npucc/cache_maintenance.h"
@@ -34,7 +35,7 @@ const std::vector<Subcommand>& subcommands() {
       {"purge", "remove entries: all, by age, or down to a size (least recently used first)",
        setup_purge},
       {"populate", "compile every model not yet cached (for CI)", setup_populate},
-      {"explain", "show each component of a model's cache key", setup_explain},
+      {"explain", "say whether a compile command would hit the cache, and why not", setup_explain},
       {"init", "create a cache folder", setup_init},
   };
   return table;
@@ -381,38 +382,6 @@ std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
     }
     print_local_stats(stats, config);
     print_remote_stats(stats, config);
-    return 0;
-  };
-}
-
-std::function<int()> setup_explain(CLI::App& command, const GlobalOptions&) {
-  struct Args {
-    std::string model;
-    CompileArgs compile;
-    bool json = false;
-  };
-  auto args = std::make_shared<Args>();
-  command.add_option("MODEL", args->model, "the .onnx model")->required();
-  add_compile_options(command, args->compile);
-  command.add_flag("--json", args->json, "print JSON");
-  return [args] {
-    CompileOptions options = make_compile_options(args->compile);
-    options.model_path = args->model;
-    CacheKey key = explain_cache_key(options);
-    if (args->json) {
-      json components = json::array();
-      for (const auto& component : key.components) {
-        components.push_back(
-            {{"name", component.name}, {"digest", component.digest}, {"value", component.value}});
-      }
-      print_json({{"key", key.key}, {"components", components}});
-      return 0;
-    }
-    for (const auto& component : key.components) {
-      std::cout << std::left << std::setw(10) << component.name << component.digest << "  "
-                << util::printable(component.value) << "\n";
-    }
-    std::cout << std::left << std::setw(10) << "key" << key.key << "\n";
     return 0;
   };
 }

@@ -1,5 +1,6 @@
 // `npucc cache populate MODEL_OR_DIR... [-j N]`: pre-compile for CI.
 #include "cache_commands.h"
+#include "models_file.h"
 #include "npucc/error.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -46,6 +47,7 @@ void print_populate_json(const PopulateSummary& summary) {
 std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& global) {
   struct Args {
     std::vector<std::string> inputs;
+    std::string models_file;
     unsigned jobs = 0;
     CompileArgs compile;
     CacheArgs cache;
@@ -53,8 +55,11 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  command.add_option("MODEL_OR_DIR", args->inputs, ".onnx models, or folders searched for *.onnx")
-      ->required();
+  command.add_option("MODEL_OR_DIR", args->inputs, ".onnx models, or folders searched for *.onnx");
+  command.add_option("--models", args->models_file,
+                     "a TOML file of [[model]] tables: path (relative to the file) and compile "
+                     "options by config name (input_shape = [\"x:1,3,48,192\"], "
+                     "accelerate_train_mode = \"fast|step|0.9\", ...) for that model only");
   command.add_option(
       "-j,--jobs", args->jobs,
       "use N cores: N models at once in worker processes, one core each (default: the CPU count)");
@@ -70,8 +75,15 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     for (const auto& input : args->inputs) {
       options.inputs.emplace_back(input);
     }
+    if (args->inputs.empty() && args->models_file.empty()) {
+      throw usage_error("cache populate: no models given",
+                        "name .onnx files or folders (MODEL_OR_DIR), or --models FILE");
+    }
     Config settings = load_settings(&args->compile, &args->cache);
     options.compile = make_compile_options(args->compile, settings);
+    if (!args->models_file.empty()) {
+      options.models = read_models_file(args->models_file, args->compile, settings);
+    }
     options.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
     options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;
     bool bar = !args->json && !global.quiet && isatty(2) != 0;

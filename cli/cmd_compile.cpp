@@ -16,17 +16,6 @@ namespace npucc::cli {
 
 namespace {
 
-struct CommandArgs {
-  std::string model;
-  std::string output;
-  CompileArgs compile;
-  CacheArgs cache;
-  bool no_cache = false;
-  bool json = false;
-  bool force = false;
-  std::string max_memory;
-};
-
 void print_seconds(double seconds) {
   std::cout << std::fixed;
   std::cout.precision(2);
@@ -109,35 +98,13 @@ std::string cache_line(const CachedCompile& cached) {
 } // namespace
 
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global) {
-  auto args = std::make_shared<CommandArgs>();
-  command.add_option("MODEL", args->model, "the .onnx model to compile")->required();
-  command
-      .add_option("-o,--output", args->output, "folder to write the graph(s) and manifest.json to")
-      ->required();
-  add_compile_options(command, args->compile);
-  add_cache_options(command, args->cache, MaxSizeOption::yes);
-  add_link_mode_option(command, args->cache);
-  add_remote_cache_options(command, args->cache);
-  command.add_flag("--no-cache", args->no_cache, "compile without reading or writing the cache");
-  command.add_flag("--json", args->json, "print the manifest as JSON instead of a summary");
-  command.add_flag("--force", args->force,
-                   "replace files in OUTDIR of the names npucc writes even when no earlier "
-                   "npucc manifest lists them");
-  command.add_option("--max-memory", args->max_memory,
-                     "refuse models whose data would take more memory (e.g. 8G = 8 GiB; K/M/G/T "
-                     "are powers of 1024, KB/MB/GB/TB of 1000; default: a quarter of physical "
-                     "memory)");
+  auto args = std::make_shared<CompileCommandArgs>();
+  add_compile_command_options(command, *args, CompileCommand::compile);
   return [args, &global] {
     util::install_interrupt_handlers();
     util::set_interrupt_progress(0, 1);
     Config settings = load_settings(&args->compile, &args->cache);
-    CompileOptions options = make_compile_options(args->compile, settings);
-    options.model_path = args->model;
-    options.output_dir = args->output;
-    options.replace_output = args->force ? OutputReplace::any : OutputReplace::npucc_files;
-    if (!args->max_memory.empty()) {
-      options.limits.max_memory_bytes = parse_memory_size(args->max_memory);
-    }
+    CompileOptions options = make_compile_options(*args, settings);
     CacheConfig cache = resolve_cache_config(settings);
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);

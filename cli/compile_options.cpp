@@ -76,6 +76,48 @@ CompileOptions make_compile_options(const CompileArgs& args, const Config& setti
   return options;
 }
 
+void add_compile_command_options(CLI::App& command, CompileCommandArgs& args,
+                                 CompileCommand which) {
+  bool explain = which == CompileCommand::explain;
+  command
+      .add_option("MODEL", args.model,
+                  explain ? "the .onnx model the compile reads" : "the .onnx model to compile")
+      ->required();
+  CLI::Option* output =
+      command.add_option("-o,--output", args.output,
+                         explain ? "the compile's output folder (explain writes nothing there)"
+                                 : "folder to write the graph(s) and manifest.json to");
+  if (!explain) {
+    output->required();
+  }
+  add_compile_options(command, args.compile);
+  add_cache_options(command, args.cache, MaxSizeOption::yes);
+  add_link_mode_option(command, args.cache);
+  add_remote_cache_options(command, args.cache);
+  command.add_flag("--no-cache", args.no_cache, "compile without reading or writing the cache");
+  command.add_flag("--json", args.json,
+                   explain ? "print the explanation as JSON (format npucc-cache-explain)"
+                           : "print the manifest as JSON instead of a summary");
+  command.add_flag("--force", args.force,
+                   "replace files in OUTDIR of the names npucc writes even when no earlier "
+                   "npucc manifest lists them");
+  command.add_option("--max-memory", args.max_memory,
+                     "refuse models whose data would take more memory (e.g. 8G = 8 GiB; K/M/G/T "
+                     "are powers of 1024, KB/MB/GB/TB of 1000; default: a quarter of physical "
+                     "memory)");
+}
+
+CompileOptions make_compile_options(const CompileCommandArgs& args, const Config& settings) {
+  CompileOptions options = make_compile_options(args.compile, settings);
+  options.model_path = args.model;
+  options.output_dir = args.output;
+  options.replace_output = args.force ? OutputReplace::any : OutputReplace::npucc_files;
+  if (!args.max_memory.empty()) {
+    options.limits.max_memory_bytes = parse_memory_size(args.max_memory);
+  }
+  return options;
+}
+
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size) {
   note_empty_value(command.add_option("--cache-dir,--graph-compiler-cache-dir", args.dir,
                                       "the compile cache folder (default: $NPUCC_CACHE_DIR, else "

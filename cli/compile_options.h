@@ -59,6 +59,26 @@ void add_remote_cache_options(CLI::App& command, CacheArgs& args);
 void add_link_mode_option(CLI::App& command, CacheArgs& args);
 CacheConfig make_cache_config(const CacheArgs& args);
 
+// Everything `npucc compile` takes: MODEL, -o, the compile and cache options, --no-cache,
+// --json, --force, --max-memory. `cache explain` registers the very same set, so a failing
+// compile command explains itself with the word `compile` changed to `cache explain`.
+struct CompileCommandArgs {
+  std::string model;
+  std::string output;
+  CompileArgs compile;
+  CacheArgs cache;
+  bool no_cache = false;
+  bool json = false;
+  bool force = false;
+  std::string max_memory;
+};
+// compile: -o is required and --json prints the manifest; explain: -o is optional (it is
+// never written) and --json prints the explanation.
+enum class CompileCommand { compile, explain };
+void add_compile_command_options(CLI::App& command, CompileCommandArgs& args, CompileCommand which);
+// The options a compile of `args` runs with (model, output folder and limits included).
+CompileOptions make_compile_options(const CompileCommandArgs& args, const Config& settings);
+
 // The settings of a command from every source (npucc/config.h: the command line wins,
 // then --options, NPUCC_* variables, config.toml and the defaults), with the values of
 // the given flags; its warnings are printed here. A command that compiles through the

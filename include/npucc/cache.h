@@ -156,9 +156,16 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
 // `npucc cache populate`: compile every model not yet cached, for CI.
 enum class InvalidateFirst { no, yes };
 
+// A model with options of its own (`cache populate --models FILE`).
+struct PopulateModel {
+  std::filesystem::path path;
+  CompileOptions compile; // model_path and output_dir are set by populate_cache
+};
+
 struct PopulateOptions {
   std::vector<std::filesystem::path> inputs; // .onnx files, or folders searched for *.onnx
   CompileOptions compile;                    // model_path and output_dir are set per model
+  std::vector<PopulateModel> models;         // after the inputs' models, each its own options
   unsigned jobs = 1;
   InvalidateFirst invalidate_first = InvalidateFirst::no;
 };

@@ -239,7 +239,7 @@ void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
 }
 
 WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
-                             const std::string& cache_key) {
+                             const CacheKey& cache_key) {
   return GraphWriting(std::move(prepared), options).finish(options, cache_key);
 }
 

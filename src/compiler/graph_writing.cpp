@@ -119,7 +119,7 @@ PreparedCompile GraphWriting::abandon() {
   return std::move(m_state->prepared);
 }
 
-WrittenCompile GraphWriting::finish(const CompileOptions& options, const std::string& cache_key) {
+WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKey& cache_key) {
   State& state = *m_state;
   state.join();
   state.jobs.clear();

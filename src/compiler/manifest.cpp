@@ -73,8 +73,18 @@ json memory_plan_json(const MemoryPlan& plan, bool with_tensors) {
   return out;
 }
 
+json key_components_json(const CacheKey& key) {
+  json components = json::array();
+  for (const auto& component : key.components) {
+    json value = component.name == "options" ? json::parse(component.value) : json(component.value);
+    components.push_back(
+        {{"name", component.name}, {"digest", component.digest}, {"value", std::move(value)}});
+  }
+  return components;
+}
+
 json build_manifest(const CompileOptions& options, const Model& model, const CompileResult& result,
-                    const std::string& cache_key) {
+                    const CacheKey& cache_key) {
   json opsets = result.model_opsets;
   json graphs = json::array();
   for (const auto& graph : result.graphs) {
@@ -114,8 +124,9 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
       {"memory_plan", memory_plan_json(result.memory_plan, true)},
   };
   add_precision(manifest, options, result);
-  if (!cache_key.empty()) {
-    manifest["cache_key"] = cache_key;
+  if (!cache_key.key.empty()) {
+    manifest["cache_key"] = cache_key.key;
+    manifest["cache_key_components"] = key_components_json(cache_key);
   }
   return manifest;
 }

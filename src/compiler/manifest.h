@@ -1,5 +1,6 @@
 #pragma once
 
+#include "npucc/cache.h"
 #include "npucc/compile.h"
 
 #include <nlohmann/json.hpp>
@@ -23,14 +24,21 @@ namespace npucc::compiler {
 //   "passes": [{"name", "changed", "unit"}],
 //   "memory_plan": {"available", "reason"?, "arena_bytes", "lower_bound_bytes",
 //                   "unshared_bytes", "alignment", "tensors"},
-//   "cache_key"?: the compile cache key (when compiled through the cache)
+//   "cache_key"?: the compile cache key (when compiled through the cache),
+//   "cache_key_components"?: key_components_json below (with cache_key), so that
+//                            `npucc cache explain` can say which component another key
+//                            differs in
 // }
 constexpr int k_manifest_format_version = 1;
 
 nlohmann::json memory_plan_json(const MemoryPlan& plan, bool with_tensors);
 
-// `cache_key`: empty when not compiled through the cache.
+// The key's components: [{"name", "digest", "value"}] in the key's order; the options'
+// value is their canonical JSON as an object, every other value its text.
+nlohmann::json key_components_json(const CacheKey& key);
+
+// `cache_key`: an empty key when not compiled through the cache.
 nlohmann::json build_manifest(const CompileOptions& options, const Model& model,
-                              const CompileResult& result, const std::string& cache_key);
+                              const CompileResult& result, const CacheKey& cache_key);
 
 } // namespace npucc::compiler

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "npucc/file_identity.h"
 #include "precision/compile_precision.h"
@@ -13,7 +14,7 @@ namespace npucc {
 // key's hashing runs beside the first stage (pipeline/compile_cached.cpp).
 // prepare_compile validates, optimises and builds the precision variants in memory;
 // write_compile writes them and the manifest into options.output_dir (the manifest records
-// the cache key, if any). compile() is the two in a row.
+// the cache key and its components, if any). compile() is the two in a row.
 struct PreparedCompile {
   Model model;
   CompileResult result;
@@ -36,7 +37,7 @@ struct WrittenCompile {
   std::map<std::string, FileIdentity> written_as;
 };
 WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
-                             const std::string& cache_key);
+                             const CacheKey& cache_key);
 
 // write_compile begun early: the graphs are written on up to thread_budget() threads
 // into a staging folder beside options.output_dir while the caller goes on (a cache looks
@@ -51,7 +52,7 @@ public:
   GraphWriting(const GraphWriting&) = delete;
   GraphWriting& operator=(const GraphWriting&) = delete;
 
-  WrittenCompile finish(const CompileOptions& options, const std::string& cache_key);
+  WrittenCompile finish(const CompileOptions& options, const CacheKey& cache_key);
   // Stops the writers and hands the prepared compile back, as prepared.
   PreparedCompile abandon();
 

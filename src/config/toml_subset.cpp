@@ -3,6 +3,8 @@
 #include "npucc/error.h"
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace npucc::config {
@@ -36,6 +38,9 @@ void append_utf8(std::string& out, uint32_t code) {
   }
 }
 
+constexpr const char* k_unclosed_array =
+    "an array must end on the line it starts on (\"]\" missing)";
+
 // Reads one line; every error names the file and line.
 class LineReader {
 public:
@@ -44,8 +49,8 @@ public:
 
   [[noreturn]] void fail(const std::string& message) const {
     throw Error(m_file + ":" + std::to_string(m_number) + ": " + message,
-                "the config file takes key = \"string\", numbers, true/false, # comments and "
-                "[table] headers");
+                "npucc reads a TOML subset: key = \"string\", integers, true/false, "
+                "[\"strings\"] on one line, # comments and [table] headers");
   }
 
   void skip_space() {
@@ -95,22 +100,8 @@ public:
 
   TomlEntry value() {
     TomlEntry entry;
-    if (peek('"')) {
-      if (m_line.substr(m_pos, 3) == "\"\"\"") {
-        fail("multi-line strings are not supported");
-      }
-      entry.value = basic_string();
-    } else if (peek('\'')) {
-      if (m_line.substr(m_pos, 3) == "'''") {
-        fail("multi-line strings are not supported");
-      }
-      ++m_pos;
-      size_t end = m_line.find('\'', m_pos);
-      if (end == std::string_view::npos) {
-        fail("unterminated string");
-      }
-      entry.value = std::string(m_line.substr(m_pos, end - m_pos));
-      m_pos = end + 1;
+    if (peek('"') || peek('\'')) {
+      entry.value = string_value();
     } else if (m_line.substr(m_pos, 4) == "true" && !word_continues(m_pos + 4)) {
       entry.type = TomlType::boolean;
       entry.value = "true";
@@ -119,8 +110,11 @@ public:
       entry.type = TomlType::boolean;
       entry.value = "false";
       m_pos += 5;
-    } else if (peek('[') || peek('{')) {
-      fail("arrays and inline tables are not supported");
+    } else if (peek('[')) {
+      entry.type = TomlType::string_array;
+      entry.items = string_array();
+    } else if (peek('{')) {
+      fail("inline tables are not supported");
     } else if (peek('+') || peek('-') || (m_pos < m_line.size() && is_digit(m_line[m_pos]))) {
       entry.type = TomlType::integer;
       entry.value = integer();
@@ -133,6 +127,56 @@ public:
   }
 
 private:
+  // A basic or literal string, at its opening quote.
+  std::string string_value() {
+    if (peek('"')) {
+      if (m_line.substr(m_pos, 3) == "\"\"\"") {
+        fail("multi-line strings are not supported");
+      }
+      return basic_string();
+    }
+    if (m_line.substr(m_pos, 3) == "'''") {
+      fail("multi-line strings are not supported");
+    }
+    ++m_pos;
+    size_t end = m_line.find('\'', m_pos);
+    if (end == std::string_view::npos) {
+      fail("unterminated string");
+    }
+    std::string out(m_line.substr(m_pos, end - m_pos));
+    m_pos = end + 1;
+    return out;
+  }
+
+  // ["a", 'b', ] on one line.
+  std::vector<std::string> string_array() {
+    ++m_pos; // "["
+    std::vector<std::string> items;
+    while (true) {
+      skip_space();
+      if (peek(']')) {
+        ++m_pos;
+        return items;
+      }
+      if (at_end_or_comment()) {
+        fail(k_unclosed_array);
+      }
+      if (!peek('"') && !peek('\'')) {
+        fail("only arrays of strings are supported" + rest_for_message());
+      }
+      items.push_back(string_value());
+      skip_space();
+      if (at_end_or_comment()) {
+        fail(k_unclosed_array);
+      }
+      if (peek(',')) {
+        ++m_pos;
+      } else if (!peek(']')) {
+        fail("expected \",\" or \"]\" in the array" + rest_for_message());
+      }
+    }
+  }
+
   bool word_continues(size_t pos) const {
     return pos < m_line.size() && is_bare_key_char(m_line[pos]);
   }
@@ -276,15 +320,99 @@ const char* toml_type_name(TomlType type) {
     return "an integer";
   case TomlType::boolean:
     return "a boolean";
+  case TomlType::string_array:
+    return "an array of strings";
   }
   return "?";
 }
 
-std::vector<TomlEntry> parse_toml_subset(std::string_view text, const std::string& file) {
-  std::vector<TomlEntry> entries;
-  std::set<std::string> seen_keys;
-  std::set<std::string> seen_tables;
-  std::string table;
+namespace {
+
+enum class ArrayTables { refuse, allow };
+
+// The document so far and the table the next pair belongs to.
+class DocumentBuilder {
+public:
+  explicit DocumentBuilder(ArrayTables array_tables) : m_arrays_allowed(array_tables) {}
+
+  void table_header(LineReader& reader, size_t line) {
+    reader.expect('[', "\"[\"");
+    if (reader.peek('[')) {
+      array_table_header(reader, line);
+      return;
+    }
+    m_table = reader.key();
+    reader.expect(']', "\"]\" to close the table header");
+    m_array.reset();
+    if (m_array_names.count(m_table) != 0 || m_array_names.count(first_part(m_table)) != 0) {
+      reader.fail("[" + m_table + "]: tables inside an array of tables are not supported");
+    }
+    if (!m_seen_tables.insert(m_table).second) {
+      reader.fail("table [" + m_table + "] is defined twice");
+    }
+    if (m_seen_keys.count(m_table) != 0) {
+      reader.fail("[" + m_table + "] was already given a value");
+    }
+  }
+
+  void pair(LineReader& reader, size_t line) {
+    std::string key = reader.key();
+    std::string full = m_table.empty() ? key : m_table + "." + key;
+    reader.skip_space();
+    reader.expect('=', "\"=\" after the key");
+    reader.skip_space();
+    TomlEntry entry = reader.value();
+    entry.key = full;
+    entry.line = line;
+    std::string scoped = full;
+    if (m_array) {
+      entry.array_table = m_array->name;
+      entry.array_index = m_array->index;
+      scoped = m_table + "[" + std::to_string(m_array->index) + "]." + key;
+    }
+    if (!m_seen_keys.insert(scoped).second) {
+      reader.fail("key \"" + full + "\" is given twice" +
+                  (m_array ? " in this [[" + m_table + "]]" : ""));
+    }
+    m_document.entries.push_back(std::move(entry));
+  }
+
+  TomlDocument take() { return std::move(m_document); }
+
+private:
+  static std::string first_part(const std::string& key) { return key.substr(0, key.find('.')); }
+
+  void array_table_header(LineReader& reader, size_t line) {
+    if (m_arrays_allowed == ArrayTables::refuse) {
+      reader.fail("arrays of tables ([[...]]) are not supported in this file");
+    }
+    reader.expect('[', "\"[\"");
+    m_table = reader.key();
+    reader.expect(']', "\"]]\" to close the array-table header");
+    reader.expect(']', "\"]]\" to close the array-table header");
+    if (m_seen_tables.count(m_table) != 0 || m_seen_keys.count(m_table) != 0) {
+      reader.fail("[[" + m_table + "]]: " + m_table + " is already a table or a value");
+    }
+    if (m_table.find('.') != std::string::npos) {
+      reader.fail("[[" + m_table + "]]: only top-level arrays of tables are supported");
+    }
+    size_t index = m_array_names[m_table]++;
+    m_array = TomlArrayTable{m_table, index, line};
+    m_document.array_tables.push_back(*m_array);
+  }
+
+  ArrayTables m_arrays_allowed;
+  TomlDocument m_document;
+  std::set<std::string> m_seen_keys;
+  std::set<std::string> m_seen_tables;
+  std::map<std::string, size_t> m_array_names; // tables so far per array
+  std::string m_table;
+  std::optional<TomlArrayTable> m_array; // the array table pairs go to, if any
+};
+
+TomlDocument parse_document(std::string_view text, const std::string& file,
+                            ArrayTables array_tables) {
+  DocumentBuilder builder(array_tables);
   size_t number = 0;
   size_t start = 0;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -305,38 +433,26 @@ std::vector<TomlEntry> parse_toml_subset(std::string_view text, const std::strin
       continue;
     }
     if (reader.peek('[')) {
-      reader.expect('[', "\"[\"");
-      if (reader.peek('[')) {
-        reader.fail("arrays of tables ([[...]]) are not supported");
-      }
-      table = reader.key();
-      reader.expect(']', "\"]\" to close the table header");
-      if (!seen_tables.insert(table).second) {
-        reader.fail("table [" + table + "] is defined twice");
-      }
-      if (seen_keys.count(table) != 0) {
-        reader.fail("[" + table + "] was already given a value");
-      }
+      builder.table_header(reader, number);
     } else {
-      std::string key = reader.key();
-      std::string full = table.empty() ? key : table + "." + key;
-      reader.skip_space();
-      reader.expect('=', "\"=\" after the key");
-      reader.skip_space();
-      TomlEntry entry = reader.value();
-      entry.key = full;
-      entry.line = number;
-      if (!seen_keys.insert(full).second) {
-        reader.fail("key \"" + full + "\" is given twice");
-      }
-      entries.push_back(std::move(entry));
+      builder.pair(reader, number);
     }
     reader.skip_space();
     if (!reader.at_end_or_comment()) {
       reader.fail("unexpected text" + reader.rest_for_message());
     }
   }
-  return entries;
+  return builder.take();
+}
+
+} // namespace
+
+TomlDocument parse_toml_document(std::string_view text, const std::string& file) {
+  return parse_document(text, file, ArrayTables::allow);
+}
+
+std::vector<TomlEntry> parse_toml_subset(std::string_view text, const std::string& file) {
+  return parse_document(text, file, ArrayTables::refuse).entries;
 }
 
 } // namespace npucc::config

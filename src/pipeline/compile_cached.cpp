@@ -71,14 +71,14 @@ struct CachedRun {
 void finish_compile(CachedRun& run) {
   WrittenCompile written;
   if (run.writing) {
-    written = run.writing->finish(run.options, run.key.key);
+    written = run.writing->finish(run.options, run.key);
     run.writing.reset();
   } else {
     if (!run.prepared) {
       compiler::check_output_folder(run.options); // as compile() does, before any work
       run.prepared = prepare_compile(std::move(run.model), run.options, run.log);
     }
-    written = write_compile(std::move(*run.prepared), run.options, run.key.key);
+    written = write_compile(std::move(*run.prepared), run.options, run.key);
   }
   run.out.result = std::move(written.result);
   run.written_as = std::move(written.written_as);

@@ -94,6 +94,16 @@ pipeline::WorkerReply compile_item(cache::LocalStorage& storage, const CacheConf
   return reply;
 }
 
+// The inputs' models with the run's options, then the models with their own.
+std::vector<PopulateModel> models_to_compile(const PopulateOptions& options) {
+  std::vector<PopulateModel> models;
+  for (const auto& path : find_models(options.inputs)) {
+    models.push_back({path, options.compile});
+  }
+  models.insert(models.end(), options.models.begin(), options.models.end());
+  return models;
+}
+
 void count_outcomes(PopulateSummary& summary) {
   for (const auto& item : summary.items) {
     if (item.failed) {
@@ -112,7 +122,7 @@ void count_outcomes(PopulateSummary& summary) {
 
 PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions& options,
                                const PopulateProgress& progress) {
-  std::vector<fs::path> models = find_models(options.inputs);
+  std::vector<PopulateModel> models = models_to_compile(options);
   util::set_interrupt_progress(0, models.size());
   cache::LocalStorage storage = open_for_populate(config);
   PopulateSummary summary;
@@ -125,15 +135,15 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
   }
   summary.items.resize(models.size());
   auto compile_one = [&](size_t i, pipeline::RemoteState remote) {
-    return compile_item(storage, config, options.compile, models[i], remote);
+    return compile_item(storage, config, models[i].compile, models[i].path, remote);
   };
   size_t finished = 0;
   bool remote_down_reported = false;
   auto item_done = [&](size_t i, const pipeline::WorkerReply& reply) {
     PopulateItem item = reply.item;
-    item.model = models[i];
+    item.model = models[i].path;
     if (reply.worker_lost) {
-      item.detail = models[i].string() + ": " + item.detail;
+      item.detail = models[i].path.string() + ": " + item.detail;
     }
     // Two workers may find a down remote at once: one warning, as from one process.
     if (item.remote_warning.rfind(k_remote_down_warning, 0) == 0) {

@@ -71,8 +71,10 @@ TEST_SUITE("npucc::config::parse_toml_subset") {
         {"a = 1\na = 2\n", "cfg.toml:2: key \"a\" is given twice"},
         {"[cache]\ndir = \"x\"\n[cache]\n", "cfg.toml:3: table [cache] is defined twice"},
         {"x = 1.5\n", "cfg.toml:1: floating-point numbers are not supported"},
-        {"x = [1, 2]\n", "cfg.toml:1: arrays and inline tables are not supported"},
-        {"x = {a = 1}\n", "cfg.toml:1: arrays and inline tables are not supported"},
+        {"x = [1, 2]\n", "cfg.toml:1: only arrays of strings are supported"},
+        {"x = [\"a\"\n", "cfg.toml:1: an array must end on the line it starts on"},
+        {"x = [\"a\" \"b\"]\n", "cfg.toml:1: expected \",\" or \"]\" in the array"},
+        {"x = {a = 1}\n", "cfg.toml:1: inline tables are not supported"},
         {"\n\nx = \n", "cfg.toml:3: missing value after \"=\""},
         {"x = never\n", "cfg.toml:1: expected a value"},
         {"x = \"a\" \"b\"\n", "cfg.toml:1: unexpected text"},
@@ -98,8 +100,66 @@ TEST_SUITE("npucc::config::parse_toml_subset") {
     }
   }
 
+  TEST_CASE("arrays of strings, on one line") {
+    auto entries = parse_toml_subset("a = [\"x:1,3\", 'y;z' , ]  # two\nb = []\n", "cfg.toml");
+    REQUIRE(entries.size() == 2);
+    CHECK(entries[0].type == TomlType::string_array);
+    CHECK(entries[0].items == std::vector<std::string>{"x:1,3", "y;z"});
+    CHECK(entries[1].items.empty());
+    CHECK(std::string(toml_type_name(entries[1].type)) == "an array of strings");
+  }
+
   TEST_CASE("an empty file or only comments gives nothing") {
     CHECK(parse_toml_subset("", "cfg.toml").empty());
     CHECK(parse_toml_subset("# nothing\n   \n\t# more\n", "cfg.toml").empty());
+  }
+
+  TEST_CASE("arrays of tables: each [[name]] opens a new table") {
+    TomlDocument document = parse_toml_document("top = 1\n"
+                                                "[[model]]\n"
+                                                "path = \"a.onnx\"\n"
+                                                "input_shape = [\"x:1,3\"]\n"
+                                                "[[model]]\n"
+                                                "[[model]]  # third\n"
+                                                "path = \"c.onnx\"\n"
+                                                "[cache]\n"
+                                                "dir = \"d\"\n",
+                                                "m.toml");
+    REQUIRE(document.array_tables.size() == 3);
+    CHECK(document.array_tables[1].index == 1);
+    CHECK(document.array_tables[1].line == 5);
+    CHECK(document.array_tables[2].line == 6);
+    const auto& entries = document.entries;
+    REQUIRE(entries.size() == 5);
+    CHECK(entries[0].array_table.empty());
+    CHECK(entries[1].key == "model.path");
+    CHECK(entries[1].array_table == "model");
+    CHECK(entries[1].array_index == 0);
+    CHECK(entries[2].items == std::vector<std::string>{"x:1,3"});
+    CHECK(entries[3].value == "c.onnx");
+    CHECK(entries[3].array_index == 2);
+    CHECK(entries[3].line == 7);
+    CHECK(entries[4].key == "cache.dir"); // a [table] ends the array's table
+    CHECK(entries[4].array_table.empty());
+  }
+
+  TEST_CASE("arrays of tables: errors name the line") {
+    auto error = [](const std::string& text) {
+      try {
+        parse_toml_document(text, "m.toml");
+      } catch (const npucc::Error& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    };
+    CHECK(error("[[model]]\npath = \"a\"\npath = \"b\"\n")
+              .rfind("m.toml:3: key \"model.path\" is given twice in this [[model]]", 0) == 0);
+    // The same key in two tables of the array is no repetition.
+    CHECK(error("[[model]]\npath = \"a\"\n[[model]]\npath = \"b\"\n").empty());
+    CHECK(error("[model]\n[[model]]\n").rfind("m.toml:2: [[model]]: model is already", 0) == 0);
+    CHECK(error("[[model]]\n[model]\n").rfind("m.toml:2: [model]: tables inside an array", 0) == 0);
+    CHECK(error("[[model]]\n[model.x]\n").rfind("m.toml:2: [model.x]: tables inside", 0) == 0);
+    CHECK(error("[[model]\n").rfind("m.toml:1: expected \"]]\"", 0) == 0);
+    CHECK(error("[[a.b]]\n").rfind("m.toml:1: [[a.b]]: only top-level", 0) == 0);
   }
 }

@@ -1,0 +1,257 @@
+#include "models_file.h"
+
+#include "config/toml_subset.h"
+#include "config/value.h"
+#include "npucc/error.h"
+#include "util/file_io.h"
+#include "util/strings.h"
+
+#include <algorithm>
+#include <map>
+
+namespace npucc::cli {
+
+namespace fs = std::filesystem;
+using config::TomlEntry;
+using config::TomlType;
+
+namespace {
+
+// Options a [[model]] table cannot set: --options feeds the cache settings too, which
+// are the run's.
+const std::vector<std::string> k_run_only = {"options"};
+// Options that hold a list in one string: their key also takes an array of strings,
+// joined with the option's separator.
+const std::map<std::string, std::string> k_list_separators = {{"input_shape", ";"},
+                                                              {"passes", ","}};
+// Options naming a file that are not settings (settings_table paths are resolved by
+// check_value): taken from the models file's folder.
+const std::vector<std::string> k_file_options = {"keep_dtype"};
+
+enum class ValueKind { flag, integer, text };
+
+struct OptionKey {
+  std::string option; // "--input-shape"
+  ValueKind kind = ValueKind::text;
+  const SettingInfo* setting = nullptr; // a setting (precision modes, mixlist): set there
+};
+
+// Every compile option, by its key: what add_compile_options registers, read back.
+std::map<std::string, OptionKey> option_keys() {
+  CLI::App scratch;
+  CompileArgs unused;
+  add_compile_options(scratch, unused);
+  std::map<std::string, OptionKey> keys;
+  for (const CLI::Option* option : scratch.get_options()) {
+    if (option->get_lnames().empty() || option->get_lnames()[0] == "help") {
+      continue;
+    }
+    std::string name = option->get_lnames()[0];
+    OptionKey key;
+    key.option = "--" + name;
+    std::string type = option->get_type_name();
+    key.kind = option->get_expected_max() == 0               ? ValueKind::flag
+               : type.rfind("INT", 0) == 0 || type == "UINT" ? ValueKind::integer
+                                                             : ValueKind::text;
+    for (const auto& info : settings_table()) {
+      if (info.option == key.option) {
+        key.setting = &info;
+      }
+    }
+    std::replace(name.begin(), name.end(), '-', '_');
+    keys[name] = key;
+  }
+  return keys;
+}
+
+struct ModelsFile {
+  fs::path file;
+  fs::path dir; // FILE's folder (empty: the current one): paths are taken from it
+  std::map<std::string, OptionKey> keys;
+
+  std::string where(size_t line) const { return file.string() + ":" + std::to_string(line); }
+  std::string dir_name() const { return dir.empty() ? "." : dir.string(); }
+};
+
+bool run_only(const std::string& name) {
+  return std::find(k_run_only.begin(), k_run_only.end(), name) != k_run_only.end();
+}
+
+[[noreturn]] void unknown_key(const ModelsFile& models, const TomlEntry& entry,
+                              const std::string& name) {
+  if (run_only(name)) {
+    throw usage_error(models.where(entry.line) + ": " + name +
+                          " applies to the whole run, not "
+                          "to one [[model]]",
+                      "give --" + name + " on the command line");
+  }
+  std::vector<std::string> candidates = {"path"};
+  for (const auto& [key, option] : models.keys) {
+    if (!run_only(key)) {
+      candidates.push_back(key);
+    }
+  }
+  std::string match = util::closest_match(name, candidates);
+  throw usage_error(models.where(entry.line) + ": unknown key \"" + name + "\" in [[model]]",
+                    match.empty() ? "keys: " + util::join(candidates, ", ")
+                                  : "did you mean \"" + match + "\"?");
+}
+
+// The value as the option's text; a wrong type is an error naming the line.
+std::string value_text(const ModelsFile& models, const TomlEntry& entry, const std::string& name,
+                       const OptionKey& key) {
+  auto wrong = [&](const std::string& wanted) {
+    throw usage_error(models.where(entry.line) + ": " + name + " must be " + wanted + ", not " +
+                      config::toml_type_name(entry.type));
+  };
+  auto list = k_list_separators.find(name);
+  switch (key.kind) {
+  case ValueKind::flag:
+    if (entry.type != TomlType::boolean) {
+      wrong("a boolean (true or false)");
+    }
+    return entry.value;
+  case ValueKind::integer:
+    if (entry.type != TomlType::integer) {
+      wrong("an integer");
+    }
+    return entry.value;
+  case ValueKind::text:
+    if (entry.type == TomlType::string_array && list != k_list_separators.end()) {
+      return util::join(entry.items, list->second);
+    }
+    if (entry.type != TomlType::string) {
+      wrong(list != k_list_separators.end() ? "a string or an array of strings" : "a string");
+    }
+    break;
+  }
+  bool is_file =
+      std::find(k_file_options.begin(), k_file_options.end(), name) != k_file_options.end();
+  if (is_file && !entry.value.empty() && fs::path(entry.value).is_relative()) {
+    return (models.dir / entry.value).string();
+  }
+  return entry.value;
+}
+
+// `path` of a table: relative to FILE's folder and inside it, an existing file.
+fs::path model_path(const ModelsFile& models, const TomlEntry& entry) {
+  if (entry.type != TomlType::string) {
+    throw usage_error(models.where(entry.line) + ": path must be a string, not " +
+                      config::toml_type_name(entry.type));
+  }
+  fs::path relative = fs::path(entry.value).lexically_normal();
+  std::string shown = "path \"" + util::printable(entry.value) + "\"";
+  if (entry.value.empty() || relative.is_absolute() || *relative.begin() == "..") {
+    throw usage_error(models.where(entry.line) + ": " + shown + " is not inside " +
+                          models.dir_name() + ", the folder of " + models.file.string(),
+                      "name each model relative to that folder");
+  }
+  fs::path path = models.dir / relative;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw usage_error(models.where(entry.line) + ": " + shown + ": " +
+                      (fs::exists(path, ec) ? "not a file" : "no such file") +
+                      (models.dir.empty() ? "" : " (" + path.string() + ")"));
+  }
+  return path;
+}
+
+// One [[model]] table: its path, and the run's options with the table's on top.
+PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable& table,
+                         const std::vector<const TomlEntry*>& entries,
+                         const CompileArgs& command_line, const Config& settings) {
+  PopulateModel model;
+  CompileArgs args = command_line;
+  Config model_settings = settings;
+  std::vector<std::string> tokens; // for CLI11, in reverse order
+  std::map<std::string, std::pair<std::string, size_t>> key_of_option; // --opt: key, line
+  for (const TomlEntry* entry : entries) {
+    std::string name = entry->key.substr(table.name.size() + 1);
+    if (name == "path") {
+      model.path = model_path(models, *entry);
+      continue;
+    }
+    auto key = models.keys.find(name);
+    if (key == models.keys.end() || run_only(name)) {
+      unknown_key(models, *entry, name);
+    }
+    std::string text = value_text(models, *entry, name, key->second);
+    key_of_option[key->second.option] = {name, entry->line};
+    if (const SettingInfo* info = key->second.setting) {
+      std::string where = models.where(entry->line);
+      model_settings.set(
+          info->key, Setting{config::check_value(*info, text, where, models.dir, process_getenv),
+                             SettingSource::command_line, where});
+    } else {
+      tokens.insert(tokens.begin(), key->second.option + "=" + text);
+    }
+  }
+  if (model.path.empty()) {
+    throw usage_error(models.where(table.line) + ": [[model]] without a path",
+                      "add path = \"MODEL.onnx\" (relative to " + models.dir_name() + ")");
+  }
+  // The message with the line of the option it names, and the option as its key there
+  // ("--input-shape: ..." -> "m.toml:4: input_shape: ..."); else the table's line.
+  auto blame = [&](std::string message) {
+    for (const auto& [option, key] : key_of_option) {
+      size_t at = message.find(option);
+      if (at != std::string::npos) {
+        return models.where(key.second) + ": " + message.replace(at, option.size(), key.first);
+      }
+    }
+    return models.where(table.line) + ": " + message;
+  };
+  try {
+    CLI::App parser;
+    add_compile_options(parser, args);
+    parser.parse(tokens);
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(blame(e.what()));
+  }
+  try {
+    model.compile = make_compile_options(args, model_settings);
+  } catch (const Error& e) {
+    throw usage_error(blame(e.what()), e.hint());
+  }
+  return model;
+}
+
+} // namespace
+
+std::vector<PopulateModel> read_models_file(const fs::path& file, const CompileArgs& command_line,
+                                            const Config& settings) {
+  std::string text;
+  try {
+    text = util::read_file(file);
+  } catch (const Error& e) {
+    throw usage_error(std::string("--models: ") + e.what());
+  }
+  ModelsFile models{file, file.parent_path(), option_keys()};
+  config::TomlDocument document = config::parse_toml_document(text, file.string());
+  for (const auto& table : document.array_tables) {
+    if (table.name != "model") {
+      throw usage_error(models.where(table.line) + ": unknown table [[" + table.name + "]]",
+                        "the models file holds [[model]] tables");
+    }
+  }
+  // Every array table is a [[model]]: an entry's index among them is its table's.
+  std::vector<std::vector<const TomlEntry*>> tables(document.array_tables.size());
+  for (const auto& entry : document.entries) {
+    if (entry.array_table != "model") {
+      throw usage_error(models.where(entry.line) + ": \"" + entry.key +
+                            "\" is outside a [[model]] table",
+                        "begin each model with a [[model]] line");
+    }
+    tables[entry.array_index].push_back(&entry);
+  }
+  std::vector<PopulateModel> out;
+  for (size_t i = 0; i < document.array_tables.size(); ++i) {
+    out.push_back(read_table(models, document.array_tables[i], tables[i], command_line, settings));
+  }
+  if (out.empty()) {
+    throw usage_error(file.string() + ": no [[model]] table", "add one per model to compile");
+  }
+  return out;
+}
+
+} // namespace npucc::cli

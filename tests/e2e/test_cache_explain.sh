@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# `npucc cache explain` takes a compile command with `compile` changed to `cache explain`:
+# it prints the key's components, says whether the cache holds the key, and for a miss
+# which components (and options) differ from the nearest entries of the model. It writes
+# nothing, neither to the cache nor to -o.
+source "$(dirname "$0")/cache_common.sh"
+SCHEMA_CHECK="$PY $SOURCE_DIR/tests/tools/validate_json.py npucc-cache-explain"
+C="$WORK/c"
+"$NPUCC" cache init "$C" >/dev/null
+mkdir -p "$WORK/m"
+M="$WORK/m/m.onnx"
+$PY - "$M" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+w = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+n = helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")
+g = helper.make_graph([n], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]); m.ir_version = 8
+onnx.save(m, sys.argv[1], save_as_external_data=True, location="weights.bin", size_threshold=0)
+PYEOF
+# explain_json NAME args...: explain --json into $WORK/NAME.json, checked against its schema.
+explain_json() {
+  local name=$1; shift
+  expect_status 0 "$NPUCC" cache explain "$@" --json
+  cp "$WORK/out" "$WORK/$name.json"
+  $SCHEMA_CHECK "$WORK/$name.json" || fail "$name.json does not match npucc-cache-explain"
+}
+# snapshot DIR: every name below DIR with its size, mode and modification time.
+snapshot() { (cd "$1" && find . -printf '%p %s %m %T@\n' | sort); }
+
+# --- explain takes exactly compile's options ---
+options_of() { "$NPUCC" "$@" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u; }
+diff <(options_of compile) <(options_of cache explain) || fail "explain's options differ from compile's"
+pass "cache explain has the option set of compile"
+
+# --- an empty cache: a miss, and no entry of the model ---
+explain_json empty "$M" -o "$WORK/o1" --cache-dir "$C"
+[ "$(json_get "$WORK/empty.json" "d['cache']['lookup']")" = miss ] || fail "empty cache: not a miss"
+[ "$(json_get "$WORK/empty.json" "len(d['nearest'])")" = 0 ] || fail "empty cache: nearest entries"
+[ "$(json_get "$WORK/empty.json" "d['cache']['checked']")" = True ] || fail "empty cache: not checked"
+expect_status 0 "$NPUCC" cache explain "$M" -o "$WORK/o1" --cache-dir "$C"
+contains "$WORK/out" "^cache     miss: no entry under this key in .* (0 entries)"
+contains "$WORK/out" "^no other entries of model m in the cache"
+pass "an empty cache: a miss with no entries of the model"
+
+# --- a hit: the pasted compile command ---
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/o1" --cache-dir "$C"
+KEY=$(json_get "$WORK/o1/manifest.json" "d['cache_key']")
+[ "$(json_get "$WORK/o1/manifest.json" "len(d['cache_key_components'])")" = 6 ] \
+  || fail "the manifest lacks the key's components"
+explain_json hit "$M" -o "$WORK/o1" --cache-dir "$C"
+[ "$(json_get "$WORK/hit.json" "d['key']")" = "$KEY" ] || fail "explain's key is not the compile's"
+[ "$(json_get "$WORK/hit.json" "d['cache']['lookup']")" = hit ] || fail "not a hit"
+[ "$(json_get "$WORK/hit.json" "[c['value'] for c in d['components'] if c['name']=='options'][0]['external_data']")" = auto ] \
+  || fail "the options component is not an object"
+expect_status 0 "$NPUCC" cache explain "$M" -o "$WORK/o1" --cache-dir "$C"
+contains "$WORK/out" "^key       $KEY"
+contains "$WORK/out" "^cache     hit: the key is in "
+pass "the key a compile stored is a hit, and the same key"
+
+# --- explain writes nothing: not the cache, not -o (existing or not) ---
+before_cache=$(snapshot "$C"); before_out=$(snapshot "$WORK/o1")
+for args in "-o $WORK/o1" "-o $WORK/new-out" "-o $WORK/o1 --accelerate-train-mode fast|step|0.9"; do
+  # shellcheck disable=SC2086
+  expect_status 0 "$NPUCC" cache explain "$M" --cache-dir "$C" $args
+done
+[ "$before_cache" = "$(snapshot "$C")" ] || fail "explain changed the cache folder"
+[ "$before_out" = "$(snapshot "$WORK/o1")" ] || fail "explain changed the -o folder"
+[ ! -e "$WORK/new-out" ] || fail "explain created the -o folder"
+pass "explain writes nothing to the cache or to -o"
+
+# --- a miss after an option change names the option, old -> new ---
+explain_json option "$M" -o "$WORK/o2" --cache-dir "$C" --accelerate-train-mode 'fast|step|0.9'
+[ "$(json_get "$WORK/option.json" "d['cache']['lookup']")" = miss ] || fail "option change: not a miss"
+[ "$(json_get "$WORK/option.json" "d['nearest'][0]['key']")" = "$KEY" ] || fail "nearest is not the entry"
+[ "$(json_get "$WORK/option.json" "d['nearest'][0]['differing']")" = "['options']" ] \
+  || fail "option change: $(json_get "$WORK/option.json" "d['nearest'][0]['differing']")"
+[ "$(json_get "$WORK/option.json" "[(o['recorded'], o['current']) for o in d['nearest'][0]['options'] if o['name']=='precision.accelerate_train_mode'][0]")" = "('', 'fast|step|0.9')" ] \
+  || fail "option change: the option is not named with its values"
+expect_status 0 "$NPUCC" cache explain "$M" -o "$WORK/o2" --cache-dir "$C" --accelerate-train-mode 'fast|step|0.9'
+contains "$WORK/out" "^nearest entries of model m (1 of 1 under other keys):"
+contains "$WORK/out" "^  ${KEY:0:12}  created .*  differs in options$"
+contains "$WORK/out" '^    option precision.accelerate_train_mode: "" -> "fast|step|0.9"$'
+pass "a miss after an option change names the option, old -> new"
+
+# --- a miss after a change of the model's bytes ---
+cp -r "$WORK/m" "$WORK/m2"
+$PY - "$WORK/m2/m.onnx" <<'PYEOF'
+import sys, onnx
+m = onnx.load(sys.argv[1], load_external_data=False); m.doc_string = "changed"
+open(sys.argv[1], "wb").write(m.SerializeToString())
+PYEOF
+explain_json model "$WORK/m2/m.onnx" -o "$WORK/o3" --cache-dir "$C"
+[ "$(json_get "$WORK/model.json" "d['nearest'][0]['differing']")" = "['model']" ] \
+  || fail "model change: $(json_get "$WORK/model.json" "d['nearest'][0]['differing']")"
+expect_status 0 "$NPUCC" cache explain "$WORK/m2/m.onnx" -o "$WORK/o3" --cache-dir "$C"
+contains "$WORK/out" "differs in model$"
+contains "$WORK/out" "^    model: m.onnx, [0-9]* bytes -> m.onnx, [0-9]* bytes"
+pass "a miss after a model byte change names the model"
+
+# --- a miss after a change of the external data ---
+cp -r "$WORK/m" "$WORK/m3"
+$PY -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[100]^=1; open(p,'wb').write(b)" "$WORK/m3/weights.bin"
+explain_json external "$WORK/m3/m.onnx" -o "$WORK/o4" --cache-dir "$C"
+[ "$(json_get "$WORK/external.json" "d['nearest'][0]['differing']")" = "['external']" ] \
+  || fail "external change: $(json_get "$WORK/external.json" "d['nearest'][0]['differing']")"
+expect_status 0 "$NPUCC" cache explain "$WORK/m3/m.onnx" -o "$WORK/o4" --cache-dir "$C"
+contains "$WORK/out" "differs in external$"
+contains "$WORK/out" "^    external: 1 file(s), 16384 bytes (sha256 [0-9a-f]\{12\}) -> 1 file(s), 16384 bytes (sha256 [0-9a-f]\{12\})$"
+pass "a miss after an external data change names the external data"
+
+# --- nearest first: with two entries, the one differing in one component leads ---
+expect_status 0 "$NPUCC" compile "$WORK/m2/m.onnx" -o "$WORK/o5" --cache-dir "$C" --passes topological_sort
+explain_json two "$WORK/m2/m.onnx" -o "$WORK/o6" --cache-dir "$C" --accelerate-train-mode 'fast|step|0.9'
+[ "$(json_get "$WORK/two.json" "[e['differing'] for e in d['nearest']]")" = "[['options'], ['model', 'options']]" ] \
+  || fail "ranking: $(json_get "$WORK/two.json" "[e['differing'] for e in d['nearest']]")"
+[ "$(json_get "$WORK/two.json" "d['cache']['model_entries']")" = 2 ] || fail "two entries of the model"
+pass "the nearest entry (fewest differing components) comes first"
+
+# --- not checked: --no-cache, a missing cache folder; a remote tier is never asked ---
+expect_status 0 "$NPUCC" cache explain "$M" -o "$WORK/o1" --no-cache
+contains "$WORK/out" "^cache     not checked: the cache is not used"
+explain_json missing "$M" -o "$WORK/o1" --cache-dir "$WORK/nowhere"
+[ "$(json_get "$WORK/missing.json" "d['cache']['checked']")" = False ] || fail "a missing folder was checked"
+contains "$WORK/missing.json" "does not exist"
+[ ! -e "$WORK/nowhere" ] || fail "explain created the cache folder"
+explain_json remote "$M" -o "$WORK/o1" --cache-dir "$C" --remote-cache http://127.0.0.1:9/npucc
+[ "$(json_get "$WORK/remote.json" "(d['remote']['url'], d['remote']['checked'], d['cache']['lookup'])")" = \
+  "('http://127.0.0.1:9/npucc', False, 'hit')" ] || fail "remote: $(cat "$WORK/remote.json")"
+expect_status 0 "$NPUCC" cache explain "$M" -o "$WORK/o1" --cache-dir "$C" --remote-cache http://127.0.0.1:9/npucc
+contains "$WORK/out" "^remote    http://127.0.0.1:9/npucc: not checked"
+pass "--no-cache and a missing folder: not checked; a remote tier: named, not asked"
+
+# --- a model with a custom op bypasses the cache: explain says so, naming the op ---
+$PY - "$WORK/custom.onnx" <<'PYEOF'
+import sys, onnx
+from onnx import helper, TensorProto
+n1 = helper.make_node("Relu", ["x"], ["a"], name="relu")
+n2 = helper.make_node("Magic", ["a"], ["y"], name="magic_node", domain="com.acme")
+g = helper.make_graph([n1, n2], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.acme", 1)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1])
+PYEOF
+explain_json bypass "$WORK/custom.onnx" -o "$WORK/oc" --cache-dir "$C"
+[ "$(json_get "$WORK/bypass.json" "d['cache']['lookup']")" = bypass ] || fail "custom op: not a bypass"
+expect_status 0 "$NPUCC" cache explain "$WORK/custom.onnx" -o "$WORK/oc" --cache-dir "$C"
+contains "$WORK/out" "^cache     bypass: custom op com.acme::Magic"
+pass "a model the cache bypasses: explain names the op"
