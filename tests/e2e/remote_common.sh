@@ -28,6 +28,22 @@ wait_port() {
   fail "nothing listens on port $1"
 }
 
+# start_redis: a redis-server on a free loopback port, killed at exit; sets PORT and URL
+# (database 3).
+start_redis() {
+  local redis
+  redis=$(command -v redis-server || echo /usr/bin/redis-server)
+  [ -x "$redis" ] || fail "redis-server is not installed (scripts/install-deps installs it)"
+  PORT=$(free_port)
+  mkdir -p "$WORK/redis"
+  "$redis" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/redis" \
+    --daemonize no --logfile "$WORK/redis/log" &
+  SERVER_PIDS+=($!)
+  disown $!
+  wait_port "$PORT"
+  URL="redis://127.0.0.1:$PORT/3"
+}
+
 # start_silent_listener PORT: accepts connections and never answers (a hung server).
 start_silent_listener() {
   $PY -c "

@@ -142,17 +142,7 @@ contains "$WORK/out" "hits                 2"
 pass "ls (filter, sort, json) and stats (zero)"
 
 # A model with a custom op compiles but is not stored; stats counts the bypass.
-$PY - "$WORK/custom.onnx" <<'PYEOF'
-import sys, onnx
-from onnx import helper, TensorProto
-n1 = helper.make_node("Relu", ["x"], ["a"], name="relu")
-n2 = helper.make_node("Magic", ["a"], ["y"], name="magic_node", domain="com.acme")
-g = helper.make_graph([n1, n2], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.acme", 1)])
-m.ir_version = 8
-onnx.save(m, sys.argv[1])
-PYEOF
+$PY "$(dirname "$0")/make_custom_op_model.py" "$WORK/custom.onnx"
 set +e; "$NPUCC" compile "$WORK/custom.onnx" -o "$WORK/oc" --cache-dir "$C" >"$WORK/out" 2>"$WORK/err"; st=$?; set -e
 if [ $st -eq 0 ]; then
   contains "$WORK/out" "cache: bypass: custom op com.acme::Magic"

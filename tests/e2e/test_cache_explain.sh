@@ -133,17 +133,7 @@ contains "$WORK/out" "^remote    http://127.0.0.1:9/npucc: not checked"
 pass "--no-cache and a missing folder: not checked; a remote tier: named, not asked"
 
 # --- a model with a custom op bypasses the cache: explain says so, naming the op ---
-$PY - "$WORK/custom.onnx" <<'PYEOF'
-import sys, onnx
-from onnx import helper, TensorProto
-n1 = helper.make_node("Relu", ["x"], ["a"], name="relu")
-n2 = helper.make_node("Magic", ["a"], ["y"], name="magic_node", domain="com.acme")
-g = helper.make_graph([n1, n2], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.acme", 1)])
-m.ir_version = 8
-onnx.save(m, sys.argv[1])
-PYEOF
+$PY "$(dirname "$0")/make_custom_op_model.py" "$WORK/custom.onnx"
 explain_json bypass "$WORK/custom.onnx" -o "$WORK/oc" --cache-dir "$C"
 [ "$(json_get "$WORK/bypass.json" "d['cache']['lookup']")" = bypass ] || fail "custom op: not a bypass"
 expect_status 0 "$NPUCC" cache explain "$WORK/custom.onnx" -o "$WORK/oc" --cache-dir "$C"

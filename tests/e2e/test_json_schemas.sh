@@ -103,16 +103,7 @@ json_of npucc-cache-stats 0 "cache stats" --cache-dir "$C"
 pass "cache stats, verify (clean, damaged, fixed), invalidate, purge"
 
 # 6. the remote tier: ls --remote (Redis can list) and stats with a remote.
-REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
-[ -x "$REDIS" ] || fail "redis-server is not installed (scripts/install-deps installs it)"
-PORT=$(free_port)
-mkdir -p "$WORK/redis"
-"$REDIS" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/redis" \
-  --daemonize no --logfile "$WORK/redis/log" &
-SERVER_PIDS+=($!)
-disown $!
-wait_port "$PORT"
-URL="redis://127.0.0.1:$PORT/3"
+start_redis
 "$NPUCC" -q compile "$OWW" -o "$WORK/remote" --cache-dir "$C" --remote-cache "$URL"
 json_of npucc-cache-ls-remote 0 "cache ls" --remote --remote-cache "$URL" --cache-dir "$C"
 [ "$(json_get "$WORK/out" "len(d['entries'])")" = 1 ] || fail "ls --remote: want 1 object"

@@ -5,21 +5,12 @@
 source "$(dirname "$0")/cache_common.sh"
 source "$(dirname "$0")/remote_common.sh"
 
-REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
-[ -x "$REDIS" ] || fail "redis-server is not installed (scripts/install-deps installs it)"
 CLI=$(command -v redis-cli || echo /usr/bin/redis-cli)
 MODEL="$TESTDATA/models/ppocr_cls.onnx"
 BIG="$TESTDATA/models/ppocrv4_det.onnx"
 OTHER="$TESTDATA/models/oww_hello_deepa.onnx"
 
-PORT=$(free_port)
-mkdir -p "$WORK/redis"
-"$REDIS" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/redis" \
-  --daemonize no --logfile "$WORK/redis/log" &
-SERVER_PIDS+=($!)
-disown $!
-wait_port "$PORT"
-URL="redis://127.0.0.1:$PORT/3"
+start_redis
 rcli() { "$CLI" -p "$PORT" -n 3 "$@"; }
 objects() { rcli --scan --pattern 'npucc:bundle:*' | wc -l; }
 
