@@ -35,8 +35,12 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
     data = static_cast<const char*>(map);
   }
   ::close(fd);
-  return std::shared_ptr<const MappedFile>(new MappedFile(
-      path, data, size, static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)));
+  FileIdentity identity;
+  identity.device = static_cast<uint64_t>(info.st_dev);
+  identity.inode = static_cast<uint64_t>(info.st_ino);
+  identity.size = size;
+  identity.mtime_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, identity));
 }
 
 Fd MappedFile::reopen() const {
