@@ -3,6 +3,7 @@
 #include "cache/file_ops.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "precision/prescan_reader.h"
 #include "util/build_identity.h"
 #include "util/eintr.h"
 #include "util/fd.h"
@@ -110,19 +111,6 @@ struct KeyHashing::Job {
 
 namespace {
 
-// Feeds every chunk of `fd` to the prescan's file `file`; false on a read error.
-bool count_file(precision::OverflowPrescan& prescan, int file, int fd, char* buffer) {
-  uint64_t position = 0;
-  while (true) {
-    ssize_t n = util::read_some(fd, buffer, k_read_size);
-    if (n <= 0) {
-      return n == 0;
-    }
-    prescan.feed(file, position, std::string_view(buffer, static_cast<size_t>(n)));
-    position += static_cast<uint64_t>(n);
-  }
-}
-
 // The prescan's files that are not among `hashed`, opened (a file that cannot be opened is
 // left to the rewrite, which counts what the prescan lacks).
 std::vector<std::pair<util::Fd, int>>
@@ -158,7 +146,7 @@ void KeyHashing::read_files(Job& job) {
     }
   }
   for (auto& [fd, file] : job.count_only) {
-    count_file(*job.prescan, file, fd.get(), job.buffer.get());
+    precision::feed_file(*job.prescan, file, fd.get(), job.buffer.get(), k_read_size);
   }
   job.prescan->end();
 }

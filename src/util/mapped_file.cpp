@@ -1,6 +1,7 @@
 #include "util/mapped_file.h"
 
 #include "npucc/error.h"
+#include "util/file_io.h"
 
 #include <cerrno>
 #include <cstring>
@@ -35,12 +36,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
     data = static_cast<const char*>(map);
   }
   ::close(fd);
-  FileIdentity identity;
-  identity.device = static_cast<uint64_t>(info.st_dev);
-  identity.inode = static_cast<uint64_t>(info.st_ino);
-  identity.size = size;
-  identity.mtime_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
-  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, identity));
+  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, identity_of(info)));
 }
 
 Fd MappedFile::reopen() const {
