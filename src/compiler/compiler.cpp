@@ -12,7 +12,10 @@
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
+#include "precision/overflow_prescan.h"
+#include "precision/prescan_reader.h"
 #include "schemas/known_ops.h"
+#include "util/parallel.h"
 
 namespace npucc {
 
@@ -245,6 +248,13 @@ WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& opt
 
 namespace {
 
+// Whether the precision rewrite runs, and so counts how many of each weight's values
+// overflow the low type.
+bool needs_overflow_counts(const CompileOptions& options) {
+  return options.accelerate_train_mode || !options.precision.precision_mode.empty() ||
+         !options.precision.precision_mode_v2.empty();
+}
+
 CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
   // Fail on a bad output folder before any real work.
   compiler::check_output_folder(options);
@@ -254,7 +264,14 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
   Model model = preread != nullptr
                     ? std::move(*preread)
                     : read_model(options.model_path, options.limits, Weights::in_table);
-  return write_compile(prepare_compile(std::move(model), options, log), options, {}).result;
+  if (!needs_overflow_counts(options)) {
+    return write_compile(prepare_compile(std::move(model), options, log), options, {}).result;
+  }
+  precision::OverflowPrescan prescan(model.proto);
+  precision::PrescanReader reader(prescan, util::thread_budget() > 1);
+  return write_compile(prepare_compile(std::move(model), options, log, {&prescan, nullptr}),
+                       options, {})
+      .result;
 }
 
 } // namespace

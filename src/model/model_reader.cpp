@@ -1,19 +1,17 @@
+#include "model/model_reader.h"
+
+#include "model/embedded_weights.h"
 #include "model/external_data.h"
-#include "model/graph_walk.h"
+#include "model/model_checks.h"
 #include "model/nesting_scan.h"
-#include "model/newer_types.h"
-#include "model/shape_check.h"
-#include "model/tensor_info.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
 #include "util/file_io.h"
+#include "util/mapped_file.h"
 #include "util/sha256.h"
 
-#include <algorithm>
 #include <google/protobuf/io/coded_stream.h>
-#include <limits>
-#include <optional>
 #include <utility>
 
 namespace npucc {
@@ -27,202 +25,80 @@ namespace fs = std::filesystem;
 // by check_nesting; parsing itself stays far from exhausting the stack.
 constexpr int k_protobuf_recursion_limit = 1024;
 
-// Iterative, so a hostile depth is measured without recursing on it. Also bounds the
-// names every subgraph sees from its enclosing graphs, summed over subgraphs: ONNX's
-// checker and the passes copy that scope per subgraph, so 20000 If nodes in a
-// 20000-node graph would take hours, not seconds.
-void check_nesting(const onnx::GraphProto& root, const std::string& file,
-                   const ReadLimits& limits) {
-  struct Pending {
-    const onnx::GraphProto* graph;
-    int depth;
-    uint64_t outer_names;
-  };
-  std::vector<Pending> stack{{&root, 0, 0}};
-  uint64_t scope_names = 0;
-  uint64_t subgraphs = 0;
-  while (!stack.empty()) {
-    auto [graph, depth, outer_names] = stack.back();
-    stack.pop_back();
-    uint64_t visible = outer_names + static_cast<uint64_t>(graph->input_size()) +
-                       static_cast<uint64_t>(graph->initializer_size());
-    for (const auto& node : graph->node()) {
-      visible += static_cast<uint64_t>(node.output_size());
-    }
-    for (int i = 0; i < graph->node_size(); ++i) {
-      const auto& node = graph->node(i);
-      for (const auto* sub : model::subgraphs_of(node)) {
-        if (depth + 1 > limits.max_subgraph_depth) {
-          throw Error(file + ": subgraphs are nested more than " +
-                          std::to_string(limits.max_subgraph_depth) + " levels deep (at " +
-                          model::describe_node(node, i) + ")",
-                      "the model is damaged or hostile; real models nest a few levels");
-        }
-        ++subgraphs;
-        scope_names += visible;
-        if (scope_names > limits.max_subgraph_scope_names) {
-          throw Error(file + ": " + std::to_string(subgraphs) + "+ subgraphs see more than " +
-                          std::to_string(limits.max_subgraph_scope_names) +
-                          " outer names in all (" + std::to_string(visible) + " at " +
-                          model::describe_node(node, i) + "); checking it would take hours",
-                      "the model is damaged or hostile; real models have a few subgraphs");
-        }
-        stack.push_back({sub, depth + 1, visible});
-      }
-    }
+bool parse_bytes(std::string_view bytes, onnx::ModelProto& proto) {
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  stream.SetRecursionLimit(k_protobuf_recursion_limit);
+  return proto.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+}
+
+[[noreturn]] void refuse_unparsable(std::string_view bytes, const std::string& file,
+                                    const ReadLimits& limits) {
+  // Too deep for the parser: say so precisely rather than "corrupt".
+  int depth = model::scan_subgraph_depth(bytes, limits.max_subgraph_depth);
+  if (depth > limits.max_subgraph_depth) {
+    throw Error(file + ": subgraphs are nested more than " +
+                    std::to_string(limits.max_subgraph_depth) + " levels deep",
+                "the model is damaged or hostile; real models nest a few levels");
+  }
+  throw Error(file + ": not a valid ONNX protobuf (truncated, corrupt, nested too deeply, "
+                     "or not an ONNX file)");
+}
+
+void refuse_empty(uint64_t size, const std::string& file) {
+  if (size == 0) {
+    throw Error(file + ": file is empty; expected an ONNX model (protobuf)");
   }
 }
 
-void check_versions(const onnx::ModelProto& proto, const std::string& file) {
-  if (proto.ir_version() <= 0) {
-    throw Error(file + ": model has no ir_version; not an ONNX model, or a damaged one");
+// Refuses what is not a regular file, and a file too large, before reading a byte.
+void check_before_reading(const fs::path& path, const ReadLimits& limits) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    throw Error(path.string() + ": no such file", "check the model path");
   }
-  if (proto.ir_version() > k_max_ir_version) {
-    throw Error(file + ": IR version " + std::to_string(proto.ir_version()) +
-                    " is newer than npucc supports (IR version <= " +
-                    std::to_string(k_max_ir_version) + ")",
-                "re-export the model with ir_version <= " + std::to_string(k_max_ir_version) +
-                    " and opset <= " + std::to_string(k_max_default_opset));
+  if (!fs::is_regular_file(status)) {
+    throw Error(path.string() + ": not a regular file; expected an .onnx model");
   }
-  for (const auto& opset : proto.opset_import()) {
-    const std::string& domain = opset.domain();
-    int64_t limit = -1;
-    if (domain.empty() || domain == "ai.onnx") {
-      limit = k_max_default_opset;
-    } else if (domain == "ai.onnx.ml") {
-      limit = k_max_ml_opset;
-    } else if (domain == "ai.onnx.training" || domain == "ai.onnx.preview.training") {
-      limit = k_max_training_opset;
-    }
-    if (opset.version() <= 0 && limit > 0) {
-      throw Error(file + ": opset import for domain \"" + domain + "\" has invalid version " +
-                  std::to_string(opset.version()));
-    }
-    if (limit > 0 && opset.version() > limit) {
-      throw Error(file + ": opset " + std::to_string(opset.version()) + " of domain \"" +
-                      (domain.empty() ? "ai.onnx" : domain) +
-                      "\" is newer than npucc supports (at most " +
-                      std::to_string(limit) + ")",
-                  "re-export the model with opset <= " + std::to_string(limit));
-    }
-  }
-  if (proto.ir_version() >= 3 && proto.opset_import_size() == 0) {
-    throw Error(file + ": model imports no opset", "add an opset_import for the default domain");
+  uint64_t size = fs::file_size(path, ec);
+  if (!ec) {
+    model::check_file_size(size, path.string(), limits);
   }
 }
 
-// How many elements a tensor's typed fields hold (float16 sits in int32_data, one each).
-uint64_t typed_elements(const onnx::TensorProto& tensor) {
-  switch (tensor.data_type()) {
-  case onnx::TensorProto::FLOAT: return tensor.float_data_size();
-  case onnx::TensorProto::COMPLEX64: return tensor.float_data_size() / 2;
-  case onnx::TensorProto::DOUBLE: return tensor.double_data_size();
-  case onnx::TensorProto::COMPLEX128: return tensor.double_data_size() / 2;
-  case onnx::TensorProto::INT64: return tensor.int64_data_size();
-  case onnx::TensorProto::UINT32:
-  case onnx::TensorProto::UINT64: return tensor.uint64_data_size();
-  default: return tensor.int32_data_size();
+// The SHA-256 of the mapped file's bytes: the caller's when it hashed this very file
+// (same device, inode, size and mtime), else read and hashed now, through read() rather
+// than the mapping (whose pages would then count as the process's memory).
+std::string digest_of(const util::MappedFile& file,
+                      const std::optional<model::PriorDigest>& prior) {
+  if (prior && prior->identity == file.identity()) {
+    return prior->sha256;
   }
+  util::Fd fd = file.reopen();
+  if (fd.get() < 0) {
+    throw Error(file.path().string() + ": the file changed while it was read",
+                "run again once it is written");
+  }
+  return util::sha256_of_fd(fd.get(), file.path()).sha256;
 }
 
-// Every stored tensor must hold exactly what its dims declare, and fit the limit;
-// this refuses "a tensor of 2^40 elements with 4 bytes of data" before anyone
-// allocates for it.
-void check_tensor_size(onnx::TensorProto& tensor, const std::string& what,
-                       const ReadLimits& limits) {
-  // ONNX 1.12's enum ends at bfloat16; the newer types are known to npucc (tensor_info.h).
-  if (!model::is_known_type(tensor.data_type())) {
-    throw Error(what + " has invalid data type " + std::to_string(tensor.data_type()));
+// The large initializers of a parsed skeleton become slices of the mapped file; the rest
+// as parse_model does.
+void finish_mapped(Model& model, const model::Skeleton& skeleton,
+                   const std::shared_ptr<const util::MappedFile>& file, const ReadLimits& limits) {
+  const std::string name = model.path.string();
+  std::vector<model::LeftOutWeight> left_out = model::take_left_out(model.proto, skeleton, name);
+  model::LeftOutBytes sizes;
+  for (const auto& weight : left_out) {
+    sizes[weight.tensor] = weight.slice.length;
   }
-  auto count = model::element_count(tensor);
-  if (!count) {
-    throw Error(what + " has a negative dimension or an element count that overflows");
-  }
-  if (model::element_bits(tensor.data_type()) == 0) {
-    return; // strings: variable size, checked by the ONNX checker
-  }
-  auto bytes = model::data_bytes(tensor);
-  if (!bytes || *bytes > limits.max_tensor_bytes) {
-    throw Error(what + " declares " + std::to_string(*count) +
-                    " elements, more than the limit of " +
-                    std::to_string(limits.max_tensor_bytes) + " bytes per tensor",
-                "the model is damaged or hostile; check the tensor's dims");
-  }
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    return; // checked when the external data is resolved
-  }
-  model::move_newer_type_values_to_raw(tensor, what);
-  if (tensor.has_raw_data() && model::stored_bytes(tensor) != *bytes) {
-    throw Error(what + " of type " + model::dtype_name(tensor.data_type()) + " declares " +
-                std::to_string(*bytes) + " bytes of data but holds " +
-                std::to_string(model::stored_bytes(tensor)));
-  }
-  // Typed fields pack some types wider (float16 in int32_data), so compare elements.
-  if (!tensor.has_raw_data() && typed_elements(tensor) != *count) {
-    throw Error(what + " declares " + std::to_string(*count) + " elements but holds " +
-                std::to_string(typed_elements(tensor)));
-  }
-}
-
-void check_tensor_sizes(onnx::ModelProto& proto, const std::string& file,
-                        const ReadLimits& limits) {
-  auto check = [&](onnx::TensorProto& tensor) {
-    check_tensor_size(tensor, file + ": tensor \"" + tensor.name() + "\"", limits);
-  };
-  model::for_each_tensor(*proto.mutable_graph(), check);
-  model::for_each_function_tensor(proto, check);
-}
-
-void check_file_size(uint64_t size, const std::string& file, const ReadLimits& limits) {
-  if (size > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
-    throw Error(file + ": " + std::to_string(size) +
-                    " bytes is more than one protobuf message can hold (2 GiB)",
-                "store the weights as external data (onnx.save(..., save_as_external_data=True))");
-  }
-  if (size > limits.max_memory_bytes) {
-    throw Error(file + ": " + std::to_string(size) + " bytes is over the memory limit of " +
-                    std::to_string(limits.max_memory_bytes) + " bytes",
-                "raise the limit with --max-memory");
-  }
-}
-
-// A sparse tensor stores few values but stands for its dense dims, which consumers
-// (checkers, runtimes) may materialise: the dense size must fit the limit too.
-void check_sparse_tensor(const onnx::SparseTensorProto& sparse, const std::string& file,
-                         const ReadLimits& limits) {
-  model::check_sparse_element_type(sparse,
-                                   file + ": sparse tensor \"" + sparse.values().name() + "\"");
-  uint64_t bytes = std::max<uint64_t>(model::element_size(sparse.values().data_type()), 1);
-  for (int64_t dim : sparse.dims()) {
-    auto next = dim < 0 ? std::nullopt : model::checked_mul(bytes, static_cast<uint64_t>(dim));
-    if (!next || *next > limits.max_tensor_bytes) {
-      throw Error(file + ": sparse tensor \"" + sparse.values().name() +
-                      "\" has dense dims over the limit of " +
-                      std::to_string(limits.max_tensor_bytes) +
-                      " bytes per tensor (or a negative dim)",
-                  "the model is damaged or hostile; check the tensor's dims");
-    }
-    bytes = *next;
-  }
-}
-
-void check_sparse_tensors(const onnx::GraphProto& root, const std::string& file,
-                          const ReadLimits& limits) {
-  model::for_each_graph(root, [&](const onnx::GraphProto& graph, int) {
-    for (const auto& sparse : graph.sparse_initializer()) {
-      check_sparse_tensor(sparse, file, limits);
-    }
-    for (const auto& node : graph.node()) {
-      for (const auto& attribute : node.attribute()) {
-        if (attribute.has_sparse_tensor()) {
-          check_sparse_tensor(attribute.sparse_tensor(), file, limits);
-        }
-        for (const auto& sparse : attribute.sparse_tensors()) {
-          check_sparse_tensor(sparse, file, limits);
-        }
-      }
-    }
-  });
+  model::check_structure(model.proto, name, limits, sizes);
+  model::WeightStore& store = model::ensure_weight_store(model);
+  model.external_files =
+      model::load_external_data(model.proto, model.path, limits, model.file_bytes, &store);
+  model::adopt_left_out(left_out, file, store);
+  store.adopt_initializers(*model.proto.mutable_graph());
 }
 
 } // namespace
@@ -230,36 +106,16 @@ void check_sparse_tensors(const onnx::GraphProto& root, const std::string& file,
 Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimits& limits,
                   Weights weights) {
   const std::string file = path.string();
-  if (bytes.empty()) {
-    throw Error(file + ": file is empty; expected an ONNX model (protobuf)");
-  }
-  check_file_size(bytes.size(), file, limits);
+  refuse_empty(bytes.size(), file);
+  model::check_file_size(bytes.size(), file, limits);
   Model model;
   model.path = path;
   model.file_bytes = bytes.size();
   model.sha256 = util::sha256_hex(bytes);
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                static_cast<int>(bytes.size()));
-  stream.SetRecursionLimit(k_protobuf_recursion_limit);
-  if (!model.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage()) {
-    // Too deep for the parser: say so precisely rather than "corrupt".
-    int depth = model::scan_subgraph_depth(bytes, limits.max_subgraph_depth);
-    if (depth > limits.max_subgraph_depth) {
-      throw Error(file + ": subgraphs are nested more than " +
-                      std::to_string(limits.max_subgraph_depth) + " levels deep",
-                  "the model is damaged or hostile; real models nest a few levels");
-    }
-    throw Error(file + ": not a valid ONNX protobuf (truncated, corrupt, nested too deeply, "
-                       "or not an ONNX file)");
+  if (!parse_bytes(bytes, model.proto)) {
+    refuse_unparsable(bytes, file, limits);
   }
-  if (!model.proto.has_graph()) {
-    throw Error(file + ": not an ONNX model: it has no graph");
-  }
-  check_versions(model.proto, file);
-  check_nesting(model.proto.graph(), file, limits);
-  check_tensor_sizes(model.proto, file, limits);
-  check_sparse_tensors(model.proto.graph(), file, limits);
-  model::check_value_shapes(model.proto.graph(), file, limits);
+  model::check_structure(model.proto, file, limits);
   model::WeightStore* store =
       weights == Weights::in_table ? &model::ensure_weight_store(model) : nullptr;
   model.external_files = model::load_external_data(model.proto, path, limits, bytes.size(), store);
@@ -270,20 +126,38 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
 }
 
 Model read_model(const fs::path& path, const ReadLimits& limits, Weights weights) {
-  std::error_code ec;
-  auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    throw Error(path.string() + ": no such file", "check the model path");
+  if (weights == Weights::in_table) {
+    return model::read_mapped_model(path, limits, std::nullopt);
   }
-  if (!fs::is_regular_file(status)) {
-    throw Error(path.string() + ": not a regular file; expected an .onnx model");
-  }
-  // Refuse before reading: a 10 GB file must not be loaded just to be rejected.
-  uint64_t size = fs::file_size(path, ec);
-  if (!ec) {
-    check_file_size(size, path.string(), limits);
-  }
+  check_before_reading(path, limits);
   return parse_model(util::read_file(path), path, limits, weights);
 }
+
+namespace model {
+
+Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
+                        const std::optional<PriorDigest>& prior) {
+  check_before_reading(path, limits);
+  auto file = util::MappedFile::open(path);
+  std::string_view bytes = file->bytes();
+  refuse_empty(bytes.size(), path.string());
+  model::check_file_size(bytes.size(), path.string(), limits);
+  util::Fd fd = file->reopen();
+  WireSource source(fd.get(), bytes.size());
+  std::optional<Skeleton> skeleton =
+      fd.get() < 0 ? std::nullopt : cut_embedded_weights(source, limits.max_subgraph_depth);
+  Model model;
+  if (!skeleton || !parse_bytes(skeleton->bytes, model.proto)) {
+    // Not the plain shape the cut follows: the whole file, whose errors say what is wrong.
+    return parse_model(std::string(bytes), path, limits, Weights::in_table);
+  }
+  model.path = path;
+  model.file_bytes = bytes.size();
+  model.sha256 = digest_of(*file, prior);
+  finish_mapped(model, *skeleton, file, limits);
+  return model;
+}
+
+} // namespace model
 
 } // namespace npucc

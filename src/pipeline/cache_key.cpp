@@ -3,6 +3,7 @@
 #include "cache/file_ops.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "precision/prescan_reader.h"
 #include "util/build_identity.h"
 #include "util/eintr.h"
 #include "util/fd.h"
@@ -102,8 +103,33 @@ struct KeyHashing::Job {
   // Counts float overflows in the chunks read (see precision/overflow_prescan.h).
   std::unique_ptr<precision::OverflowPrescan> prescan;
   std::vector<int> prescan_files; // per external file: its index in prescan, or -1
+  // Files whose weights the prescan counts that are not hashed here: the model file's own
+  // initializers (embedded weights, model/embedded_weights.h), read for the counts alone.
+  std::vector<std::pair<util::Fd, int>> count_only;
   std::thread thread;
 };
+
+namespace {
+
+// The prescan's files that are not among `hashed`, opened (a file that cannot be opened is
+// left to the rewrite, which counts what the prescan lacks).
+std::vector<std::pair<util::Fd, int>>
+open_count_only(const precision::OverflowPrescan& prescan,
+                const std::vector<std::pair<std::string, std::filesystem::path>>& hashed) {
+  std::vector<std::pair<util::Fd, int>> files;
+  for (size_t i = 0; i < prescan.paths().size(); ++i) {
+    const auto& path = prescan.paths()[i];
+    bool is_hashed = std::any_of(hashed.begin(), hashed.end(),
+                                 [&](const auto& entry) { return entry.second == path; });
+    util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!is_hashed && fd.get() >= 0) {
+      files.emplace_back(std::move(fd), static_cast<int>(i));
+    }
+  }
+  return files;
+}
+
+} // namespace
 
 void KeyHashing::read_files(Job& job) {
   for (size_t i = 0; i < job.files.size(); ++i) {
@@ -118,6 +144,9 @@ void KeyHashing::read_files(Job& job) {
                         std::string_view(job.buffer.get(), static_cast<size_t>(n)));
       job.bytes[i] += static_cast<uint64_t>(n);
     }
+  }
+  for (auto& [fd, file] : job.count_only) {
+    precision::feed_file(*job.prescan, file, fd.get(), job.buffer.get(), k_read_size);
   }
   job.prescan->end();
 }
@@ -143,6 +172,7 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
   for (const auto& entry : job.external) {
     job.prescan_files.push_back(job.prescan->file_index(entry.second));
   }
+  job.count_only = open_count_only(*job.prescan, job.external);
   if (where == HashOn::this_thread) {
     read_files(job);
     return;

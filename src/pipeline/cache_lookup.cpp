@@ -5,9 +5,11 @@
 #include "npucc/error.h"
 #include "pipeline/cache_key.h"
 #include "pipeline/manifest_reader.h"
+#include "util/fd.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 
+#include <fcntl.h>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -33,10 +35,28 @@ void name_current_input(const fs::path& manifest_path, const fs::path& model_pat
                           manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
+// The model file's SHA-256 and what the file looked like as it was hashed; nullopt when it
+// cannot be opened (read_model gives the error).
+std::optional<model::PriorDigest> hash_model_file(const fs::path& path) {
+  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::optional<FileIdentity> before = fd.get() < 0 ? std::nullopt : util::identify(fd.get());
+  if (!before) {
+    return std::nullopt;
+  }
+  model::PriorDigest digest{util::sha256_of_fd(fd.get(), path).sha256, *before};
+  // A write while it was hashed: the digest may stand for no version of the file.
+  if (util::identify(fd.get()) != before) {
+    return std::nullopt;
+  }
+  return digest;
+}
+
 // What the key needs of the model at options.model_path without parsing it, when its
-// bytes have a model index here; nullopt otherwise.
+// bytes have a model index here; nullopt otherwise. `hashed`: the model file's digest,
+// when it was computed, for the reader to take over on a miss.
 std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
-                                                 const CompileOptions& options) {
+                                                 const CompileOptions& options,
+                                                 std::optional<model::PriorDigest>& hashed) {
   std::error_code ec;
   if (!fs::is_regular_file(options.model_path, ec)) {
     return std::nullopt; // read_model gives the error
@@ -48,7 +68,11 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
       identity.bytes > options.limits.max_memory_bytes) {
     return std::nullopt; // read_model refuses it without reading it
   }
-  identity.sha256 = util::sha256_file_hex(options.model_path);
+  hashed = hash_model_file(options.model_path);
+  if (!hashed) {
+    return std::nullopt;
+  }
+  identity.sha256 = hashed->sha256;
   auto locations = storage.model_index(identity.sha256);
   if (!locations) {
     return std::nullopt;
@@ -101,8 +125,9 @@ CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions
 
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    const CompileOptions& options, Deliver deliver,
-                                                   const LogSink& log) {
-  std::optional<ModelIdentity> identity = identity_from_index(storage, options);
+                                                   const LogSink& log,
+                                                   std::optional<model::PriorDigest>& hashed) {
+  std::optional<ModelIdentity> identity = identity_from_index(storage, options, hashed);
   if (!identity) {
     return std::nullopt;
   }

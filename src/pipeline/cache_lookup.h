@@ -1,6 +1,7 @@
 #pragma once
 
 #include "cache/local_storage.h"
+#include "model/model_reader.h"
 #include "npucc/cache.h"
 #include "pipeline/cached_compile.h"
 
@@ -12,10 +13,12 @@ namespace npucc::pipeline {
 
 // A model whose bytes were seen before: its model index gives the external locations,
 // so the key needs only hashes and a hit never parses the model. nullopt: not found this
-// way (the full path reads the model, and says why when it cannot).
+// way (the full path reads the model, and says why when it cannot); `hashed` then holds
+// the model file's digest if it was computed, for model::read_mapped_model to take over.
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    const CompileOptions& options, Deliver deliver,
-                                                   const LogSink& log);
+                                                   const LogSink& log,
+                                                   std::optional<model::PriorDigest>& hashed);
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
 // (through a staging folder, so a failed fetch leaves nothing), or for populate only checks

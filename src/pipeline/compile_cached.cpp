@@ -3,6 +3,7 @@
 #include "check/isolated_worker.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
+#include "model/model_reader.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "pipeline/cache_key.h"
@@ -10,8 +11,8 @@
 #include "pipeline/cached_compile.h"
 #include "pipeline/resource_ops.h"
 #include "util/interrupt.h"
-#include "util/strings.h"
 #include "util/parallel.h"
+#include "util/strings.h"
 
 #include <ctime>
 #include <memory>
@@ -52,6 +53,8 @@ struct CachedRun {
   const LogSink& log;
   CompileOptions options; // given, and for populate with its scratch output folder
 
+  // The model file's digest as the lookup computed it, if it did (read_mapped_model).
+  std::optional<model::PriorDigest> model_hashed;
   Model model;
   std::string model_sha256;
   std::string model_index;
@@ -125,7 +128,7 @@ void key_beside_compile(CachedRun& run) {
 // remote hit, which needs no compile work: the key alone comes first there.
 void read_and_key(CachedRun& run) {
   check::start_isolated_worker(); // while this process is small
-  run.model = read_model(run.given.model_path, run.given.limits, Weights::in_table);
+  run.model = model::read_mapped_model(run.given.model_path, run.given.limits, run.model_hashed);
   run.model_sha256 = run.model.sha256;
   run.model_index = cache::serialize_model_index(run.model);
   run.uncacheable = find_uncacheable_op(run.model.proto);
@@ -309,10 +312,12 @@ CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
 
 CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& given, Deliver deliver, const LogSink& log) {
-  if (auto found = lookup_by_model_index(storage, given, deliver, log)) {
+  std::optional<model::PriorDigest> hashed;
+  if (auto found = lookup_by_model_index(storage, given, deliver, log, hashed)) {
     return *found;
   }
   CachedRun run(storage, config, given, deliver, log);
+  run.model_hashed = std::move(hashed);
   read_and_key(run);
   if (run.uncacheable) {
     return bypass(run);

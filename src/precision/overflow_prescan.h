@@ -31,6 +31,8 @@ public:
 
   // Index of the file at `path` among those with weights to count, or -1.
   int file_index(const std::filesystem::path& path) const;
+  // The files with weights to count, by index.
+  const std::vector<std::filesystem::path>& paths() const { return m_paths; }
   // Counts the weights in `chunk`, the bytes of file `file` from `position`. Chunks of a
   // file must come in order, from position 0, from one thread. No allocation, no lock
   // (the thread may run while the process forks).

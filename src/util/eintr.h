@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <sys/types.h>
 
 namespace npucc::util {
@@ -26,5 +27,7 @@ ssize_t read_some(int fd, void* buffer, size_t size);
 // read(2) until `size` bytes or end of file: how many were read, or -1 (errno set) on an
 // error.
 ssize_t read_full(int fd, void* buffer, size_t size);
+// The same with pread(2) from `offset` (the file position is left alone).
+ssize_t pread_full(int fd, void* buffer, size_t size, uint64_t offset);
 
 } // namespace npucc::util

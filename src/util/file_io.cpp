@@ -114,8 +114,6 @@ fs::path temporary_sibling(const fs::path& path) {
   return fs::path(path.string() + suffix);
 }
 
-namespace {
-
 FileIdentity identity_of(const struct stat& st) {
   FileIdentity out;
   out.device = static_cast<uint64_t>(st.st_dev);
@@ -125,7 +123,13 @@ FileIdentity identity_of(const struct stat& st) {
   return out;
 }
 
-} // namespace
+std::optional<FileIdentity> identify(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
+  return identity_of(st);
+}
 
 std::optional<FileIdentity> identify(const fs::path& path) {
   struct stat st {};

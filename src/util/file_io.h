@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+struct stat;
+
 namespace npucc::util {
 
 namespace fs = std::filesystem;
@@ -33,6 +35,10 @@ void write_all(int fd, const char* data, size_t size, const fs::path& path_for_e
 
 // lstat of `path`; nullopt when it is missing or not a regular file.
 std::optional<FileIdentity> identify(const fs::path& path);
+// The same of an open file (fstat).
+std::optional<FileIdentity> identify(int fd);
+// The identity a stat result describes.
+FileIdentity identity_of(const struct stat& st);
 
 // Whether commit() fsyncs. Small state files (settings, statistics, signatures) are
 // synced; bulk outputs are not: like a compiler's or ccache's outputs, a crash may lose

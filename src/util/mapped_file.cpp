@@ -1,6 +1,7 @@
 #include "util/mapped_file.h"
 
 #include "npucc/error.h"
+#include "util/file_io.h"
 
 #include <cerrno>
 #include <cstring>
@@ -35,8 +36,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
     data = static_cast<const char*>(map);
   }
   ::close(fd);
-  return std::shared_ptr<const MappedFile>(new MappedFile(
-      path, data, size, static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)));
+  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, identity_of(info)));
 }
 
 Fd MappedFile::reopen() const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "npucc/file_identity.h"
 #include "util/fd.h"
 
 #include <cstdint>
@@ -21,6 +22,8 @@ public:
 
   std::string_view bytes() const { return {m_data, m_size}; }
   const std::filesystem::path& path() const { return m_path; }
+  // The file as it was when mapped.
+  const FileIdentity& identity() const { return m_identity; }
 
   // The mapped file opened again for pread(), or an invalid Fd when the path now names
   // another file. Streaming a whole file through read() costs far less than touching
@@ -30,15 +33,16 @@ public:
   Fd reopen() const;
 
 private:
-  MappedFile(std::filesystem::path path, const char* data, uint64_t size, uint64_t device,
-             uint64_t inode)
-      : m_path(std::move(path)), m_data(data), m_size(size), m_device(device), m_inode(inode) {}
+  MappedFile(std::filesystem::path path, const char* data, const FileIdentity& identity)
+      : m_path(std::move(path)), m_data(data), m_size(identity.size), m_device(identity.device),
+        m_inode(identity.inode), m_identity(identity) {}
 
   std::filesystem::path m_path;
   const char* m_data = nullptr;
   uint64_t m_size = 0;
   uint64_t m_device = 0;
   uint64_t m_inode = 0;
+  FileIdentity m_identity;
 };
 
 } // namespace npucc::util

@@ -1,0 +1,301 @@
+#include "model/embedded_weights.h"
+
+#include "model/graph_walk.h"
+#include "npucc/error.h"
+#include "util/eintr.h"
+
+#include <google/protobuf/unknown_field_set.h>
+
+namespace npucc::model {
+
+namespace {
+
+// ONNX's field numbers (onnx.proto) on the way from a model to its initializers' bytes.
+constexpr uint32_t k_model_graph = 7;
+constexpr uint32_t k_graph_node = 1;
+constexpr uint32_t k_graph_initializer = 5;
+constexpr uint32_t k_node_attribute = 5;
+constexpr uint32_t k_attribute_graph = 6;
+constexpr uint32_t k_attribute_graphs = 11;
+constexpr uint32_t k_tensor_raw_data = 9;
+// The marker put in a left-out raw_data's place: a varint field no ONNX version defines,
+// which protobuf keeps as an unknown field. A file that has one already is parsed whole.
+constexpr uint32_t k_marker_field = 8190;
+
+constexpr uint32_t k_wire_varint = 0;
+constexpr uint32_t k_wire_fixed64 = 1;
+constexpr uint32_t k_wire_bytes = 2;
+constexpr uint32_t k_wire_fixed32 = 5;
+
+// The messages the walk enters: those that lead to an initializer's raw_data, the same
+// graphs for_each_graph visits (a node's graph attributes, at any depth).
+enum class Kind { model, graph, node, attribute, initializer };
+
+std::optional<Kind> child_kind(Kind parent, uint32_t field) {
+  switch (parent) {
+  case Kind::model:
+    return field == k_model_graph ? std::optional(Kind::graph) : std::nullopt;
+  case Kind::graph:
+    if (field == k_graph_node) {
+      return Kind::node;
+    }
+    return field == k_graph_initializer ? std::optional(Kind::initializer) : std::nullopt;
+  case Kind::node:
+    return field == k_node_attribute ? std::optional(Kind::attribute) : std::nullopt;
+  case Kind::attribute:
+    return field == k_attribute_graph || field == k_attribute_graphs ? std::optional(Kind::graph)
+                                                                     : std::nullopt;
+  case Kind::initializer:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void put_varint(std::string& out, uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+} // namespace
+
+bool WireSource::byte(uint64_t pos, uint8_t& out) {
+  if (m_fd < 0) {
+    out = static_cast<uint8_t>(m_bytes[pos]);
+    return true;
+  }
+  if (pos < m_window_start || pos >= m_window_start + m_window.size()) {
+    m_window.resize(k_window);
+    ssize_t n = util::pread_full(m_fd, m_window.data(), k_window, pos);
+    if (n <= 0) {
+      m_window.clear();
+      return false;
+    }
+    m_window.resize(static_cast<size_t>(n));
+    m_window_start = pos;
+  }
+  out = static_cast<uint8_t>(m_window[pos - m_window_start]);
+  return true;
+}
+
+bool WireSource::append(uint64_t pos, uint64_t length, std::string& out) {
+  if (m_fd < 0) {
+    out.append(m_bytes.substr(pos, length));
+    return true;
+  }
+  size_t old_size = out.size();
+  out.resize(old_size + length);
+  ssize_t n = util::pread_full(m_fd, out.data() + old_size, length, pos);
+  return n == static_cast<ssize_t>(length);
+}
+
+namespace {
+
+// One field of a message: [start, end) in the file; a bytes field's contents are
+// [body, end).
+struct Field {
+  uint32_t number = 0;
+  uint32_t wire = 0;
+  uint64_t start = 0;
+  uint64_t body = 0;
+  uint64_t end = 0;
+};
+
+bool read_varint(WireSource& file, uint64_t& pos, uint64_t end, uint64_t& value) {
+  value = 0;
+  for (int shift = 0; shift < 64 && pos < end; shift += 7) {
+    uint8_t byte = 0;
+    if (!file.byte(pos++, byte)) {
+      return false;
+    }
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The field at `pos` (which moves past it); false for anything malformed or a group.
+bool next_field(WireSource& file, uint64_t& pos, uint64_t end, Field& field) {
+  field.start = pos;
+  uint64_t tag = 0;
+  if (!read_varint(file, pos, end, tag) || (tag >> 3) == 0 || (tag >> 3) > (1u << 29) - 1) {
+    return false;
+  }
+  field.number = static_cast<uint32_t>(tag >> 3);
+  field.wire = static_cast<uint32_t>(tag & 7);
+  uint64_t value = 0;
+  switch (field.wire) {
+  case k_wire_varint:
+    if (!read_varint(file, pos, end, value)) {
+      return false;
+    }
+    break;
+  case k_wire_fixed64:
+  case k_wire_fixed32: {
+    uint64_t size = field.wire == k_wire_fixed64 ? 8 : 4;
+    if (end - pos < size) {
+      return false;
+    }
+    pos += size;
+    break;
+  }
+  case k_wire_bytes:
+    if (!read_varint(file, pos, end, value) || value > end - pos) {
+      return false;
+    }
+    field.body = pos;
+    pos += value;
+    break;
+  default:
+    return false; // groups (deprecated) and invalid wire types
+  }
+  field.end = pos;
+  return true;
+}
+
+class Cutter {
+public:
+  Cutter(WireSource& file, int max_nesting) : m_file(file), m_max_nesting(max_nesting) {}
+
+  // Writes the message [begin, end) of kind `kind` to `out`, its initializers' large
+  // raw_data replaced by markers.
+  bool message(Kind kind, uint64_t begin, uint64_t end, int nesting, std::string& out) {
+    Field field;
+    for (uint64_t pos = begin; pos < end;) {
+      if (!next_field(m_file, pos, end, field)) {
+        return false;
+      }
+      auto child = field.wire == k_wire_bytes ? child_kind(kind, field.number) : std::nullopt;
+      if (!child) {
+        if (!m_file.append(field.start, field.end - field.start, out)) {
+          return false;
+        }
+        continue;
+      }
+      int child_nesting = nesting + (*child == Kind::graph && kind != Kind::model ? 1 : 0);
+      if (child_nesting > m_max_nesting) {
+        return false;
+      }
+      std::string inner;
+      bool ok = *child == Kind::initializer
+                    ? initializer(field.body, field.end, inner)
+                    : message(*child, field.body, field.end, child_nesting, inner);
+      if (!ok) {
+        return false;
+      }
+      put_varint(out, (uint64_t{field.number} << 3) | k_wire_bytes);
+      put_varint(out, inner.size());
+      out += inner;
+    }
+    return true;
+  }
+
+  std::vector<EmbeddedSlice> take_slices() { return std::move(m_slices); }
+
+private:
+  // A TensorProto of a graph's initializer list.
+  bool initializer(uint64_t begin, uint64_t end, std::string& out) {
+    if (!plain_tensor(begin, end)) {
+      return false;
+    }
+    Field field;
+    for (uint64_t pos = begin; pos < end;) {
+      next_field(m_file, pos, end, field); // checked by plain_tensor
+      uint64_t length = field.end - field.body;
+      if (field.number == k_tensor_raw_data && field.wire == k_wire_bytes &&
+          length >= k_weight_store_threshold) {
+        put_varint(out, uint64_t{k_marker_field} << 3 | k_wire_varint);
+        put_varint(out, m_slices.size());
+        m_slices.push_back({field.body, length});
+      } else if (!m_file.append(field.start, field.end - field.start, out)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Well-formed, with at most one raw_data (protobuf keeps the last of several, which a
+  // marker in place of one would not) and no field that looks like a marker.
+  bool plain_tensor(uint64_t begin, uint64_t end) {
+    Field field;
+    int raw_data = 0;
+    for (uint64_t pos = begin; pos < end;) {
+      if (!next_field(m_file, pos, end, field) || field.number == k_marker_field) {
+        return false;
+      }
+      raw_data += field.number == k_tensor_raw_data ? 1 : 0;
+    }
+    return raw_data <= 1;
+  }
+
+  WireSource& m_file;
+  int m_max_nesting;
+  std::vector<EmbeddedSlice> m_slices;
+};
+
+// The marker's slice index in `tensor`, removed from its unknown fields; nullopt if none.
+std::optional<uint64_t> take_marker(onnx::TensorProto& tensor) {
+  auto* unknown = tensor.GetReflection()->MutableUnknownFields(&tensor);
+  std::optional<uint64_t> index;
+  for (int i = 0; i < unknown->field_count(); ++i) {
+    const auto& field = unknown->field(i);
+    if (field.number() == static_cast<int>(k_marker_field) &&
+        field.type() == google::protobuf::UnknownField::TYPE_VARINT) {
+      index = field.varint();
+    }
+  }
+  if (index) {
+    unknown->DeleteByNumber(static_cast<int>(k_marker_field));
+  }
+  return index;
+}
+
+} // namespace
+
+std::optional<Skeleton> cut_embedded_weights(WireSource& file, int max_nesting) {
+  Cutter cutter(file, max_nesting);
+  Skeleton skeleton;
+  if (!cutter.message(Kind::model, 0, file.size(), 0, skeleton.bytes)) {
+    return std::nullopt;
+  }
+  skeleton.slices = cutter.take_slices();
+  return skeleton;
+}
+
+std::vector<LeftOutWeight> take_left_out(onnx::ModelProto& proto, const Skeleton& skeleton,
+                                         const std::string& file_name) {
+  std::vector<LeftOutWeight> found;
+  std::vector<bool> seen(skeleton.slices.size(), false);
+  for_each_graph(*proto.mutable_graph(), [&](onnx::GraphProto& graph, int) {
+    for (auto& tensor : *graph.mutable_initializer()) {
+      auto index = take_marker(tensor);
+      if (!index) {
+        continue;
+      }
+      if (*index >= seen.size() || seen[*index]) {
+        throw Error(file_name + ": tensor \"" + tensor.name() +
+                    "\": its weights were lost while reading (npucc bug)");
+      }
+      seen[*index] = true;
+      found.push_back({&tensor, skeleton.slices[*index]});
+    }
+  });
+  if (found.size() != skeleton.slices.size()) {
+    throw Error(file_name + ": " + std::to_string(skeleton.slices.size() - found.size()) +
+                " initializers' weights were lost while reading (npucc bug)");
+  }
+  return found;
+}
+
+void adopt_left_out(const std::vector<LeftOutWeight>& weights,
+                    const std::shared_ptr<const util::MappedFile>& file, WeightStore& store) {
+  for (const auto& weight : weights) {
+    store.adopt_mapped(*weight.tensor, file, weight.slice.offset, weight.slice.length);
+  }
+}
+
+} // namespace npucc::model

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "npucc/file_identity.h"
+#include "npucc/model.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace npucc::model {
+
+// A model file's SHA-256 as a caller computed it, and the file as it was then.
+struct PriorDigest {
+  std::string sha256;
+  FileIdentity identity;
+};
+
+// read_model(path, limits, Weights::in_table): the file is mapped and its large
+// initializers' bytes, embedded (embedded_weights.h) or external, stay in the mapping.
+// `prior` spares hashing the file again when it still is the file that was hashed.
+Model read_mapped_model(const std::filesystem::path& path, const ReadLimits& limits,
+                        const std::optional<PriorDigest>& prior);
+
+} // namespace npucc::model

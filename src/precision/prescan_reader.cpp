@@ -1,0 +1,56 @@
+#include "precision/prescan_reader.h"
+
+#include "util/eintr.h"
+
+#include <fcntl.h>
+#include <string_view>
+
+namespace npucc::precision {
+
+namespace {
+
+constexpr size_t k_read_size = 1 << 20;
+
+} // namespace
+
+bool feed_file(OverflowPrescan& prescan, int file, int fd, char* buffer, size_t size) {
+  uint64_t position = 0;
+  while (true) {
+    ssize_t n = util::read_some(fd, buffer, size);
+    if (n <= 0) {
+      return n == 0;
+    }
+    prescan.feed(file, position, std::string_view(buffer, static_cast<size_t>(n)));
+    position += static_cast<uint64_t>(n);
+  }
+}
+
+PrescanReader::PrescanReader(OverflowPrescan& prescan, bool second_thread)
+    : m_prescan(prescan), m_buffer(new char[k_read_size]) {
+  for (size_t i = 0; i < prescan.paths().size(); ++i) {
+    util::Fd fd(::open(prescan.paths()[i].c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() >= 0) {
+      m_files.emplace_back(std::move(fd), static_cast<int>(i));
+    }
+  }
+  if (second_thread) {
+    m_thread = std::thread([this] { read_all(); });
+  } else {
+    read_all();
+  }
+}
+
+PrescanReader::~PrescanReader() {
+  if (m_thread.joinable()) {
+    m_thread.join();
+  }
+}
+
+void PrescanReader::read_all() {
+  for (auto& [fd, file] : m_files) {
+    feed_file(m_prescan, file, fd.get(), m_buffer.get(), k_read_size);
+  }
+  m_prescan.end();
+}
+
+} // namespace npucc::precision
