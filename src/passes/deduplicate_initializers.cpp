@@ -2,8 +2,12 @@
 
 #include "model/weight_store.h"
 #include "passes/rename.h"
+#include "util/eintr.h"
+#include "util/fd.h"
+#include "util/mapped_file.h"
 
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -23,9 +27,10 @@ size_t combine(size_t seed, size_t value) {
 // Only buckets candidates (same_tensor compares every byte), so large data is sampled:
 // its size and three 16 KiB windows. Distinct weights then cost no full pass over their
 // bytes; duplicates pay one memcmp.
+constexpr size_t k_window = 16 * 1024;
+
 size_t hash_bytes(std::string_view bytes) {
   std::hash<std::string_view> hash;
-  constexpr size_t k_window = 16 * 1024;
   if (bytes.size() <= 4 * k_window) {
     return hash(bytes);
   }
@@ -35,13 +40,45 @@ size_t hash_bytes(std::string_view bytes) {
   return combine(seed, hash(bytes.substr(bytes.size() - k_window)));
 }
 
+// hash_bytes of a slice of a mapped file, its windows read with pread: touching the
+// mapping would map each window's whole page-cache folio (a megabyte or more on kernels
+// with large folios), three per weight. nullopt when the file cannot be read again.
+std::optional<size_t> hash_mapped(const model::MappedSlice& slice) {
+  if (slice.length <= 4 * k_window) {
+    return std::nullopt; // small: hashed whole, from the mapping
+  }
+  util::Fd fd = slice.file->reopen();
+  std::string windows(3 * k_window, '\0');
+  const uint64_t starts[3] = {0, slice.length / 2 - k_window / 2, slice.length - k_window};
+  std::hash<std::string_view> hash;
+  size_t seed = std::hash<size_t>()(static_cast<size_t>(slice.length));
+  for (int i = 0; i < 3; ++i) {
+    char* window = windows.data() + i * k_window;
+    if (fd.get() < 0 || util::pread_full(fd.get(), window, k_window, slice.offset + starts[i]) !=
+                            static_cast<ssize_t>(k_window)) {
+      return std::nullopt;
+    }
+    seed = combine(seed, hash(std::string_view(window, k_window)));
+  }
+  return seed;
+}
+
+size_t hash_raw(const onnx::TensorProto& tensor) {
+  if (auto slice = model::mapped_slice(tensor)) {
+    if (auto hashed = hash_mapped(*slice)) {
+      return *hashed;
+    }
+  }
+  return hash_bytes(model::raw_bytes(tensor).value_or(std::string_view()));
+}
+
 size_t hash_tensor(const onnx::TensorProto& tensor) {
   auto hash = hash_bytes;
   size_t seed = std::hash<int32_t>()(tensor.data_type());
   for (int64_t dim : tensor.dims()) {
     seed = combine(seed, std::hash<int64_t>()(dim));
   }
-  seed = combine(seed, hash(model::raw_bytes(tensor).value_or(std::string_view())));
+  seed = combine(seed, hash_raw(tensor));
   seed = combine(seed, hash(bytes_of(tensor.float_data())));
   seed = combine(seed, hash(bytes_of(tensor.int32_data())));
   seed = combine(seed, hash(bytes_of(tensor.int64_data())));

@@ -1,5 +1,8 @@
+#include "model/weight_store.h"
+#include "npucc/model.h"
 #include "passes/deduplicate_initializers.h"
 #include "test_passes_support.h"
+#include "util/file_io.h"
 
 #include <cstring>
 
@@ -201,5 +204,42 @@ TEST_SUITE("npucc::passes::DeduplicateInitializers") {
     CHECK(model.graph().initializer_size() == 4);
     CHECK_FALSE(has_initializer(model.graph(), "m2"));
     CHECK(inputs_of(model.graph().node(5)) == Names{"q1", "x"});
+  }
+}
+
+TEST_SUITE("npucc::passes::DeduplicateInitializers of mapped weights") {
+  // Weights read from a single-file model are slices of the mapped file; their sampled
+  // windows are read with pread, and must hash as the same bytes in memory do.
+  TEST_CASE("identical mapped weights merge; a weight equal to one in memory too") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      agraph (float[16384] x) => (float[16384] y, float[16384] z) {
+        s = Add(x, a)
+        y = Mul(s, b)
+        z = Sub(x, c)
+      }
+    )");
+    std::string bytes(16384 * sizeof(float), '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<char>(i * 7 + 3);
+    }
+    std::string other = bytes;
+    other[bytes.size() / 2] ^= 1; // differs in the middle window only
+    for (const auto& [name, data] : {std::pair{"a", bytes}, {"b", bytes}, {"c", other}}) {
+      auto* tensor = model.mutable_graph()->add_initializer();
+      tensor->set_name(name);
+      tensor->set_data_type(onnx::TensorProto::FLOAT);
+      tensor->add_dims(16384);
+      tensor->set_raw_data(data);
+    }
+    auto path = npucc::test::temp_dir("dedupe") / "m.onnx";
+    npucc::util::write_file_atomic(path, model.SerializeAsString());
+    npucc::Model mapped = npucc::read_model(path, {}, npucc::Weights::in_table);
+    REQUIRE(npucc::model::mapped_slice(mapped.proto.graph().initializer(0)));
+    DeduplicateInitializers pass;
+    CHECK(run(pass, mapped.proto) == 1);
+    CHECK(has_initializer(mapped.proto.graph(), "a"));
+    CHECK_FALSE(has_initializer(mapped.proto.graph(), "b"));
+    CHECK(has_initializer(mapped.proto.graph(), "c"));
   }
 }
