@@ -109,28 +109,6 @@ struct KeyHashing::Job {
   std::thread thread;
 };
 
-namespace {
-
-// The prescan's files that are not among `hashed`, opened (a file that cannot be opened is
-// left to the rewrite, which counts what the prescan lacks).
-std::vector<std::pair<util::Fd, int>>
-open_count_only(const precision::OverflowPrescan& prescan,
-                const std::vector<std::pair<std::string, std::filesystem::path>>& hashed) {
-  std::vector<std::pair<util::Fd, int>> files;
-  for (size_t i = 0; i < prescan.paths().size(); ++i) {
-    const auto& path = prescan.paths()[i];
-    bool is_hashed = std::any_of(hashed.begin(), hashed.end(),
-                                 [&](const auto& entry) { return entry.second == path; });
-    util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!is_hashed && fd.get() >= 0) {
-      files.emplace_back(std::move(fd), static_cast<int>(i));
-    }
-  }
-  return files;
-}
-
-} // namespace
-
 void KeyHashing::read_files(Job& job) {
   for (size_t i = 0; i < job.files.size(); ++i) {
     while (true) {
@@ -172,7 +150,11 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
   for (const auto& entry : job.external) {
     job.prescan_files.push_back(job.prescan->file_index(entry.second));
   }
-  job.count_only = open_count_only(*job.prescan, job.external);
+  std::vector<std::filesystem::path> hashed;
+  for (const auto& entry : job.external) {
+    hashed.push_back(entry.second);
+  }
+  job.count_only = precision::open_prescan_files(*job.prescan, hashed);
   if (where == HashOn::this_thread) {
     read_files(job);
     return;

@@ -2,6 +2,7 @@
 
 #include "util/eintr.h"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <string_view>
 
@@ -25,14 +26,24 @@ bool feed_file(OverflowPrescan& prescan, int file, int fd, char* buffer, size_t 
   }
 }
 
-PrescanReader::PrescanReader(OverflowPrescan& prescan, bool second_thread)
-    : m_prescan(prescan), m_buffer(new char[k_read_size]) {
+std::vector<std::pair<util::Fd, int>>
+open_prescan_files(const OverflowPrescan& prescan, const std::vector<std::filesystem::path>& skip) {
+  std::vector<std::pair<util::Fd, int>> files;
   for (size_t i = 0; i < prescan.paths().size(); ++i) {
-    util::Fd fd(::open(prescan.paths()[i].c_str(), O_RDONLY | O_CLOEXEC));
+    const auto& path = prescan.paths()[i];
+    if (std::find(skip.begin(), skip.end(), path) != skip.end()) {
+      continue;
+    }
+    util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() >= 0) {
-      m_files.emplace_back(std::move(fd), static_cast<int>(i));
+      files.emplace_back(std::move(fd), static_cast<int>(i));
     }
   }
+  return files;
+}
+
+PrescanReader::PrescanReader(OverflowPrescan& prescan, bool second_thread)
+    : m_prescan(prescan), m_files(open_prescan_files(prescan)), m_buffer(new char[k_read_size]) {
   if (second_thread) {
     m_thread = std::thread([this] { read_all(); });
   } else {

@@ -4,6 +4,7 @@
 #include "util/fd.h"
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -18,6 +19,12 @@ namespace npucc::precision {
 // `prescan`; false on a read error. No allocation, no lock: safe on a thread while the
 // process forks.
 bool feed_file(OverflowPrescan& prescan, int file, int fd, char* buffer, size_t size);
+
+// The prescan's files, opened, with their index, but for those in `skip` (read elsewhere).
+// A file that cannot be opened is left out: the rewrite counts what the prescan lacks.
+std::vector<std::pair<util::Fd, int>>
+open_prescan_files(const OverflowPrescan& prescan,
+                   const std::vector<std::filesystem::path>& skip = {});
 
 class PrescanReader {
 public:

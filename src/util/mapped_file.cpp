@@ -43,9 +43,9 @@ Fd MappedFile::reopen() const {
   Fd fd(::open(m_path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat info {};
   if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0 ||
-      static_cast<uint64_t>(info.st_dev) != m_device ||
-      static_cast<uint64_t>(info.st_ino) != m_inode ||
-      static_cast<uint64_t>(info.st_size) != m_size) {
+      static_cast<uint64_t>(info.st_dev) != m_identity.device ||
+      static_cast<uint64_t>(info.st_ino) != m_identity.inode ||
+      static_cast<uint64_t>(info.st_size) != m_identity.size) {
     return Fd(-1);
   }
   return fd;
@@ -53,7 +53,7 @@ Fd MappedFile::reopen() const {
 
 MappedFile::~MappedFile() {
   if (m_data != nullptr) {
-    ::munmap(const_cast<char*>(m_data), m_size);
+    ::munmap(const_cast<char*>(m_data), m_identity.size);
   }
 }
 

@@ -20,7 +20,7 @@ public:
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  std::string_view bytes() const { return {m_data, m_size}; }
+  std::string_view bytes() const { return {m_data, m_identity.size}; }
   const std::filesystem::path& path() const { return m_path; }
   // The file as it was when mapped.
   const FileIdentity& identity() const { return m_identity; }
@@ -34,14 +34,10 @@ public:
 
 private:
   MappedFile(std::filesystem::path path, const char* data, const FileIdentity& identity)
-      : m_path(std::move(path)), m_data(data), m_size(identity.size), m_device(identity.device),
-        m_inode(identity.inode), m_identity(identity) {}
+      : m_path(std::move(path)), m_data(data), m_identity(identity) {}
 
   std::filesystem::path m_path;
   const char* m_data = nullptr;
-  uint64_t m_size = 0;
-  uint64_t m_device = 0;
-  uint64_t m_inode = 0;
   FileIdentity m_identity;
 };
 

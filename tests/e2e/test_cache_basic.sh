@@ -84,16 +84,7 @@ pass "cache explain shows which component differs"
 
 # External data is part of the key: one changed byte in the data file is a miss.
 mkdir -p "$WORK/ext"
-$PY - "$WORK/ext/m.onnx" <<'PYEOF'
-import sys, numpy as np, onnx
-from onnx import helper, numpy_helper, TensorProto
-w = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
-n = helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")
-g = helper.make_graph([n], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], [w])
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]); m.ir_version = 8
-onnx.save(m, sys.argv[1], save_as_external_data=True, location="weights.bin", size_threshold=0)
-PYEOF
+$PY "$(dirname "$0")/make_external_matmul_model.py" "$WORK/ext/m.onnx"
 expect_status 0 "$NPUCC" compile "$WORK/ext/m.onnx" -o "$WORK/x1" --cache-dir "$C"
 contains "$WORK/out" "cache: miss: new key"
 expect_status 0 "$NPUCC" compile "$WORK/ext/m.onnx" -o "$WORK/x2" --cache-dir "$C"
