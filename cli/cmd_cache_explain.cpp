@@ -44,6 +44,17 @@ json nearby_json(const NearbyEntry& entry) {
           {"options", options}};
 }
 
+json inputs_json(const CacheExplanation& out) {
+  json inputs = json::array();
+  for (const auto& input : out.inputs) {
+    inputs.push_back({{"path", input.path.string()},
+                      {"digest", input.from_stamp ? "recorded" : "hashed"},
+                      {"why_hashed", input.from_stamp ? json() : json(input.why_hashed)},
+                      {"matches_bytes", input.from_stamp ? json(input.matches_bytes) : json()}});
+  }
+  return inputs;
+}
+
 json explanation_json(const CacheExplanation& out, const CompileOptions& options,
                       const CacheConfig& config) {
   json nearest = json::array();
@@ -65,6 +76,7 @@ json explanation_json(const CacheExplanation& out, const CompileOptions& options
             {"entries", out.entries},
             {"model_entries", out.model_entries}}},
           {"remote", {{"url", text_or_null(config.remote.url)}, {"checked", false}}},
+          {"inputs", inputs_json(out)},
           {"nearest", nearest}};
 }
 
@@ -146,12 +158,29 @@ void print_lookup(const CacheExplanation& out, const CacheConfig& config) {
   }
 }
 
+// How a compile would know each input's digest: recorded (no byte read) or hashed, why.
+void print_inputs(const CacheExplanation& out) {
+  for (const auto& input : out.inputs) {
+    std::cout << std::left << std::setw(10) << "input" << util::printable(input.path.string())
+              << ": ";
+    if (!input.from_stamp) {
+      std::cout << "hashed by a compile (" << util::printable(input.why_hashed) << ")\n";
+    } else if (input.matches_bytes) {
+      std::cout << "its recorded digest is used (unchanged since: no byte read)\n";
+    } else {
+      std::cout << "its recorded digest is used but differs from its bytes: the file changed "
+                   "without its inode times showing it (set --digest-cache off)\n";
+    }
+  }
+}
+
 void print_explanation(const CacheExplanation& out, const CacheConfig& config) {
   for (const auto& component : out.key.components) {
     std::cout << std::left << std::setw(10) << component.name << component.digest << "  "
               << util::printable(component.value) << "\n";
   }
   std::cout << std::left << std::setw(10) << "key" << out.key.key << "\n";
+  print_inputs(out);
   print_lookup(out, config);
   if (out.lookup != KeyLookup::miss || out.cache_dir.empty()) {
     return;

@@ -95,6 +95,23 @@ std::string cache_line(const CachedCompile& cached) {
   return line;
 }
 
+// How the key's inputs were known: by the digests recorded for them (no byte read), or
+// hashed, and why (cache/input_digests.h).
+std::string digests_line(const CachedCompile& cached) {
+  size_t stamped = cached.digests_from_stamps;
+  size_t hashed = cached.digests_hashed;
+  auto files = [](size_t n) { return std::to_string(n) + (n == 1 ? " file" : " files"); };
+  std::string line = "  input digests: ";
+  if (stamped > 0) {
+    line += files(stamped) + " by recorded digest (unchanged: no byte read)";
+  }
+  if (hashed > 0) {
+    line += std::string(stamped > 0 ? ", " : "") + files(hashed) + " hashed" +
+            (hashed > 1 ? " (the first: " : " (") + util::printable(cached.why_hashed) + ")";
+  }
+  return line;
+}
+
 } // namespace
 
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global) {
@@ -125,6 +142,9 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     }
     if (!global.quiet) {
       (args->json ? std::cerr : std::cout) << cache_line(cached) << "\n";
+      if (cached.digests_from_stamps + cached.digests_hashed > 0) {
+        (args->json ? std::cerr : std::cout) << digests_line(cached) << "\n";
+      }
     }
     if (!cached.remote_warning.empty()) {
       std::cerr << "npucc: warning: " << util::printable(cached.remote_warning) << "\n";

@@ -57,11 +57,17 @@ std::map<std::string, std::vector<std::string>> checked_values() {
   for (LinkMode mode : {LinkMode::automatic, LinkMode::copy, LinkMode::hardlink}) {
     link_modes.emplace_back(link_mode_name(mode));
   }
+  std::vector<std::string> digest_modes;
+  for (DigestCacheMode mode :
+       {DigestCacheMode::automatic, DigestCacheMode::on, DigestCacheMode::off}) {
+    digest_modes.emplace_back(digest_cache_mode_name(mode));
+  }
   return {{"--precision-mode", precision::precision_mode_values()},
           {"--precision-mode-v2", precision::precision_mode_v2_values()},
           {"--accelerate-train-mode", precision::accelerate_train_mode_values()},
           {"--cache-shared", sharing},
-          {"--link-mode", link_modes}};
+          {"--link-mode", link_modes},
+          {"--digest-cache", digest_modes}};
 }
 
 std::string positional_kind(const CLI::Option& option) {

@@ -156,6 +156,13 @@ void add_link_mode_option(CLI::App& command, CacheArgs& args) {
                      "files), hardlink (fastest; an output edited in place edits the entry) or "
                      "auto (copies, but hard links to entry files you cannot change) (default: "
                      "$NPUCC_CACHE_LINK_MODE, else auto)");
+  note_empty_value(
+      command.add_option("--digest-cache", args.digest_cache,
+                         "trust the input digests recorded beside each file's inode, size and "
+                         "times, so an unchanged model is not read again: auto (on local disk "
+                         "file systems), on (everywhere) or off (hash every input each time) "
+                         "(default: $NPUCC_DIGEST_CACHE, else auto)"),
+      args.empty_settings, "cache.digest_cache");
 }
 
 void add_remote_cache_options(CLI::App& command, CacheArgs& args) {
@@ -223,6 +230,7 @@ Config load_settings(const CompileArgs* compile, const CacheArgs* cache) {
          {"cache.shared", args.shared, "--cache-shared"},
          {"cache.key_file", args.key_file, "--cache-key-file"},
          {"cache.link_mode", args.link_mode, "--link-mode"},
+         {"cache.digest_cache", args.digest_cache, "--digest-cache"},
          {"cache.remote", args.remote, "--remote-cache"},
          {"cache.remote_read_only", args.remote_read_only ? "true" : "", "--remote-read-only"},
          {"cache.remote_connect_timeout", args.remote_connect_timeout, "--remote-connect-timeout"},

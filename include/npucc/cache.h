@@ -70,6 +70,18 @@ enum class LinkMode { automatic, copy, hardlink };
 const char* link_mode_name(LinkMode mode);
 // Throws usage_error for anything else, naming `where`.
 LinkMode parse_link_mode(const std::string& text, const std::string& where);
+// Whether a compile trusts the digests recorded beside its input files' inode, size and
+// times (cache.digest_cache; src/cache/input_digests.h has the rules), so that compiling an
+// unchanged model again reads none of its bytes:
+//   automatic - on local disk file systems (ext4, xfs, btrfs, tmpfs, overlay, ...), not on
+//           network ones (NFS, SMB, Ceph, Lustre), FUSE or FAT-like ones;
+//   on        - on every file system;
+//   off       - never: every input is hashed each time.
+enum class DigestCacheMode { automatic, on, off };
+// "auto", "on", "off".
+const char* digest_cache_mode_name(DigestCacheMode mode);
+// Throws usage_error for anything else, naming `where`.
+DigestCacheMode parse_digest_cache_mode(const std::string& text, const std::string& where);
 // The cache settings of a Config (npucc/config.h), typed: resolve_cache_config() below.
 struct CacheConfig {
   std::filesystem::path dir;
@@ -88,6 +100,8 @@ struct CacheConfig {
   CacheSharing sharing = CacheSharing::automatic;
   // NPUCC_CACHE_LINK_MODE / `link_mode = "copy"` / --link-mode.
   LinkMode link_mode = LinkMode::automatic;
+  // NPUCC_DIGEST_CACHE / `digest_cache = "off"` / --digest-cache.
+  DigestCacheMode digest_cache = DigestCacheMode::automatic;
   // NPUCC_CACHE_KEY_FILE / `key_file` / --cache-key-file: sign entries written and reject
   // entries read without a valid signature (src/cache/entry_signature.h). Empty: none.
   std::filesystem::path key_file;
@@ -144,6 +158,12 @@ struct CachedCompile {
   // One line when the remote tier failed or sent a bad entry (the compile went on
   // locally); empty otherwise.
   std::string remote_warning;
+  // How the key's input files (the model, its external data) were known: by the digests
+  // recorded for them as they are (cache.digest_cache: no byte read), or hashed; why the
+  // first hashed one was.
+  size_t digests_from_stamps = 0;
+  size_t digests_hashed = 0;
+  std::string why_hashed;
 };
 
 // compile() through the cache: a hit materialises the entry's files into

@@ -98,6 +98,7 @@ def compile(
     cache_shared: Optional[str] = None,
     cache_key_file: Optional[_Path] = None,
     link_mode: Optional[str] = None,
+    digest_cache: Optional[str] = None,
     remote_cache: Optional[str] = None,
     remote_read_only: Optional[bool] = None,
     remote_connect_timeout: Union[float, str, None] = None,

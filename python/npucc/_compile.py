@@ -97,6 +97,7 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     cache_shared: Optional[str] = None,
     cache_key_file: Optional[PathLike] = None,
     link_mode: Optional[str] = None,
+    digest_cache: Optional[str] = None,
     remote_cache: Optional[str] = None,
     remote_read_only: Optional[bool] = None,
     remote_connect_timeout: Union[float, str, None] = None,

@@ -180,6 +180,7 @@ const std::vector<std::string>& compile_option_names() {
       "cache-shared",
       "cache-key-file",
       "link-mode",
+      "digest-cache",
       "remote-cache",
       "remote-read-only",
       "remote-connect-timeout",

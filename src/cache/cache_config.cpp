@@ -71,6 +71,28 @@ LinkMode parse_link_mode(const std::string& text, const std::string& where) {
   throw usage_error(where + ": \"" + text + "\" is not a link mode", "use auto, copy or hardlink");
 }
 
+const char* digest_cache_mode_name(DigestCacheMode mode) {
+  switch (mode) {
+  case DigestCacheMode::automatic:
+    return "auto";
+  case DigestCacheMode::on:
+    return "on";
+  case DigestCacheMode::off:
+    return "off";
+  }
+  return "auto";
+}
+
+DigestCacheMode parse_digest_cache_mode(const std::string& text, const std::string& where) {
+  for (DigestCacheMode mode :
+       {DigestCacheMode::automatic, DigestCacheMode::on, DigestCacheMode::off}) {
+    if (text == digest_cache_mode_name(mode)) {
+      return mode;
+    }
+  }
+  throw usage_error(where + ": \"" + text + "\" is not a digest cache mode", "use auto, on or off");
+}
+
 const char* outcome_name(CacheOutcome outcome) {
   switch (outcome) {
   case CacheOutcome::hit:
@@ -218,7 +240,7 @@ void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
   if (sharing != CacheSharing::automatic) {
     // Re-running init with another mode converts the layout (entries already written
     // keep theirs: `npucc cache purge --all` starts afresh).
-    for (const char* sub : {"entries", "tmp", "lock", "models", "stamps"}) {
+    for (const char* sub : {"entries", "tmp", "lock", "models", "stamps", "digests"}) {
       if (cache::path_kind(root / sub) == cache::PathKind::directory) {
         ::chmod((root / sub).c_str(), cache::modes_for(sharing).dir);
       }

@@ -18,6 +18,8 @@
 //                                           a hit need not parse the model
 //   CACHE_DIR/stamps/<kk>/<key>             inode, size and times of an entry's files when last
 //                                           hashed: while they match, a hit skips the hashing
+//   CACHE_DIR/digests/<kk>/<id>             an input file's SHA-256 by its inode, size and times
+//                                           (input_digests.h): an unchanged model is not re-read
 //   CACHE_DIR/tmp/                          staging folders and trash; stale after an hour
 //   CACHE_DIR/lock/                         flock files (stats, cleanup)
 //   CACHE_DIR/stats                         counters (stats.h)
@@ -132,6 +134,8 @@ inline constexpr const char* k_cachedir_tag =
 
 // A staging folder or temporary file older than this belongs to a dead process.
 inline constexpr int64_t k_stale_temporary_seconds = 3600;
+// An input digest (input_digests.h) recorded longer ago than this is purged as stale.
+inline constexpr int64_t k_stale_digest_seconds = int64_t{30} * 24 * 3600;
 
 // A folder or file in CACHE_DIR/tmp/ that one operation owns: a staging folder, a scratch
 // compile, a bundle on its way to a remote. Removed when dropped (flat, remove_tree), unless

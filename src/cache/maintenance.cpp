@@ -1,4 +1,5 @@
 // LocalStorage's maintenance: verify, invalidate, purge (eviction).
+#include "cache/input_digests.h"
 #include "cache/local_storage.h"
 #include "npucc/version.h"
 #include "util/strings.h"
@@ -101,7 +102,7 @@ public:
       std::string name = path.filename().string();
       PathKind kind = path_kind(path);
       bool expected_dir = name == "entries" || name == "tmp" || name == "lock" ||
-                          name == "models" || name == "stamps";
+                          name == "models" || name == "stamps" || name == "digests";
       bool expected_file = name == "CACHEDIR.TAG" || name == "stats";
       bool transient = util::starts_with(name, "stats.tmp.") && kind == PathKind::file &&
                        mtime_of(path) > now() - k_stale_temporary_seconds;
@@ -210,6 +211,9 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
   // tmp/ holds other processes' work in progress: purge removes what is stale.
   layout.sharded_files(m_root / "models", "models/",
                        [&](const std::string& name) { return model_index(name).has_value(); });
+  layout.sharded_files(m_root / "digests", "digests/", [&](const std::string& name) {
+    return is_input_digest_file(m_root / "digests" / name.substr(0, 2) / name);
+  });
   auto entries = layout.entries(m_root / "entries");
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& [dir, key] = entries[i];
@@ -327,15 +331,23 @@ void LocalStorage::purge_temporaries(PurgeReport& report, DryRun dry_run) const 
       drop_temporary(path);
     }
   }
-  // Model indexes are written with AtomicFile: a killed writer leaves "<sha>.tmp.*".
-  if (path_kind(m_root / "models") == PathKind::directory) {
-    for (const auto& shard : children(m_root / "models")) {
+  // Model indexes and input digests are written with AtomicFile: a killed writer leaves
+  // "<sha>.tmp.*". An input digest recorded long ago is as stale: its file has most likely
+  // changed or gone, and one still there is only hashed once more.
+  int64_t digest_stale_before = now() - k_stale_digest_seconds;
+  for (const char* layer : {"models", "digests"}) {
+    if (path_kind(m_root / layer) != PathKind::directory) {
+      continue;
+    }
+    for (const auto& shard : children(m_root / layer)) {
       if (path_kind(shard) != PathKind::directory) {
         continue; // never iterate through a planted link
       }
       for (const auto& path : children(shard)) {
-        if (path.filename().string().find(".tmp.") != std::string::npos &&
-            mtime_of(path) < stale_before) {
+        bool temporary = path.filename().string().find(".tmp.") != std::string::npos;
+        if ((temporary && mtime_of(path) < stale_before) ||
+            (!temporary && layer == std::string("digests") &&
+             mtime_of(path) < digest_stale_before)) {
           drop_temporary(path);
         }
       }
@@ -346,11 +358,13 @@ void LocalStorage::purge_temporaries(PurgeReport& report, DryRun dry_run) const 
 PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_run) const {
   PurgeReport report;
   purge_temporaries(report, dry_run);
-  if (options.all && dry_run == DryRun::no && path_kind(m_root / "models") == PathKind::directory) {
-    for (const auto& shard : children(m_root / "models")) {
-      Removed removed = remove_flat(shard);
-      if (!removed.ok()) {
-        report.failures.push_back(removed.error);
+  for (const char* layer : {"models", "digests"}) {
+    if (options.all && dry_run == DryRun::no && path_kind(m_root / layer) == PathKind::directory) {
+      for (const auto& shard : children(m_root / layer)) {
+        Removed removed = remove_flat(shard);
+        if (!removed.ok()) {
+          report.failures.push_back(removed.error);
+        }
       }
     }
   }

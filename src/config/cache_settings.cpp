@@ -23,6 +23,11 @@ CacheConfig resolve_cache_config(const Config& config) {
   if (link_mode.is_set()) {
     cache.link_mode = parse_link_mode(link_mode.value, link_mode.describe_source());
   }
+  const Setting& digest_cache = config.get("cache.digest_cache");
+  if (digest_cache.is_set()) {
+    cache.digest_cache =
+        parse_digest_cache_mode(digest_cache.value, digest_cache.describe_source());
+  }
   cache.key_file = config.value("cache.key_file");
   cache.remote = config.remote_cache();
   return cache;

@@ -33,6 +33,7 @@ void apply_defaults(Config& config, const GetEnv& getenv) {
   }
   config.set("cache.shared", Setting{"auto", SettingSource::built_in, ""});
   config.set("cache.link_mode", Setting{"auto", SettingSource::built_in, ""}); // CacheConfig's
+  config.set("cache.digest_cache", Setting{"auto", SettingSource::built_in, ""});
   config.set("color", Setting{"auto", SettingSource::built_in, ""});
   // The remote timeouts' defaults are RemoteCacheConfig's, shown by `config show` as such.
   const RemoteCacheConfig remote;

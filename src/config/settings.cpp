@@ -75,6 +75,15 @@ const std::vector<SettingInfo>& settings_table() {
        "how a hit's outputs share the entry's files: copy (each output your own file), "
        "hardlink (fastest; an output edited in place edits the entry) or auto (copies, but "
        "hard links to entry files you cannot change: another user's)"},
+      {"cache.digest_cache",
+       "NPUCC_DIGEST_CACHE",
+       "--digest-cache",
+       "",
+       SettingKind::choice,
+       {"auto", "on", "off"},
+       "whether a compile trusts the digests recorded beside its input files' inode, size "
+       "and times, so an unchanged model is not read again: auto (on local disk file "
+       "systems, not NFS, SMB, FUSE), on (everywhere) or off (hash every input each time)"},
       {"cache.key_file",
        "NPUCC_CACHE_KEY_FILE",
        "--cache-key-file",

@@ -4,9 +4,11 @@
 #include "npucc/error.h"
 #include "pipeline/cache_key.h"
 #include "pipeline/resource_ops.h"
+#include "util/fd.h"
 #include "util/sha256.h"
 
 #include <algorithm>
+#include <fcntl.h>
 #include <map>
 
 namespace npucc::pipeline {
@@ -178,6 +180,34 @@ void look_up(CacheExplanation& out, const cache::LocalStorage& storage) {
   out.nearest = std::move(same_model);
 }
 
+// What a compile would find in the digest cache for each of the model's files; the
+// recorded digests are checked against the bytes (the model's hashed as it was read).
+std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::LocalStorage& storage,
+                                             DigestCacheMode mode) {
+  cache::InputDigests digests(&storage, mode);
+  std::vector<std::filesystem::path> paths{model.path};
+  for (const auto& file : model.external_files) {
+    paths.push_back(file.path);
+  }
+  std::sort(paths.begin() + 1, paths.end());
+  paths.erase(std::unique(paths.begin() + 1, paths.end()), paths.end());
+  std::vector<InputFileDigest> out;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    InputFileDigest input;
+    input.path = paths[i];
+    util::Fd fd(::open(paths[i].c_str(), O_RDONLY | O_CLOEXEC));
+    cache::InputDigest found = digests.look_up(fd.get());
+    input.from_stamp = found.from_stamp;
+    input.why_hashed = found.why_hashed;
+    if (found.from_stamp) {
+      std::string actual = i == 0 ? model.sha256 : util::sha256_file_hex(paths[i]);
+      input.matches_bytes = actual == found.sha256;
+    }
+    out.push_back(std::move(input));
+  }
+  return out;
+}
+
 } // namespace
 
 CacheExplanation explain_cache(const CompileOptions& options, const CacheConfig& config,
@@ -213,6 +243,7 @@ CacheExplanation explain_cache(const CompileOptions& options, const CacheConfig&
   }
   out.cache_dir = storage->root();
   look_up(out, *storage);
+  out.inputs = describe_inputs(model, *storage, config.digest_cache);
   return out;
 }
 

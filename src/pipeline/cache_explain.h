@@ -40,6 +40,16 @@ struct NearbyEntry {
   std::vector<OptionDifference> options; // when "options" differs
 };
 
+// How a compile would know one input file's digest (cache/input_digests.h).
+struct InputFileDigest {
+  std::filesystem::path path;
+  bool from_stamp = false;
+  std::string why_hashed; // when not from_stamp
+  // from_stamp: whether the recorded digest is the file's (explain hashes it to see); a
+  // false here means the stamp missed a change, and cache.digest_cache = off is the cure.
+  bool matches_bytes = true;
+};
+
 // bypass: the model holds an op that keeps it out of the cache (resource_ops.h): a compile
 // neither looks it up nor stores it.
 enum class KeyLookup { hit, damaged, miss, bypass, not_checked };
@@ -56,6 +66,7 @@ struct CacheExplanation {
   size_t entries = 0;              // in the local cache
   size_t model_entries = 0;        // of this model under other keys
   std::vector<NearbyEntry> nearest;
+  std::vector<InputFileDigest> inputs; // the model, then its external data; empty unchecked
 };
 
 inline constexpr size_t k_nearest_entries = 3;

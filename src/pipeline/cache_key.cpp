@@ -7,6 +7,7 @@
 #include "util/build_identity.h"
 #include "util/eintr.h"
 #include "util/fd.h"
+#include "util/file_stamp.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -61,6 +62,20 @@ CacheKey key_from(const ModelIdentity& model, const CompileOptions& options,
   return key;
 }
 
+// An external data file's digest through the digest cache.
+std::string external_digest(const std::filesystem::path& path, cache::InputDigests& digests) {
+  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+  }
+  std::optional<cache::InputDigest> digest = digests.digest(fd.get(), path);
+  if (!digest) {
+    throw Error(path.string() + ": changed while npucc read it for the cache key",
+                "compile again once nothing writes to it");
+  }
+  return digest->sha256;
+}
+
 ModelIdentity identity_of(const Model& model) {
   ModelIdentity identity;
   identity.file_name = model.path.filename().string();
@@ -74,19 +89,21 @@ ModelIdentity identity_of(const Model& model) {
 
 } // namespace
 
-CacheKey compute_key(const Model& model, const CompileOptions& options) {
-  return compute_key(identity_of(model), options);
+CacheKey compute_key(const Model& model, const CompileOptions& options,
+                     cache::InputDigests* digests) {
+  return compute_key(identity_of(model), options, digests);
 }
 
-CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options) {
+CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
+                     cache::InputDigests* digests) {
   auto external = sorted_external(model.external);
-  std::vector<std::string> digests;
+  std::vector<std::string> sha256;
   uint64_t external_bytes = 0;
   for (const auto& [location, path] : external) {
-    digests.push_back(util::sha256_file_hex(path));
+    sha256.push_back(digests ? external_digest(path, *digests) : util::sha256_file_hex(path));
     external_bytes += std::filesystem::file_size(path);
   }
-  return key_from(model, options, external, digests, external_bytes);
+  return key_from(model, options, external, sha256, external_bytes);
 }
 
 constexpr size_t k_read_size = 1 << 20;
@@ -106,6 +123,11 @@ struct KeyHashing::Job {
   // Files whose weights the prescan counts that are not hashed here: the model file's own
   // initializers (embedded weights, model/embedded_weights.h), read for the counts alone.
   std::vector<std::pair<util::Fd, int>> count_only;
+  // For recording the external files' digests: their stamps and the clock before the first
+  // byte was read.
+  cache::InputDigests* digests = nullptr;
+  std::vector<util::FileStamp> stamps;
+  int64_t started_ns = 0;
   std::thread thread;
 };
 
@@ -129,7 +151,8 @@ void KeyHashing::read_files(Job& job) {
   job.prescan->end();
 }
 
-KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where)
+KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
+                       cache::InputDigests* digests)
     : m_job(std::make_unique<Job>()) {
   Job& job = *m_job;
   job.model = identity_of(model);
@@ -142,7 +165,10 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
       throw Error(path.string() + ": cannot open: " + std::strerror(errno));
     }
     job.hashes.push_back(std::make_unique<util::Sha256>());
+    job.stamps.push_back(util::stamp_of(job.files.back().get()).value_or(util::FileStamp{}));
   }
+  job.digests = digests;
+  job.started_ns = util::realtime_ns();
   job.bytes.assign(job.external.size(), 0);
   job.errors.assign(job.external.size(), 0);
   job.buffer.reset(new char[k_read_size]);
@@ -187,6 +213,10 @@ CacheKey KeyHashing::get() {
     }
     digests.push_back(job.hashes[i]->hex_digest());
     total += job.bytes[i];
+    if (job.digests) {
+      job.digests->record(job.files[i].get(), job.stamps[i], job.started_ns, digests.back(),
+                          "read by the compile");
+    }
   }
   return key_from(job.model, job.options, job.external, digests, total);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "cache/input_digests.h"
 #include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "npucc/model.h"
@@ -32,7 +33,10 @@ inline constexpr const char* k_key_salt = "npucc-cache-key/1";
 //              options (the mixlist) by content
 // Paths (model, output) are not part of it: the same model compiled from two places
 // hits the same entry.
-CacheKey compute_key(const Model& model, const CompileOptions& options);
+// `digests`, when given, finds the external files' digests (cache/input_digests.h) and
+// records those it hashes; a file that changes while hashed is an npucc::Error.
+CacheKey compute_key(const Model& model, const CompileOptions& options,
+                     cache::InputDigests* digests = nullptr);
 
 // What the key needs to know about a model: no parse required once the external
 // locations are known (they are a function of the model's bytes).
@@ -42,7 +46,8 @@ struct ModelIdentity {
   std::string sha256;
   std::vector<std::pair<std::string, std::filesystem::path>> external; // location, resolved path
 };
-CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options);
+CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
+                     cache::InputDigests* digests = nullptr);
 
 // compute_key(model, options) for a compile that goes on meanwhile: the external data
 // is read once, on a second thread (HashOn::second_thread) or in the constructor
@@ -53,11 +58,13 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options);
 // buffer, the digests) happens in the calling thread before the thread starts and in
 // get(); the thread only reads, hashes and counts, so a fork() meanwhile (the isolated
 // ONNX checker, check/validate.cpp) cannot copy a lock it holds. Throws (here or
-// from get()) what compute_key would.
+// from get()) what compute_key would. `digests`, when given, records the digests of the
+// external files hashed (they are read for the compile anyway, so never looked up).
 enum class HashOn { second_thread, this_thread };
 class KeyHashing {
 public:
-  KeyHashing(const Model& model, const CompileOptions& options, HashOn where);
+  KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
+             cache::InputDigests* digests = nullptr);
   ~KeyHashing();
   KeyHashing(const KeyHashing&) = delete;
   KeyHashing& operator=(const KeyHashing&) = delete;

@@ -35,26 +35,27 @@ void name_current_input(const fs::path& manifest_path, const fs::path& model_pat
                           manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
-// The model file's SHA-256 and what the file looked like as it was hashed; nullopt when it
-// cannot be opened (read_model gives the error).
-std::optional<model::PriorDigest> hash_model_file(const fs::path& path) {
+// The model file's SHA-256 and what the file looked like when it was known; nullopt when
+// it cannot be opened (read_model gives the error) or changed while it was hashed.
+std::optional<model::PriorDigest> hash_model_file(const fs::path& path,
+                                                  cache::InputDigests& digests) {
   util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   std::optional<FileIdentity> before = fd.get() < 0 ? std::nullopt : util::identify(fd.get());
   if (!before) {
     return std::nullopt;
   }
-  model::PriorDigest digest{util::sha256_of_fd(fd.get(), path).sha256, *before};
-  // A write while it was hashed: the digest may stand for no version of the file.
-  if (util::identify(fd.get()) != before) {
+  std::optional<cache::InputDigest> digest = digests.digest(fd.get(), path);
+  if (!digest) {
     return std::nullopt;
   }
-  return digest;
+  return model::PriorDigest{digest->sha256, *before};
 }
 
 // What the key needs of the model at options.model_path without parsing it, when its
 // bytes have a model index here; nullopt otherwise. `hashed`: the model file's digest,
 // when it was computed, for the reader to take over on a miss.
 std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
+                                                 cache::InputDigests& digests,
                                                  const CompileOptions& options,
                                                  std::optional<model::PriorDigest>& hashed) {
   std::error_code ec;
@@ -68,7 +69,7 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
       identity.bytes > options.limits.max_memory_bytes) {
     return std::nullopt; // read_model refuses it without reading it
   }
-  hashed = hash_model_file(options.model_path);
+  hashed = hash_model_file(options.model_path, digests);
   if (!hashed) {
     return std::nullopt;
   }
@@ -124,14 +125,15 @@ CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions
 }
 
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
+                                                   cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log,
                                                    std::optional<model::PriorDigest>& hashed) {
-  std::optional<ModelIdentity> identity = identity_from_index(storage, options, hashed);
+  std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, hashed);
   if (!identity) {
     return std::nullopt;
   }
-  CacheKey key = compute_key(*identity, options);
+  CacheKey key = compute_key(*identity, options, &digests);
   cache::FetchResult fetched = fetch_and_deliver(storage, storage, key.key, options, deliver);
   if (fetched.status != cache::FetchStatus::hit) {
     return std::nullopt;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "cache/input_digests.h"
 #include "cache/local_storage.h"
 #include "model/model_reader.h"
 #include "npucc/cache.h"
@@ -14,8 +15,10 @@ namespace npucc::pipeline {
 // A model whose bytes were seen before: its model index gives the external locations,
 // so the key needs only hashes and a hit never parses the model. nullopt: not found this
 // way (the full path reads the model, and says why when it cannot); `hashed` then holds
-// the model file's digest if it was computed, for model::read_mapped_model to take over.
+// the model file's digest if it was known, for model::read_mapped_model to take over.
+// The digests come through `digests` (cache/input_digests.h).
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
+                                                   cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log,
                                                    std::optional<model::PriorDigest>& hashed);

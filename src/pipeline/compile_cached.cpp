@@ -30,10 +30,11 @@ namespace pipeline {
 namespace {
 
 struct CachedRun {
-  CachedRun(cache::LocalStorage& storage_, const CacheConfig& config_, const CompileOptions& given_,
-            Deliver deliver_, const LogSink& log_)
-      : storage(storage_), config(config_), given(given_), deliver(deliver_), log(log_),
-        options(given_) {}
+  CachedRun(cache::LocalStorage& storage_, cache::InputDigests& digests_,
+            const CacheConfig& config_, const CompileOptions& given_, Deliver deliver_,
+            const LogSink& log_)
+      : storage(storage_), digests(digests_), config(config_), given(given_), deliver(deliver_),
+        log(log_), options(given_) {}
 
   void say(const std::string& line) const {
     if (log) {
@@ -47,6 +48,7 @@ struct CachedRun {
   std::string remote_warning() const { return tiered ? tiered->warning() : std::string(); }
 
   cache::LocalStorage& storage;
+  cache::InputDigests& digests;
   const CacheConfig& config;
   const CompileOptions& given;
   const Deliver deliver;
@@ -112,7 +114,7 @@ void speculative_write(CachedRun& run, KeyHashing& hashing) {
 void key_beside_compile(CachedRun& run) {
   bool second_core = util::thread_budget() > 1;
   KeyHashing hashing(run.model, run.options,
-                     second_core ? HashOn::second_thread : HashOn::this_thread);
+                     second_core ? HashOn::second_thread : HashOn::this_thread, &run.digests);
   if (run.deliver == Deliver::output_folder) {
     compiler::check_output_folder(run.options);
   }
@@ -128,6 +130,9 @@ void key_beside_compile(CachedRun& run) {
 // remote hit, which needs no compile work: the key alone comes first there.
 void read_and_key(CachedRun& run) {
   check::start_isolated_worker(); // while this process is small
+  if (!run.model_hashed) {
+    run.digests.count_hashed("hashed as the model was read");
+  }
   run.model = model::read_mapped_model(run.given.model_path, run.given.limits, run.model_hashed);
   run.model_sha256 = run.model.sha256;
   run.model_index = cache::serialize_model_index(run.model);
@@ -135,7 +140,7 @@ void read_and_key(CachedRun& run) {
   if (!run.uncacheable && run.config.remote.url.empty()) {
     key_beside_compile(run);
   } else {
-    run.key = compute_key(run.model, run.options);
+    run.key = compute_key(run.model, run.options, &run.digests);
   }
   run.out.key = run.key.key;
   run.say("cache: key " + run.key.key + " (" + run.storage.describe() + ")");
@@ -310,13 +315,16 @@ CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
 
 } // namespace
 
-CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
-                         const CompileOptions& given, Deliver deliver, const LogSink& log) {
+namespace {
+
+CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& digests,
+                         const CacheConfig& config, const CompileOptions& given, Deliver deliver,
+                         const LogSink& log) {
   std::optional<model::PriorDigest> hashed;
-  if (auto found = lookup_by_model_index(storage, given, deliver, log, hashed)) {
+  if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, hashed)) {
     return *found;
   }
-  CachedRun run(storage, config, given, deliver, log);
+  CachedRun run(storage, digests, config, given, deliver, log);
   run.model_hashed = std::move(hashed);
   read_and_key(run);
   if (run.uncacheable) {
@@ -331,6 +339,18 @@ CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config
     return compile_read_only(run);
   }
   return compile_and_store(run, replace);
+}
+
+} // namespace
+
+CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
+                         const CompileOptions& given, Deliver deliver, const LogSink& log) {
+  cache::InputDigests digests(&storage, config.digest_cache);
+  CachedCompile out = run_phases(storage, digests, config, given, deliver, log);
+  out.digests_from_stamps = digests.tally().from_stamp;
+  out.digests_hashed = digests.tally().hashed;
+  out.why_hashed = digests.tally().why_hashed;
+  return out;
 }
 
 } // namespace pipeline

@@ -1,0 +1,89 @@
+#pragma once
+
+#include "npucc/cache.h"
+#include "util/file_stamp.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+// The input digest cache: the SHA-256 of each input file (a model, its external data) kept
+// beside the file's stamp (util/file_stamp.h), so that compiling an unchanged model again
+// reads none of its bytes (as ccache's inode cache and git's index do):
+//
+//   CACHE_DIR/digests/<kk>/<id>   id = SHA-256 of ("npucc-input-stamp 1 " stamp_text)
+//   "npucc-input-digest 1" LF "stamp " stamp_text LF "sha256 " HEX LF "recorded " NS LF
+//
+// When a digest is recorded and used, and why:
+// - recorded only when the file's ctime is k_racy_margin_ns or more before its hashing
+//   began: a write within the file system's time granularity of that moment could leave
+//   the times as they were (git's "racy" entries). A model written a moment ago is
+//   hashed again until it is that old;
+// - recorded only when the stamp is the same after hashing as before (a writer meanwhile);
+// - used only when the whole stamp matches, ctime included: `touch -r` puts an mtime
+//   back but sets the ctime to now, a file renamed over brings its own inode and ctime;
+// - not used when the clock now reads earlier than when it was recorded: the clock went
+//   back, and a write meanwhile may have been given times already seen;
+// - neither on a file system whose stamps cannot be trusted (util::file_system_of) unless
+//   the mode is `on`, nor at all when it is `off` (cache.digest_cache).
+// What a stamp cannot see (a write through a shared mapping not yet flushed, a disk's bit
+// rot) `cache verify` cannot either: it checks entries, not inputs. `--digest-cache off`
+// hashes every input every time.
+namespace npucc::cache {
+
+class LocalStorage;
+
+inline constexpr int64_t k_racy_margin_ns = int64_t{2} * 1000000000;
+
+struct InputDigest {
+  std::string sha256;
+  bool from_stamp = false;
+  std::string why_hashed; // when hashed: "no recorded digest matches its stamp", ...
+};
+
+// How the digests of one compile's inputs were found, for its summary.
+struct DigestTally {
+  size_t from_stamp = 0;
+  size_t hashed = 0;
+  std::string why_hashed; // of the first one hashed
+  void count(const InputDigest& digest);
+};
+
+// Whether the file at `path` (in digests/) is a digest file (`cache verify`).
+bool is_input_digest_file(const std::filesystem::path& path);
+
+class InputDigests {
+public:
+  // Without storage: nothing recorded, nothing looked up (a compile without the cache).
+  InputDigests(const LocalStorage* storage, DigestCacheMode mode);
+
+  // The SHA-256 of the open file `fd` (named `path` in errors): the recorded one when
+  // its stamp matches and may be trusted, else hashed from the start (and recorded when
+  // it may be). nullopt when the file changed while it was hashed.
+  std::optional<InputDigest> digest(int fd, const std::filesystem::path& path);
+  // What digest() would find for `fd` without hashing it: a recorded digest, or why
+  // it would hash (`cache explain`). Records nothing.
+  InputDigest look_up(int fd) const;
+  // For a file hashed elsewhere (pipeline::KeyHashing), `before` and `started` taken
+  // before its first byte was read: counts it as hashed (`why`), and records `sha256` as
+  // digest() would.
+  void record(int fd, const util::FileStamp& before, int64_t started_ns, const std::string& sha256,
+              const std::string& why);
+
+  // Counts a file hashed where no descriptor was at hand (read with the model).
+  void count_hashed(const std::string& why);
+  const DigestTally& tally() const { return m_tally; }
+
+private:
+  // Why a stamp may not be used or recorded for `fd`; empty when it may.
+  std::string why_untrusted(int fd) const;
+  void record_if_trusted(int fd, const util::FileStamp& before, int64_t started_ns,
+                         const std::string& sha256) const;
+  void store(const util::FileStamp& stamp, const std::string& sha256) const;
+
+  const LocalStorage* m_storage;
+  DigestCacheMode m_mode;
+  DigestTally m_tally;
+};
+
+} // namespace npucc::cache

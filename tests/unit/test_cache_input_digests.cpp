@@ -1,0 +1,158 @@
+#include "cache/input_digests.h"
+#include "cache/local_storage.h"
+#include "test_support.h"
+#include "util/fd.h"
+#include "util/file_io.h"
+#include "util/sha256.h"
+#include "util/strings.h"
+
+#include <chrono>
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <thread>
+
+namespace fs = std::filesystem;
+using npucc::DigestCacheMode;
+using npucc::cache::InputDigest;
+using npucc::cache::InputDigests;
+using npucc::cache::LocalStorage;
+
+namespace {
+
+struct Cache {
+  fs::path root = npucc::test::temp_dir("digests");
+  LocalStorage storage{(npucc::init_cache_dir(root), fs::canonical(root))};
+};
+
+npucc::util::Fd open_file(const fs::path& path) {
+  npucc::util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd.get() >= 0);
+  return fd;
+}
+
+// A file last changed more than the racy margin ago: a bundled model (its ctime is the
+// checkout's), waited for when the checkout is that recent.
+fs::path settled_file() {
+  fs::path path = fs::path(NPUCC_TESTDATA_DIR) / "models" / "ppocr_cls.onnx";
+  npucc::util::Fd fd = open_file(path);
+  int64_t ctime = npucc::util::stamp_of(fd.get())->ctime_ns;
+  int64_t wait = ctime + npucc::cache::k_racy_margin_ns - npucc::util::realtime_ns();
+  if (wait > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(wait + 100000000));
+  }
+  return path;
+}
+
+std::vector<fs::path> digest_files(const fs::path& root) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root / "digests", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->is_regular_file()) {
+      out.push_back(it->path());
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_SUITE("npucc::cache::InputDigests") {
+  TEST_CASE("a settled file is hashed once, then known by its recorded digest") {
+    Cache c;
+    fs::path path = settled_file();
+    std::string sha = npucc::util::sha256_file_hex(path);
+    InputDigests digests(&c.storage, DigestCacheMode::on);
+    npucc::util::Fd fd = open_file(path);
+    auto first = digests.digest(fd.get(), path);
+    REQUIRE(first);
+    CHECK_FALSE(first->from_stamp);
+    CHECK(first->sha256 == sha);
+    CHECK(digest_files(c.root).size() == 1);
+    auto second = digests.digest(fd.get(), path);
+    REQUIRE(second);
+    CHECK(second->from_stamp);
+    CHECK(second->sha256 == sha);
+    CHECK(digests.tally().from_stamp == 1);
+    CHECK(digests.tally().hashed == 1);
+    CHECK(digests.look_up(fd.get()).from_stamp);
+  }
+
+  TEST_CASE("a file changed a moment ago is hashed every time, never recorded") {
+    Cache c;
+    fs::path path = npucc::test::temp_dir("digests-input") / "m.onnx";
+    npucc::util::write_file_atomic(path, "fresh bytes");
+    InputDigests digests(&c.storage, DigestCacheMode::on);
+    npucc::util::Fd fd = open_file(path);
+    for (int i = 0; i < 2; ++i) {
+      auto found = digests.digest(fd.get(), path);
+      REQUIRE(found);
+      CHECK_FALSE(found->from_stamp);
+      CHECK(found->sha256 == npucc::util::sha256_hex("fresh bytes"));
+    }
+    CHECK(digest_files(c.root).empty());
+  }
+
+  TEST_CASE("off, read-only and no cache record and use nothing") {
+    Cache c;
+    fs::path path = settled_file();
+    npucc::util::Fd fd = open_file(path);
+    InputDigests off(&c.storage, DigestCacheMode::off);
+    REQUIRE(off.digest(fd.get(), path));
+    CHECK(off.tally().why_hashed == "the digest cache is off: cache.digest_cache");
+    LocalStorage read_only(c.storage.root(), npucc::CacheAccess::read_only);
+    InputDigests looking(&read_only, DigestCacheMode::on);
+    REQUIRE(looking.digest(fd.get(), path));
+    InputDigests none(nullptr, DigestCacheMode::on);
+    REQUIRE(none.digest(fd.get(), path));
+    CHECK(digest_files(c.root).empty());
+  }
+
+  TEST_CASE("a damaged, foreign or future-dated digest file is not trusted") {
+    Cache c;
+    fs::path path = settled_file();
+    npucc::util::Fd fd = open_file(path);
+    InputDigests digests(&c.storage, DigestCacheMode::on);
+    REQUIRE(digests.digest(fd.get(), path));
+    auto files = digest_files(c.root);
+    REQUIRE(files.size() == 1);
+    std::string good = npucc::util::read_file(files[0]);
+    auto lines = npucc::util::split(good, '\n');
+    REQUIRE(lines.size() == 5);
+    const std::string wrong_sha = "sha256 " + std::string(64, 'a');
+    const std::string future = "recorded " + std::to_string(npucc::util::realtime_ns() + 3600e9);
+    for (const std::string& bad :
+         {std::string(""), good.substr(0, good.size() - 1),
+          lines[0] + "\nstamp 1 2 3 4 5\n" + lines[2] + "\n" + lines[3] + "\n",
+          lines[0] + "\n" + lines[1] + "\nsha256 XYZ\n" + lines[3] + "\n",
+          lines[0] + "\n" + lines[1] + "\n" + wrong_sha + "\n" + future + "\n"}) {
+      CAPTURE(bad);
+      npucc::util::write_file_atomic(files[0], bad);
+      InputDigest found = digests.look_up(fd.get());
+      CHECK_FALSE(found.from_stamp);
+      CHECK_FALSE(found.why_hashed.empty());
+    }
+    npucc::util::write_file_atomic(files[0], good);
+    CHECK(digests.look_up(fd.get()).from_stamp);
+  }
+
+  TEST_CASE("verify names a stray in digests/, purge --all empties it") {
+    Cache c;
+    fs::path path = settled_file();
+    npucc::util::Fd fd = open_file(path);
+    InputDigests digests(&c.storage, DigestCacheMode::on);
+    REQUIRE(digests.digest(fd.get(), path));
+    CHECK(c.storage.verify(npucc::cache::Fix::no).findings.empty());
+    fs::path shard = digest_files(c.root)[0].parent_path();
+    fs::path stray = shard / (shard.filename().string() + std::string(62, 'f'));
+    npucc::util::write_file_atomic(stray, "not a digest\n");
+    auto report = c.storage.verify(npucc::cache::Fix::no);
+    REQUIRE(report.findings.size() == 1);
+    CHECK(report.findings[0].path == stray);
+    fs::remove(stray);
+    npucc::cache::PurgeOptions all;
+    all.all = true;
+    c.storage.purge(all, npucc::cache::DryRun::no);
+    CHECK(digest_files(c.root).empty());
+  }
+}
