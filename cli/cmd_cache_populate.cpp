@@ -119,11 +119,13 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
   command.add_option(
       "-j,--jobs", args->jobs,
       "use N cores: N models at once in worker processes, one core each (default: the CPU count)");
-  CLI::Option* shard = command.add_option(
-      "--shard", args->shard,
-      "K/N: compile only shard K of N (K from 1: 1/4 to 4/4), split by a hash of "
-      "each model's path; auto: K and N from the CI's environment "
-      "(NPUCC_SHARD_INDEX/NPUCC_SHARD_COUNT, GitLab, Kubernetes, Slurm)");
+  CLI::Option* shard =
+      command
+          .add_option("--shard", args->shard,
+                      "compile only shard K of N (K from 1: 1/4 to 4/4), split by a hash of each "
+                      "model's path; auto: K and N from the CI's environment "
+                      "(NPUCC_SHARD_INDEX/NPUCC_SHARD_COUNT, GitLab, Kubernetes, Slurm)")
+          ->type_name("K/N|auto");
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
   add_remote_cache_options(command, args->cache);

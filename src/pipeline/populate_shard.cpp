@@ -111,10 +111,11 @@ PopulateShard from_slurm(const Environment& env, const Engine& engine) {
   std::string array = std::string("the array from ") + k_slurm_min + "=" + std::to_string(min) +
                       " in steps of " + std::to_string(step) + ", " + engine.count + "=" +
                       std::to_string(count);
-  if (step == 0 ||
-      (env.has(k_slurm_max) && env.number(k_slurm_max, engine.index) != min + (count - 1) * step)) {
-    refuse(array + ", does not end at " + k_slurm_max,
-           "give the array evenly spaced IDs (--array=1-4), or give --shard K/N");
+  uint64_t max =
+      env.has(k_slurm_max) ? env.number(k_slurm_max, engine.index) : min + (count - 1) * step;
+  if (step == 0 || max != min + (count - 1) * step) {
+    refuse(array + ", does not end at " + k_slurm_max + "=" + std::to_string(max),
+           "give the array evenly spaced IDs, as --array=1-4, or give --shard K/N");
   }
   if (id < min || (id - min) % step != 0 || (id - min) / step >= count) {
     refuse(std::string(engine.index) + "=" + std::to_string(id) + " is not an ID of " + array);
@@ -125,9 +126,9 @@ PopulateShard from_slurm(const Environment& env, const Engine& engine) {
 
 // Count variables, each with the index it needs.
 const std::vector<std::pair<std::string, std::string>> k_counts = {
-    {"NPUCC_SHARD_COUNT", "NPUCC_SHARD_INDEX (nor JOB_COMPLETION_INDEX)"},
-    {"SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_ID"},
-    {"CI_NODE_TOTAL", "CI_NODE_INDEX"},
+    {"NPUCC_SHARD_COUNT", "neither NPUCC_SHARD_INDEX nor JOB_COMPLETION_INDEX is"},
+    {"SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_ID is not"},
+    {"CI_NODE_TOTAL", "CI_NODE_INDEX is not"},
 };
 
 // No index is set: a count alone is a mistake, but for GitLab's CI_NODE_TOTAL=1 (a job
@@ -138,8 +139,7 @@ PopulateShard without_index(const Environment& env, const GetEnv& getenv) {
       return {0, 1, count};
     }
     if (env.has(count)) {
-      refuse(count + " is set but " + index + " is not",
-             "set the index as well, or give --shard K/N");
+      refuse(count + " is set but " + index, "set the index as well, or give --shard K/N");
     }
   }
   bool github = getenv("GITHUB_ACTIONS").value_or("") == "true";
