@@ -1,7 +1,8 @@
-// `npucc cache populate MODEL_OR_DIR... [-j N]`: pre-compile for CI.
+// `npucc cache populate MODEL_OR_DIR... [-j N] [--shard K/N]`: pre-compile for CI.
 #include "cache_commands.h"
 #include "models_file.h"
 #include "npucc/error.h"
+#include "pipeline/populate_shard.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
 
@@ -33,13 +34,67 @@ void print_populate_json(const PopulateSummary& summary) {
                                                                 : "compiled";
     items.push_back({{"model", item.model.string()}, {"status", status}, {"detail", item.detail}});
   }
-  print_json(k_cache_populate_format, {{"compiled", summary.compiled},
-                                       {"cached", summary.cached},
-                                       {"bypassed", summary.bypassed},
-                                       {"failed", summary.failed},
-                                       {"invalidated", summary.invalidated},
-                                       {"other_version_entries", summary.other_version_entries},
-                                       {"models", items}});
+  json document = {{"compiled", summary.compiled},
+                   {"cached", summary.cached},
+                   {"bypassed", summary.bypassed},
+                   {"failed", summary.failed},
+                   {"invalidated", summary.invalidated},
+                   {"other_version_entries", summary.other_version_entries},
+                   {"models", items}};
+  if (summary.shard) {
+    document["shard"] = {{"number", summary.shard->index + 1},
+                         {"count", summary.shard->count},
+                         {"source", summary.shard->source},
+                         {"models", summary.items.size()},
+                         {"models_total", summary.models_total}};
+  }
+  print_json(k_cache_populate_format, document);
+}
+
+// "shard 2/4 from CI_NODE_INDEX/CI_NODE_TOTAL: 3 of 12 models": the others' models are
+// neither failures nor misses, and not listed.
+std::string shard_line(const PopulateSummary& summary) {
+  const PopulateShard& shard = *summary.shard;
+  size_t others = summary.models_total - summary.items.size();
+  return "shard " + std::to_string(shard.index + 1) + "/" + std::to_string(shard.count) + " from " +
+         shard.source + ": " + std::to_string(summary.items.size()) + " of " +
+         std::to_string(summary.models_total) + " models (" + std::to_string(others) +
+         " for the other shards)";
+}
+
+void print_populate_text(const PopulateSummary& summary, const GlobalOptions& global) {
+  if (global.verbose) {
+    for (const auto& item : summary.items) {
+      std::cout << "  " << util::printable(item.model.string()) << ": "
+                << (item.failed ? "failed" : outcome_name(item.outcome))
+                << (item.detail.empty() ? "" : " (" + util::printable(item.detail) + ")") << "\n";
+    }
+  }
+  for (const auto& item : summary.items) {
+    if (!item.failed && item.outcome == CacheOutcome::bypass && !global.quiet) {
+      std::cout << "bypassed " << util::printable(item.model.string()) << ": "
+                << util::printable(item.detail) << "\n";
+    }
+  }
+  if (summary.invalidated > 0) {
+    std::cout << "invalidated " << summary.invalidated << " entries of other compiler versions\n";
+  }
+  if (summary.shard) {
+    std::cout << shard_line(summary) << "\n";
+  }
+  std::cout << "populate: " << summary.compiled << " compiled, " << summary.cached
+            << " already cached, " << summary.bypassed << " bypassed, " << summary.failed
+            << " failed\n";
+  if (summary.other_version_entries > 0 && !global.quiet) {
+    std::cout << other_versions_note(summary.other_version_entries)
+              << "; `npucc cache invalidate` removes them\n";
+  }
+}
+
+// --shard K/N, or auto: from the environment.
+PopulateShard shard_option(const std::string& text) {
+  return text == "auto" ? pipeline::shard_from_environment(process_getenv)
+                        : pipeline::parse_shard(text);
 }
 
 } // namespace
@@ -48,6 +103,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
   struct Args {
     std::vector<std::string> inputs;
     std::string models_file;
+    std::string shard;
     unsigned jobs = 0;
     CompileArgs compile;
     CacheArgs cache;
@@ -63,13 +119,20 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
   command.add_option(
       "-j,--jobs", args->jobs,
       "use N cores: N models at once in worker processes, one core each (default: the CPU count)");
+  CLI::Option* shard =
+      command
+          .add_option("--shard", args->shard,
+                      "compile only shard K of N (K from 1: 1/4 to 4/4), split by a hash of each "
+                      "model's path; auto: K and N from the CI's environment "
+                      "(NPUCC_SHARD_INDEX/NPUCC_SHARD_COUNT, GitLab, Kubernetes, Slurm)")
+          ->type_name("K/N|auto");
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
   add_remote_cache_options(command, args->cache);
   command.add_flag("--invalidate", args->invalidate,
                    "first remove the entries of other compiler versions");
   command.add_flag("--json", args->json, "print a JSON summary");
-  return [args, &global] {
+  return [args, shard, &global] {
     util::install_interrupt_handlers();
     PopulateOptions options;
     for (const auto& input : args->inputs) {
@@ -78,6 +141,9 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     if (args->inputs.empty() && args->models_file.empty()) {
       throw usage_error("cache populate: no models given",
                         "name .onnx files or folders (MODEL_OR_DIR), or --models FILE");
+    }
+    if (shard->count() > 0) {
+      options.shard = shard_option(args->shard);
     }
     Config settings = load_settings(&args->compile, &args->cache);
     options.compile = make_compile_options(args->compile, settings);
@@ -112,31 +178,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     if (args->json) {
       print_populate_json(summary);
     } else {
-      if (global.verbose) {
-        for (const auto& item : summary.items) {
-          std::cout << "  " << util::printable(item.model.string()) << ": "
-                    << (item.failed ? "failed" : outcome_name(item.outcome))
-                    << (item.detail.empty() ? "" : " (" + util::printable(item.detail) + ")")
-                    << "\n";
-        }
-      }
-      for (const auto& item : summary.items) {
-        if (!item.failed && item.outcome == CacheOutcome::bypass && !global.quiet) {
-          std::cout << "bypassed " << util::printable(item.model.string()) << ": "
-                    << util::printable(item.detail) << "\n";
-        }
-      }
-      if (summary.invalidated > 0) {
-        std::cout << "invalidated " << summary.invalidated
-                  << " entries of other compiler versions\n";
-      }
-      std::cout << "populate: " << summary.compiled << " compiled, " << summary.cached
-                << " already cached, " << summary.bypassed << " bypassed, " << summary.failed
-                << " failed\n";
-      if (summary.other_version_entries > 0 && !global.quiet) {
-        std::cout << other_versions_note(summary.other_version_entries)
-                  << "; `npucc cache invalidate` removes them\n";
-      }
+      print_populate_text(summary, global);
     }
     return summary.failed == 0 ? 0 : static_cast<int>(ExitStatus::error);
   };

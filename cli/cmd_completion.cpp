@@ -67,7 +67,9 @@ std::map<std::string, std::vector<std::string>> checked_values() {
           {"--accelerate-train-mode", precision::accelerate_train_mode_values()},
           {"--cache-shared", sharing},
           {"--link-mode", link_modes},
-          {"--digest-cache", digest_modes}};
+          {"--digest-cache", digest_modes},
+          // K/N has too many values to list; auto is the one word.
+          {"--shard", {"auto"}}};
 }
 
 std::string positional_kind(const CLI::Option& option) {

@@ -169,6 +169,8 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
     std::string name = entry->key.substr(table.name.size() + 1);
     if (name == "path") {
       model.path = model_path(models, *entry);
+      // As written, not as found from here: the same on every machine of a CI matrix.
+      model.shard_key = fs::path(entry->value).lexically_normal().generic_string();
       continue;
     }
     auto key = models.keys.find(name);

@@ -180,6 +180,17 @@ enum class InvalidateFirst { no, yes };
 struct PopulateModel {
   std::filesystem::path path;
   CompileOptions compile; // model_path and output_dir are set by populate_cache
+  // What the shard split hashes: the path as written in the models file, the same on
+  // every machine wherever the checkout is (empty: `path`).
+  std::string shard_key;
+};
+
+// `cache populate --shard K/N`: this run compiles only the models of shard K of N, so N
+// machines of a CI matrix each compile about 1/N (src/pipeline/populate_shard.h).
+struct PopulateShard {
+  unsigned index = 0; // 0-based: shard K of the command line is index K - 1
+  unsigned count = 1;
+  std::string source; // where it came from, for the summary: "--shard", "CI_NODE_INDEX/..."
 };
 
 struct PopulateOptions {
@@ -188,6 +199,7 @@ struct PopulateOptions {
   std::vector<PopulateModel> models;         // after the inputs' models, each its own options
   unsigned jobs = 1;
   InvalidateFirst invalidate_first = InvalidateFirst::no;
+  std::optional<PopulateShard> shard; // none: every model
 };
 
 struct PopulateItem {
@@ -205,7 +217,9 @@ struct PopulateSummary {
   size_t failed = 0;
   size_t invalidated = 0;           // with InvalidateFirst::yes
   size_t other_version_entries = 0; // left in the cache, for the report
-  std::vector<PopulateItem> items;  // in input order
+  std::vector<PopulateItem> items;  // in input order; with a shard, its models only
+  std::optional<PopulateShard> shard;
+  size_t models_total = 0; // every model given, this shard's and the others'
 };
 
 // Called in the calling process after each model, in completion order. With jobs > 1 the

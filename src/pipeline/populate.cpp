@@ -2,6 +2,7 @@
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "pipeline/cached_compile.h"
+#include "pipeline/populate_shard.h"
 #include "pipeline/populate_workers.h"
 #include "util/interrupt.h"
 
@@ -18,8 +19,15 @@ constexpr const char* k_remote_down_warning = "remote cache unavailable";
 
 } // namespace
 
-std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
-  std::vector<fs::path> models;
+namespace {
+
+struct FoundModel {
+  fs::path path;
+  std::string shard_key; // relative to the folder searched; a file: as given
+};
+
+std::vector<FoundModel> search_inputs(const std::vector<fs::path>& inputs) {
+  std::vector<FoundModel> models;
   for (const auto& input : inputs) {
     std::error_code ec;
     if (fs::is_directory(input, ec)) {
@@ -34,14 +42,26 @@ std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
         throw Error(input.string() + ": cannot search the folder: " + ec.message());
       }
       std::sort(found.begin(), found.end());
-      models.insert(models.end(), found.begin(), found.end());
+      for (const auto& path : found) {
+        models.push_back({path, path.lexically_relative(input).generic_string()});
+      }
     } else if (fs::exists(input, ec)) {
-      models.push_back(input);
+      models.push_back({input, input.lexically_normal().generic_string()});
     } else {
       throw Error(input.string() + ": no such file or folder", "check the path");
     }
   }
   return models;
+}
+
+} // namespace
+
+std::vector<fs::path> find_models(const std::vector<fs::path>& inputs) {
+  std::vector<fs::path> paths;
+  for (const auto& model : search_inputs(inputs)) {
+    paths.push_back(model.path);
+  }
+  return paths;
 }
 
 namespace {
@@ -94,14 +114,18 @@ pipeline::WorkerReply compile_item(cache::LocalStorage& storage, const CacheConf
   return reply;
 }
 
-// The inputs' models with the run's options, then the models with their own.
-std::vector<PopulateModel> models_to_compile(const PopulateOptions& options) {
+// The inputs' models with the run's options, then the models with their own; with a
+// shard, only its models. Sets summary.models_total.
+std::vector<PopulateModel> models_to_compile(const PopulateOptions& options,
+                                             PopulateSummary& summary) {
   std::vector<PopulateModel> models;
-  for (const auto& path : find_models(options.inputs)) {
-    models.push_back({path, options.compile});
+  for (const auto& found : search_inputs(options.inputs)) {
+    models.push_back({found.path, options.compile, found.shard_key});
   }
   models.insert(models.end(), options.models.begin(), options.models.end());
-  return models;
+  summary.models_total = models.size();
+  summary.shard = options.shard;
+  return options.shard ? pipeline::take_shard(std::move(models), *options.shard) : models;
 }
 
 void count_outcomes(PopulateSummary& summary) {
@@ -122,10 +146,10 @@ void count_outcomes(PopulateSummary& summary) {
 
 PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions& options,
                                const PopulateProgress& progress) {
-  std::vector<PopulateModel> models = models_to_compile(options);
+  PopulateSummary summary;
+  std::vector<PopulateModel> models = models_to_compile(options, summary);
   util::set_interrupt_progress(0, models.size());
   cache::LocalStorage storage = open_for_populate(config);
-  PopulateSummary summary;
   if (options.invalidate_first == InvalidateFirst::yes) {
     cache::InvalidateReport invalidated = storage.invalidate({}, cache::DryRun::no);
     summary.invalidated = invalidated.removed.size();

@@ -91,6 +91,11 @@ EXACT=1 expect_words "cache explain MODEL" "a.onnx b.onnx models.d out" "$(bash_
 EXACT=1 expect_words "cache populate MODEL_OR_DIR" "a.onnx b.onnx models.d out" \
   "$(bash_complete npucc cache populate "")"
 EXACT=1 expect_words "cache init DIR" "models.d out" "$(bash_complete npucc cache init "")"
+# --shard: auto is the one word (K/N is typed); after it, models again.
+expect_words "cache populate --" "--shard --models --jobs" "$(bash_complete npucc cache populate --)"
+EXACT=1 expect_words "cache populate --shard" "auto" "$(bash_complete npucc cache populate --shard "")"
+EXACT=1 expect_words "cache populate --shard 2/4 MODEL_OR_DIR" "a.onnx b.onnx models.d out" \
+  "$(bash_complete npucc cache populate --shard 2/4 "")"
 # A value option without a list still completes file names.
 expect_words "--keep-dtype FILE" "notes.txt a.onnx" "$(bash_complete npucc compile --keep-dtype "")"
 
@@ -116,6 +121,7 @@ if command -v zsh >/dev/null; then
   EXACT=1 expect_words "zsh --cache-shared=" "auto no group world" "$(zsh_complete npucc compile --cache-shared=)"
   expect_words "zsh cache" "$cache_subs clean" "$(zsh_complete npucc cache "")"
   expect_words "zsh cache clean --" "--all --dry-run" "$(zsh_complete npucc cache clean --)"
+  EXACT=1 expect_words "zsh --shard" "auto" "$(zsh_complete npucc cache populate --shard "")"
   [[ $(zsh_complete npucc compile "") == "_files -g *.onnx" ]] ||
     fail "zsh compile MODEL: $(zsh_complete npucc compile "")"
   [[ $(zsh_complete npucc cache init "") == "_files -/" ]] ||

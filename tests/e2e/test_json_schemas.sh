@@ -77,7 +77,13 @@ echo "not a model" >"$WORK/models/broken.onnx"
 json_of npucc-cache-populate 1 "cache populate" "$WORK/models" --cache-dir "$C" -j 1
 [ "$(json_get "$WORK/out" "sorted(m['status'] for m in d['models'])")" = "['cached', 'compiled', 'failed']" ] ||
   fail "populate statuses: $(json_get "$WORK/out" "sorted(m['status'] for m in d['models'])")"
-pass "cache populate"
+[ "$(json_get "$WORK/out" "'shard' in d")" = False ] || fail "populate without --shard has a shard"
+# With --shard: its models only, and the shard object (oww alone is shard 2 of 2).
+json_of npucc-cache-populate 0 "cache populate" "$WORK/models" --cache-dir "$C" -j 1 --shard 2/2
+[ "$(json_get "$WORK/out" "d['shard'] == {'number': 2, 'count': 2, 'source': '--shard', 'models': 1,
+  'models_total': 3} and [m['status'] for m in d['models']] == ['cached']")" = True ] ||
+  fail "populate --shard: $(cat "$WORK/out")"
+pass "cache populate, and with --shard"
 
 # 5. stats; verify clean, damaged, fixed; invalidate and purge, dry and real.
 json_of npucc-cache-stats 0 "cache stats" --cache-dir "$C"
