@@ -128,6 +128,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
           ->type_name("K/N|auto");
   add_compile_options(command, args->compile);
   add_cache_options(command, args->cache, MaxSizeOption::yes);
+  add_digest_cache_option(command, args->cache);
   add_remote_cache_options(command, args->cache);
   command.add_flag("--invalidate", args->invalidate,
                    "first remove the entries of other compiler versions");

@@ -103,7 +103,8 @@ std::string digests_line(const CachedCompile& cached) {
   auto files = [](size_t n) { return std::to_string(n) + (n == 1 ? " file" : " files"); };
   std::string line = "  input digests: ";
   if (stamped > 0) {
-    line += files(stamped) + " by recorded digest (unchanged: no byte read)";
+    line +=
+        files(stamped) + " by recorded digest" + (hashed == 0 ? " (unchanged: no byte read)" : "");
   }
   if (hashed > 0) {
     line += std::string(stamped > 0 ? ", " : "") + files(hashed) + " hashed" +

@@ -93,6 +93,7 @@ void add_compile_command_options(CLI::App& command, CompileCommandArgs& args,
   add_compile_options(command, args.compile);
   add_cache_options(command, args.cache, MaxSizeOption::yes);
   add_link_mode_option(command, args.cache);
+  add_digest_cache_option(command, args.cache);
   add_remote_cache_options(command, args.cache);
   command.add_flag("--no-cache", args.no_cache, "compile without reading or writing the cache");
   command.add_flag("--json", args.json,
@@ -156,6 +157,9 @@ void add_link_mode_option(CLI::App& command, CacheArgs& args) {
                      "files), hardlink (fastest; an output edited in place edits the entry) or "
                      "auto (copies, but hard links to entry files you cannot change) (default: "
                      "$NPUCC_CACHE_LINK_MODE, else auto)");
+}
+
+void add_digest_cache_option(CLI::App& command, CacheArgs& args) {
   note_empty_value(
       command.add_option("--digest-cache", args.digest_cache,
                          "trust the input digests recorded beside each file's inode, size and "

@@ -38,7 +38,7 @@ struct CacheArgs {
   std::string shared;       // --cache-shared
   std::string key_file;     // --cache-key-file
   std::string link_mode;    // --link-mode (add_link_mode_option)
-  std::string digest_cache; // --digest-cache (add_link_mode_option)
+  std::string digest_cache; // --digest-cache (add_digest_cache_option)
   std::string options_file; // --options FILE, shared with CompileArgs
   // add_remote_cache_options: --remote-cache and its options
   std::string remote;
@@ -56,8 +56,10 @@ enum class MaxSizeOption { no, yes };
 void add_cache_options(CLI::App& command, CacheArgs& args, MaxSizeOption max_size);
 // --remote-cache URL, --remote-read-only, --remote-connect-timeout, --remote-timeout.
 void add_remote_cache_options(CLI::App& command, CacheArgs& args);
-// --link-mode and --digest-cache: for the commands that compile through the cache.
+// --link-mode: for the commands that deliver a cache entry into an output folder.
 void add_link_mode_option(CLI::App& command, CacheArgs& args);
+// --digest-cache: for the commands that compute keys of models in files.
+void add_digest_cache_option(CLI::App& command, CacheArgs& args);
 CacheConfig make_cache_config(const CacheArgs& args);
 
 // Everything `npucc compile` takes: MODEL, -o, the compile and cache options, --no-cache,

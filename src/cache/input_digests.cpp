@@ -56,6 +56,15 @@ std::optional<RecordedDigest> parse_digest(const std::string& text, const util::
   return out;
 }
 
+// Which file `fd` is, so the tally counts it once.
+std::optional<std::pair<uint64_t, uint64_t>> file_of(int fd) {
+  std::optional<util::FileStamp> stamp = util::stamp_of(fd);
+  if (!stamp) {
+    return std::nullopt;
+  }
+  return std::make_pair(stamp->device, stamp->inode);
+}
+
 } // namespace
 
 bool is_input_digest_file(const fs::path& path) {
@@ -68,7 +77,11 @@ bool is_input_digest_file(const fs::path& path) {
   }
 }
 
-void DigestTally::count(const InputDigest& digest) {
+void DigestTally::count(const InputDigest& digest,
+                        std::optional<std::pair<uint64_t, uint64_t>> file) {
+  if (file && !m_counted.insert(*file).second) {
+    return;
+  }
   if (digest.from_stamp) {
     ++from_stamp;
     return;
@@ -134,7 +147,7 @@ InputDigest InputDigests::look_up(int fd) const {
 std::optional<InputDigest> InputDigests::digest(int fd, const fs::path& path) {
   InputDigest found = look_up(fd);
   if (found.from_stamp) {
-    m_tally.count(found);
+    m_tally.count(found, file_of(fd));
     return found;
   }
   std::optional<util::FileStamp> before = util::stamp_of(fd);
@@ -148,20 +161,22 @@ std::optional<InputDigest> InputDigests::digest(int fd, const fs::path& path) {
     return std::nullopt;
   }
   record_if_trusted(fd, *before, started, found.sha256);
-  m_tally.count(found);
+  m_tally.count(found, file_of(fd));
   return found;
 }
 
 void InputDigests::record(int fd, const util::FileStamp& before, int64_t started_ns,
                           const std::string& sha256, const std::string& why) {
-  count_hashed(why);
+  InputDigest hashed;
+  hashed.why_hashed = why;
+  m_tally.count(hashed, file_of(fd));
   record_if_trusted(fd, before, started_ns, sha256);
 }
 
 void InputDigests::count_hashed(const std::string& why) {
   InputDigest hashed;
   hashed.why_hashed = why;
-  m_tally.count(hashed);
+  m_tally.count(hashed, std::nullopt);
 }
 
 void InputDigests::record_if_trusted(int fd, const util::FileStamp& before, int64_t started_ns,

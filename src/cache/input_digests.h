@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 
 // The input digest cache: the SHA-256 of each input file (a model, its external data) kept
@@ -41,12 +42,17 @@ struct InputDigest {
   std::string why_hashed; // when hashed: "no recorded digest matches its stamp", ...
 };
 
-// How the digests of one compile's inputs were found, for its summary.
+// How the digests of one compile's inputs were found, for its summary: each file once
+// (a miss after the lookup by model index reads the external data again, for the compile).
 struct DigestTally {
   size_t from_stamp = 0;
   size_t hashed = 0;
   std::string why_hashed; // of the first one hashed
-  void count(const InputDigest& digest);
+  // `file`: its device and inode; nullopt for a file counted without a descriptor.
+  void count(const InputDigest& digest, std::optional<std::pair<uint64_t, uint64_t>> file);
+
+private:
+  std::set<std::pair<uint64_t, uint64_t>> m_counted;
 };
 
 // Whether the file at `path` (in digests/) is a digest file (`cache verify`).

@@ -5,7 +5,7 @@ set -euo pipefail
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/npucc-e2e-cache.XXXXXX")
 trap 'status=$?; if [ $status -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi' EXIT
 export HOME="$WORK/home" XDG_CACHE_HOME="$WORK/xdg"
-unset NPUCC_CACHE_DIR NPUCC_CACHE_MAX_SIZE NPUCC_CACHE_LINK_MODE
+unset NPUCC_CACHE_DIR NPUCC_CACHE_MAX_SIZE NPUCC_CACHE_LINK_MODE NPUCC_DIGEST_CACHE
 mkdir -p "$HOME"
 PY=/usr/bin/python3
 

@@ -3,6 +3,7 @@
 #include "test_support.h"
 #include "util/fd.h"
 #include "util/file_io.h"
+#include "util/file_stamp.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -73,7 +74,8 @@ TEST_SUITE("npucc::cache::InputDigests") {
     REQUIRE(second);
     CHECK(second->from_stamp);
     CHECK(second->sha256 == sha);
-    CHECK(digests.tally().from_stamp == 1);
+    // Each file counts once, by its first verdict.
+    CHECK(digests.tally().from_stamp == 0);
     CHECK(digests.tally().hashed == 1);
     CHECK(digests.look_up(fd.get()).from_stamp);
   }
@@ -154,5 +156,29 @@ TEST_SUITE("npucc::cache::InputDigests") {
     all.all = true;
     c.storage.purge(all, npucc::cache::DryRun::no);
     CHECK(digest_files(c.root).empty());
+  }
+}
+
+TEST_SUITE("npucc::util::FileStamp") {
+  TEST_CASE("file systems not known to keep inode times are not trusted") {
+    npucc::util::Fd proc = open_file("/proc/self/status"); // procfs: not in the list
+    npucc::util::FileSystem fs = npucc::util::file_system_of(proc.get());
+    CHECK_FALSE(fs.keeps_stamps);
+    CHECK(fs.name.rfind("type 0x", 0) == 0);
+    npucc::util::Fd here = open_file(settled_file());
+    CHECK_FALSE(npucc::util::file_system_of(here.get()).name.empty());
+  }
+
+  TEST_CASE("a stamp is the whole of device, inode, size, mtime and ctime") {
+    npucc::util::FileStamp a{1, 2, 3, 4, 5};
+    for (auto change : {&npucc::util::FileStamp::mtime_ns, &npucc::util::FileStamp::ctime_ns}) {
+      npucc::util::FileStamp b = a;
+      b.*change += 1;
+      CHECK(a != b);
+    }
+    npucc::util::FileStamp c = a;
+    c.inode = 9;
+    CHECK(a != c);
+    CHECK(npucc::util::stamp_text(a) == "1 2 3 4 5");
   }
 }
