@@ -365,7 +365,7 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   }
   if (info.state == EntryState::ok) {
     try {
-      if (!deliver_files(dir, info.header, into, result)) {
+      if (!into.empty() && !deliver_files(dir, info.header, into, result)) {
         return result;
       }
     } catch (const Error& e) {

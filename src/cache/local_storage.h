@@ -196,6 +196,8 @@ public:
                       const std::map<std::string, std::string>& sha256);
 
   std::string describe() const override;
+  // Storage::fetch; an empty `into` checks the entry as a fetch does and delivers nothing
+  // (populate: an entry known good needs no copy of its files anywhere).
   FetchResult fetch(const std::string& key, const std::filesystem::path& into) override;
   StoreResult store(EntryHeader header, const std::filesystem::path& from,
                     const std::vector<std::string>& names, SourceFiles source, Replace replace,

@@ -104,6 +104,11 @@ cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storag
     }
     return fetched;
   }
+  cache::FetchResult local = storage.fetch(key, {}); // checked, nothing copied
+  if (local.status == cache::FetchStatus::hit || &tier == &storage) {
+    return local;
+  }
+  // The remote tier imports a hit into the local store, which checks every checksum.
   cache::TempPath scratch = storage.temp_folder("check"); // a group member may purge it
   return tier.fetch(key, scratch.path());
 }

@@ -25,7 +25,8 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
 // (through a staging folder, so a failed fetch leaves nothing), or for populate only checks
-// them (materialising into a scratch folder verifies every checksum and costs only links).
+// them: a local entry as a fetch does (its stamp, else every checksum) without copying a
+// file, a remote one by importing it into the local store.
 cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
                                      const std::string& key, const CompileOptions& options,
                                      Deliver deliver);
