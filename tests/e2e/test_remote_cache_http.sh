@@ -70,7 +70,19 @@ expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-b2" --cache-dir "$WORK/b
 contains "$WORK/out" "cache: hit: materialised"
 [ "$(warnings_in "$WORK/err")" = 0 ] || fail "a local hit asked the remote"
 expect_status 0 "$NPUCC" cache verify --cache-dir "$WORK/b"
-pass "machine B hits what machine A compiled, byte-identical, counted"
+# The imported entry was not synced: its stamp (written as it arrived hashed: inode, size,
+# mtime, boot) guards it as any local entry's does. One byte flipped in place (same size)
+# is found at the next hit, which hashes the changed file, and never used.
+key=$(json_get "$WORK/out-b/manifest.json" "d['cache_key']")
+E="$WORK/b/entries/${key:0:2}/$key"
+chmod u+w "$E/high.onnx"
+sleep 0.01 # a later mtime than the stamp's, on any timestamp granularity
+$PY -c "import sys; f=open(sys.argv[1],'r+b'); f.seek(4000); b=f.read(1); f.seek(4000); f.write(bytes([b[0]^1]))" "$E/high.onnx"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-b3" --cache-dir "$WORK/b" \
+  --remote-cache "http://127.0.0.1:$(free_port)/cache"
+contains "$WORK/out" "cache: miss: corrupt entry replaced"
+outputs_equal "$WORK/out-a" "$WORK/out-b3"
+pass "machine B hits what machine A compiled, byte-identical, counted; damage to it is caught"
 
 # 2. HTTP cannot list: said so.
 expect_status 1 "$NPUCC" cache ls --remote --remote-cache "$URL" --cache-dir "$WORK/b"
