@@ -112,6 +112,12 @@ remote_stat() {
   json_get "$WORK/stats.json" "d['remote']['$2']"
 }
 
+# no_temporaries CACHE: nothing left in the cache's tmp/ (staging folders, partial files).
+no_temporaries() {
+  [ -z "$(find "$1/tmp" -mindepth 1 2>/dev/null | head -1)" ] ||
+    fail "$1/tmp holds leftovers: $(find "$1/tmp" -mindepth 1 | head -3)"
+}
+
 # warnings_in FILE: how many "npucc: warning:" lines.
 warnings_in() {
   grep -c "npucc: warning:" "$1" || true

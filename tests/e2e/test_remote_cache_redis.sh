@@ -44,9 +44,12 @@ expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c" --cache-dir "$WORK/c"
   --remote-read-only
 contains "$WORK/out" "cache: miss"
 contains "$WORK/err" "rejected"
+contains "$WORK/err" "does not match its checksum"
 [ "$(warnings_in "$WORK/err")" = 1 ] || fail "want one warning for a corrupt value"
 outputs_equal "$WORK/out-a" "$WORK/out-c"
 [ "$(remote_stat "$WORK/c" rejected)" = 1 ] || fail "the rejected value is not counted"
+[ "$(remote_stat "$WORK/c" hits)" = 0 ] || fail "a corrupt value counted as a hit"
+no_temporaries "$WORK/c"
 rcli set "npucc:bundle:$key" "not a bundle" >/dev/null
 for d in "$WORK/c2"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c2" --cache-dir "$WORK/c2" --remote-cache "$URL"
@@ -57,7 +60,29 @@ outputs_equal "$WORK/out-a" "$WORK/out-c2"
 for d in "$WORK/c3"; do "$NPUCC" -q cache init "$d"; done
 expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c3" --cache-dir "$WORK/c3" --remote-cache "$URL"
 contains "$WORK/out" "from the remote cache"
-pass "corrupted and bad Redis values are rejected and counted, compiled locally"
+# A truncated value (Redis then sends fewer bytes than the table describes): never stored,
+# no temporaries left; a machine that may upload replaces it and the next one hits.
+rcli --raw get "npucc:bundle:$key" >"$WORK/value"
+full=$(rcli strlen "npucc:bundle:$key")
+truncate -s $((full - 5000)) "$WORK/value"
+rcli -x set "npucc:bundle:$key" <"$WORK/value" >/dev/null
+[ "$(rcli strlen "npucc:bundle:$key")" = $((full - 5000)) ] || fail "the value was not truncated"
+for d in "$WORK/c4" "$WORK/c5" "$WORK/c6"; do "$NPUCC" -q cache init "$d"; done
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c4" --cache-dir "$WORK/c4" --remote-cache "$URL" \
+  --remote-read-only
+contains "$WORK/out" "cache: miss"
+contains "$WORK/err" "truncated"
+outputs_equal "$WORK/out-a" "$WORK/out-c4"
+[ "$(remote_stat "$WORK/c4" rejected)" = 1 ] || fail "the truncated value is not counted"
+[ "$(remote_stat "$WORK/c4" hits)" = 0 ] || fail "a truncated value counted as a hit"
+no_temporaries "$WORK/c4"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c5" --cache-dir "$WORK/c5" --remote-cache "$URL"
+contains "$WORK/out" "cache: miss"
+[ "$(rcli strlen "npucc:bundle:$key")" = "$full" ] || fail "the truncated value was not replaced"
+expect_status 0 "$NPUCC" compile "$MODEL" -o "$WORK/out-c6" --cache-dir "$WORK/c6" --remote-cache "$URL"
+contains "$WORK/out" "from the remote cache"
+outputs_equal "$WORK/out-a" "$WORK/out-c6"
+pass "corrupted, bad and truncated Redis values are rejected and counted, leave nothing, compiled locally"
 
 # 4. --remote-read-only uploads nothing.
 before=$(objects)

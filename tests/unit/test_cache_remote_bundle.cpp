@@ -109,6 +109,52 @@ TEST_SUITE("npucc::cache::remote::bundle") {
     }
   }
 
+  TEST_CASE("pieces of every size, gathered or written where they are, arrive in order") {
+    fs::path dir = npucc::test::temp_dir("bundle-pieces");
+    fs::create_directories(dir / "src");
+    std::string big(3 * k_bundle_piece_bytes + 12345, '\0');
+    for (size_t i = 0; i < big.size(); ++i) {
+      big[i] = static_cast<char>((i * 2654435761u) >> 13);
+    }
+    npucc::util::write_file_atomic(dir / "src" / npucc::cache::k_header_file, "header\n");
+    npucc::util::write_file_atomic(dir / "src" / "high.onnx", big);
+    npucc::util::write_file_atomic(dir / "src" / "manifest.json", "{}");
+    write_bundle(dir / "src", {npucc::cache::k_header_file, "high.onnx", "manifest.json"},
+                 dir / "object");
+    std::string object = npucc::util::read_file(dir / "object");
+    // Short runs to gather, runs past k_bundle_direct_bytes, and runs across file ends.
+    const size_t sizes[] = {5,
+                            k_bundle_direct_bytes + 1,
+                            300,
+                            k_bundle_piece_bytes + 7,
+                            1,
+                            k_bundle_direct_bytes - 1,
+                            2 * k_bundle_direct_bytes};
+    auto feed_all = [&](const std::string& data, const fs::path& into) {
+      fs::create_directories(into);
+      BundleReceiver receiver(into);
+      receiver.expect_size(data.size());
+      size_t at = 0;
+      for (size_t i = 0; at < data.size(); ++i) {
+        size_t n = std::min(sizes[i % std::size(sizes)], data.size() - at);
+        if (!receiver.feed(data.data() + at, n)) {
+          break;
+        }
+        at += n;
+      }
+      return receiver.finish();
+    };
+    UnpackResult result = feed_all(object, dir / "out");
+    REQUIRE(result.ok);
+    CHECK(npucc::util::read_file(dir / "out" / "high.onnx") == big);
+    CHECK(npucc::util::read_file(dir / "out" / "manifest.json") == "{}");
+    // A byte flipped in a run written where it is is caught as well.
+    object[object.size() - 5000] ^= 0x01;
+    UnpackResult damaged = feed_all(object, dir / "damaged");
+    CHECK_FALSE(damaged.ok);
+    CHECK(damaged.problem.find("high.onnx does not match its checksum") != std::string::npos);
+  }
+
   TEST_CASE("names that are not plain are not bundled") {
     fs::path dir = npucc::test::temp_dir("bundle-names");
     fs::create_directories(dir / "src");

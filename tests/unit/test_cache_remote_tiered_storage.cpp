@@ -19,6 +19,8 @@ namespace {
 struct Server {
   std::map<std::string, std::string> objects;
   bool down = false;
+  // The network cuts every GET after this many bytes (as a server killed mid-transfer).
+  size_t cut_after = std::string::npos;
   int gets = 0;
   int puts = 0;
 };
@@ -37,12 +39,15 @@ public:
       return {Status::absent, "", 0};
     }
     receiver.expect_size(found->second.size());
+    size_t end = std::min(found->second.size(), m_server.cut_after);
     // In small pieces, as a network delivers them.
-    for (size_t at = 0; at < found->second.size(); at += 777) {
-      if (!receiver.feed(found->second.data() + at,
-                         std::min<size_t>(777, found->second.size() - at))) {
-        break;
+    for (size_t at = 0; at < end; at += 777) {
+      if (!receiver.feed(found->second.data() + at, std::min<size_t>(777, end - at))) {
+        return {Status::error, "fake: the receiver stopped", at};
       }
+    }
+    if (end < found->second.size()) {
+      return {Status::error, "fake: connection reset", end};
     }
     return {Status::ok, "", found->second.size()};
   }
@@ -93,6 +98,12 @@ struct Machine {
 
 const std::string k_key(64, 'a');
 
+// Nothing left in the cache's tmp/ (staging folders, partial files).
+bool no_temporaries(const fs::path& root) {
+  std::error_code ec;
+  return !fs::exists(root / "tmp") || fs::is_empty(root / "tmp", ec);
+}
+
 } // namespace
 
 TEST_SUITE("npucc::cache::remote::TieredStorage") {
@@ -135,15 +146,49 @@ TEST_SUITE("npucc::cache::remote::TieredStorage") {
     CHECK(b.local.list(Check::sizes).empty());
   }
 
-  TEST_CASE("a damaged object is rejected, never published") {
+  TEST_CASE("a damaged object is rejected, never published, and leaves nothing behind") {
     Server server;
     Machine a(server, "fake://tiered-damaged");
     a.store(k_key);
-    server.objects[k_key][server.objects[k_key].size() / 2] ^= 0x40;
+    const std::string good = server.objects[k_key];
     Machine b(server, "fake://tiered-damaged");
-    CHECK(b.tiered.fetch(k_key, npucc::test::temp_dir("into")).status == FetchStatus::absent);
+    SUBCASE("one byte flipped in a file") {
+      server.objects[k_key][server.objects[k_key].size() / 2] ^= 0x40;
+      CHECK(b.tiered.fetch(k_key, npucc::test::temp_dir("into")).status == FetchStatus::absent);
+      CHECK(b.tiered.warning().find("high.onnx does not match its checksum") != std::string::npos);
+    }
+    SUBCASE("truncated on the server") {
+      server.objects[k_key].resize(good.size() / 2);
+      CHECK(b.tiered.fetch(k_key, npucc::test::temp_dir("into")).status == FetchStatus::absent);
+      CHECK(b.tiered.warning().find("truncated") != std::string::npos);
+    }
     CHECK(b.counter("remote.rejected") == 1);
+    CHECK(b.counter("remote.hits") == 0);
     CHECK(b.local.list(Check::sizes).empty());
+    CHECK(no_temporaries(b.root));
+    // Repaired on the server (a later upload): the next machine hits.
+    server.objects[k_key] = good;
+    Machine c(server, "fake://tiered-damaged");
+    fs::path into = npucc::test::temp_dir("into");
+    CHECK(c.tiered.fetch(k_key, into).status == FetchStatus::hit);
+    CHECK(npucc::util::read_file(into / "high.onnx") == std::string(3000, 'h'));
+  }
+
+  TEST_CASE("a transfer cut by the network is an error, not a hit, and leaves nothing behind") {
+    Server server;
+    Machine a(server, "fake://tiered-cut");
+    a.store(k_key);
+    server.cut_after = server.objects[k_key].size() - 100;
+    Machine b(server, "fake://tiered-cut");
+    fs::path into = npucc::test::temp_dir("into");
+    CHECK(b.tiered.fetch(k_key, into).status == FetchStatus::absent);
+    CHECK_FALSE(b.tiered.served_remotely());
+    CHECK(b.tiered.warning().find("connection reset") != std::string::npos);
+    CHECK(b.counter("remote.errors") == 1);
+    CHECK(b.counter("remote.hits") == 0);
+    CHECK(b.local.list(Check::sizes).empty());
+    CHECK(no_temporaries(b.root));
+    CHECK(fs::is_empty(into));
   }
 
   TEST_CASE("a failing remote warns once and is not asked again") {

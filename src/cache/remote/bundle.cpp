@@ -240,12 +240,16 @@ bool BundleReceiver::open_next() {
 bool BundleReceiver::write_piece() {
   size_t used = m_piece_used;
   m_piece_used = 0;
-  m_file_hash->update(m_piece.get(), used);
+  return write_bytes(m_piece.get(), used);
+}
+
+bool BundleReceiver::write_bytes(const char* data, size_t size) {
+  m_file_hash->update(data, size);
   if (m_format_v1) {
-    m_whole.update(m_piece.get(), used);
+    m_whole.update(data, size);
   }
   try {
-    util::write_all(m_fd, m_piece.get(), used, m_into / m_rows[m_file].name);
+    util::write_all(m_fd, data, size, m_into / m_rows[m_file].name);
   } catch (const Error& e) {
     return refuse(e.what());
   }
@@ -270,26 +274,42 @@ bool BundleReceiver::close_current() {
   return true;
 }
 
+// The next `size` bytes of the file being written (no more than it still lacks). Runs of
+// k_bundle_direct_bytes or more (the Redis reader hands over up to 1 MiB at a time) are
+// hashed and written where they are, without a copy, after what was gathered; shorter
+// ones (libcurl hands over at most 16 KiB, CURL_MAX_WRITE_SIZE, whatever its buffer) are
+// gathered into pieces of k_bundle_piece_bytes: a few large writes instead of one per
+// network read.
+bool BundleReceiver::add_to_file(const char* data, size_t size) {
+  m_left -= size;
+  if (size >= k_bundle_direct_bytes) {
+    return write_piece() && write_bytes(data, size); // what was gathered goes first
+  }
+  while (size > 0) {
+    size_t take = std::min(size, k_bundle_piece_bytes - m_piece_used);
+    std::memcpy(m_piece.get() + m_piece_used, data, take);
+    m_piece_used += take;
+    data += take;
+    size -= take;
+    if (m_piece_used == k_bundle_piece_bytes && !write_piece()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool BundleReceiver::feed_payload(const char* data, size_t size) {
   while (size > 0) {
     if (m_file < m_rows.size()) {
       if (m_fd < 0 && !open_next()) {
         return false;
       }
-      // Gathered into pieces of k_bundle_piece_bytes: a few large writes instead of one
-      // per network read (libcurl hands over 16 KiB at a time).
       size_t take = static_cast<size_t>(std::min<uint64_t>(m_left, size));
-      if (take > 0) {
-        take = std::min(take, k_bundle_piece_bytes - m_piece_used);
-        std::memcpy(m_piece.get() + m_piece_used, data, take);
-        m_piece_used += take;
-        data += take;
-        size -= take;
-        m_left -= take;
-        if (m_piece_used == k_bundle_piece_bytes && !write_piece()) {
-          return false;
-        }
+      if (!add_to_file(data, take)) {
+        return false;
       }
+      data += take;
+      size -= take;
       if (m_left == 0 && !close_current()) {
         return false;
       }

@@ -36,8 +36,11 @@ inline constexpr char k_bundle_magic[] = "NPUCCBD2";
 inline constexpr char k_bundle_magic_v1[] = "NPUCCBD1";
 inline constexpr uint32_t k_bundle_max_files = 4096;
 inline constexpr size_t k_bundle_max_name = 255;
-// A receiver gathers a file's bytes into pieces of this size, hashed and written whole.
+// A receiver gathers a file's bytes into pieces of this size, hashed and written whole;
+// what it is handed in runs of at least k_bundle_direct_bytes is hashed and written where
+// it is.
 inline constexpr size_t k_bundle_piece_bytes = size_t{1} << 20;
+inline constexpr size_t k_bundle_direct_bytes = size_t{1} << 18;
 
 // Writes the files `names` of folder `dir` as a bundle to `out` (created, must not
 // exist). Returns the bundle's size. Throws npucc::Error.
@@ -86,6 +89,8 @@ private:
   bool feed_payload(const char* data, size_t size);
   bool open_next();
   bool write_piece();
+  bool write_bytes(const char* data, size_t size);
+  bool add_to_file(const char* data, size_t size);
   bool close_current();
 
   std::filesystem::path m_into;

@@ -84,7 +84,8 @@ public:
     Download download{easy.handle, &receiver};
     curl().easy_setopt(easy.handle, CURLOPT_WRITEFUNCTION, &HttpTransport::on_data);
     curl().easy_setopt(easy.handle, CURLOPT_WRITEDATA, &download);
-    // Large pieces: fewer callbacks, hash updates and write() calls per object.
+    // Large reads: fewer recv() calls per object (libcurl still hands each read over in
+    // pieces of at most 16 KiB, CURL_MAX_WRITE_SIZE; the receiver gathers them).
     curl().easy_setopt(easy.handle, CURLOPT_BUFFERSIZE, 512L * 1024);
     return perform(easy, "GET");
   }

@@ -1,17 +1,15 @@
 // The Redis backend (transport.h) through hiredis: one string value per key, named
 // "npucc:bundle:<key>"; `cache ls --remote` lists them with SCAN.
 #include "cache/remote/credentials.h"
+#include "cache/remote/resp_stream.h"
 #include "cache/remote/transport.h"
-#include "util/file_io.h"
 #include "util/remote_url.h"
 #include "util/shared_library.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <hiredis/hiredis.h>
-#include <unistd.h>
 
 namespace npucc::cache::remote {
 
@@ -63,63 +61,64 @@ public:
       : m_config(config), m_credentials(load_credentials(config)) {
     hiredis();
   }
-  ~RedisTransport() override {
-    if (m_context != nullptr) {
-      hiredis().redisFree(m_context);
-    }
-  }
+  ~RedisTransport() override { disconnect(); }
   RedisTransport(const RedisTransport&) = delete;
   RedisTransport& operator=(const RedisTransport&) = delete;
 
   std::string describe() const override { return m_config.url; }
 
+  // The value streams from the socket into the receiver (resp_stream.h): never whole in
+  // memory.
   TransferResult get(const std::string& key, BundleReceiver& receiver) override {
     std::string problem;
     if (!connect(problem)) {
       return {failure(), problem, 0};
     }
-    std::string name = k_prefix + key;
-    Reply reply;
-    reply.reply = command(problem, "GET %b", name.data(), name.size());
-    if (reply.reply == nullptr) {
-      return {Status::error, problem, 0};
+    resp::Reply reply;
+    uint64_t received = 0;
+    bool in_step =
+        resp::Connection(m_context->fd).get(k_prefix + key, receiver, reply, received, problem);
+    if (!in_step) {
+      disconnect();
+      return {Status::error, m_config.url + ": GET failed: " + problem, received};
     }
-    if (reply.reply->type == REDIS_REPLY_NIL) {
+    if (reply.kind == resp::ReplyKind::nil) {
       return {Status::absent, "", 0};
     }
-    if (refused_credentials(reply.reply)) {
-      return {Status::refused, m_config.url + ": GET refused: " + reply.reply->str, 0};
+    if (reply.kind == resp::ReplyKind::error) {
+      bool refused = refused_credentials(reply.text);
+      return {refused ? Status::refused : Status::error,
+              m_config.url + ": GET " + (refused ? "refused: " : "answered an error: ") +
+                  reply.text,
+              0};
     }
-    if (reply.reply->type != REDIS_REPLY_STRING) {
+    if (reply.kind != resp::ReplyKind::value) {
       return {Status::error, m_config.url + ": GET answered an unexpected reply", 0};
     }
-    receiver.expect_size(reply.reply->len);
-    receiver.feed(reply.reply->str, reply.reply->len);
-    return {Status::ok, "", static_cast<uint64_t>(reply.reply->len)};
+    return {Status::ok, "", received};
   }
 
+  // The value streams from the file (resp_stream.h): never whole in memory.
   TransferResult put(const std::string& key, const fs::path& from) override {
     std::string problem;
     if (!connect(problem)) {
       return {failure(), problem, 0};
     }
-    std::string data;
-    try {
-      data = util::read_file(from);
-    } catch (const std::exception& e) {
-      return {Status::error, e.what(), 0};
+    std::error_code ec;
+    uint64_t size = fs::file_size(from, ec);
+    resp::Reply reply;
+    if (!resp::Connection(m_context->fd).set(k_prefix + key, from, reply, problem)) {
+      disconnect();
+      return {Status::error, m_config.url + ": SET failed: " + problem, 0};
     }
-    std::string name = k_prefix + key;
-    Reply reply;
-    reply.reply = command(problem, "SET %b %b", name.data(), name.size(), data.data(), data.size());
-    if (reply.reply == nullptr) {
-      return {Status::error, problem, 0};
+    if (reply.kind == resp::ReplyKind::error) {
+      return {refused_credentials(reply.text) ? Status::refused : Status::error,
+              m_config.url + ": SET refused: " + reply.text, 0};
     }
-    if (reply.reply->type == REDIS_REPLY_ERROR) {
-      return {refused_credentials(reply.reply) ? Status::refused : Status::error,
-              m_config.url + ": SET refused: " + reply.reply->str, 0};
+    if (reply.kind != resp::ReplyKind::status) {
+      return {Status::error, m_config.url + ": SET answered an unexpected reply", 0};
     }
-    return {Status::ok, "", data.size()};
+    return {Status::ok, "", ec ? 0 : size};
   }
 
   std::optional<std::vector<RemoteObject>> list(std::string& problem) override {
@@ -157,10 +156,20 @@ public:
   }
 
 private:
+  // A connection that failed half-way (refused credentials, a SELECT refused) is closed:
+  // the next request starts again, never on a connection that skipped a step.
   bool connect(std::string& problem) {
     if (m_context != nullptr) {
       return true;
     }
+    if (!open_connection(problem)) {
+      disconnect();
+      return false;
+    }
+    return true;
+  }
+
+  bool open_connection(std::string& problem) {
     util::ParsedUrl url = util::parse_url(m_config.url);
     m_context = hiredis().redisConnectWithTimeout(url.host.c_str(), url.port == 0 ? 6379 : url.port,
                                                   timeval_of(m_config.connect_timeout));
@@ -188,13 +197,18 @@ private:
   Status failure() const { return m_refused ? Status::refused : Status::error; }
 
   // NOAUTH (no AUTH given), WRONGPASS (a wrong one), NOPERM (an ACL user without the right).
-  static bool refused_credentials(const redisReply* reply) {
-    if (reply == nullptr || reply->type != REDIS_REPLY_ERROR || reply->str == nullptr) {
-      return false;
-    }
-    std::string text(reply->str, reply->len);
+  static bool refused_credentials(const std::string& text) {
     return text.rfind("NOAUTH", 0) == 0 || text.rfind("WRONGPASS", 0) == 0 ||
            text.rfind("NOPERM", 0) == 0 || text.rfind("ERR invalid password", 0) == 0;
+  }
+
+  // A connection out of step with the protocol (a reply cut short or left unread) is
+  // closed; the next request connects again.
+  void disconnect() {
+    if (m_context != nullptr) {
+      hiredis().redisFree(m_context);
+      m_context = nullptr;
+    }
   }
 
   // AUTH with the secret passed as an argument (%s): it is never part of a message.
