@@ -3,6 +3,7 @@
 #include "npucc/error.h"
 #include "util/hex.h"
 #include "util/sha256.h"
+#include "util/strings.h"
 
 #include <algorithm>
 #include <cctype>
@@ -52,20 +53,6 @@ std::string unescape(std::string_view text) {
     out += text[i];
   }
   return out;
-}
-
-bool parse_u64(std::string_view text, uint64_t& value) {
-  if (text.empty() || text.size() > 19) {
-    return false;
-  }
-  value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return false;
-    }
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return true;
 }
 
 // Splits "name rest-of-line".
@@ -181,7 +168,7 @@ std::string parse_fields(const std::vector<std::string_view>& lines, EntryHeader
   header.compiler_version = unescape(values[0]);
   uint64_t number = 0;
   // created is an int64_t: 19 digits can exceed it, and would be written back negative.
-  if (!parse_u64(values[1], number) || number > static_cast<uint64_t>(INT64_MAX)) {
+  if (!util::parse_digits(values[1], number) || number > static_cast<uint64_t>(INT64_MAX)) {
     return "header's creation time is not a number";
   }
   header.created = static_cast<int64_t>(number);
@@ -193,7 +180,7 @@ std::string parse_fields(const std::vector<std::string_view>& lines, EntryHeader
   header.variants = unescape(values[4]);
   header.options = unescape(values[5]);
   uint64_t count = 0;
-  if (!parse_u64(values[6], count) || count != lines.size() - 9) {
+  if (!util::parse_digits(values[6], count) || count != lines.size() - 9) {
     return "header's file count does not match its table";
   }
   return "";
@@ -206,7 +193,7 @@ std::string parse_file_line(std::string_view line, size_t number, EntryFile& fil
   size_t third = second == std::string_view::npos ? second : line.find(' ', second + 1);
   if (third == std::string_view::npos || line.substr(0, first) != "file" ||
       !util::is_lower_hex(line.substr(first + 1, second - first - 1), 64) ||
-      !parse_u64(line.substr(second + 1, third - second - 1), file.bytes)) {
+      !util::parse_digits(line.substr(second + 1, third - second - 1), file.bytes)) {
     return "header line " + std::to_string(number) + " is not a file line";
   }
   file.sha256 = std::string(line.substr(first + 1, second - first - 1));
@@ -255,7 +242,7 @@ ParsedHeader parse_header(const std::string& text) {
     return fail("header has no npucc-cache-entry magic");
   }
   uint64_t version = 0;
-  if (!parse_u64(value, version)) {
+  if (!util::parse_digits(value, version)) {
     return fail("header's format version is not a number");
   }
   if (version != static_cast<uint64_t>(k_entry_format_version)) {

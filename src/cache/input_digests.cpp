@@ -8,6 +8,7 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
+#include <cstdint>
 #include <unistd.h>
 
 namespace npucc::cache {
@@ -47,12 +48,12 @@ std::optional<RecordedDigest> parse_digest(const std::string& text, const util::
   }
   RecordedDigest out;
   out.sha256 = lines[2].substr(7);
-  std::string recorded = lines[3].substr(9);
-  if (!util::is_lower_hex(out.sha256, 64) || recorded.empty() || recorded.size() > 19 ||
-      recorded.find_first_not_of("0123456789") != std::string::npos) {
+  uint64_t recorded = 0;
+  if (!util::is_lower_hex(out.sha256, 64) || !util::parse_digits(lines[3].substr(9), recorded) ||
+      recorded > static_cast<uint64_t>(INT64_MAX)) {
     return std::nullopt;
   }
-  out.recorded_ns = std::stoll(recorded);
+  out.recorded_ns = static_cast<int64_t>(recorded);
   return out;
 }
 

@@ -8,7 +8,8 @@
 // truncation or replacement changes one of these (a write sets the ctime to the current
 // time, and nothing a user runs, `touch -r` included, can set it back). The basis of
 // the input digest cache (cache/input_digests.h), as of ccache's inode cache and git's
-// index.
+// index. Unlike npucc::FileIdentity (npucc/file_identity.h), which a hard link or a chmod
+// leaves as it is, a stamp holds the ctime: those change it, and cost a re-hash.
 namespace npucc::util {
 
 struct FileStamp {

@@ -92,6 +92,14 @@ bool parse_int64(std::string_view text, int64_t& value) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
+bool parse_digits(std::string_view text, uint64_t& value) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
+  }
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) {

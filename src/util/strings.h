@@ -18,6 +18,9 @@ std::string ascii_lower(std::string text);
 
 // Parses a whole decimal integer; false on anything else (sign allowed).
 bool parse_int64(std::string_view text, int64_t& value);
+// Parses digits alone (no sign, no space) into an unsigned 64-bit value; false on anything
+// else, an empty text or an overflow. For the fields of npucc's own file formats.
+bool parse_digits(std::string_view text, uint64_t& value);
 
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);

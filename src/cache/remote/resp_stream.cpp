@@ -2,6 +2,7 @@
 
 #include "util/eintr.h"
 #include "util/fd.h"
+#include "util/strings.h"
 
 #include <cerrno>
 #include <cstring>
@@ -33,17 +34,7 @@ std::string command_head(std::initializer_list<std::string_view> words, uint64_t
 
 // The decimal length of "$<length>"; false unless it is all digits and in range.
 bool parse_length(std::string_view text, uint64_t& value) {
-  if (text.empty() || text.size() > 16) {
-    return false;
-  }
-  value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') {
-      return false;
-    }
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return value <= k_max_value_bytes;
+  return util::parse_digits(text, value) && value <= k_max_value_bytes;
 }
 
 } // namespace
