@@ -133,7 +133,8 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log,
-                                                   std::optional<model::PriorDigest>& hashed) {
+                                                   std::optional<model::PriorDigest>& hashed,
+                                                   std::optional<CacheKey>& known_key) {
   std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, hashed);
   if (!identity) {
     return std::nullopt;
@@ -141,6 +142,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
   CacheKey key = compute_key(*identity, options, &digests);
   cache::FetchResult fetched = fetch_and_deliver(storage, storage, key.key, options, deliver);
   if (fetched.status != cache::FetchStatus::hit) {
+    known_key = std::move(key);
     return std::nullopt;
   }
   if (log) {

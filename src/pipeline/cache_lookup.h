@@ -16,12 +16,14 @@ namespace npucc::pipeline {
 // so the key needs only hashes and a hit never parses the model. nullopt: not found this
 // way (the full path reads the model, and says why when it cannot); `hashed` then holds
 // the model file's digest if it was known, for model::read_mapped_model to take over.
-// The digests come through `digests` (cache/input_digests.h).
+// The digests come through `digests` (cache/input_digests.h). `known_key`: the key, when
+// the index gave it and the local store missed it (a remote tier can be asked at once).
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log,
-                                                   std::optional<model::PriorDigest>& hashed);
+                                                   std::optional<model::PriorDigest>& hashed,
+                                                   std::optional<CacheKey>& known_key);
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
 // (through a staging folder, so a failed fetch leaves nothing), or for populate only checks

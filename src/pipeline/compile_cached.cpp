@@ -70,6 +70,7 @@ struct CachedRun {
   CachedCompile out;
   // The compiled files as their writer left them (compiler/prepared_compile.h).
   std::map<std::string, FileIdentity> written_as;
+  std::string remote_asked; // the key the remote tier was asked for, if it was
 };
 
 // The stages of the compile not yet done; the manifest records the key.
@@ -158,11 +159,14 @@ CachedCompile bypass(CachedRun& run) {
 }
 
 // The key's lookup, in the shared remote tier too when one is configured (asked on a
-// local miss, fed by compiles).
+// local miss, fed by compiles), unless it was asked for this key already.
 cache::FetchResult fetch(CachedRun& run) {
-  if (!run.config.remote.url.empty()) {
+  if (!run.config.remote.url.empty() && !run.tiered) {
     run.tiered = std::make_unique<cache::remote::TieredStorage>(run.storage, run.config.remote);
+  } else if (run.tiered && run.remote_asked == run.key.key) {
+    return fetch_and_deliver(run.storage, run.storage, run.key.key, run.options, run.deliver);
   }
+  run.remote_asked = run.key.key;
   return fetch_and_deliver(run.storage, run.tier(), run.key.key, run.options, run.deliver);
 }
 
@@ -172,7 +176,9 @@ CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
   if (run.deliver == Deliver::output_folder && !remote_hit) {
     run.storage.stats().update({{"hits", 1}});
   }
-  run.storage.record_model_index(run.model_sha256, run.model_index);
+  if (!run.model_index.empty()) { // empty: the index gave the key, and stays as it is
+    run.storage.record_model_index(run.model_sha256, run.model_index);
+  }
   CachedCompile out = hit_result(fetched, run.options, run.key.key, run.model_sha256, run.deliver);
   if (remote_hit) {
     out.reason = "from the remote cache " + run.config.remote.url + ", " + out.reason;
@@ -181,6 +187,21 @@ CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
   }
   out.remote_warning = run.remote_warning();
   return out;
+}
+
+// The model index gave the key without reading the model (its digests recorded, or hashed)
+// and the local store missed it: the remote tier is asked now, before the model is read.
+// nullopt on a miss there (the compile goes on; fetch() does not ask again).
+std::optional<CachedCompile> remote_by_known_key(CachedRun& run, CacheKey key) {
+  run.key = std::move(key);
+  run.model_sha256 = run.model_hashed->sha256;
+  cache::FetchResult fetched = fetch(run);
+  if (fetched.status != cache::FetchStatus::hit) {
+    return std::nullopt;
+  }
+  run.say("cache: the key came from the model index: the remote cache was asked before the "
+          "model was read");
+  return hit(run, fetched);
 }
 
 // Records the miss; Replace::yes when the entry under the key is damaged.
@@ -321,11 +342,17 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
                          const CacheConfig& config, const CompileOptions& given, Deliver deliver,
                          const LogSink& log) {
   std::optional<model::PriorDigest> hashed;
-  if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, hashed)) {
+  std::optional<CacheKey> known_key;
+  if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, hashed, known_key)) {
     return *found;
   }
   CachedRun run(storage, digests, config, given, deliver, log);
   run.model_hashed = std::move(hashed);
+  if (known_key && run.model_hashed && !config.remote.url.empty()) {
+    if (auto found = remote_by_known_key(run, std::move(*known_key))) {
+      return *found;
+    }
+  }
   read_and_key(run);
   if (run.uncacheable) {
     return bypass(run);

@@ -27,6 +27,17 @@ outputs_equal "$WORK/out-a" "$WORK/out-b"
 [ "$(remote_stat "$WORK/b" bytes_down)" -gt 1000 ] || fail "B counts no bytes down"
 pass "machine B hits what machine A compiled, byte-identical, counted"
 
+# 1b. B's entry evicted (its model index and input digests kept): the key comes from the
+# index, and the remote cache is asked before the model is read.
+expect_status 0 "$NPUCC" cache invalidate --model ppocr_cls --cache-dir "$WORK/b"
+[ -z "$(ls "$WORK/b/entries"/*/ 2>/dev/null)" ] || fail "B's entry is still there"
+expect_status 0 "$NPUCC" -v compile "$MODEL" -o "$WORK/out-b2" --cache-dir "$WORK/b" --remote-cache "$URL"
+cat "$WORK/err" >>"$WORK/out"
+contains "$WORK/out" "cache: hit: from the remote cache"
+contains "$WORK/out" "the key came from the model index: the remote cache was asked before the model was read"
+outputs_equal "$WORK/out-a" "$WORK/out-b2"
+pass "an evicted entry: the remote cache is asked with the index's key, before reading the model"
+
 # 2. cache ls --remote lists the keys (SCAN), as text and JSON.
 key=$(rcli --scan --pattern 'npucc:bundle:*' | head -1 | sed 's/^npucc:bundle://')
 NPUCC_REMOTE_CACHE="$URL" expect_status 0 "$NPUCC" cache ls --remote --cache-dir "$WORK/b"
