@@ -57,13 +57,10 @@ std::optional<RecordedDigest> parse_digest(const std::string& text, const util::
   return out;
 }
 
-// Which file `fd` is, so the tally counts it once.
-std::optional<std::pair<uint64_t, uint64_t>> file_of(int fd) {
-  std::optional<util::FileStamp> stamp = util::stamp_of(fd);
-  if (!stamp) {
-    return std::nullopt;
-  }
-  return std::make_pair(stamp->device, stamp->inode);
+InputDigest hashed_because(std::string why) {
+  InputDigest out;
+  out.why_hashed = std::move(why);
+  return out;
 }
 
 } // namespace
@@ -111,82 +108,82 @@ std::string InputDigests::why_untrusted(int fd) const {
 }
 
 InputDigest InputDigests::look_up(int fd) const {
-  InputDigest out;
-  out.why_hashed = why_untrusted(fd);
   std::optional<util::FileStamp> stamp = util::stamp_of(fd);
-  if (!out.why_hashed.empty() || !stamp) {
-    out.why_hashed = stamp ? out.why_hashed : "not a regular file";
-    return out;
+  if (!stamp) {
+    return hashed_because("not a regular file");
   }
+  std::string why = why_untrusted(fd);
+  return why.empty() ? recorded_for(*stamp) : hashed_because(why);
+}
+
+InputDigest InputDigests::recorded_for(const util::FileStamp& stamp) const {
   std::optional<RecordedDigest> found;
   try {
-    fs::path path = digest_path(m_storage->root(), digest_id(*stamp));
+    fs::path path = digest_path(m_storage->root(), digest_id(stamp));
     if (path_kind(path) == PathKind::file) {
-      found = parse_digest(read_small_file(path, 4096), *stamp);
+      found = parse_digest(read_small_file(path, 4096), stamp);
     }
   } catch (const Error&) {
     // unreadable: as absent
   }
   if (!found) {
-    out.why_hashed = "no digest recorded for the file as it is now: new, or changed since";
-    return out;
+    return hashed_because("no digest recorded for the file as it is now: new, or changed since");
   }
   if (found->recorded_ns > util::realtime_ns()) {
-    out.why_hashed = "the clock reads earlier than when its digest was recorded";
-    return out;
+    return hashed_because("the clock reads earlier than when its digest was recorded");
   }
-  if (stamp->ctime_ns > found->recorded_ns - k_racy_margin_ns) {
-    out.why_hashed = "its digest was recorded too soon after a change";
-    return out;
+  if (stamp.ctime_ns > found->recorded_ns - k_racy_margin_ns) {
+    return hashed_because("its digest was recorded too soon after a change");
   }
+  InputDigest out;
   out.sha256 = found->sha256;
   out.from_stamp = true;
-  out.why_hashed.clear();
   return out;
 }
 
 std::optional<InputDigest> InputDigests::digest(int fd, const fs::path& path) {
-  InputDigest found = look_up(fd);
-  if (found.from_stamp) {
-    m_tally.count(found, file_of(fd));
-    return found;
-  }
   std::optional<util::FileStamp> before = util::stamp_of(fd);
-  int64_t started = util::realtime_ns();
-  if (!before || ::lseek(fd, 0, SEEK_SET) != 0) {
+  if (!before) {
     return std::nullopt;
   }
-  found.sha256 = util::sha256_of_fd(fd, path).sha256;
-  // A write while it was hashed: the digest may stand for no version of the file.
-  if (util::stamp_of(fd) != before) {
-    return std::nullopt;
+  std::string why = why_untrusted(fd);
+  InputDigest found = why.empty() ? recorded_for(*before) : hashed_because(why);
+  if (!found.from_stamp) {
+    int64_t started = util::realtime_ns();
+    if (::lseek(fd, 0, SEEK_SET) != 0) {
+      return std::nullopt;
+    }
+    found.sha256 = util::sha256_of_fd(fd, path).sha256;
+    // A write while it was hashed: the digest may stand for no version of the file.
+    if (util::stamp_of(fd) != before) {
+      return std::nullopt;
+    }
+    if (why.empty()) {
+      store_unless_racy(*before, started, found.sha256);
+    }
   }
-  record_if_trusted(fd, *before, started, found.sha256);
-  m_tally.count(found, file_of(fd));
+  m_tally.count(found, std::make_pair(before->device, before->inode));
   return found;
 }
 
 void InputDigests::record(int fd, const util::FileStamp& before, int64_t started_ns,
                           const std::string& sha256, const std::string& why) {
-  InputDigest hashed;
-  hashed.why_hashed = why;
-  m_tally.count(hashed, file_of(fd));
-  record_if_trusted(fd, before, started_ns, sha256);
+  m_tally.count(hashed_because(why), std::make_pair(before.device, before.inode));
+  if (why_untrusted(fd).empty() && util::stamp_of(fd) == before) {
+    store_unless_racy(before, started_ns, sha256);
+  }
 }
 
 void InputDigests::count_hashed(const std::string& why) {
-  InputDigest hashed;
-  hashed.why_hashed = why;
-  m_tally.count(hashed, std::nullopt);
+  m_tally.count(hashed_because(why), std::nullopt);
 }
 
-void InputDigests::record_if_trusted(int fd, const util::FileStamp& before, int64_t started_ns,
+void InputDigests::store_unless_racy(const util::FileStamp& stamp, int64_t started_ns,
                                      const std::string& sha256) const {
-  if (!why_untrusted(fd).empty() || m_storage->read_only() ||
-      before.ctime_ns > started_ns - k_racy_margin_ns || util::stamp_of(fd) != before) {
+  if (m_storage->read_only() || stamp.ctime_ns > started_ns - k_racy_margin_ns) {
     return;
   }
-  store(before, sha256);
+  store(stamp, sha256);
 }
 
 void InputDigests::store(const util::FileStamp& stamp, const std::string& sha256) const {

@@ -83,7 +83,11 @@ public:
 private:
   // Why a stamp may not be used or recorded for `fd`; empty when it may.
   std::string why_untrusted(int fd) const;
-  void record_if_trusted(int fd, const util::FileStamp& before, int64_t started_ns,
+  // The digest recorded for a file that looks like `stamp`, or why there is none to use.
+  InputDigest recorded_for(const util::FileStamp& stamp) const;
+  // Records `sha256`, hashed from `started_ns` on, unless the file changed too near that
+  // moment (or the cache is read-only).
+  void store_unless_racy(const util::FileStamp& stamp, int64_t started_ns,
                          const std::string& sha256) const;
   void store(const util::FileStamp& stamp, const std::string& sha256) const;
 
