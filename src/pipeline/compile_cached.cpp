@@ -163,11 +163,11 @@ CachedCompile bypass(CachedRun& run) {
 cache::FetchResult fetch(CachedRun& run) {
   if (!run.config.remote.url.empty() && !run.tiered) {
     run.tiered = std::make_unique<cache::remote::TieredStorage>(run.storage, run.config.remote);
-  } else if (run.tiered && run.remote_asked == run.key.key) {
-    return fetch_and_deliver(run.storage, run.storage, run.key.key, run.options, run.deliver);
   }
+  bool asked = run.remote_asked == run.key.key;
   run.remote_asked = run.key.key;
-  return fetch_and_deliver(run.storage, run.tier(), run.key.key, run.options, run.deliver);
+  cache::Storage& tier = asked ? static_cast<cache::Storage&>(run.storage) : run.tier();
+  return fetch_and_deliver(run.storage, tier, run.key.key, run.options, run.deliver);
 }
 
 CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
