@@ -2,11 +2,19 @@
 # on loopback that are killed at exit, and a listener that accepts and never answers.
 SERVER_PIDS=()
 stop_servers() {
-  local pid
+  local pid i
+  # SIGTERM first: nginx's master stops and reaps its workers, redis saves nothing (no
+  # dump configured) and exits; -9 for one still there after 5 s. Each is waited for.
   for pid in "${SERVER_PIDS[@]}"; do
-    # nginx's workers first: they outlive a killed master
-    kill -9 $(ps -o pid= --ppid "$pid" 2>/dev/null) 2>/dev/null || true
-    kill -9 "$pid" 2>/dev/null || true
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${SERVER_PIDS[@]}"; do
+    for i in $(seq 50); do
+      case "$(ps -o stat= -p "$pid" 2>/dev/null)" in "" | Z*) break ;; esac
+      sleep 0.1
+    done
+    kill -9 $(ps -o pid= --ppid "$pid" 2>/dev/null) "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
   done
   SERVER_PIDS=()
 }
