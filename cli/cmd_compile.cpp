@@ -35,6 +35,7 @@ void print_result(const CompileOptions& options, const CompileResult& result) {
     std::cout << "  sha256 " << graph.graph.sha256.substr(0, 12) << "\n";
   }
   print_precision_summary(result);
+  print_accuracy_summary(result);
   std::vector<std::string> changed;
   for (const auto& pass : result.passes) {
     if (pass.changed > 0) {

@@ -38,6 +38,7 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
                      "adapters each version change needs; refused naming the op that cannot be "
                      "carried (default: keep it; fast1 raises its low graph to 22)");
   add_precision_options(command, args.precision);
+  add_accuracy_options(command, args.accuracy);
   add_options_file(command, args.options_file);
 }
 
@@ -67,6 +68,7 @@ CompileOptions make_compile_options(const CompileArgs& args, const Config& setti
   effective.precision_mode_v2 = settings.value("precision_mode_v2");
   effective.modify_mixlist = settings.value("modify_mixlist");
   apply_precision_options(effective, options);
+  apply_accuracy_options(args.accuracy, options);
   // Checked here, before the model is read, so a conflict names the sources of both
   // values (the compile's own check can only name the model).
   validate_precision_options(options.precision, options.accelerate_train_mode,

@@ -3,6 +3,7 @@
 #include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "npucc/config.h"
+#include "accuracy_options.h"
 #include "precision_options.h"
 
 #include <CLI/CLI.hpp>
@@ -20,6 +21,7 @@ struct CompileArgs {
   std::string passes;
   int64_t target_opset = 0;
   PrecisionArgs precision;
+  AccuracyArgs accuracy;
   std::string options_file; // --options FILE (Ascend option names, JSON)
 };
 

@@ -52,6 +52,13 @@ struct CompileOptions {
   bool low_precision_weights = false;        // store trainable weights in the low type
   bool emit_emulation = false;               // also emulation.onnx (float32, Cast round trips)
 
+  // --- accuracy (npucc-compile(1), ACCURACY): the low graph's drift, measured ---
+  // --check-accuracy: run the high graph and the low graph's emulation in ONNX Runtime.
+  bool check_accuracy = false;
+  // --sample-inputs: what they run on (test_data_set_* folders, .npz, folders of .npy);
+  // none: random inputs from a fixed seed. In the cache key by content (their digest).
+  std::vector<std::filesystem::path> sample_inputs;
+
   // Empty: the default pipeline.
   std::vector<std::string> passes;
   ReadLimits limits;
@@ -97,6 +104,9 @@ struct CompileResult {
   // (empty when there is none); precision/report.h formats the short form.
   std::string precision_report;
   std::string high_precision_report;
+  // The manifest's "accuracy" object as JSON text (--check-accuracy), else empty;
+  // accuracy/check.h formats it.
+  std::string accuracy_report;
 };
 
 // Every option that changes what a compile emits, in a canonical, stable text form

@@ -1,3 +1,4 @@
+#include "accuracy/samples.h"
 #include "npucc/compile.h"
 #include "passes/registry.h"
 #include "precision/low_graph_opset.h"
@@ -33,6 +34,12 @@ std::string canonical_options(const CompileOptions& options) {
       // What fast1 raises its low graph to without --target-opset (a change moves the key).
       {"fast1_low_graph_opset", precision::k_bfloat16_opset},
   };
+  // Only with the check, so that the keys of compiles without it stay as they were.
+  if (options.check_accuracy) {
+    out["accuracy"] = {{"samples_sha256", options.sample_inputs.empty()
+                                              ? std::string("random")
+                                              : accuracy::samples_digest(options.sample_inputs)}};
+  }
   return out.dump();
 }
 

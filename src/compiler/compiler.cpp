@@ -1,4 +1,5 @@
 #include "check/isolated_worker.h"
+#include "compiler/accuracy_check.h"
 #include "check/validate.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
@@ -228,6 +229,11 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
     prepared.variants = precision::build_precision_variants(model.proto, options, overflow);
   });
   carry_ir_annotations(model.proto, prepared.variants, log);
+  if (options.check_accuracy) {
+    in_file(file, [&] {
+      result.accuracy_report = compiler::run_accuracy_check(prepared.variants, options, log);
+    });
+  }
   prepared.model = std::move(model);
   return prepared;
 }

@@ -44,6 +44,9 @@ void add_precision(json& manifest, const CompileOptions& options, const CompileR
   if (!result.high_precision_report.empty()) {
     manifest["high_precision_report"] = json::parse(result.high_precision_report);
   }
+  if (!result.accuracy_report.empty()) {
+    manifest["accuracy"] = json::parse(result.accuracy_report);
+  }
 }
 
 } // namespace

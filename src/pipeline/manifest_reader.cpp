@@ -56,6 +56,10 @@ void read_precision_reports(const json& manifest, CompileResult& result) {
   if (report != manifest.end() && report->is_object()) {
     result.precision_report = report->dump();
   }
+  auto accuracy = manifest.find("accuracy");
+  if (accuracy != manifest.end() && accuracy->is_object()) {
+    result.accuracy_report = accuracy->dump();
+  }
   auto high = manifest.find("high_precision_report");
   if (high != manifest.end() && high->is_object()) {
     result.high_precision_report = high->dump();

@@ -2,12 +2,15 @@
 """The layering of src/ and cli/, read from their #include "..." lines.
 
 Every file belongs to the folder it is in (src/cache/remote/x.cpp: cache/remote; cli/*:
-cli), and `#include "a/b/c.h"` names folder a/b. Two rules, each failure one line naming
+cli), and `#include "a/b/c.h"` names folder a/b. Three rules, each failure one line naming
 the include that breaks it:
   - no cycle between folders (a subfolder is a folder of its own: cache/remote may include
     cache, but then cache may not include cache/remote);
   - the storage layer, src/cache and its subfolders, includes nothing of src/ but model/,
-    util/ and itself: it stores entries and knows nothing of how they are compiled.
+    util/ and itself: it stores entries and knows nothing of how they are compiled;
+  - the runtime floor, src/runtime (running a graph in ONNX Runtime's process), includes
+    nothing of src/ but util/ and itself: it runs serialised graphs on tensors and knows
+    nothing of how they were made or what is compared.
 Public headers (include/npucc/, "npucc/...") are not a src/ folder: they declare the
 library's types and every layer may use them.
 
@@ -23,6 +26,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SOURCE_SUFFIXES = (".cpp", ".h", ".inc")
 STORAGE = "cache"
 STORAGE_MAY_INCLUDE = ("model", "util")
+RUNTIME = "runtime"
+RUNTIME_MAY_INCLUDE = ("util",)
 PUBLIC = "npucc"
 
 
@@ -150,6 +155,18 @@ def cycle_through(first, component, edges):
     return [first, first]
 
 
+def runtime_violations(includes):
+    out = []
+    for path, number, name, source, target in includes:
+        inside = lambda folder: folder == RUNTIME or folder.startswith(RUNTIME + "/")
+        if inside(source) and not inside(target) and target not in RUNTIME_MAY_INCLUDE:
+            out.append('%s:%d: #include "%s": the runtime floor (src/%s) includes only %s and '
+                       'itself, not %s/' % (path, number, name, RUNTIME,
+                                            ", ".join(f + "/" for f in RUNTIME_MAY_INCLUDE),
+                                            target))
+    return out
+
+
 def cycle_violations(includes):
     edges = {}
     example = {}
@@ -174,14 +191,16 @@ def main(argv):
               file=sys.stderr)
         return 2
     includes = read_includes(root)
-    problems = cycle_violations(includes) + storage_violations(includes)
+    problems = (cycle_violations(includes) + storage_violations(includes) +
+                runtime_violations(includes))
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)
     if problems:
         return 1
     folders = {source for _, _, _, source, _ in includes}
-    print("check_layers: %d includes of %d folders: no cycle, storage includes only %s" %
-          (len(includes), len(folders), ", ".join(STORAGE_MAY_INCLUDE)))
+    print("check_layers: %d includes of %d folders: no cycle, storage includes only %s, "
+          "runtime only %s" % (len(includes), len(folders), ", ".join(STORAGE_MAY_INCLUDE),
+                               ", ".join(RUNTIME_MAY_INCLUDE)))
     return 0
 
 

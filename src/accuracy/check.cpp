@@ -1,0 +1,135 @@
+#include "accuracy/check.h"
+
+#include "model/graph_walk.h"
+#include "model/weight_store.h"
+#include "npucc/error.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace npucc::accuracy {
+
+std::string serialise_for_runtime(const onnx::ModelProto& model) {
+  onnx::ModelProto copy = model;
+  model::for_each_tensor(*copy.mutable_graph(), [](onnx::TensorProto& tensor) {
+    if (model::is_stored(tensor)) {
+      model::materialize(tensor);
+    }
+  });
+  if (copy.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    throw Error("--check-accuracy: the graph with its weights is over 2 GiB, which npucc does "
+                "not yet hand to ONNX Runtime");
+  }
+  std::string bytes;
+  if (!copy.SerializeToString(&bytes)) {
+    throw Error("--check-accuracy: cannot serialise the graph for ONNX Runtime");
+  }
+  return bytes;
+}
+
+AccuracyReport check_accuracy(runtime::GraphRuntime& runtime, const onnx::ModelProto& high,
+                              const onnx::ModelProto& emulation, const std::string& emulates,
+                              const Samples& samples) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> outputs;
+  for (const auto& output : high.graph().output()) {
+    outputs.push_back(output.name());
+  }
+  const auto reference =
+      runtime.run("the high graph", serialise_for_runtime(high), samples.sets, outputs);
+  const auto low = runtime.run("the emulation of the low graph", serialise_for_runtime(emulation),
+                               samples.sets, outputs);
+  AccuracyReport report;
+  report.inputs = samples.origin;
+  report.samples = static_cast<int64_t>(samples.sets.size());
+  report.compared = "emulation";
+  report.emulates = emulates;
+  report.runtime = runtime.version();
+  report.runs = 2 * report.samples;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    OutputMetrics total;
+    total.name = outputs[o];
+    for (size_t s = 0; s < samples.sets.size(); ++s) {
+      merge(total, compare_output(reference[s][o], low[s][o]));
+    }
+    report.outputs.push_back(total);
+  }
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+nlohmann::json report_json(const AccuracyReport& report) {
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const auto& output : report.outputs) {
+    outputs.push_back({{"name", output.name},
+                       {"cosine", output.cosine},
+                       {"max_abs_error", output.max_abs_error},
+                       {"max_rel_error", output.max_rel_error},
+                       {"nonfinite", output.nonfinite},
+                       {"elements", output.elements}});
+  }
+  return {{"inputs", report.inputs},   {"samples", report.samples},
+          {"compared", report.compared}, {"emulates", report.emulates},
+          {"runtime", report.runtime}, {"runs", report.runs},
+          {"outputs", outputs}};
+}
+
+namespace {
+
+// Fields of the manifest's object, read without json::value() (whose string overload gcc 12
+// warns about): a missing or mistyped field reads as empty or zero.
+std::string text(const nlohmann::json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+double number(const nlohmann::json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_number() ? found->get<double>() : 0.0;
+}
+
+std::string fixed6(double value) {
+  char out[64];
+  std::snprintf(out, sizeof out, "%.6f", value);
+  return out;
+}
+
+std::string short_number(double value) {
+  char out[64];
+  std::snprintf(out, sizeof out, "%.3g", value);
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> format_accuracy(const nlohmann::json& report) {
+  const std::string inputs = text(report, "inputs");
+  const auto samples = static_cast<int64_t>(number(report, "samples"));
+  std::vector<std::string> lines;
+  lines.push_back("accuracy: " + text(report, "emulates") +
+                  " low graph (its emulation graph) against high, " +
+                  (inputs == "random" ? std::string("1 random input set (fixed seed)")
+                                      : std::to_string(samples) + " sample set(s)") +
+                  ", " + text(report, "runtime"));
+  auto outputs = report.find("outputs");
+  if (outputs != report.end() && outputs->is_array()) {
+    for (const auto& output : *outputs) {
+      const auto nonfinite = static_cast<int64_t>(number(output, "nonfinite"));
+      lines.push_back("  " + text(output, "name") + ": cosine " + fixed6(number(output, "cosine")) +
+                      ", max abs error " + short_number(number(output, "max_abs_error")) +
+                      ", max rel error " + short_number(number(output, "max_rel_error")) + ", " +
+                      std::to_string(nonfinite) + " non-finite" +
+                      (nonfinite > 0 ? " (float32 gives finite values there)" : ""));
+    }
+  }
+  if (inputs == "random") {
+    lines.push_back("  random inputs can mislead (a detector on noise detects nothing): give "
+                    "your own with --sample-inputs");
+  }
+  return lines;
+}
+
+} // namespace npucc::accuracy

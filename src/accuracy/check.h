@@ -1,0 +1,46 @@
+#pragma once
+
+#include "accuracy/metrics.h"
+#include "accuracy/samples.h"
+#include "runtime/runtime.h"
+
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+#include <string>
+#include <vector>
+
+// --check-accuracy: the high graph and the low graph's emulation run on the same inputs,
+// and how far the low side drifts, per output. The low side is the emulation graph
+// (precision/emulation.h: float32 compute with a rounding Cast wherever the low graph holds
+// a float16/bfloat16 value), for float16 as for bfloat16: ONNX Runtime's CPU provider runs
+// many float16 ops in float32 and drops the casts between them, which would hide an
+// overflow float16 hardware shows, and it has no bfloat16 kernels for most ops.
+namespace npucc::accuracy {
+
+struct AccuracyReport {
+  std::string inputs;      // "samples" or "random"
+  int64_t samples = 0;     // input sets run
+  std::string compared;    // the graph run for the low side: "emulation"
+  std::string emulates;    // the low graph's precision ("mixed_float16")
+  std::string runtime;     // "ONNX Runtime 1.30.0"
+  int64_t runs = 0;        // graph runs (one per graph and sample set)
+  double seconds = 0;      // spent in the runtime, sessions included
+  std::vector<OutputMetrics> outputs;
+};
+
+// The model as a runtime reads it: serialised whole, with every weight npucc keeps outside
+// the protobuf (model/weight_store.h) put back. Throws npucc::Error past protobuf's 2 GiB.
+std::string serialise_for_runtime(const onnx::ModelProto& model);
+
+// Runs `high` and `emulation` on every set of `samples` and compares every output of
+// `high`. Throws npucc::Error in one line when either graph fails to run.
+AccuracyReport check_accuracy(runtime::GraphRuntime& runtime, const onnx::ModelProto& high,
+                              const onnx::ModelProto& emulation, const std::string& emulates,
+                              const Samples& samples);
+
+// The manifest's "accuracy" object (tests/schemas: manifest), and back.
+nlohmann::json report_json(const AccuracyReport& report);
+// The lines under compile's summary ("accuracy: ..."), from the manifest's object.
+std::vector<std::string> format_accuracy(const nlohmann::json& report);
+
+} // namespace npucc::accuracy

@@ -1,0 +1,242 @@
+#include "runtime/ort_session.h"
+
+#include "npucc/error.h"
+#include "util/strings.h"
+
+#include <cstdlib>
+
+#ifdef NPUCC_HAVE_ONNXRUNTIME
+#include <dlfcn.h>
+#include <onnxruntime_c_api.h>
+#endif
+
+namespace npucc::runtime::detail {
+
+namespace {
+
+const char* const k_how_to_get =
+    "run scripts/install-onnxruntime and configure again, or point -DONNXRUNTIME_ROOT= at an "
+    "ONNX Runtime release folder (npucc-compile(1), ACCURACY)";
+
+} // namespace
+
+#ifndef NPUCC_HAVE_ONNXRUNTIME
+
+struct OrtRunner::State {};
+
+OrtRunner::OrtRunner() {
+  throw Error("--check-accuracy needs ONNX Runtime, and this npucc was built without it",
+              k_how_to_get);
+}
+OrtRunner::~OrtRunner() = default;
+std::string OrtRunner::version() const { return {}; }
+std::vector<TensorSet> OrtRunner::run(const std::string&, const std::vector<TensorSet>&,
+                                      const std::vector<std::string>&) {
+  return {};
+}
+
+#else
+
+namespace {
+
+constexpr uint32_t k_api_version = 29; // the headers' ORT_API_VERSION npucc is written for
+
+std::string library_path() {
+  const char* chosen = std::getenv("NPUCC_ONNXRUNTIME_LIBRARY");
+  return chosen != nullptr && *chosen != '\0' ? chosen : NPUCC_ONNXRUNTIME_LIBRARY;
+}
+
+// Owns one OrtXxx object, released with the API's ReleaseXxx.
+template <typename T> struct Owned {
+  T* pointer = nullptr;
+  void (*release)(T*) = nullptr;
+  Owned() = default;
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() {
+    if (pointer != nullptr && release != nullptr) {
+      release(pointer);
+    }
+  }
+};
+
+} // namespace
+
+struct OrtRunner::State {
+  void* library = nullptr;
+  const OrtApiBase* base = nullptr;
+  const OrtApi* api = nullptr;
+  OrtEnv* env = nullptr;
+  OrtMemoryInfo* cpu = nullptr;
+
+  // Throws the runtime's message, in one line, when `status` is an error.
+  void check(OrtStatus* status, const std::string& doing) const {
+    if (status == nullptr) {
+      return;
+    }
+    std::string message = util::first_line(api->GetErrorMessage(status));
+    api->ReleaseStatus(status);
+    throw Error("ONNX Runtime: " + doing + ": " + message);
+  }
+
+  void configure(OrtSessionOptions* options) const;
+  OrtValue* input_value(const Tensor& tensor) const;
+  Tensor output_tensor(const std::string& name, OrtValue* value) const;
+};
+
+OrtRunner::OrtRunner() : m_state(std::make_unique<State>()) {
+  const std::string path = library_path();
+  m_state->library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (m_state->library == nullptr) {
+    throw Error("cannot load ONNX Runtime (" + path + "): " + util::first_line(::dlerror()),
+                k_how_to_get + std::string("; NPUCC_ONNXRUNTIME_LIBRARY names another library"));
+  }
+  using GetApiBase = const OrtApiBase* (*)();
+  auto get_base = reinterpret_cast<GetApiBase>(::dlsym(m_state->library, "OrtGetApiBase"));
+  m_state->base = get_base != nullptr ? get_base() : nullptr;
+  m_state->api = m_state->base != nullptr ? m_state->base->GetApi(k_api_version) : nullptr;
+  if (m_state->api == nullptr) {
+    throw Error(path + " is not an ONNX Runtime with C API version " +
+                    std::to_string(k_api_version) + " (ONNX Runtime 1.24 or later)",
+                k_how_to_get);
+  }
+  m_state->check(m_state->api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "npucc", &m_state->env),
+                 "creating its environment");
+  m_state->check(
+      m_state->api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &m_state->cpu),
+      "describing CPU memory");
+}
+
+OrtRunner::~OrtRunner() {
+  if (m_state->cpu != nullptr) {
+    m_state->api->ReleaseMemoryInfo(m_state->cpu);
+  }
+  if (m_state->env != nullptr) {
+    m_state->api->ReleaseEnv(m_state->env);
+  }
+  // The library stays loaded: the process ends soon after.
+}
+
+std::string OrtRunner::version() const {
+  return std::string("ONNX Runtime ") + m_state->base->GetVersionString();
+}
+
+// Deterministic and faithful to the graph as written:
+// - one intra-op and one inter-op thread, sequential execution, deterministic kernels: the
+//   same graph on the same inputs gives the same bits on every run (a float sum split over
+//   threads does not);
+// - basic optimisations only: constant folding (which computes a weight's Cast round trip
+//   with the same Cast kernel) and semantics-preserving eliminations. The extended level's
+//   fusions (LayerNormFusion, GeLU, attention) would compute across an emulation graph's
+//   rounding Casts, and cast-chain elimination, off by default, would drop them: it is set
+//   off here so that no default of another ONNX Runtime version turns it on;
+// - no spinning threads: two cores are shared with the rest of the machine.
+void OrtRunner::State::configure(OrtSessionOptions* options) const {
+  check(api->SetIntraOpNumThreads(options, 1), "setting the thread count");
+  check(api->SetInterOpNumThreads(options, 1), "setting the thread count");
+  check(api->SetSessionExecutionMode(options, ORT_SEQUENTIAL), "setting sequential execution");
+  check(api->SetSessionGraphOptimizationLevel(options, ORT_ENABLE_BASIC),
+        "setting the optimisation level");
+  check(api->SetDeterministicCompute(options, true), "asking for deterministic kernels");
+  check(api->AddSessionConfigEntry(options, "optimization.enable_cast_chain_elimination", "0"),
+        "keeping cast-chain elimination off");
+  check(api->AddSessionConfigEntry(options, "session.intra_op.allow_spinning", "0"),
+        "turning thread spinning off");
+  check(api->AddSessionConfigEntry(options, "session.inter_op.allow_spinning", "0"),
+        "turning thread spinning off");
+}
+
+OrtValue* OrtRunner::State::input_value(const Tensor& tensor) const {
+  static char k_empty = 0; // an empty tensor still needs a data pointer
+  void* data = tensor.bytes.empty() ? &k_empty : const_cast<char*>(tensor.bytes.data());
+  OrtValue* value = nullptr;
+  check(api->CreateTensorWithDataAsOrtValue(
+            cpu, data, tensor.bytes.size(), tensor.shape.data(), tensor.shape.size(),
+            static_cast<ONNXTensorElementDataType>(tensor.type), &value),
+        "input '" + tensor.name + "'");
+  return value;
+}
+
+Tensor OrtRunner::State::output_tensor(const std::string& name, OrtValue* value) const {
+  ONNXType kind = ONNX_TYPE_UNKNOWN;
+  check(api->GetValueType(value, &kind), "output '" + name + "'");
+  if (kind != ONNX_TYPE_TENSOR) {
+    throw Error("output '" + name + "' is not a tensor (a sequence, map or optional): "
+                "--check-accuracy compares tensors only");
+  }
+  Owned<OrtTensorTypeAndShapeInfo> info;
+  info.release = api->ReleaseTensorTypeAndShapeInfo;
+  check(api->GetTensorTypeAndShape(value, &info.pointer), "output '" + name + "'");
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  size_t rank = 0;
+  check(api->GetTensorElementType(info.pointer, &type), "output '" + name + "'");
+  check(api->GetDimensionsCount(info.pointer, &rank), "output '" + name + "'");
+  Tensor tensor;
+  tensor.name = name;
+  tensor.type = static_cast<int32_t>(type);
+  tensor.shape.resize(rank);
+  check(api->GetDimensions(info.pointer, tensor.shape.data(), rank), "output '" + name + "'");
+  const size_t size = element_size(tensor.type);
+  if (size == 0) {
+    throw Error("output '" + name + "' is of " + type_name(tensor.type) +
+                ": --check-accuracy compares numeric tensors only");
+  }
+  const auto bytes = static_cast<size_t>(element_count(tensor.shape)) * size;
+  void* data = nullptr;
+  if (bytes > 0) {
+    check(api->GetTensorMutableData(value, &data), "output '" + name + "'");
+    tensor.bytes.assign(static_cast<const char*>(data), bytes);
+  }
+  return tensor;
+}
+
+std::vector<TensorSet> OrtRunner::run(const std::string& model,
+                                      const std::vector<TensorSet>& inputs,
+                                      const std::vector<std::string>& outputs) {
+  const State& ort = *m_state;
+  Owned<OrtSessionOptions> options;
+  options.release = ort.api->ReleaseSessionOptions;
+  ort.check(ort.api->CreateSessionOptions(&options.pointer), "creating session options");
+  ort.configure(options.pointer);
+  Owned<OrtSession> session;
+  session.release = ort.api->ReleaseSession;
+  ort.check(ort.api->CreateSessionFromArray(ort.env, model.data(), model.size(),
+                                            options.pointer, &session.pointer),
+            "loading the graph");
+  std::vector<const char*> output_names;
+  for (const auto& name : outputs) {
+    output_names.push_back(name.c_str());
+  }
+  std::vector<TensorSet> results;
+  for (const auto& set : inputs) {
+    std::vector<Owned<OrtValue>> values(set.size());
+    std::vector<const char*> input_names;
+    std::vector<const OrtValue*> input_values;
+    for (size_t i = 0; i < set.size(); ++i) {
+      values[i].release = ort.api->ReleaseValue;
+      values[i].pointer = ort.input_value(set[i]);
+      input_names.push_back(set[i].name.c_str());
+      input_values.push_back(values[i].pointer);
+    }
+    std::vector<Owned<OrtValue>> produced(outputs.size());
+    std::vector<OrtValue*> produced_values(outputs.size(), nullptr);
+    ort.check(ort.api->Run(session.pointer, nullptr, input_names.data(), input_values.data(),
+                           input_names.size(), output_names.data(), output_names.size(),
+                           produced_values.data()),
+              "running the graph");
+    TensorSet result;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      produced[i].release = ort.api->ReleaseValue;
+      produced[i].pointer = produced_values[i];
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      result.push_back(ort.output_tensor(outputs[i], produced_values[i]));
+    }
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+#endif
+
+} // namespace npucc::runtime::detail

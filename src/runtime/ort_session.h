@@ -1,0 +1,31 @@
+#pragma once
+
+#include "runtime/tensor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+// ONNX Runtime's C API, used inside the runtime process only (runtime_process.cpp): npucc
+// itself never loads the library.
+namespace npucc::runtime::detail {
+
+class OrtRunner {
+public:
+  // Loads the library (NPUCC_ONNXRUNTIME_LIBRARY, else the one found at build time) and
+  // its C API version 29. Throws npucc::Error in one line saying how to get it.
+  OrtRunner();
+  ~OrtRunner();
+  OrtRunner(const OrtRunner&) = delete;
+  OrtRunner& operator=(const OrtRunner&) = delete;
+
+  std::string version() const;
+  std::vector<TensorSet> run(const std::string& model, const std::vector<TensorSet>& inputs,
+                             const std::vector<std::string>& outputs);
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
+
+} // namespace npucc::runtime::detail

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "runtime/tensor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+// Running a graph: npucc's floor under accuracy checks (accuracy/). A graph is an ONNX
+// model serialised whole (its weights inside), run on one or more input sets, each giving
+// the named outputs. The one implementation is ONNX Runtime's C API in a child process
+// (runtime_process.cpp): a crash of the runtime is one error line, not npucc's death.
+namespace npucc::runtime {
+
+class GraphRuntime {
+public:
+  virtual ~GraphRuntime() = default;
+
+  // The runtime's name and version ("ONNX Runtime 1.30.0"): part of what a result depends on.
+  virtual std::string version() = 0;
+
+  // Runs `model` (serialised ModelProto) once per input set; the outputs named `outputs`,
+  // in that order, per set. `what` names the graph in messages ("the emulation graph").
+  // Throws npucc::Error with the runtime's message in one line.
+  virtual std::vector<TensorSet> run(const std::string& what, const std::string& model,
+                                     const std::vector<TensorSet>& inputs,
+                                     const std::vector<std::string>& outputs) = 0;
+};
+
+// ONNX Runtime in a child process forked now, which the returned object ends and waits for
+// when it is destroyed. Throws npucc::Error in one line when npucc was built without ONNX
+// Runtime, or its library cannot be loaded or lacks C API version 29.
+std::unique_ptr<GraphRuntime> start_runtime();
+
+} // namespace npucc::runtime

@@ -1,0 +1,198 @@
+#include "runtime/ort_session.h"
+#include "runtime/runtime.h"
+
+#include "npucc/error.h"
+#include "util/eintr.h"
+#include "util/interrupt.h"
+#include "util/socket_channel.h"
+#include "util/strings.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// ONNX Runtime runs in a child process: it has crashed on graphs it accepted (a float16
+// LSTM in 1.30), and a crash must be one error line, not npucc's death. The child is
+// forked per GraphRuntime, loads the library itself (npucc never does), serves one request
+// per graph and ends when its socket closes; the parent always waits for it.
+namespace npucc::runtime {
+
+namespace {
+
+// Messages are util::encode_fields lists: a request {what, model, inputs, output names
+// (one per line)}, a reply {"0" + payload} or {"1" + error line}; the first reply, unasked,
+// says whether the runtime loaded ("0" + its version).
+bool receive(int fd, size_t count, std::vector<std::string>& fields) {
+  std::string buffer;
+  while (!util::decode_fields(buffer, count, fields)) {
+    if (!util::receive_some(fd, buffer)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string answer(detail::OrtRunner& ort, const std::vector<std::string>& request) {
+  std::vector<std::string> outputs;
+  if (!request[3].empty()) {
+    outputs = util::split(request[3], '\n');
+  }
+  return "0" + encode_sets(ort.run(request[1], decode_sets(request[2]), outputs));
+}
+
+[[noreturn]] void serve(int fd) {
+  std::unique_ptr<detail::OrtRunner> ort;
+  std::string hello;
+  try {
+    ort = std::make_unique<detail::OrtRunner>();
+    hello = "0" + ort->version();
+  } catch (const Error& e) {
+    hello = "1" + e.line();
+  }
+  if (!util::send_all(fd, util::encode_fields({hello})) || !ort) {
+    ::_exit(0);
+  }
+  for (;;) {
+    std::vector<std::string> request;
+    std::string reply;
+    try {
+      if (!receive(fd, 4, request)) {
+        ::_exit(0); // the parent is done with this runtime
+      }
+      reply = answer(*ort, request);
+    } catch (const Error& e) {
+      reply = "1" + e.line();
+    } catch (const std::exception& e) {
+      reply = "1" + util::first_line(e.what());
+    }
+    if (!util::send_all(fd, util::encode_fields({reply}))) {
+      ::_exit(0);
+    }
+  }
+}
+
+// The child's side of fork(), as check/isolated_worker.cpp sets its worker up.
+[[noreturn]] void become_child(int fd, pid_t parent, bool from_main_thread) {
+  for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+    ::signal(fatal, SIG_DFL); // a crash is reported by the parent, not by inherited handlers
+  }
+  ::signal(SIGINT, SIG_IGN); // the parent stops and reaps it on Ctrl-C (util/interrupt.h)
+  ::signal(SIGTERM, SIG_DFL);
+  if (from_main_thread) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL); // a killed npucc takes its runtime along
+  }
+  if (::getppid() != parent) {
+    ::_exit(3);
+  }
+  if (fd != 3) {
+    ::dup2(fd, 3);
+    fd = 3;
+  }
+  ::close_range(4, ~0U, 0);
+  util::forget_children_after_fork();
+  serve(fd);
+}
+
+class RuntimeProcess : public GraphRuntime {
+public:
+  RuntimeProcess() { start(); }
+  ~RuntimeProcess() override { stop(); }
+  RuntimeProcess(const RuntimeProcess&) = delete;
+  RuntimeProcess& operator=(const RuntimeProcess&) = delete;
+
+  std::string version() override { return m_version; }
+
+  std::vector<TensorSet> run(const std::string& what, const std::string& model,
+                             const std::vector<TensorSet>& inputs,
+                             const std::vector<std::string>& outputs) override {
+    if (m_pid <= 0) {
+      start(); // the one before crashed
+    }
+    std::string names;
+    for (const auto& name : outputs) {
+      names += (names.empty() ? "" : "\n") + name;
+    }
+    std::vector<std::string> reply;
+    if (!util::send_all(m_fd, util::encode_fields({what, model, encode_sets(inputs), names})) ||
+        !receive(m_fd, 1, reply) || reply[0].empty()) {
+      throw crashed(what);
+    }
+    if (reply[0][0] != '0') {
+      throw Error(what + ": " + reply[0].substr(1));
+    }
+    return decode_sets(reply[0].substr(1));
+  }
+
+private:
+  void start();
+  // Closes the socket (the child's loop ends) and waits for the child; its wait status.
+  int stop();
+  Error crashed(const std::string& what) {
+    int status = stop();
+    return Error(what + ": ONNX Runtime " + util::describe_wait_status(status) +
+                     " running this graph",
+                 "the graph is valid ONNX, so this is the runtime's bug: report it with the "
+                 "graph (--emit-emulation writes it)");
+  }
+
+  pid_t m_pid = -1;
+  int m_fd = -1;
+  std::string m_version;
+};
+
+void RuntimeProcess::start() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw Error(std::string("runtime: cannot create a socket: ") + std::strerror(errno));
+  }
+  const pid_t parent = ::getpid();
+  const bool from_main_thread = ::gettid() == parent;
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error(std::string("runtime: cannot fork: ") + std::strerror(errno));
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    become_child(fds[1], parent, from_main_thread);
+  }
+  ::close(fds[1]);
+  m_pid = child;
+  m_fd = fds[0];
+  util::watch_child(child);
+  std::vector<std::string> hello;
+  if (!receive(m_fd, 1, hello) || hello[0].empty()) {
+    int status = stop();
+    throw Error("ONNX Runtime " + util::describe_wait_status(status) + " while loading");
+  }
+  if (hello[0][0] != '0') {
+    stop();
+    throw Error(hello[0].substr(1));
+  }
+  m_version = hello[0].substr(1);
+}
+
+int RuntimeProcess::stop() {
+  int status = 0;
+  if (m_fd >= 0) {
+    ::close(m_fd);
+    m_fd = -1;
+  }
+  if (m_pid > 0) {
+    util::retry_on_eintr([&] { return ::waitpid(m_pid, &status, 0); });
+    util::forget_child(m_pid);
+    m_pid = -1;
+  }
+  return status;
+}
+
+} // namespace
+
+std::unique_ptr<GraphRuntime> start_runtime() { return std::make_unique<RuntimeProcess>(); }
+
+} // namespace npucc::runtime

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+// Tensors as they go into and come out of a runtime: a name, an ONNX element type
+// (onnx::TensorProto_DataType: ONNX Runtime's ONNXTensorElementDataType has the same
+// numbers), a shape and the little-endian bytes, densely packed.
+namespace npucc::runtime {
+
+struct Tensor {
+  std::string name;
+  int32_t type = 0;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+// One run's inputs (or outputs), by name, in the graph's order.
+using TensorSet = std::vector<Tensor>;
+
+// Bytes per element of `type`; 0 for types a runtime run does not carry (strings, the
+// sub-byte types).
+size_t element_size(int32_t type);
+// The number of elements of `shape` (1 for a scalar).
+int64_t element_count(const std::vector<int64_t>& shape);
+// Whether `type` is a floating-point type (float, double, float16, bfloat16).
+bool is_float_type(int32_t type);
+// "float32", "int64", ...: how messages name an element type.
+std::string type_name(int32_t type);
+// "float32[1,3,48,192]": how messages name a tensor's type and shape.
+std::string describe(int32_t type, const std::vector<int64_t>& shape);
+
+// The wire form of tensor sets between npucc and its runtime process.
+std::string encode_sets(const std::vector<TensorSet>& sets);
+// Throws npucc::Error when `bytes` is not what encode_sets wrote.
+std::vector<TensorSet> decode_sets(const std::string& bytes);
+
+} // namespace npucc::runtime

@@ -1,0 +1,135 @@
+'use strict';
+// Recomputes npucc's --check-accuracy figures with ONNX Runtime's Node binding, a separate
+// process and library build: the high graph and the emulation graph npucc wrote
+// (--emit-emulation), run on the same samples (ONNX test data layout), compared with the
+// definitions of npucc-compile(1), ACCURACY (written again here from the manual, not from
+// npucc's code). Every figure of the manifest's "accuracy" object must agree within the
+// tolerance (default 1e-5, absolute; relative for the errors above 1); exit 1 otherwise.
+//
+//   node accuracy_check.js OUTDIR SAMPLES [SAMPLES...] [--tolerance 1e-5] [--json FILE]
+//
+// OUTDIR holds manifest.json, high.onnx and emulation.onnx. SAMPLES: a folder of
+// test_data_set_*/input_*.pb, or one such folder.
+
+const fs = require('fs');
+const path = require('path');
+const ort = require('onnxruntime-node');
+const { read_tensor_proto } = require('./tensor_proto');
+
+function half_to_float(bits) {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) { return sign * fraction * 2 ** -24; }
+  if (exponent === 31) { return fraction ? NaN : sign * Infinity; }
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+function numbers(tensor) {
+  if (tensor.type === 'float16') { return Array.from(tensor.data, half_to_float); }
+  return Array.from(tensor.data, Number);
+}
+
+function sample_sets(paths) {
+  const sets = [];
+  for (const p of paths) {
+    const subs = fs.readdirSync(p).filter((n) => n.startsWith('test_data_set_')).sort();
+    const folders = subs.length ? subs.map((n) => path.join(p, n)) : [p];
+    for (const folder of folders) {
+      const files = fs.readdirSync(folder).filter((n) => /^input_\d+\.pb$/.test(n))
+        .sort((a, b) => Number(a.slice(6, -3)) - Number(b.slice(6, -3)));
+      sets.push(files.map((n) => read_tensor_proto(fs.readFileSync(path.join(folder, n)))));
+    }
+  }
+  return sets;
+}
+
+function compare(reference, actual) {
+  const r = numbers(reference);
+  const a = numbers(actual);
+  let scale = 0;
+  for (const v of r) { if (Number.isFinite(v)) { scale = Math.max(scale, Math.abs(v)); } }
+  const floor = Math.max(1e-3 * scale, 1e-6);
+  const m = { cosine: 1, max_abs_error: 0, max_rel_error: 0, nonfinite: 0, elements: 0 };
+  let dot = 0, nr = 0, na = 0;
+  for (let i = 0; i < r.length; ++i) {
+    if (!Number.isFinite(r[i])) { continue; }
+    if (!Number.isFinite(a[i])) { m.nonfinite += 1; continue; }
+    m.elements += 1;
+    dot += r[i] * a[i]; nr += r[i] * r[i]; na += a[i] * a[i];
+    const e = Math.abs(a[i] - r[i]);
+    m.max_abs_error = Math.max(m.max_abs_error, e);
+    m.max_rel_error = Math.max(m.max_rel_error, e / Math.max(Math.abs(r[i]), floor));
+  }
+  if (m.elements === 0 && m.nonfinite > 0) { m.cosine = 0; }
+  else if (nr === 0 || na === 0) { m.cosine = nr === na ? 1 : 0; }
+  else { m.cosine = dot / (Math.sqrt(nr) * Math.sqrt(na)); }
+  return m;
+}
+
+async function run_all(file, sets, names) {
+  const session = await ort.InferenceSession.create(file, {
+    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
+    graphOptimizationLevel: 'basic', logSeverityLevel: 3,
+  });
+  const out = [];
+  for (const set of sets) {
+    const feeds = {};
+    set.forEach(({ name, tensor }, i) => { feeds[name || session.inputNames[i]] = tensor; });
+    out.push(await session.run(feeds, names));
+  }
+  return out;
+}
+
+function agrees(mine, theirs, tolerance) {
+  const bound = Math.max(1, Math.abs(theirs)) * tolerance;
+  return Math.abs(mine - theirs) <= bound;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  let tolerance = 1e-5;
+  let json_file = null;
+  const positional = [];
+  for (let i = 0; i < args.length; ++i) {
+    if (args[i] === '--tolerance') { tolerance = Number(args[++i]); }
+    else if (args[i] === '--json') { json_file = args[++i]; }
+    else { positional.push(args[i]); }
+  }
+  const [outdir, ...sample_paths] = positional;
+  const manifest = JSON.parse(fs.readFileSync(path.join(outdir, 'manifest.json'), 'utf8'));
+  const report = manifest.accuracy;
+  if (!report) { throw new Error(`${outdir}/manifest.json has no accuracy object`); }
+  const sets = sample_sets(sample_paths);
+  const names = report.outputs.map((o) => o.name);
+  const high = await run_all(path.join(outdir, 'high.onnx'), sets, names);
+  const low = await run_all(path.join(outdir, 'emulation.onnx'), sets, names);
+  let failed = 0;
+  const results = [];
+  for (const output of report.outputs) {
+    const total = { cosine: 1, max_abs_error: 0, max_rel_error: 0, nonfinite: 0 };
+    for (let s = 0; s < sets.length; ++s) {
+      const m = compare(high[s][output.name], low[s][output.name]);
+      total.cosine = Math.min(total.cosine, m.cosine);
+      total.max_abs_error = Math.max(total.max_abs_error, m.max_abs_error);
+      total.max_rel_error = Math.max(total.max_rel_error, m.max_rel_error);
+      total.nonfinite += m.nonfinite;
+    }
+    const bad = [];
+    for (const key of ['cosine', 'max_abs_error', 'max_rel_error']) {
+      if (!agrees(output[key], total[key], tolerance)) { bad.push(`${key} ${output[key]} vs ${total[key]}`); }
+    }
+    if (output.nonfinite !== total.nonfinite) { bad.push(`nonfinite ${output.nonfinite} vs ${total.nonfinite}`); }
+    if (report.samples !== sets.length) { bad.push(`samples ${report.samples} vs ${sets.length}`); }
+    failed += bad.length ? 1 : 0;
+    results.push({ name: output.name, npucc: output, oracle: total, ok: !bad.length });
+    console.log(`${bad.length ? 'FAIL' : 'ok'} ${output.name}: cosine ${total.cosine.toFixed(7)} ` +
+                `(npucc ${Number(output.cosine).toFixed(7)}), max abs ${total.max_abs_error.toPrecision(4)}, ` +
+                `max rel ${total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}` +
+                (bad.length ? `: ${bad.join('; ')}` : ''));
+  }
+  if (json_file) { fs.writeFileSync(json_file, JSON.stringify(results, null, 2)); }
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => { console.error(`accuracy_check: ${String(e.message || e).split('\n')[0]}`); process.exit(2); });

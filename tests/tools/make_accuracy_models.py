@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Models and samples for the accuracy suite (tests/e2e/test_accuracy.sh).
+
+overflow.onnx: an MLP that overflows float16 in its activations only. Its weights are small
+(at most 1, so the weight overflow prescan sees nothing), but on its samples (inputs near
+1000) the second MatMul's outputs reach ~1e5, past float16's 65504:
+
+    x[1,16] -> MatMul(W1 16x32) -> Relu -> h[1,32]      |h| ~ 4e3, fits float16
+            -> MatMul(W2 32x32) -> Relu -> g[1,32]      |g| ~ 1e5: overflows float16
+            -> MatMul(W3 32x10) -> z[1,10]              |z| ~ 1e5 (from g: overflows too)
+            -> Mul(1e-6) -> y[1,10]                     |y| ~ 0.1 (its producer stays float32)
+
+On random inputs in [-1, 1) nothing overflows (|g| ~ 10). The samples are written three ways:
+OUT/samples/ (test_data_set_*/input_0.pb, 3 sets), OUT/samples.npz, OUT/npy/x.npy; and the
+mismatches the suite expects refused: OUT/bad_type/x.npy (float64), OUT/bad_shape/x.npy
+([1,15]), OUT/bad_name/z.npy.
+
+Usage: make_accuracy_models.py OUT
+"""
+
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+
+
+def overflow_model():
+    rng = np.random.default_rng(7)
+    w1 = rng.uniform(0.0, 0.5, (16, 32)).astype(np.float32)
+    w2 = rng.uniform(0.5, 1.0, (32, 32)).astype(np.float32)
+    w3 = rng.uniform(-0.5, 0.5, (32, 10)).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+        helper.make_node("Relu", ["h0"], ["h"], name="relu1"),
+        helper.make_node("MatMul", ["h", "w2"], ["g0"], name="fc2"),
+        helper.make_node("Relu", ["g0"], ["g"], name="relu2"),
+        helper.make_node("MatMul", ["g", "w3"], ["z"], name="fc3"),
+        helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
+    ]
+    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
+             numpy_helper.from_array(w3, "w3"),
+             numpy_helper.from_array(np.array(1e-6, np.float32), "scale")]
+    graph = helper.make_graph(
+        nodes, "overflow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def write_npy(folder, name, array):
+    os.makedirs(folder, exist_ok=True)
+    np.save(os.path.join(folder, name + ".npy"), array)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    save(overflow_model(), os.path.join(out, "overflow.onnx"))
+    rng = np.random.default_rng(11)
+    samples = [rng.uniform(900.0, 1100.0, (1, 16)).astype(np.float32) for _ in range(3)]
+    for i, x in enumerate(samples):
+        folder = os.path.join(out, "samples", "test_data_set_%d" % i)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    np.savez_compressed(os.path.join(out, "samples.npz"), x=samples[0])
+    write_npy(os.path.join(out, "npy"), "x", samples[1])
+    write_npy(os.path.join(out, "bad_type"), "x", samples[0].astype(np.float64))
+    write_npy(os.path.join(out, "bad_shape"), "x", samples[0][:, :15])
+    write_npy(os.path.join(out, "bad_name"), "z", samples[0])
+
+
+if __name__ == "__main__":
+    main()
