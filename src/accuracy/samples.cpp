@@ -288,6 +288,9 @@ Samples random_samples(const std::vector<ModelInput>& inputs) {
 std::string samples_digest(const std::vector<fs::path>& paths) {
   util::Sha256 hash;
   for (const auto& path : paths) {
+    if (!fs::exists(path)) {
+      throw Error("--sample-inputs " + path.string() + ": no such file or folder", k_layouts);
+    }
     std::vector<fs::path> files;
     if (fs::is_directory(path)) {
       for (const auto& entry : fs::recursive_directory_iterator(path)) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The layering of src/ and cli/ (tests/tools/check_layers.py): no cycle between folders,
-# and the storage layer (src/cache) includes only model/, util/ and itself. Runs the check
+# the storage layer (src/cache) includes only model/, util/ and itself, and the runtime floor
+# (src/runtime) only util/ and itself. Runs the check
 # on this tree, then on small planted trees to show it fails, naming the include, on each
 # kind of break (and passes a clean one).
 set -u
@@ -83,6 +84,15 @@ expect_failure upward \
   'src/cache/remote/tier.cpp:1: #include "precision/counts.h"'
 if grep -q "cycle" "$work/err"; then
   fail "upward: an upward include reported as a cycle: $(cat "$work/err")"
+fi
+
+# The runtime floor including anything but util/ and itself.
+plant floor src/runtime/ort.cpp "runtime/tensor.h" "util/strings.h" "npucc/error.h"
+plant floor src/runtime/process.cpp "precision/emulation.h"
+plant floor src/accuracy/check.cpp "runtime/runtime.h" "precision/emulation.h"
+expect_failure floor 'src/runtime/process.cpp:1: #include "precision/emulation.h": the runtime floor'
+if grep -q "ort.cpp\|accuracy/check.cpp" "$work/err"; then
+  fail "floor: an allowed include reported: $(cat "$work/err")"
 fi
 
 # Not a source tree.

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# --check-accuracy and --sample-inputs (issue 29): the high graph and the low graph's
+# emulation run in ONNX Runtime (npucc's child process) on the same inputs, and the drift
+# reported per output; recomputed by tests/oracle/accuracy_check.js (Node's ONNX Runtime, a
+# separate process) within 1e-5. The overflow model (tests/tools/make_accuracy_models.py)
+# overflows float16 in its activations only: on its samples every output is non-finite in
+# float16, none in bfloat16, none on random inputs. Bad samples, a missing runtime and a
+# compile without a low graph are one line, a non-zero exit and no output folder.
+set -uo pipefail
+: "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
+PY=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME="$work/cache-home"
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# json FILE EXPR: a Python expression over the manifest's accuracy object `a` (and `m`).
+json() {
+  "$PY" -c "import json,sys; m=json.load(open(sys.argv[1])); a=m.get('accuracy', {}); assert $2, $2" "$1" \
+    2>/dev/null
+}
+
+# expect_error NAME STATUS TEXT ARGS...: exit STATUS, one line on stderr holding TEXT, no
+# output folder.
+expect_error() {
+  local name=$1 status_wanted=$2 text=$3
+  shift 3
+  local out="$work/err-$name" status=0
+  "$NPUCC" compile -o "$out" "$@" >"$out.stdout" 2>"$out.stderr" || status=$?
+  if [ "$status" != "$status_wanted" ]; then
+    fail "$name: exit status $status, expected $status_wanted ($(cat "$out.stderr"))"
+  elif ! grep -qF -- "$text" "$out.stderr"; then
+    fail "$name: message lacks '$text': $(cat "$out.stderr")"
+  elif [ "$(wc -l <"$out.stderr")" != 1 ]; then
+    fail "$name: $(wc -l <"$out.stderr") lines on stderr: $(cat "$out.stderr")"
+  elif [ -e "$out" ]; then
+    fail "$name: output folder left behind"
+  fi
+}
+
+m="$work/m"
+"$PY" "$SOURCE_DIR/tests/tools/make_accuracy_models.py" "$m" || { echo "FAIL: generator"; exit 1; }
+overflow="$m/overflow.onnx"
+fast=(--accelerate-train-mode 'fast|step|0.9')
+
+# Overflow on its own samples: float16 hardware would give 10 of 10 outputs non-finite, per
+# sample; the emulation graph shows it.
+out="$work/of16"
+if "$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/samples" \
+  --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
+  json "$out/manifest.json" "a['inputs'] == 'samples' and a['samples'] == 3 and a['compared'] == 'emulation' and a['emulates'] == 'mixed_float16'" ||
+    fail "overflow float16: accuracy header $(cat "$out/manifest.json")"
+  json "$out/manifest.json" "[o['name'] for o in a['outputs']] == ['y'] and a['outputs'][0]['nonfinite'] == 30" ||
+    fail "overflow float16: expected 30 non-finite values over 3 samples: $(grep -A12 '"accuracy"' "$out/manifest.json")"
+  grep -q "y: cosine .* 30 non-finite (float32 gives finite values there)" "$out.stdout" ||
+    fail "overflow float16: the summary lacks the non-finite count: $(cat "$out.stdout")"
+  grep -q "random inputs can mislead" "$out.stdout" && fail "overflow float16: samples called random"
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-manifest "$out/manifest.json" ||
+    fail "overflow float16: the manifest does not match its schema"
+  if [ -d "$SOURCE_DIR/tests/oracle/node_modules/onnxruntime-node" ]; then
+    node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$m/samples" >"$out.oracle" 2>&1 ||
+      fail "overflow float16: the oracle disagrees: $(cat "$out.oracle")"
+  else
+    fail "tests/oracle/node_modules is missing: run scripts/install-deps"
+  fi
+else
+  fail "overflow float16: compile failed: $(cat "$out.stderr")"
+fi
+
+# bfloat16 has float32's range: no overflow, only rounding.
+out="$work/of-bf16"
+if "$NPUCC" compile "$overflow" -o "$out" --accelerate-train-mode 'fast1|step|0.9' \
+  --sample-inputs "$m/samples" --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
+  json "$out/manifest.json" "a['emulates'] == 'mixed_bfloat16' and a['outputs'][0]['nonfinite'] == 0 and a['outputs'][0]['cosine'] > 0.99" ||
+    fail "overflow bfloat16: $(grep -A12 '"accuracy"' "$out/manifest.json")"
+  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$m/samples" >"$out.oracle" 2>&1 ||
+    fail "overflow bfloat16: the oracle disagrees: $(cat "$out.oracle")"
+else
+  fail "overflow bfloat16: compile failed: $(cat "$out.stderr")"
+fi
+
+# The other layouts: a .npz, a folder of .npy files (one sample each), and several paths.
+out="$work/of-npz"
+"$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/samples.npz" \
+  --sample-inputs "$m/npy" --sample-inputs "$m/samples/test_data_set_2" >/dev/null 2>"$out.stderr" ||
+  fail "npz/npy: compile failed: $(cat "$out.stderr")"
+json "$out/manifest.json" "a['samples'] == 3 and a['outputs'][0]['nonfinite'] == 30" ||
+  fail "npz/npy: $(grep -A12 '"accuracy"' "$out/manifest.json")"
+
+# Random inputs in [-1, 1): nothing overflows, and the report says random inputs can mislead.
+out="$work/of-random"
+"$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --check-accuracy >"$out.stdout" 2>"$out.stderr" ||
+  fail "random: compile failed: $(cat "$out.stderr")"
+json "$out/manifest.json" "a['inputs'] == 'random' and a['samples'] == 1 and a['outputs'][0]['nonfinite'] == 0" ||
+  fail "random: $(grep -A12 '"accuracy"' "$out/manifest.json")"
+grep -q "random inputs can mislead" "$out.stdout" || fail "random: no warning: $(cat "$out.stdout")"
+
+# A real model at fast and fast1, with a sample written as a TensorProto, agreed by the oracle.
+cls="$TESTDATA/models/ppocr_cls.onnx"
+"$PY" - "$work/cls-samples" <<'PYEOF'
+import os, sys
+import numpy as np
+from onnx import numpy_helper
+rng = np.random.default_rng(3)
+for i in range(2):
+    folder = os.path.join(sys.argv[1], "test_data_set_%d" % i)
+    os.makedirs(folder)
+    x = rng.normal(0.0, 1.0, (1, 3, 48, 192)).astype(np.float32)
+    open(os.path.join(folder, "input_0.pb"), "wb").write(numpy_helper.from_array(x, "x").SerializeToString())
+PYEOF
+for mode in 'fast|step|0.9' 'fast1|step|0.9'; do
+  out="$work/cls-${mode%%|*}"
+  if "$NPUCC" compile "$cls" -o "$out" --accelerate-train-mode "$mode" --input-shape "x:1,3,48,192" \
+    --sample-inputs "$work/cls-samples" --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
+    json "$out/manifest.json" "all(o['cosine'] > 0.99 and o['nonfinite'] == 0 for o in a['outputs'])" ||
+      fail "ppocr_cls $mode: $(grep -A14 '"accuracy"' "$out/manifest.json")"
+    node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/cls-samples" >"$out.oracle" 2>&1 ||
+      fail "ppocr_cls $mode: the oracle disagrees: $(cat "$out.oracle")"
+  else
+    fail "ppocr_cls $mode: compile failed: $(cat "$out.stderr")"
+  fi
+done
+
+# Through the cache: a hit reports the same figures without running anything; other
+# samples are another key.
+out="$work/cached"
+"$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/samples" >"$out.1" 2>&1 ||
+  fail "cache: first compile failed: $(cat "$out.1")"
+"$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/samples" >"$out.2" 2>&1 ||
+  fail "cache: second compile failed: $(cat "$out.2")"
+grep -q "cache: hit" "$out.2" || fail "cache: the same samples missed: $(cat "$out.2")"
+grep -q "30 non-finite" "$out.2" || fail "cache: a hit lost the accuracy report: $(cat "$out.2")"
+"$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/npy" >"$out.3" 2>&1 ||
+  fail "cache: third compile failed: $(cat "$out.3")"
+grep -q "cache: miss" "$out.3" || fail "cache: other samples hit: $(cat "$out.3")"
+
+# Samples that do not fit: one line naming the sample file, the input and what was expected.
+expect_error bad-type 1 "bad_type/x.npy: input 'x' is float64[1,16], the model expects float32[1,16]" \
+  "$overflow" "${fast[@]}" --sample-inputs "$m/bad_type"
+expect_error bad-shape 1 "bad_shape/x.npy: input 'x' is float32[1,15], the model expects float32[1,16]" \
+  "$overflow" "${fast[@]}" --sample-inputs "$m/bad_shape"
+expect_error bad-name 1 "bad_name/z.npy: 'z' is not an input of the model (its inputs: x)" \
+  "$overflow" "${fast[@]}" --sample-inputs "$m/bad_name"
+expect_error no-samples 1 "no such file or folder" "$overflow" "${fast[@]}" --sample-inputs "$m/nowhere"
+expect_error no-low-graph 2 "add --accelerate-train-mode" "$overflow" --check-accuracy --no-cache
+expect_error dynamic 1 "input 'x' has a dynamic dim (float32[?,3,?,?])" \
+  "$cls" "${fast[@]}" --check-accuracy --no-cache
+NPUCC_ONNXRUNTIME_LIBRARY="$work/nowhere/libonnxruntime.so.1" expect_error no-runtime 1 \
+  "cannot load ONNX Runtime ($work/nowhere/libonnxruntime.so.1)" "$overflow" "${fast[@]}" --check-accuracy --no-cache
+# A library that is not ONNX Runtime.
+NPUCC_ONNXRUNTIME_LIBRARY=libz.so.1 expect_error not-ort 1 "is not an ONNX Runtime with C API version 29" \
+  "$overflow" "${fast[@]}" --check-accuracy --no-cache
+
+# A runtime that crashes (here while loading: a stand-in library whose OrtGetApiBase
+# dereferences null) is one line naming the signal; npucc itself lives on and writes nothing.
+printf '%s\n' 'void *OrtGetApiBase(void) { return *(void *volatile *)0; }' >"$work/crash.c"
+if cc -shared -fPIC -o "$work/libcrash.so" "$work/crash.c" 2>"$work/cc.err"; then
+  NPUCC_ONNXRUNTIME_LIBRARY="$work/libcrash.so" expect_error crash 1 \
+    "ONNX Runtime was killed by signal 11" "$overflow" "${fast[@]}" --check-accuracy --no-cache
+else
+  fail "cannot build the crashing stand-in: $(cat "$work/cc.err")"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "accuracy: ok"

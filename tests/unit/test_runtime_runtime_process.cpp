@@ -1,0 +1,59 @@
+#include "runtime/runtime.h"
+
+#include "npucc/error.h"
+#include "test_support.h"
+
+#include <cstring>
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+using namespace npucc;
+
+namespace {
+
+// y = x + x, float32[2], or a graph ONNX Runtime refuses (an op it does not know).
+std::string model_bytes(const char* op = "Add") {
+  auto model = test::parse_text_model(std::string(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { y = )") + op + "(x, x) }");
+  return model.SerializeAsString();
+}
+
+runtime::Tensor floats(const std::vector<float>& values) {
+  runtime::Tensor tensor{"x", onnx::TensorProto::FLOAT, {static_cast<int64_t>(values.size())},
+                         std::string(values.size() * 4, '\0')};
+  std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
+  return tensor;
+}
+
+} // namespace
+
+TEST_SUITE("npucc::runtime::runtime_process") {
+  TEST_CASE("runs a graph on each input set in ONNX Runtime's process") {
+    std::unique_ptr<runtime::GraphRuntime> runtime;
+    try {
+      runtime = runtime::start_runtime();
+    } catch (const Error& e) {
+      // Built without ONNX Runtime: the one line says how to get it.
+      CHECK(std::string(e.what()).find("ONNX Runtime") != std::string::npos);
+      return;
+    }
+    CHECK(runtime->version().rfind("ONNX Runtime 1.", 0) == 0);
+    auto out = runtime->run("the test graph", model_bytes(), {{floats({1, 2})}, {floats({-3, 0.5})}},
+                            {"y"});
+    REQUIRE(out.size() == 2);
+    REQUIRE(out[1].size() == 1);
+    CHECK(out[0][0].name == "y");
+    CHECK(out[0][0].shape == std::vector<int64_t>{2});
+    float y[2];
+    std::memcpy(y, out[1][0].bytes.data(), 8);
+    CHECK(y[0] == -6.0f);
+    CHECK(y[1] == 1.0f);
+    // A refusal is one line naming the graph; the same process serves the next request.
+    CHECK_THROWS_WITH_AS(runtime->run("the bad graph", model_bytes("NoSuchOp"), {{floats({1, 2})}},
+                                      {"y"}),
+                         doctest::Contains("the bad graph: ONNX Runtime: loading the graph:"), Error);
+    CHECK(runtime->run("again", model_bytes(), {{floats({1, 1})}}, {"y"}).size() == 1);
+    // Inputs that do not fit are the runtime's error too, not a crash.
+    CHECK_THROWS_AS(runtime->run("short", model_bytes(), {{floats({1, 2, 3})}}, {"y"}), Error);
+  }
+}
