@@ -46,11 +46,11 @@ void put32(std::string& out, uint32_t v) {
 }
 
 // A zip archive of `members` (name, bytes), stored or deflated, as Python's zipfile writes.
-std::string zip(const std::vector<std::pair<std::string, std::string>>& members, bool deflate) {
+std::string zip(const std::vector<std::pair<std::string, std::string>>& members, bool compress) {
   std::string out, directory;
   for (const auto& [name, data] : members) {
     std::string packed = data;
-    if (deflate) {
+    if (compress) {
       z_stream s{};
       deflateInit2(&s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
       packed.assign(deflateBound(&s, data.size()), '\0');
@@ -66,14 +66,14 @@ std::string zip(const std::vector<std::pair<std::string, std::string>>& members,
     const uint32_t crc = static_cast<uint32_t>(
         crc32(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
     put32(out, 0x04034b50);
-    put16(out, 20), put16(out, 0), put16(out, deflate ? 8 : 0), put16(out, 0), put16(out, 0);
+    put16(out, 20), put16(out, 0), put16(out, compress ? 8 : 0), put16(out, 0), put16(out, 0);
     put32(out, crc), put32(out, static_cast<uint32_t>(packed.size()));
     put32(out, static_cast<uint32_t>(data.size()));
     put16(out, static_cast<uint32_t>(name.size())), put16(out, 0);
     out += name + packed;
     put32(directory, 0x02014b50);
     put16(directory, 20), put16(directory, 20), put16(directory, 0);
-    put16(directory, deflate ? 8 : 0), put16(directory, 0), put16(directory, 0);
+    put16(directory, compress ? 8 : 0), put16(directory, 0), put16(directory, 0);
     put32(directory, crc), put32(directory, static_cast<uint32_t>(packed.size()));
     put32(directory, static_cast<uint32_t>(data.size()));
     put16(directory, static_cast<uint32_t>(name.size()));
@@ -128,11 +128,11 @@ TEST_SUITE("npucc::accuracy::sample_formats") {
 
   TEST_CASE(".npz: stored and deflated members, named without .npy") {
     auto dir = test::temp_dir("npz");
-    for (bool deflate : {false, true}) {
-      auto file = write(dir / (deflate ? "d.npz" : "s.npz"),
+    for (bool compress : {false, true}) {
+      auto file = write(dir / (compress ? "d.npz" : "s.npz"),
                         zip({{"x.npy", npy("<f4", "(2,)", float_bytes({1.5, -2}))},
                              {"ids.npy", npy("<i8", "(1,)", std::string(8, '\3'))}},
-                            deflate));
+                            compress));
       auto tensors = accuracy::read_npz(file);
       REQUIRE(tensors.size() == 2);
       CHECK(tensors[0].name == "x");
