@@ -2,7 +2,6 @@
 // Maintenance that deletes lives in cmd_cache_maintenance.cpp, populate in
 // cmd_cache_populate.cpp, explain in cmd_cache_explain.cpp. Every command hands off to
 // the library (src/cache/).
-#include "cache/local_storage.h"
 #include "cache_commands.h"
 #include "npucc/cache_maintenance.h"
 #include "npucc/error.h"
@@ -41,41 +40,6 @@ const std::vector<Subcommand>& subcommands() {
   return table;
 }
 
-// The header's "high:float32,low:mixed_float16" as [{"role": "high", "precision": "float32"},
-// ...]: a reader should not have to split strings.
-json variants_json(const std::string& variants) {
-  json out = json::array();
-  if (variants.empty()) {
-    return out;
-  }
-  for (const auto& variant : util::split(variants, ',')) {
-    size_t colon = variant.find(':');
-    out.push_back({{"role", variant.substr(0, colon)},
-                   {"precision", colon == std::string::npos ? "" : variant.substr(colon + 1)}});
-  }
-  return out;
-}
-
-// The header's options (canonical_options() text) as the object they are; null when the
-// entry is corrupt or its header holds no valid JSON object (headers can be forged).
-json options_json(const std::string& options) {
-  json parsed = json::parse(options, nullptr, false);
-  return parsed.is_object() ? parsed : json(nullptr);
-}
-
-json entry_json(const cache::EntryInfo& info) {
-  return {{"key", info.key},
-          {"model", info.header.model},
-          {"variants", variants_json(info.header.variants)},
-          {"bytes", info.bytes},
-          {"created", info.header.created},
-          {"last_used", info.last_used},
-          {"compiler_version", info.header.compiler_version},
-          {"state", cache::entry_state_name(info.state)},
-          {"problem", info.problem},
-          {"options", options_json(info.header.options)}};
-}
-
 enum class SortBy { key, model, size, created, used, version, state };
 
 SortBy sort_by(const std::string& name) {
@@ -88,21 +52,21 @@ SortBy sort_by(const std::string& name) {
 }
 
 // Compares one field of two entries in place: sorting copies no strings.
-int compare_entries(const cache::EntryInfo& a, const cache::EntryInfo& b, SortBy by) {
+int compare_entries(const CacheEntry& a, const CacheEntry& b, SortBy by) {
   auto number = [](int64_t x, int64_t y) { return x < y ? -1 : x > y ? 1 : 0; };
   switch (by) {
   case SortBy::size:
     return number(static_cast<int64_t>(a.bytes), static_cast<int64_t>(b.bytes));
   case SortBy::created:
-    return number(a.header.created, b.header.created);
+    return number(a.created, b.created);
   case SortBy::used:
     return number(a.last_used, b.last_used);
   case SortBy::version:
-    return a.header.compiler_version.compare(b.header.compiler_version);
+    return a.compiler_version.compare(b.compiler_version);
   case SortBy::state:
-    return std::strcmp(cache::entry_state_name(a.state), cache::entry_state_name(b.state));
+    return a.state.compare(b.state);
   case SortBy::model:
-    return a.header.model.compare(b.header.model);
+    return a.model.compare(b.model);
   case SortBy::key:
     break;
   }
@@ -110,7 +74,7 @@ int compare_entries(const cache::EntryInfo& a, const cache::EntryInfo& b, SortBy
 }
 
 struct LsArgs {
-  CacheArgs cache;
+  OptionValues cache; // the table's cache options given
   bool json = false;
   bool remote = false;
   std::string sort = "model";
@@ -125,9 +89,9 @@ bool model_matches(const std::string& model, const std::string& pattern) {
   return pattern.empty() || model == pattern || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
 }
 
-bool ls_selects(const cache::EntryInfo& info, const LsArgs& args) {
-  return model_matches(info.header.model, args.model) &&
-         (args.version.empty() || info.header.compiler_version == args.version);
+bool ls_selects(const CacheEntry& entry, const LsArgs& args) {
+  return model_matches(entry.model, args.model) &&
+         (args.version.empty() || entry.compiler_version == args.version);
 }
 
 // "--model ppocr* --version 0.1.0", or "" without filters.
@@ -170,7 +134,7 @@ std::string format_time(int64_t seconds) {
 
 std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
   auto args = std::make_shared<LsArgs>();
-  add_cache_options(command, args->cache, MaxSizeOption::no);
+  add_cache_options(command, args->cache);
   command.add_flag("--json", args->json, "print JSON");
   command
       .add_option("--sort", args->sort, "sort by key, model, size, created, used, version or state")
@@ -182,31 +146,30 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
   command.add_option("--version", args->version, "only entries of this compiler version");
   command.add_flag("--remote", args->remote,
                    "list the remote cache's objects instead (Redis; plain HTTP cannot list)");
-  add_remote_cache_options(command, args->cache);
+  add_table_options(command, args->cache, {config::OptionGroup::remote});
   return [args, &global] {
     if (args->remote) {
       return list_remote(make_cache_config(args->cache), args->json, global.quiet);
     }
-    cache::LocalStorage storage =
-        cache::open_local_storage(make_cache_config(args->cache), CacheIntent::read);
-    auto entries = storage.list(cache::Check::files);
+    CacheListing listing = Cache(make_cache_config(args->cache)).listing();
+    std::vector<CacheEntry>& entries = listing.entries;
     const size_t in_cache = entries.size();
     size_t other_versions = 0;
-    for (const auto& info : entries) {
-      other_versions += info.state == cache::EntryState::other_version ? 1 : 0;
+    for (const auto& entry : entries) {
+      other_versions += entry.state == "other-version" ? 1 : 0;
     }
     entries.erase(
         std::remove_if(entries.begin(), entries.end(),
-                       [&](const cache::EntryInfo& info) { return !ls_selects(info, *args); }),
+                       [&](const CacheEntry& entry) { return !ls_selects(entry, *args); }),
         entries.end());
-    // Entries are sorted by address: an EntryInfo holds a dozen strings, and moving them
+    // Entries are sorted by address: an entry holds a dozen strings, and moving them
     // in a merge sort cost more than the comparisons. The field is chosen once, not
     // by string compares in every comparison.
     const SortBy by = sort_by(args->sort);
-    std::vector<const cache::EntryInfo*> sorted;
+    std::vector<const CacheEntry*> sorted;
     sorted.reserve(entries.size());
-    for (const auto& info : entries) {
-      sorted.push_back(&info);
+    for (const auto& entry : entries) {
+      sorted.push_back(&entry);
     }
     std::stable_sort(sorted.begin(), sorted.end(), [&](const auto* a, const auto* b) {
       int order = compare_entries(*a, *b, by);
@@ -217,11 +180,11 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     });
     if (args->json) {
       json listed = json::array();
-      for (const auto* info : sorted) {
-        listed.push_back(entry_json(*info));
+      for (const auto* entry : sorted) {
+        listed.push_back(json::parse(cache_entry_json(*entry))); // the library's presentation
       }
       print_json(k_cache_ls_format,
-                 {{"cache_dir", storage.root().string()}, {"entries", std::move(listed)}});
+                 {{"cache_dir", listing.dir.string()}, {"entries", std::move(listed)}});
       return 0;
     }
     // Cells come from entries' headers, which anyone who may write the cache can forge:
@@ -229,24 +192,23 @@ std::function<int()> setup_ls(CLI::App& command, const GlobalOptions& global) {
     util::TextTable table("", "");
     table.add_row({"KEY", "MODEL", "VARIANTS", "SIZE", "CREATED", "LAST USED", "VERSION", "STATE"});
     for (const auto* entry : sorted) {
-      const cache::EntryInfo& info = *entry;
       auto or_dash = [](const std::string& text) { return text.empty() ? std::string("-") : text; };
       // Built in place: a braced list would copy each of its strings once more.
       std::vector<std::string> row;
       row.reserve(8);
-      row.push_back(info.key.substr(0, 12));
-      row.push_back(or_dash(info.header.model));
-      row.push_back(or_dash(info.header.variants));
-      row.push_back(util::format_bytes(info.bytes));
-      row.push_back(format_time(info.header.created));
-      row.push_back(format_time(info.last_used));
-      row.push_back(or_dash(info.header.compiler_version));
-      row.push_back(cache::entry_state_name(info.state));
+      row.push_back(entry->key.substr(0, 12));
+      row.push_back(or_dash(entry->model));
+      row.push_back(or_dash(entry->variants));
+      row.push_back(util::format_bytes(entry->bytes));
+      row.push_back(format_time(entry->created));
+      row.push_back(format_time(entry->last_used));
+      row.push_back(or_dash(entry->compiler_version));
+      row.push_back(entry->state);
       table.add_row(std::move(row));
     }
     std::cout << table.render();
     if (!global.quiet) {
-      std::cout << ls_summary(entries.size(), in_cache, *args, storage.root()) << "\n";
+      std::cout << ls_summary(entries.size(), in_cache, *args, listing.dir) << "\n";
       if (other_versions > 0) {
         std::cout << other_versions_note(other_versions) << " (this is " << k_version
                   << "); `npucc cache invalidate` removes them\n";
@@ -360,13 +322,13 @@ void print_remote_stats(const CacheStatistics& stats, const CacheConfig& config)
 
 std::function<int()> setup_stats(CLI::App& command, const GlobalOptions&) {
   struct Args {
-    CacheArgs cache;
+    OptionValues cache; // the table's cache options given
     bool json = false;
     bool zero = false;
   };
   auto args = std::make_shared<Args>();
-  add_cache_options(command, args->cache, MaxSizeOption::no);
-  add_remote_cache_options(command, args->cache);
+  add_cache_options(command, args->cache);
+  add_table_options(command, args->cache, {config::OptionGroup::remote});
   command.add_flag("--json", args->json, "print JSON");
   command.add_flag("--zero", args->zero, "reset the counters (entries and size are kept)");
   return [args] {

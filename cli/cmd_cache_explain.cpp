@@ -203,11 +203,10 @@ std::function<int()> setup_explain(CLI::App& command, const GlobalOptions&) {
   auto args = std::make_shared<CompileCommandArgs>();
   add_compile_command_options(command, *args, CompileCommand::explain);
   return [args] {
-    Config settings = load_settings(&args->compile, &args->cache);
-    CompileOptions options = make_compile_options(*args, settings);
-    CacheConfig config = resolve_cache_config(settings);
-    CacheUse use = args->no_cache || config.disabled ? CacheUse::disabled : CacheUse::enabled;
-    CacheExplanation out = pipeline::explain_cache(options, config, use);
+    CompileRequest request = make_compile_request(*args);
+    const CompileOptions& options = request.options;
+    const CacheConfig& config = request.cache;
+    CacheExplanation out = pipeline::explain_cache(options, config, request.use);
     if (args->json) {
       print_json(explanation_json(out, options, config));
     } else {

@@ -1,7 +1,7 @@
 // `npucc cache verify | invalidate | purge`: the subcommands that may delete.
-#include "cache/entry_format.h"
-#include "cache/local_storage.h"
+#include "cache/entry_format.h" // check_key_prefix
 #include "cache_commands.h"
+#include "npucc/cache_maintenance.h"
 #include "npucc/config.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
@@ -16,45 +16,47 @@ namespace {
 
 using nlohmann::json;
 
-json removals_json(const std::vector<cache::Removal>& removed) {
+json removals_json(const std::vector<RemovedEntry>& removed) {
   json out = json::array();
   for (const auto& removal : removed) {
     out.push_back({{"key", removal.key},
                    {"model", removal.model},
-                   {"compiler_version", removal.version},
+                   {"compiler_version", removal.compiler_version},
                    {"bytes", removal.bytes},
                    {"why", removal.why}});
   }
   return out;
 }
 
-void print_removals(const std::vector<cache::Removal>& removed, cache::DryRun dry_run,
+void print_removals(const std::vector<RemovedEntry>& removed, bool dry_run,
                     const GlobalOptions& global) {
   uint64_t bytes = 0;
   for (const auto& removal : removed) {
     bytes += removal.bytes;
     if (!global.quiet) {
-      std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
+      std::cout << (dry_run ? "would remove " : "removed ")
                 << removal.key.substr(0, 12) << "  "
                 << (removal.model.empty() ? "-" : util::printable(removal.model)) << "  "
-                << (removal.version.empty() ? "-" : util::printable(removal.version)) << "  "
+                << (removal.compiler_version.empty() ? "-"
+                                                     : util::printable(removal.compiler_version))
+                << "  "
                 << util::format_bytes(removal.bytes) << "  " << util::printable(removal.why)
                 << "\n";
     }
   }
-  std::cout << (dry_run == cache::DryRun::yes ? "would remove " : "removed ")
+  std::cout << (dry_run ? "would remove " : "removed ")
             << count_entries(removed.size()) << ", " << util::format_bytes(bytes) << "\n";
 }
 
 // Each refused removal on its own line; the exit status the command ends with.
-int report_failures(const cache::Failures& failures, int status) {
+int report_failures(const std::vector<std::string>& failures, int status) {
   for (const auto& failure : failures) {
     std::cerr << "npucc: error: " << util::printable(failure) << "\n";
   }
   return failures.empty() ? status : static_cast<int>(ExitStatus::error);
 }
 
-json failures_json(const cache::Failures& failures) {
+json failures_json(const std::vector<std::string>& failures) {
   json out = json::array();
   for (const auto& failure : failures) {
     out.push_back(failure);
@@ -66,23 +68,21 @@ json failures_json(const cache::Failures& failures) {
 
 std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global) {
   struct Args {
-    CacheArgs cache;
+    OptionValues cache; // the table's cache options given
     bool fix = false;
     bool dry_run = false;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  add_cache_options(command, args->cache, MaxSizeOption::no);
+  add_cache_options(command, args->cache);
   command.add_flag("--fix", args->fix, "remove what is found (broken entries, stray files)");
   command.add_flag("--dry-run", args->dry_run, "with --fix: only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
   return [args, &global] {
     bool fix = args->fix && !args->dry_run;
-    cache::LocalStorage storage = cache::open_local_storage(
-        make_cache_config(args->cache), fix ? CacheIntent::modify : CacheIntent::read);
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
-    auto report =
-        storage.verify(fix ? cache::Fix::yes : cache::Fix::no, [&](size_t done, size_t total) {
+    CacheVerifyResult report =
+        Cache(make_cache_config(args->cache)).verify(fix, [&](size_t done, size_t total) {
           if (bar) {
             std::cerr << "\rverifying " << done << "/" << total << (done == total ? "\n" : "")
                       << std::flush;
@@ -90,26 +90,25 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
         });
     if (args->json) {
       json findings = json::array();
-      for (const auto& finding : report.findings) {
-        findings.push_back({{"kind", cache::finding_name(finding.kind)},
-                            {"path", finding.path.string()},
-                            {"detail", finding.detail},
-                            {"fixed", finding.fixed},
-                            {"left_alone", finding.left_alone}});
+      for (const auto& problem : report.problems) {
+        findings.push_back({{"kind", problem.kind},
+                            {"path", problem.path.string()},
+                            {"detail", problem.detail},
+                            {"fixed", problem.fixed},
+                            {"left_alone", problem.left_alone}});
       }
       print_json(k_cache_verify_format, {{"entries", report.entries},
                                          {"bytes", report.bytes},
                                          {"findings", findings},
                                          {"failures", failures_json(report.failures)}});
     } else {
-      for (const auto& finding : report.findings) {
-        std::cout << cache::finding_name(finding.kind) << "  "
-                  << util::printable(finding.path.string());
-        if (!finding.detail.empty()) {
-          std::cout << ": " << util::printable(finding.detail);
+      for (const auto& problem : report.problems) {
+        std::cout << problem.kind << "  " << util::printable(problem.path.string());
+        if (!problem.detail.empty()) {
+          std::cout << ": " << util::printable(problem.detail);
         }
-        std::cout << (finding.left_alone ? "  [left alone: not npucc's]"
-                      : finding.fixed    ? "  [removed]"
+        std::cout << (problem.left_alone ? "  [left alone: not npucc's]"
+                      : problem.fixed    ? "  [removed]"
                       : fix              ? "  [not removed]"
                       : args->fix        ? "  [would remove]"
                                          : "")
@@ -117,27 +116,27 @@ std::function<int()> setup_verify(CLI::App& command, const GlobalOptions& global
       }
       std::cout << "verified " << count_entries(report.entries) << " ("
                 << util::format_bytes(report.bytes) << "): "
-                << (report.findings.empty()
+                << (report.problems.empty()
                         ? "no problems"
-                        : std::to_string(report.findings.size()) + " problem(s)")
+                        : std::to_string(report.problems.size()) + " problem(s)")
                 << "\n";
-      bool removable = std::any_of(report.findings.begin(), report.findings.end(),
-                                   [](const cache::Finding& f) { return !f.left_alone; });
+      bool removable = std::any_of(report.problems.begin(), report.problems.end(),
+                                   [](const CacheProblem& p) { return !p.left_alone; });
       if (removable && !args->fix) {
         std::cout << "`npucc cache verify --fix` removes them\n";
       }
     }
     // CI runs `verify --fix` to repair a cache: it fails only for what is still there
     // (a finding left alone, or one that could not be removed).
-    bool left = std::any_of(report.findings.begin(), report.findings.end(),
-                            [](const cache::Finding& f) { return !f.fixed; });
+    bool left = std::any_of(report.problems.begin(), report.problems.end(),
+                            [](const CacheProblem& p) { return !p.fixed; });
     return report_failures(report.failures, left ? static_cast<int>(ExitStatus::verify_failed) : 0);
   };
 }
 
 std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& global) {
   struct Args {
-    CacheArgs cache;
+    OptionValues cache; // the table's cache options given
     std::string version;
     std::string model;
     std::string key;
@@ -145,7 +144,7 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  add_cache_options(command, args->cache, MaxSizeOption::no);
+  add_cache_options(command, args->cache);
   command.add_option("--version", args->version,
                      std::string("remove entries of this compiler version (default: every "
                                  "version but this one, ") +
@@ -159,22 +158,20 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
     if (!args->key.empty()) {
       args->key = cache::check_key_prefix(args->key, "--key");
     }
-    cache::LocalStorage storage = cache::open_local_storage(
-        make_cache_config(args->cache), args->dry_run ? CacheIntent::read : CacheIntent::modify);
-    cache::Selection selection;
+    InvalidateRequest request;
     if (!args->version.empty()) {
-      selection.version = args->version;
+      request.compiler_version = args->version;
     }
-    selection.model = args->model;
-    selection.key_prefix = args->key;
-    auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
-    auto report = storage.invalidate(selection, dry_run);
+    request.model = args->model;
+    request.key_prefix = args->key;
+    request.dry_run = args->dry_run;
+    CacheRemoval report = Cache(make_cache_config(args->cache)).invalidate(request);
     if (args->json) {
       print_json(k_cache_invalidate_format, {{"dry_run", args->dry_run},
                                              {"removed", removals_json(report.removed)},
                                              {"failures", failures_json(report.failures)}});
     } else {
-      print_removals(report.removed, dry_run, global);
+      print_removals(report.removed, args->dry_run, global);
     }
     return report_failures(report.failures, 0);
   };
@@ -182,7 +179,7 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
 
 std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global) {
   struct Args {
-    CacheArgs cache;
+    OptionValues cache; // the table's cache options given
     bool all = false;
     std::string older_than;
     std::string max_size;
@@ -190,7 +187,7 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  add_cache_options(command, args->cache, MaxSizeOption::no);
+  add_cache_options(command, args->cache);
   command.add_flag("--all", args->all, "remove every entry");
   command.add_option("--older-than", args->older_than,
                      "remove entries unused for AGE (7d, 12h, 30m)");
@@ -201,7 +198,7 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
   command.add_flag("--dry-run", args->dry_run, "only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
   return [args, &global] {
-    cache::PurgeOptions options;
+    PurgeRequest options;
     options.all = args->all;
     if (!args->older_than.empty()) {
       options.older_than = parse_age(args->older_than);
@@ -209,10 +206,8 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     if (!args->max_size.empty()) {
       options.max_size = parse_size_setting(args->max_size, "--max-size");
     }
-    cache::LocalStorage storage = cache::open_local_storage(
-        make_cache_config(args->cache), args->dry_run ? CacheIntent::read : CacheIntent::modify);
-    auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
-    auto report = storage.purge(options, dry_run);
+    options.dry_run = args->dry_run;
+    CacheRemoval report = Cache(make_cache_config(args->cache)).purge(options);
     if (args->json) {
       print_json(k_cache_purge_format, {{"dry_run", args->dry_run},
                                         {"removed", removals_json(report.removed)},
@@ -222,7 +217,7 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
                                         {"failures", failures_json(report.failures)}});
       return report_failures(report.failures, 0);
     }
-    print_removals(report.removed, dry_run, global);
+    print_removals(report.removed, args->dry_run, global);
     if (report.temporaries > 0) {
       std::cout << (args->dry_run ? "would remove " : "removed ") << report.temporaries
                 << " stale temporary item(s), " << util::format_bytes(report.temporary_bytes)

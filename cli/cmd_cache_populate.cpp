@@ -1,5 +1,6 @@
 // `npucc cache populate MODEL_OR_DIR... [-j N] [--shard K/N]`: pre-compile for CI.
 #include "cache_commands.h"
+#include "config/compile_request.h"
 #include "models_file.h"
 #include "npucc/error.h"
 #include "pipeline/populate_shard.h"
@@ -105,8 +106,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     std::string models_file;
     std::string shard;
     unsigned jobs = 0;
-    CompileArgs compile;
-    CacheArgs cache;
+    OptionValues options; // the table's compile and cache options given
     bool invalidate = false;
     bool json = false;
   };
@@ -126,10 +126,10 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
                       "model's path; auto: K and N from the CI's environment "
                       "(NPUCC_SHARD_INDEX/NPUCC_SHARD_COUNT, GitLab, Kubernetes, Slurm)")
           ->type_name("K/N|auto");
-  add_compile_options(command, args->compile);
-  add_cache_options(command, args->cache, MaxSizeOption::yes);
-  add_digest_cache_option(command, args->cache);
-  add_remote_cache_options(command, args->cache);
+  using config::OptionGroup;
+  add_table_options(command, args->options,
+                    {OptionGroup::compile, OptionGroup::options_file, OptionGroup::cache,
+                     OptionGroup::max_size, OptionGroup::digest_cache, OptionGroup::remote});
   command.add_flag("--invalidate", args->invalidate,
                    "first remove the entries of other compiler versions");
   command.add_flag("--json", args->json, "print a JSON summary");
@@ -146,10 +146,10 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     if (shard->count() > 0) {
       options.shard = shard_option(args->shard);
     }
-    Config settings = load_settings(&args->compile, &args->cache);
-    options.compile = make_compile_options(args->compile, settings);
+    Config settings = load_settings(args->options);
+    options.compile = config::build_compile_options(args->options, settings);
     if (!args->models_file.empty()) {
-      options.models = read_models_file(args->models_file, args->compile, settings);
+      options.models = read_models_file(args->models_file, args->options, settings);
     }
     options.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
     options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;

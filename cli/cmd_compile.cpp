@@ -3,7 +3,7 @@
 #include "compiler/manifest.h"
 #include "npucc/cache.h"
 #include "npucc/compile.h"
-#include "precision_options.h" // print_precision_summary
+#include "precision/report.h"
 #include "progress.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
@@ -15,6 +15,17 @@
 namespace npucc::cli {
 
 namespace {
+
+// The short precision report under the compile summary.
+void print_precision_summary(const CompileResult& result) {
+  if (result.precision_report.empty()) {
+    return;
+  }
+  for (const auto& line :
+       precision::format_precision_summary(nlohmann::json::parse(result.precision_report))) {
+    std::cout << "  " << util::printable(line) << "\n"; // node names come from the model
+  }
+}
 
 void print_seconds(double seconds) {
   std::cout << std::fixed;
@@ -122,15 +133,12 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
   return [args, &global] {
     util::install_interrupt_handlers();
     util::set_interrupt_progress(0, 1);
-    Config settings = load_settings(&args->compile, &args->cache);
-    CompileOptions options = make_compile_options(*args, settings);
-    CacheConfig cache = resolve_cache_config(settings);
+    CompileRequest request = make_compile_request(*args);
+    const CompileOptions& options = request.options;
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
-    CachedCompile cached = compile_cached(
-        options, cache, args->no_cache || cache.disabled ? CacheUse::disabled : CacheUse::enabled,
-        log);
+    CachedCompile cached = compile_cached(options, request.cache, request.use, log);
     progress.finish();
     const CompileResult& result = cached.result;
     double seconds =

@@ -1,5 +1,7 @@
 #include "models_file.h"
 
+#include "config/compile_request.h"
+#include "config/option_table.h"
 #include "config/toml_subset.h"
 #include "config/value.h"
 #include "npucc/error.h"
@@ -17,49 +19,17 @@ using config::TomlType;
 
 namespace {
 
-// Options a [[model]] table cannot set: --options feeds the cache settings too, which
-// are the run's.
-const std::vector<std::string> k_run_only = {"options"};
-// Options that hold a list in one string: their key also takes an array of strings,
-// joined with the option's separator.
-const std::map<std::string, std::string> k_list_separators = {{"input_shape", ";"},
-                                                              {"passes", ","}};
-// Options naming a file that are not settings (settings_table paths are resolved by
-// check_value): taken from the models file's folder.
-const std::vector<std::string> k_file_options = {"keep_dtype"};
+using config::OptionArity;
+using config::OptionGroup;
+using config::OptionRow;
 
-enum class ValueKind { flag, integer, text };
-
-struct OptionKey {
-  std::string option; // "--input-shape"
-  ValueKind kind = ValueKind::text;
-  const SettingInfo* setting = nullptr; // a setting (precision modes, mixlist): set there
-};
-
-// Every compile option, by its key: what add_compile_options registers, read back.
-std::map<std::string, OptionKey> option_keys() {
-  CLI::App scratch;
-  CompileArgs unused;
-  add_compile_options(scratch, unused);
-  std::map<std::string, OptionKey> keys;
-  for (const CLI::Option* option : scratch.get_options()) {
-    if (option->get_lnames().empty() || option->get_lnames()[0] == "help") {
-      continue;
+// Every compile option, by its key ("input_shape"); --options is the run's (run_only).
+std::map<std::string, const OptionRow*> option_keys() {
+  std::map<std::string, const OptionRow*> keys;
+  for (const auto& row : config::option_table()) {
+    if (row.group == OptionGroup::compile || row.group == OptionGroup::options_file) {
+      keys[config::option_key(row)] = &row;
     }
-    std::string name = option->get_lnames()[0];
-    OptionKey key;
-    key.option = "--" + name;
-    std::string type = option->get_type_name();
-    key.kind = option->get_expected_max() == 0               ? ValueKind::flag
-               : type.rfind("INT", 0) == 0 || type == "UINT" ? ValueKind::integer
-                                                             : ValueKind::text;
-    for (const auto& info : settings_table()) {
-      if (info.option == key.option) {
-        key.setting = &info;
-      }
-    }
-    std::replace(name.begin(), name.end(), '-', '_');
-    keys[name] = key;
   }
   return keys;
 }
@@ -67,19 +37,22 @@ std::map<std::string, OptionKey> option_keys() {
 struct ModelsFile {
   fs::path file;
   fs::path dir; // FILE's folder (empty: the current one): paths are taken from it
-  std::map<std::string, OptionKey> keys;
+  std::map<std::string, const OptionRow*> keys;
 
   std::string where(size_t line) const { return file.string() + ":" + std::to_string(line); }
   std::string dir_name() const { return dir.empty() ? "." : dir.string(); }
 };
 
-bool run_only(const std::string& name) {
-  return std::find(k_run_only.begin(), k_run_only.end(), name) != k_run_only.end();
+// Options a [[model]] table cannot set: --options feeds the cache settings too, which
+// are the run's.
+bool run_only(const ModelsFile& models, const std::string& name) {
+  auto key = models.keys.find(name);
+  return key != models.keys.end() && key->second->group == OptionGroup::options_file;
 }
 
 [[noreturn]] void unknown_key(const ModelsFile& models, const TomlEntry& entry,
                               const std::string& name) {
-  if (run_only(name)) {
+  if (run_only(models, name)) {
     throw usage_error(models.where(entry.line) + ": " + name +
                           " applies to the whole run, not "
                           "to one [[model]]",
@@ -87,7 +60,7 @@ bool run_only(const std::string& name) {
   }
   std::vector<std::string> candidates = {"path"};
   for (const auto& [key, option] : models.keys) {
-    if (!run_only(key)) {
+    if (!run_only(models, key)) {
       candidates.push_back(key);
     }
   }
@@ -99,35 +72,36 @@ bool run_only(const std::string& name) {
 
 // The value as the option's text; a wrong type is an error naming the line.
 std::string value_text(const ModelsFile& models, const TomlEntry& entry, const std::string& name,
-                       const OptionKey& key) {
+                       const OptionRow& row) {
   auto wrong = [&](const std::string& wanted) {
     throw usage_error(models.where(entry.line) + ": " + name + " must be " + wanted + ", not " +
                       config::toml_type_name(entry.type));
   };
-  auto list = k_list_separators.find(name);
-  switch (key.kind) {
-  case ValueKind::flag:
+  bool list = !row.list_separator.empty();
+  switch (row.arity) {
+  case OptionArity::flag:
+  case OptionArity::negatable_flag:
     if (entry.type != TomlType::boolean) {
       wrong("a boolean (true or false)");
     }
     return entry.value;
-  case ValueKind::integer:
+  case OptionArity::integer:
     if (entry.type != TomlType::integer) {
       wrong("an integer");
     }
     return entry.value;
-  case ValueKind::text:
-    if (entry.type == TomlType::string_array && list != k_list_separators.end()) {
-      return util::join(entry.items, list->second);
+  case OptionArity::text:
+    if (entry.type == TomlType::string_array && list) {
+      return util::join(entry.items, row.list_separator);
     }
     if (entry.type != TomlType::string) {
-      wrong(list != k_list_separators.end() ? "a string or an array of strings" : "a string");
+      wrong(list ? "a string or an array of strings" : "a string");
     }
     break;
   }
-  bool is_file =
-      std::find(k_file_options.begin(), k_file_options.end(), name) != k_file_options.end();
-  if (is_file && !entry.value.empty() && fs::path(entry.value).is_relative()) {
+  // A setting's path is resolved by its check (read_table); another file option's here.
+  bool file = row.value == config::OptionValueType::path && !config::is_setting(row);
+  if (file && !entry.value.empty() && fs::path(entry.value).is_relative()) {
     return (models.dir / entry.value).string();
   }
   return entry.value;
@@ -159,11 +133,10 @@ fs::path model_path(const ModelsFile& models, const TomlEntry& entry) {
 // One [[model]] table: its path, and the run's options with the table's on top.
 PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable& table,
                          const std::vector<const TomlEntry*>& entries,
-                         const CompileArgs& command_line, const Config& settings) {
+                         const OptionValues& command_line, const Config& settings) {
   PopulateModel model;
-  CompileArgs args = command_line;
+  OptionValues values = command_line; // the table's come later: they win
   Config model_settings = settings;
-  std::vector<std::string> tokens; // for CLI11, in reverse order
   std::map<std::string, std::pair<std::string, size_t>> key_of_option; // --opt: key, line
   for (const TomlEntry* entry : entries) {
     std::string name = entry->key.substr(table.name.size() + 1);
@@ -174,18 +147,20 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
       continue;
     }
     auto key = models.keys.find(name);
-    if (key == models.keys.end() || run_only(name)) {
+    if (key == models.keys.end() || run_only(models, name)) {
       unknown_key(models, *entry, name);
     }
-    std::string text = value_text(models, *entry, name, key->second);
-    key_of_option[key->second.option] = {name, entry->line};
-    if (const SettingInfo* info = key->second.setting) {
+    const OptionRow& row = *key->second;
+    std::string text = value_text(models, *entry, name, row);
+    key_of_option[config::option_spelling(row)] = {name, entry->line};
+    if (config::is_setting(row)) {
       std::string where = models.where(entry->line);
-      model_settings.set(
-          info->key, Setting{config::check_value(*info, text, where, models.dir, process_getenv),
-                             SettingSource::command_line, where});
+      model_settings.set(row.setting.key,
+                         Setting{config::check_value(row.setting, text, where, models.dir,
+                                                     process_getenv),
+                                 SettingSource::command_line, where});
     } else {
-      tokens.insert(tokens.begin(), key->second.option + "=" + text);
+      values.push_back({row.name, text});
     }
   }
   if (model.path.empty()) {
@@ -204,14 +179,7 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
     return models.where(table.line) + ": " + message;
   };
   try {
-    CLI::App parser;
-    add_compile_options(parser, args);
-    parser.parse(tokens);
-  } catch (const CLI::ParseError& e) {
-    throw usage_error(blame(e.what()));
-  }
-  try {
-    model.compile = make_compile_options(args, model_settings);
+    model.compile = config::build_compile_options(values, model_settings);
   } catch (const Error& e) {
     throw usage_error(blame(e.what()), e.hint());
   }
@@ -220,7 +188,7 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
 
 } // namespace
 
-std::vector<PopulateModel> read_models_file(const fs::path& file, const CompileArgs& command_line,
+std::vector<PopulateModel> read_models_file(const fs::path& file, const OptionValues& command_line,
                                             const Config& settings) {
   std::string text;
   try {

@@ -15,8 +15,8 @@
 //   input_shape = ["x:1,3,48,192"]        # any compile option under its config name:
 //   accelerate_train_mode = "fast|step|0.9"   # the long option without "--", "-" -> "_"
 //
-// The keys are those of the options add_compile_options registers (compile_options.h), so
-// an option added there is a key here too; --options FILE is the run's only. A value
+// The keys are the compile options of the option table (config/option_table.h), so an
+// option added there is a key here too; --options FILE is the run's only. A value
 // has the option's type: a string (a list option also takes an array of strings), an
 // integer, or true/false for a flag. Values that name files are taken from FILE's
 // folder. An option a table does not set is the command line's (then --options, NPUCC_*,
@@ -26,7 +26,7 @@ namespace npucc::cli {
 // `command_line` and `settings`: the run's options and settings, which a table's keys
 // override for its model. Throws usage_error naming FILE:LINE.
 std::vector<PopulateModel> read_models_file(const std::filesystem::path& file,
-                                            const CompileArgs& command_line,
+                                            const OptionValues& command_line,
                                             const Config& settings);
 
 } // namespace npucc::cli

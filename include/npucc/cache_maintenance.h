@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,18 @@ struct CacheEntry {
   uint64_t bytes = 0;           // on disk
   int64_t created = 0;          // seconds since the epoch
   int64_t last_used = 0;
+};
+
+// The entry as `npucc cache ls --json` presents it, one object of its "entries" (JSON
+// text): variants as [{"role", "precision"}], options as the object they are (null when
+// the header holds none, as a damaged or forged one may). The one presentation of an
+// entry: the CLI and the Python module both show this.
+std::string cache_entry_json(const CacheEntry& entry);
+
+// `npucc cache ls`: the folder as opened, and its entries in the folder's order.
+struct CacheListing {
+  std::filesystem::path dir;
+  std::vector<CacheEntry> entries;
 };
 
 // `npucc cache stats`: the entries and the counters of the cache's statistics file.
@@ -113,11 +126,14 @@ public:
   explicit Cache(CacheConfig config);
 
   std::vector<CacheEntry> entries() const; // in the folder's order
+  CacheListing listing() const;
   CacheStatistics stats() const;
   // Resets every counter but last_cleanup (entries and size are kept).
   void zero_stats() const;
-  // Re-hashes every entry; with `fix`, removes what is broken and stray.
-  CacheVerifyResult verify(bool fix = false) const;
+  // Re-hashes every entry; with `fix`, removes what is broken and stray. `progress`, when
+  // given, is called with (entries done, entries in all) as the work goes.
+  CacheVerifyResult verify(bool fix = false,
+                           const std::function<void(size_t, size_t)>& progress = {}) const;
   CacheRemoval purge(const PurgeRequest& request) const;
   CacheRemoval invalidate(const InvalidateRequest& request) const;
 

@@ -26,6 +26,10 @@ namespace npucc {
 struct OptionValue {
   std::string name;
   std::string value;
+  // An empty value given on purpose (`--accelerate-train-mode ''`): the setting goes back
+  // to its built-in default over every other source (CommandLineValue::given_empty).
+  // Otherwise an empty value is as if the option were not given.
+  bool given_empty = false;
 };
 
 // The option names compile_request() takes: every option of `npucc compile` but its output
@@ -34,6 +38,18 @@ const std::vector<std::string>& compile_option_names();
 
 // The option names cache_request() takes: the cache options every `npucc cache` command has.
 const std::vector<std::string>& cache_option_names();
+
+// An option as a front door that declares its own needs it (the Python keywords and
+// their stub): the name and what its value is: "flag", "integer", "path", "size",
+// "seconds", "train_mode", "names" (NAME,NAME,...), "shapes" (NAME:D0,D1;...) or "text".
+struct OptionDescription {
+  std::string name;
+  std::string type;
+};
+
+// The named options, described, in the order given; throws npucc::Error for a name that
+// is no option.
+std::vector<OptionDescription> describe_options(const std::vector<std::string>& names);
 
 struct CompileRequest {
   CompileOptions options; // model_path and output_dir set

@@ -118,22 +118,12 @@ class Removal:
     failures: List[str]
 
 
-def _variants(text: str) -> Dict[str, str]:
-    pairs = (item.partition(":") for item in text.split(",") if item)
-    return {role: precision for role, _, precision in pairs}
-
-
-def _options(text: str) -> Dict[str, Any]:
-    try:
-        options = json.loads(text) if text else {}
-    except ValueError:
-        return {}  # a damaged entry's header: its state says so
-    return options if isinstance(options, dict) else {}
-
-
-def _entry(item: Dict[str, Any]) -> CacheEntry:
-    fields = dict(item, variants=_variants(item["variants"]), options=_options(item["options"]))
-    return CacheEntry(**fields)
+def _entry(text: str) -> CacheEntry:
+    """An entry from the library's presentation of it (the objects of `npucc cache ls
+    --json`): variants as role -> precision, options as a dict ({} for a damaged header)."""
+    item = json.loads(text)
+    variants = {variant["role"]: variant["precision"] for variant in item["variants"]}
+    return CacheEntry(**dict(item, variants=variants, options=item["options"] or {}))
 
 
 def _removal(item: Dict[str, Any]) -> Removal:

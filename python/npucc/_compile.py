@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import pathlib
@@ -41,8 +42,28 @@ class CompileResult:
     manifest_path: pathlib.Path
 
 
+# The type of each option (the library's option table: _npucc.compile_option_types()).
+_TYPES: Dict[str, str] = {
+    name.replace("-", "_"): kind for name, kind in _npucc.compile_option_types()
+}
+
+# What each type takes beyond str (and None: not given); the annotation it shows.
+_ANNOTATIONS = {
+    "flag": "Optional[bool]",
+    "integer": "Optional[int]",
+    "path": "Optional[PathLike]",
+    "size": "Union[str, int, None]",
+    "seconds": "Union[float, str, None]",
+    "train_mode": "Union[str, AccelerateTrainMode, None]",
+    "names": "Union[str, Sequence[str], None]",
+    "shapes": "Union[str, Mapping[str, Sequence[int]], None]",
+    "text": "Optional[str]",
+}
+
+
 def _text(name: str, value: Any) -> str:
     """An option value as the command line spells it."""
+    kind = _TYPES.get(name, "text")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -51,12 +72,12 @@ def _text(name: str, value: Any) -> str:
         return value
     if isinstance(value, os.PathLike):
         return os.fspath(value)
-    if name == "input_shape" and isinstance(value, Mapping):
+    if kind == "shapes" and isinstance(value, Mapping):
         shapes = (f"{input}:{','.join(str(int(d)) for d in dims)}" for input, dims in value.items())
         return ";".join(shapes)
-    if name == "passes" and isinstance(value, Sequence):
+    if kind == "names" and isinstance(value, Sequence):
         return ",".join(str(p) for p in value)
-    if name == "accelerate_train_mode":
+    if kind == "train_mode":
         return str(value)  # an AccelerateTrainMode
     raise TypeError(f"compile(): {name} cannot be a {type(value).__name__}")
 
@@ -70,46 +91,30 @@ def option_values(given: Dict[str, Any]) -> List[Tuple[str, str]]:
     ]
 
 
+def _signature() -> inspect.Signature:
+    """compile()'s: model, output, then a keyword per option of the table, in its order."""
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = [
+        inspect.Parameter("model", positional, annotation="PathLike"),
+        inspect.Parameter("output", positional, annotation="PathLike"),
+    ]
+    for name, kind in _TYPES.items():
+        parameters.append(
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                              annotation=_ANNOTATIONS[kind])
+        )
+    return inspect.Signature(parameters, return_annotation="CompileResult")
+
+
+_SIGNATURE = _signature()
+
+
 def warn(line: str) -> None:
     warnings.warn(line, NpuccWarning, stacklevel=3)
 
 
 def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npucc
-    model: PathLike,
-    output: PathLike,
-    *,
-    input_shape: Union[str, Mapping[str, Sequence[int]], None] = None,
-    external_data: Optional[bool] = None,
-    passes: Union[str, Sequence[str], None] = None,
-    target_opset: Optional[int] = None,
-    accelerate_train_mode: Any = None,
-    precision_mode: Optional[str] = None,
-    precision_mode_v2: Optional[str] = None,
-    modify_mixlist: Optional[PathLike] = None,
-    keep_dtype: Optional[PathLike] = None,
-    keep_io_types: Optional[bool] = None,
-    low_precision_weights: Optional[bool] = None,
-    emit_emulation: Optional[bool] = None,
-    options: Optional[PathLike] = None,
-    cache_dir: Optional[PathLike] = None,
-    max_size: Union[str, int, None] = None,
-    read_only: Optional[bool] = None,
-    cache_shared: Optional[str] = None,
-    cache_key_file: Optional[PathLike] = None,
-    link_mode: Optional[str] = None,
-    digest_cache: Optional[str] = None,
-    remote_cache: Optional[str] = None,
-    remote_read_only: Optional[bool] = None,
-    remote_connect_timeout: Union[float, str, None] = None,
-    remote_timeout: Union[float, str, None] = None,
-    remote_token_file: Optional[PathLike] = None,
-    remote_credentials_file: Optional[PathLike] = None,
-    remote_ca_file: Optional[PathLike] = None,
-    remote_client_cert: Optional[PathLike] = None,
-    remote_client_key: Optional[PathLike] = None,
-    no_cache: Optional[bool] = None,
-    force: Optional[bool] = None,
-    max_memory: Union[str, int, None] = None,
+    model: PathLike, output: PathLike, **options: Any
 ) -> CompileResult:
     """Compiles an ONNX model into output, through the compile cache: `npucc compile`.
 
@@ -125,7 +130,9 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     npucc.Error, each with the line the CLI prints; warnings go to warnings.warn() as
     NpuccWarning. The GIL is released while compiling: compiles in other threads run.
     """
-    given = {name: value for name, value in locals().items() if name not in ("model", "output")}
+    # Binding raises TypeError for a keyword that is no option, as a def would.
+    given = _SIGNATURE.bind(model, output, **options).arguments
+    given = {name: value for name, value in given.items() if name not in ("model", "output")}
     done = _npucc.compile(os.fspath(model), os.fspath(output), option_values(given), warn)
     manifest_path = pathlib.Path(done["manifest_path"])
     with open(manifest_path, encoding="utf-8") as file:
@@ -139,3 +146,6 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
         manifest=manifest,
         manifest_path=manifest_path,
     )
+
+
+compile.__signature__ = _SIGNATURE  # type: ignore[attr-defined]

@@ -15,11 +15,10 @@ namespace npucc::python {
 
 namespace {
 
-py::dict entry_dict(const CacheEntry& entry) {
-  return py::dict("key"_a = entry.key, "model"_a = entry.model, "variants"_a = entry.variants,
-                  "compiler_version"_a = entry.compiler_version, "options"_a = entry.options,
-                  "state"_a = entry.state, "problem"_a = entry.problem, "bytes"_a = entry.bytes,
-                  "created"_a = entry.created, "last_used"_a = entry.last_used);
+// An entry as the CLI's `cache ls --json` presents it (cache_entry_json): JSON text, which
+// the Python side loads.
+std::string entry_json(const CacheEntry& entry) {
+  return cache_entry_json(entry);
 }
 
 py::dict stats_dict(const CacheStatistics& stats) {
@@ -103,7 +102,7 @@ py::list entries(const OpenedCache& opened) {
     py::gil_scoped_release gil;
     found = opened.cache.entries();
   }
-  return list_of(found, entry_dict);
+  return list_of(found, entry_json);
 }
 
 void init_cache(const std::filesystem::path& dir, const std::string& shared) {

@@ -77,6 +77,17 @@ std::vector<OptionValue> option_values(const NamedValues& values) {
 void bind_compile(py::module_& module) {
   module.def("compile_option_names", &compile_option_names,
              "the option names compile() takes, as `npucc compile --help` spells them");
+  module.def(
+      "compile_option_types",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const auto& option : describe_options(compile_option_names())) {
+          out.emplace_back(option.name, option.type);
+        }
+        return out;
+      },
+      "(name, type) of each option compile() takes, in order: type is flag, integer, path, "
+      "size, seconds, train_mode, names, shapes or text");
   module.def("compile", &compile_model, py::arg("model"), py::arg("output"), py::arg("options"),
              py::arg("warn"),
              "compile through the cache; options: (name, text) pairs; warn(line) for warnings");

@@ -7,6 +7,7 @@
 #include "util/file_io.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 
@@ -37,6 +38,34 @@ struct Fixture {
 
 } // namespace
 
+TEST_SUITE("npucc::cache_entry_json") {
+  TEST_CASE("variants as role and precision, options as their object") {
+    npucc::CacheEntry entry;
+    entry.key = "k";
+    entry.variants = "high:float32,low:mixed_float16,odd";
+    entry.options = "{\"passes\":[]}";
+    nlohmann::json shown = nlohmann::json::parse(npucc::cache_entry_json(entry));
+    CHECK(shown["variants"] == nlohmann::json::parse(
+                                   R"([{"role":"high","precision":"float32"},)"
+                                   R"({"role":"low","precision":"mixed_float16"},)"
+                                   R"({"role":"odd","precision":""}])"));
+    CHECK(shown["options"] == nlohmann::json::parse(R"({"passes":[]})"));
+    CHECK(shown["key"] == "k");
+  }
+
+  TEST_CASE("a header without an options object shows null; bytes that are not UTF-8 pass") {
+    npucc::CacheEntry entry;
+    entry.options = "[1]";
+    entry.model = "bad\xff";
+    nlohmann::json shown = nlohmann::json::parse(npucc::cache_entry_json(entry));
+    CHECK(shown["options"].is_null());
+    CHECK(shown["variants"] == nlohmann::json::array());
+    CHECK(shown["model"].get<std::string>().rfind("bad", 0) == 0);
+    entry.options = "{not json";
+    CHECK(nlohmann::json::parse(npucc::cache_entry_json(entry))["options"].is_null());
+  }
+}
+
 TEST_SUITE("npucc::Cache") {
   TEST_CASE("lists entries and their states as `cache ls` does") {
     Fixture f;
@@ -54,6 +83,29 @@ TEST_SUITE("npucc::Cache") {
     CHECK(entries[0].compiler_version == npucc::k_version);
     CHECK(entries[0].bytes >= 1004);
     CHECK(entries[1].state == "other-version");
+  }
+
+  TEST_CASE("listing names the folder as opened") {
+    Fixture f;
+    f.put('a');
+    npucc::CacheListing listing = npucc::Cache(f.config).listing();
+    CHECK(listing.dir == fs::canonical(f.root));
+    REQUIRE(listing.entries.size() == 1);
+    CHECK(listing.entries[0].key == std::string(64, 'a'));
+  }
+
+  TEST_CASE("verify reports its progress") {
+    Fixture f;
+    f.put('a');
+    f.put('b');
+    size_t last_done = 0;
+    size_t last_total = 0;
+    npucc::Cache(f.config).verify(false, [&](size_t done, size_t total) {
+      last_done = done;
+      last_total = total;
+    });
+    CHECK(last_done == 2);
+    CHECK(last_total == 2);
   }
 
   TEST_CASE("stats count entries, states and counters; zero_stats resets the counters") {

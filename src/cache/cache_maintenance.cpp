@@ -5,7 +5,9 @@
 #include "cache/entry_format.h"
 #include "cache/local_storage.h"
 #include "npucc/error.h"
+#include "util/strings.h"
 
+#include <nlohmann/json.hpp>
 #include <utility>
 
 namespace npucc {
@@ -47,7 +49,44 @@ CacheIntent intent_of(bool changes) {
   return changes ? CacheIntent::modify : CacheIntent::read;
 }
 
+// The header's "high:float32,low:mixed_float16" as [{"role": "high", "precision": "float32"},
+// ...]: a reader should not have to split strings.
+nlohmann::json variants_json(const std::string& variants) {
+  nlohmann::json out = nlohmann::json::array();
+  if (variants.empty()) {
+    return out;
+  }
+  for (const auto& variant : util::split(variants, ',')) {
+    size_t colon = variant.find(':');
+    out.push_back({{"role", variant.substr(0, colon)},
+                   {"precision", colon == std::string::npos ? "" : variant.substr(colon + 1)}});
+  }
+  return out;
+}
+
+// The header's options (canonical_options() text) as the object they are; null when the
+// entry is corrupt or its header holds no valid JSON object (headers can be forged).
+nlohmann::json options_json(const std::string& options) {
+  nlohmann::json parsed = nlohmann::json::parse(options, nullptr, false);
+  return parsed.is_object() ? parsed : nlohmann::json(nullptr);
+}
+
 } // namespace
+
+std::string cache_entry_json(const CacheEntry& entry) {
+  nlohmann::json object = {{"key", entry.key},
+                           {"model", entry.model},
+                           {"variants", variants_json(entry.variants)},
+                           {"bytes", entry.bytes},
+                           {"created", entry.created},
+                           {"last_used", entry.last_used},
+                           {"compiler_version", entry.compiler_version},
+                           {"state", entry.state},
+                           {"problem", entry.problem},
+                           {"options", options_json(entry.options)}};
+  // Header fields can be forged: bytes that are not UTF-8 are replaced, not a failure.
+  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 uint64_t CacheStatistics::counter(const std::string& name) const {
   auto it = counters.find(name);
@@ -57,12 +96,19 @@ uint64_t CacheStatistics::counter(const std::string& name) const {
 Cache::Cache(CacheConfig config) : m_config(std::move(config)) {}
 
 std::vector<CacheEntry> Cache::entries() const {
+  return listing().entries;
+}
+
+CacheListing Cache::listing() const {
   cache::LocalStorage storage = cache::open_local_storage(m_config, CacheIntent::read);
-  std::vector<CacheEntry> entries;
-  for (const auto& info : storage.list(cache::Check::files)) {
-    entries.push_back(entry_of(info));
+  CacheListing listing;
+  listing.dir = storage.root();
+  std::vector<cache::EntryInfo> infos = storage.list(cache::Check::files);
+  listing.entries.reserve(infos.size());
+  for (const auto& info : infos) {
+    listing.entries.push_back(entry_of(info));
   }
-  return entries;
+  return listing;
 }
 
 CacheStatistics Cache::stats() const {
@@ -83,9 +129,10 @@ void Cache::zero_stats() const {
   cache::open_local_storage(m_config, CacheIntent::modify).stats().zero();
 }
 
-CacheVerifyResult Cache::verify(bool fix) const {
+CacheVerifyResult Cache::verify(bool fix,
+                                const std::function<void(size_t, size_t)>& progress) const {
   cache::LocalStorage storage = cache::open_local_storage(m_config, intent_of(fix));
-  cache::VerifyReport report = storage.verify(fix ? cache::Fix::yes : cache::Fix::no);
+  cache::VerifyReport report = storage.verify(fix ? cache::Fix::yes : cache::Fix::no, progress);
   CacheVerifyResult result;
   result.entries = report.entries;
   result.bytes = report.bytes;

@@ -28,7 +28,7 @@ std::string usage_line(const std::vector<npucc::OptionValue>& values) {
 
 } // namespace
 
-TEST_SUITE("npucc::compile_request") {
+TEST_SUITE("config::compile_request") {
   TEST_CASE("no options: the CLI's defaults") {
     npucc::CompileRequest r = request({});
     CHECK(r.options.model_path == "m.onnx");
@@ -83,7 +83,7 @@ TEST_SUITE("npucc::compile_request") {
     CHECK(r.options.limits.max_memory_bytes == uint64_t{2} << 30);
   }
 
-  TEST_CASE("every listed name is accepted, whatever reads it") {
+  TEST_CASE("every compile option of the table is accepted") {
     for (const auto& name : npucc::compile_option_names()) {
       CAPTURE(name);
       try {
@@ -92,6 +92,21 @@ TEST_SUITE("npucc::compile_request") {
         FAIL(e.line());
       }
     }
+  }
+
+  TEST_CASE("an empty value given on purpose resets a setting over the environment") {
+    auto env = npucc::test::fake_getenv(
+        {{"HOME", "/nonexistent"}, {"NPUCC_ACCELERATE_TRAIN_MODE", "fast|step"}});
+    CHECK(npucc::compile_request("m.onnx", "out", {}, env).options.accelerate_train_mode);
+    CHECK(npucc::compile_request("m.onnx", "out", {{"accelerate-train-mode", ""}}, env)
+              .options.accelerate_train_mode);
+    CHECK_FALSE(npucc::compile_request("m.onnx", "out", {{"accelerate-train-mode", "", true}}, env)
+                    .options.accelerate_train_mode);
+  }
+
+  TEST_CASE("a later value of a name wins") {
+    npucc::CompileRequest r = request({{"target-opset", "18"}, {"target-opset", "21"}});
+    CHECK(r.options.target_opset == 21);
   }
 
   TEST_CASE("bad values get the CLI's messages, naming the option") {
@@ -117,7 +132,7 @@ TEST_SUITE("npucc::compile_request") {
   }
 }
 
-TEST_SUITE("npucc::cache_request") {
+TEST_SUITE("config::cache_request") {
   TEST_CASE("the cache options of `npucc cache` commands") {
     npucc::CacheRequest r =
         npucc::cache_request({{"cache-dir", "/srv/c"}, {"read-only", "true"}}, k_no_environment);
