@@ -1,7 +1,8 @@
 // `npucc cache ...`: the subcommand table and the listing commands (ls, stats, init).
 // Maintenance that deletes lives in cmd_cache_maintenance.cpp, populate in
 // cmd_cache_populate.cpp, explain in cmd_cache_explain.cpp. Every command hands off to
-// the library (src/cache/).
+// the library: ls, stats, verify, purge and invalidate through npucc::Cache
+// (npucc/cache_maintenance.h), as the Python module does.
 #include "cache_commands.h"
 #include "npucc/cache_maintenance.h"
 #include "npucc/error.h"

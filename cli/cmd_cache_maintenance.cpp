@@ -34,18 +34,16 @@ void print_removals(const std::vector<RemovedEntry>& removed, bool dry_run,
   for (const auto& removal : removed) {
     bytes += removal.bytes;
     if (!global.quiet) {
-      std::cout << (dry_run ? "would remove " : "removed ")
-                << removal.key.substr(0, 12) << "  "
+      std::cout << (dry_run ? "would remove " : "removed ") << removal.key.substr(0, 12) << "  "
                 << (removal.model.empty() ? "-" : util::printable(removal.model)) << "  "
                 << (removal.compiler_version.empty() ? "-"
                                                      : util::printable(removal.compiler_version))
-                << "  "
-                << util::format_bytes(removal.bytes) << "  " << util::printable(removal.why)
+                << "  " << util::format_bytes(removal.bytes) << "  " << util::printable(removal.why)
                 << "\n";
     }
   }
-  std::cout << (dry_run ? "would remove " : "removed ")
-            << count_entries(removed.size()) << ", " << util::format_bytes(bytes) << "\n";
+  std::cout << (dry_run ? "would remove " : "removed ") << count_entries(removed.size()) << ", "
+            << util::format_bytes(bytes) << "\n";
 }
 
 // Each refused removal on its own line; the exit status the command ends with.

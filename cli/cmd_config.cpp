@@ -1,6 +1,7 @@
 // `npucc config show [--json]`, `npucc config path`: the effective settings and where each
 // comes from (npucc/config.h), so "why is it using that cache folder?" has an answer.
 #include "app.h"
+#include "config/option_table.h"
 #include "config_options.h"
 #include "json_document.h"
 #include "terminal.h"
@@ -33,17 +34,13 @@ CLI::Option* note_empty_value(CLI::Option* option, std::set<std::string>& empty_
 
 void add_setting_options(CLI::App& command, ConfigArgs& args,
                          const std::vector<std::string>& keys) {
-  for (const auto& info : settings_table()) {
-    if (!keys.empty() && std::find(keys.begin(), keys.end(), info.key) == keys.end()) {
-      continue;
+  for (const auto& row : config::option_table()) {
+    const SettingInfo& info = row.setting;
+    if (!config::is_setting(row) || row.group == config::OptionGroup::global ||
+        (!keys.empty() && std::find(keys.begin(), keys.end(), info.key) == keys.end())) {
+      continue; // not a setting, or a global option already (--color)
     }
-    if (info.key == "color") {
-      continue; // a global option already
-    }
-    std::string names = info.option;
-    if (info.key == "cache.dir") {
-      names += ",--graph-compiler-cache-dir";
-    }
+    std::string names = info.option + (row.alias.empty() ? "" : ",--" + row.alias);
     if (info.kind == SettingKind::boolean) {
       std::string key = info.key;
       command.add_flag_callback(

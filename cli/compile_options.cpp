@@ -25,15 +25,15 @@ void add_row(CLI::App& command, OptionValues& values, const OptionRow& row) {
   case OptionArity::text:
     // '' is not "not given" but "the default", over NPUCC_* variables and config files.
     command.add_option_function<std::string>(
-        names, [give](const std::string& text) { give(text, util::trim(text).empty()); },
-        row.help);
+        names, [give](const std::string& text) { give(text, util::trim(text).empty()); }, row.help);
     break;
   case OptionArity::integer:
     command.add_option_function<int64_t>(
         names, [give](const int64_t& number) { give(std::to_string(number), false); }, row.help);
     break;
   case OptionArity::flag:
-    command.add_flag_callback(names, [give] { give("true", false); }, row.help);
+    command.add_flag_callback(
+        names, [give] { give("true", false); }, row.help);
     break;
   case OptionArity::negatable_flag:
     command.add_flag_function(

@@ -28,8 +28,9 @@ CLI::Option* note_empty_value(CLI::Option* option, std::set<std::string>& empty_
 // Adds `--options FILE` (Ascend option names in JSON).
 void add_options_file_option(CLI::App& command, ConfigArgs& args);
 
-// Adds the option of each listed setting (all when `keys` is empty) under the name in
-// settings_table(); cache.dir also answers to Ascend's --graph-compiler-cache-dir.
+// Adds the option of each listed setting (all when `keys` is empty) under its name and
+// alias in the option table (config/option_table.h: cache.dir also answers to Ascend's
+// --graph-compiler-cache-dir).
 void add_setting_options(CLI::App& command, ConfigArgs& args,
                          const std::vector<std::string>& keys = {});
 

@@ -155,10 +155,9 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
     key_of_option[config::option_spelling(row)] = {name, entry->line};
     if (config::is_setting(row)) {
       std::string where = models.where(entry->line);
-      model_settings.set(row.setting.key,
-                         Setting{config::check_value(row.setting, text, where, models.dir,
-                                                     process_getenv),
-                                 SettingSource::command_line, where});
+      model_settings.set(row.setting.key, Setting{config::check_value(row.setting, text, where,
+                                                                      models.dir, process_getenv),
+                                                  SettingSource::command_line, where});
     } else {
       values.push_back({row.name, text});
     }

@@ -80,9 +80,9 @@ CompileOptions build_compile_options(const std::vector<OptionValue>& given,
       continue;
     }
     auto found = named.find(row.name);
-    std::string text = is_setting(row)          ? settings.value(row.setting.key)
+    std::string text = is_setting(row)        ? settings.value(row.setting.key)
                        : found != named.end() ? found->second.value
-                                                : std::string();
+                                              : std::string();
     if (!text.empty()) {
       row.apply(row, text, options);
     }

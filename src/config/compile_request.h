@@ -22,7 +22,6 @@ Config load_given_settings(const std::vector<OptionValue>& given,
 // The compile options of `given` (the options that are not settings; a later value of a
 // name wins) and `settings` (those that are), checked as a whole; model_path and
 // output_dir are left empty.
-CompileOptions build_compile_options(const std::vector<OptionValue>& given,
-                                     const Config& settings);
+CompileOptions build_compile_options(const std::vector<OptionValue>& given, const Config& settings);
 
 } // namespace npucc::config

@@ -125,8 +125,8 @@ OptionRow option(std::string name, Group group, Arity arity, std::string help,
 // key (`ascend`, "" = none), how the value is checked and `config show`'s description.
 OptionRow setting(OptionRow row, std::string key, std::string environment, std::string ascend,
                   SettingKind kind, std::vector<std::string> choices, std::string description) {
-  row.setting = {std::move(key),  std::move(environment), option_spelling(row), std::move(ascend),
-                 kind,            std::move(choices),     std::move(description)};
+  row.setting = {std::move(key), std::move(environment), option_spelling(row),  std::move(ascend),
+                 kind,           std::move(choices),     std::move(description)};
   switch (kind) {
   case SettingKind::path:
     row.value = OptionValueType::path;
@@ -214,8 +214,8 @@ const std::vector<OptionRow>& option_table() {
               "modify_mixlist", "NPUCC_MODIFY_MIXLIST", "modify_mixlist", SettingKind::path, {},
               "JSON file editing the mixed-precision op lists"),
       typed(option("keep-dtype", Group::compile, Arity::text,
-                        "file of node names (one per line) that keep their original precision",
-                        apply_keep_dtype),
+                   "file of node names (one per line) that keep their original precision",
+                   apply_keep_dtype),
             OptionValueType::path),
       option("keep-io-types", Group::compile, Arity::negatable_flag,
              "keep graph input/output types in lowered graphs (default: on)", apply_keep_io_types),
@@ -312,8 +312,7 @@ const std::vector<OptionRow>& option_table() {
               "a Redis password"),
       setting(option("remote-credentials-file", Group::remote, Arity::text,
                      "a file holding USER:PASSWORD for the remote cache"),
-              "remote.credentials_file", "NPUCC_REMOTE_CREDENTIALS_FILE", "", SettingKind::path,
-              {},
+              "remote.credentials_file", "NPUCC_REMOTE_CREDENTIALS_FILE", "", SettingKind::path, {},
               "a file whose first line is USER:PASSWORD: HTTP basic authentication, or a "
               "Redis ACL user"),
       setting(option("remote-ca-file", Group::remote, Arity::text,

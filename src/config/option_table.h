@@ -62,7 +62,7 @@ struct OptionRow {
   std::string alias; // another spelling ("graph-compiler-cache-dir"); "" = none
   OptionGroup group = OptionGroup::compile;
   OptionArity arity = OptionArity::text;
-  std::string help;           // the --help line
+  std::string help; // the --help line
   OptionValueType value = OptionValueType::text;
   std::string list_separator; // a list in one string (";"): a --models key also takes an array
   // The setting behind the option (config.toml key, NPUCC_* variable, Ascend key, check,

@@ -45,10 +45,10 @@ TEST_SUITE("npucc::cache_entry_json") {
     entry.variants = "high:float32,low:mixed_float16,odd";
     entry.options = "{\"passes\":[]}";
     nlohmann::json shown = nlohmann::json::parse(npucc::cache_entry_json(entry));
-    CHECK(shown["variants"] == nlohmann::json::parse(
-                                   R"([{"role":"high","precision":"float32"},)"
-                                   R"({"role":"low","precision":"mixed_float16"},)"
-                                   R"({"role":"odd","precision":""}])"));
+    CHECK(shown["variants"] ==
+          nlohmann::json::parse(R"([{"role":"high","precision":"float32"},)"
+                                R"({"role":"low","precision":"mixed_float16"},)"
+                                R"({"role":"odd","precision":""}])"));
     CHECK(shown["options"] == nlohmann::json::parse(R"({"passes":[]})"));
     CHECK(shown["key"] == "k");
   }

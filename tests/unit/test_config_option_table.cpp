@@ -52,9 +52,8 @@ TEST_SUITE("config::option_table") {
         CHECK(row.value == npucc::config::OptionValueType::text);
       }
       // A --models array is joined into a list option's one string.
-      CHECK(row.list_separator.empty() ==
-            (row.value != npucc::config::OptionValueType::names &&
-             row.value != npucc::config::OptionValueType::shapes));
+      CHECK(row.list_separator.empty() == (row.value != npucc::config::OptionValueType::names &&
+                                           row.value != npucc::config::OptionValueType::shapes));
     }
   }
 
@@ -79,9 +78,9 @@ TEST_SUITE("config::option_table") {
       REQUIRE(row != nullptr);
       CHECK(row->group != OptionGroup::global);
     }
-    CHECK(npucc::cache_option_names() ==
-          std::vector<std::string>{"cache-dir", "read-only", "cache-shared", "cache-key-file",
-                                   "options"});
+    CHECK(npucc::cache_option_names() == std::vector<std::string>{"cache-dir", "read-only",
+                                                                  "cache-shared", "cache-key-file",
+                                                                  "options"});
     CHECK(npucc::config::find_option("nonexistent") == nullptr);
     CHECK(npucc::config::option_key(*npucc::config::find_option("accelerate-train-mode")) ==
           "accelerate_train_mode");
