@@ -3,7 +3,8 @@
 // writes both scripts and `cmake --install` puts them where bash-completion and zsh
 // look (completion/CMakeLists.txt).
 #include "app.h"
-#include "npucc/cache.h"
+#include "config/option_table.h"
+#include "npucc/config.h"
 #include "precision/option_values.h"
 
 #include <algorithm>
@@ -46,30 +47,34 @@ struct Node {
 };
 
 // Options whose values are checked by library code, not by a CLI11 IsMember (which
-// choices_of reads): the lists come from that code.
+// choices_of reads): the lists come from the option table and the precision code that
+// checks them.
 std::map<std::string, std::vector<std::string>> checked_values() {
-  std::vector<std::string> sharing;
-  for (CacheSharing mode :
-       {CacheSharing::automatic, CacheSharing::none, CacheSharing::group, CacheSharing::world}) {
-    sharing.emplace_back(cache_sharing_name(mode));
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& row : config::option_table()) {
+    if (!config::is_setting(row) || row.group == config::OptionGroup::global) {
+      continue; // --color: an IsMember of its own
+    }
+    std::string option = config::option_spelling(row);
+    switch (row.setting.kind) {
+    case SettingKind::choice:
+      out[option] = row.setting.choices;
+      break;
+    case SettingKind::precision_mode:
+      out[option] = precision::precision_mode_values();
+      break;
+    case SettingKind::precision_mode_v2:
+      out[option] = precision::precision_mode_v2_values();
+      break;
+    case SettingKind::train_mode:
+      out[option] = precision::accelerate_train_mode_values();
+      break;
+    default:
+      break;
+    }
   }
-  std::vector<std::string> link_modes;
-  for (LinkMode mode : {LinkMode::automatic, LinkMode::copy, LinkMode::hardlink}) {
-    link_modes.emplace_back(link_mode_name(mode));
-  }
-  std::vector<std::string> digest_modes;
-  for (DigestCacheMode mode :
-       {DigestCacheMode::automatic, DigestCacheMode::on, DigestCacheMode::off}) {
-    digest_modes.emplace_back(digest_cache_mode_name(mode));
-  }
-  return {{"--precision-mode", precision::precision_mode_values()},
-          {"--precision-mode-v2", precision::precision_mode_v2_values()},
-          {"--accelerate-train-mode", precision::accelerate_train_mode_values()},
-          {"--cache-shared", sharing},
-          {"--link-mode", link_modes},
-          {"--digest-cache", digest_modes},
-          // K/N has too many values to list; auto is the one word.
-          {"--shard", {"auto"}}};
+  out["--shard"] = {"auto"}; // K/N has too many values to list; auto is the one word
+  return out;
 }
 
 std::string positional_kind(const CLI::Option& option) {
