@@ -1,3 +1,4 @@
+#include "accuracy/check.h"
 #include "app.h"
 #include "compile_options.h"
 #include "compiler/manifest.h"
@@ -24,6 +25,17 @@ void print_precision_summary(const CompileResult& result) {
   for (const auto& line :
        precision::format_precision_summary(nlohmann::json::parse(result.precision_report))) {
     std::cout << "  " << util::printable(line) << "\n"; // node names come from the model
+  }
+}
+
+// The accuracy report under the compile summary, if the compile checked it.
+void print_accuracy_summary(const CompileResult& result) {
+  if (result.accuracy_report.empty()) {
+    return;
+  }
+  for (const auto& line :
+       accuracy::format_accuracy(nlohmann::json::parse(result.accuracy_report))) {
+    std::cout << "  " << util::printable(line) << "\n"; // output names come from the model
   }
 }
 

@@ -35,6 +35,16 @@ void add_row(CLI::App& command, OptionValues& values, const OptionRow& row) {
     command.add_flag_callback(
         names, [give] { give("true", false); }, row.help);
     break;
+  case OptionArity::repeated:
+    command.add_option_function<std::vector<std::string>>(
+        names,
+        [give](const std::vector<std::string>& texts) {
+          for (const auto& text : texts) {
+            give(text, false);
+          }
+        },
+        row.help);
+    break;
   case OptionArity::negatable_flag:
     command.add_flag_function(
         names + ",!--no-" + row.name,

@@ -77,7 +77,7 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
     throw usage_error(models.where(entry.line) + ": " + name + " must be " + wanted + ", not " +
                       config::toml_type_name(entry.type));
   };
-  bool list = !row.list_separator.empty();
+  bool list = !row.list_separator.empty() || row.arity == OptionArity::repeated;
   switch (row.arity) {
   case OptionArity::flag:
   case OptionArity::negatable_flag:
@@ -90,6 +90,7 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
       wrong("an integer");
     }
     return entry.value;
+  case OptionArity::repeated: // each item of an array (read_table), or the one string
   case OptionArity::text:
     if (entry.type == TomlType::string_array && list) {
       return util::join(entry.items, row.list_separator);
@@ -100,11 +101,30 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
     break;
   }
   // A setting's path is resolved by its check (read_table); another file option's here.
-  bool file = row.value == config::OptionValueType::path && !config::is_setting(row);
+  bool file =
+      (row.value == config::OptionValueType::path || row.value == config::OptionValueType::paths) &&
+      !config::is_setting(row);
   if (file && !entry.value.empty() && fs::path(entry.value).is_relative()) {
     return (models.dir / entry.value).string();
   }
   return entry.value;
+}
+
+// A repeated option's values: an array of strings, or one string, each as value_text
+// gives it (a relative file from FILE's folder).
+std::vector<std::string> repeated_items(const ModelsFile& models, const TomlEntry& entry,
+                                        const std::string& name, const OptionRow& row) {
+  if (entry.type != TomlType::string_array) {
+    return {value_text(models, entry, name, row)};
+  }
+  std::vector<std::string> items;
+  for (const auto& item : entry.items) {
+    TomlEntry one = entry;
+    one.type = TomlType::string;
+    one.value = item;
+    items.push_back(value_text(models, one, name, row));
+  }
+  return items;
 }
 
 // `path` of a table: relative to FILE's folder and inside it, an existing file.
@@ -151,6 +171,17 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
       unknown_key(models, *entry, name);
     }
     const OptionRow& row = *key->second;
+    if (row.arity == OptionArity::repeated) {
+      // The table's list replaces the command line's, item by item like a string.
+      values.erase(std::remove_if(values.begin(), values.end(),
+                                  [&](const OptionValue& value) { return value.name == row.name; }),
+                   values.end());
+      for (const auto& item : repeated_items(models, *entry, name, row)) {
+        values.push_back({row.name, item});
+      }
+      key_of_option[config::option_spelling(row)] = {name, entry->line};
+      continue;
+    }
     std::string text = value_text(models, *entry, name, row);
     key_of_option[config::option_spelling(row)] = {name, entry->line};
     if (config::is_setting(row)) {

@@ -57,6 +57,7 @@ _ANNOTATIONS = {
     "train_mode": "Union[str, AccelerateTrainMode, None]",
     "names": "Union[str, Sequence[str], None]",
     "shapes": "Union[str, Mapping[str, Sequence[int]], None]",
+    "paths": "Union[PathLike, Sequence[PathLike], None]",
     "text": "Optional[str]",
 }
 
@@ -83,12 +84,16 @@ def _text(name: str, value: Any) -> str:
 
 
 def option_values(given: Dict[str, Any]) -> List[Tuple[str, str]]:
-    """The (name, text) pairs the library takes, from keywords (None: not given)."""
-    return [
-        (name.replace("_", "-"), _text(name, value))
-        for name, value in given.items()
-        if value is not None
-    ]
+    """The (name, text) pairs the library takes, from keywords (None: not given); a
+    repeatable option ("paths") gives a pair per item of a sequence."""
+    pairs = []
+    for name, value in given.items():
+        if value is None:
+            continue
+        many = _TYPES.get(name) == "paths" and not isinstance(value, (str, os.PathLike))
+        for item in value if many and isinstance(value, Sequence) else [value]:
+            pairs.append((name.replace("_", "-"), _text(name, item)))
+    return pairs
 
 
 def _signature() -> inspect.Signature:

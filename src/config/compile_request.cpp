@@ -79,6 +79,14 @@ CompileOptions build_compile_options(const std::vector<OptionValue>& given,
     if (row.apply == nullptr) {
       continue;
     }
+    if (row.arity == OptionArity::repeated) {
+      for (const auto& value : given) {
+        if (value.name == row.name) {
+          row.apply(row, value.value, options);
+        }
+      }
+      continue;
+    }
     auto found = named.find(row.name);
     std::string text = is_setting(row)        ? settings.value(row.setting.key)
                        : found != named.end() ? found->second.value

@@ -101,6 +101,19 @@ void apply_emit_emulation(const OptionRow& row, const std::string& text, Compile
   options.emit_emulation = flag_value(row, text);
 }
 
+void apply_check_accuracy(const OptionRow& row, const std::string& text, CompileOptions& options) {
+  options.check_accuracy = options.check_accuracy || flag_value(row, text);
+}
+
+// Each one given; they imply the check.
+void apply_sample_inputs(const OptionRow& row, const std::string& text, CompileOptions& options) {
+  if (text.empty()) {
+    throw usage_error(option_spelling(row) + ": expected a file or folder, got ''");
+  }
+  options.sample_inputs.emplace_back(text);
+  options.check_accuracy = true;
+}
+
 void apply_force(const OptionRow& row, const std::string& text, CompileOptions& options) {
   options.replace_output = flag_value(row, text) ? OutputReplace::any : OutputReplace::npucc_files;
 }
@@ -226,6 +239,16 @@ const std::vector<OptionRow>& option_table() {
              "also write emulation.onnx: float32 ops with Cast round trips wherever "
              "low.onnx holds float16/bfloat16",
              apply_emit_emulation),
+      option("check-accuracy", Group::compile, Arity::flag,
+             "run the high graph and the low graph's emulation in ONNX Runtime and report "
+             "per output cosine, max abs/rel error and non-finite values",
+             apply_check_accuracy),
+      typed(option("sample-inputs", Group::compile, Arity::repeated,
+                   "inputs for --check-accuracy (implies it; repeatable): a folder of "
+                   "test_data_set_*/input_*.pb, a .npz, or a folder of .npy files named after "
+                   "the inputs (default: random inputs from a fixed seed)",
+                   apply_sample_inputs),
+            OptionValueType::paths),
       typed(option("options", Group::options_file, Arity::text,
                    "Ascend-style options file (JSON: graph_compiler_cache_dir, "
                    "accelerate_train_mode, precision_mode, precision_mode_v2, modify_mixlist)"),
@@ -374,6 +397,7 @@ std::string value_type_name(const OptionRow& row) {
   case OptionArity::integer:
     return "integer";
   case OptionArity::text:
+  case OptionArity::repeated:
     break;
   }
   switch (row.value) {
@@ -389,6 +413,8 @@ std::string value_type_name(const OptionRow& row) {
     return "names";
   case OptionValueType::shapes:
     return "shapes";
+  case OptionValueType::paths:
+    return "paths";
   case OptionValueType::text:
     break;
   }

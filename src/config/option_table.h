@@ -23,6 +23,7 @@ enum class OptionArity {
   integer,        // --name N
   flag,           // --name (true)
   negatable_flag, // --name / --no-name
+  repeated,       // --name VALUE..., as often as wanted: every value counts, in order
 };
 
 // What a text option's value is, for the front doors that type it (Python's annotations
@@ -35,6 +36,7 @@ enum class OptionValueType {
   train_mode, // TYPE|TRIGGER[|RATIO] (Python also takes an AccelerateTrainMode)
   names,      // NAME,NAME,... (Python also takes a sequence)
   shapes,     // NAME:D0,D1;... (Python also takes {NAME: [D0, D1]})
+  paths,      // a repeated option's files (Python also takes a sequence)
 };
 
 // The sets of options a command registers (cli::add_table_options), each in table order.
@@ -52,8 +54,9 @@ enum class OptionGroup {
 };
 
 struct OptionRow;
-// Puts a row's value (the text given, or its setting's effective value; never "") into
-// `options`; throws usage_error naming the option, as the CLI always has.
+// Puts a row's value (the text given, or its setting's effective value; never "" but for
+// a repeated option, whose every value is put, in order) into `options`; throws
+// usage_error naming the option, as the CLI always has.
 using ApplyOption = void (*)(const OptionRow& row, const std::string& text,
                              CompileOptions& options);
 

@@ -104,6 +104,17 @@ TEST_SUITE("config::compile_request") {
                     .options.accelerate_train_mode);
   }
 
+  TEST_CASE(
+      "a repeated option keeps every value, in order, and --sample-inputs implies the check") {
+    npucc::CompileRequest r = request({{"sample-inputs", "a.npz"}, {"sample-inputs", "b"}});
+    CHECK(r.options.sample_inputs == std::vector<fs::path>{"a.npz", "b"});
+    CHECK(r.options.check_accuracy);
+    CHECK_FALSE(request({}).options.check_accuracy);
+    CHECK(request({{"check-accuracy", "true"}}).options.check_accuracy);
+    CHECK(usage_line({{"sample-inputs", ""}}) ==
+          "--sample-inputs: expected a file or folder, got ''");
+  }
+
   TEST_CASE("a later value of a name wins") {
     npucc::CompileRequest r = request({{"target-opset", "18"}, {"target-opset", "21"}});
     CHECK(r.options.target_opset == 21);

@@ -8,6 +8,7 @@
 using npucc::config::OptionArity;
 using npucc::config::OptionGroup;
 using npucc::config::OptionRow;
+using npucc::config::OptionValueType;
 
 // The table is the one list of option names: these check that each row is whole, so a
 // row added without what its front doors need fails here, not in a user's hands.
@@ -47,11 +48,12 @@ TEST_SUITE("config::option_table") {
         // A compile option reaches CompileOptions (the cache key hashes those).
         CHECK(row.apply != nullptr);
       }
-      if (row.arity != OptionArity::text) {
+      if (row.arity != OptionArity::text && row.arity != OptionArity::repeated) {
         CHECK(row.list_separator.empty());
         CHECK(row.value == npucc::config::OptionValueType::text);
       }
       // A --models array is joined into a list option's one string.
+      CHECK((row.arity == OptionArity::repeated) == (row.value == OptionValueType::paths));
       CHECK(row.list_separator.empty() == (row.value != npucc::config::OptionValueType::names &&
                                            row.value != npucc::config::OptionValueType::shapes));
     }
