@@ -8,7 +8,10 @@ signature, whose keywords come from the library's option table, in place of @COM
 import inspect
 import sys
 
-import npucc
+# This file's folder holds the source package, which lacks the built extension: the
+# package imported is the one PYTHONPATH names.
+sys.path.pop(0)
+import npucc  # noqa: E402
 
 
 def compile_stub():
