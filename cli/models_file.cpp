@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <sys/stat.h>
 
 namespace npucc::cli {
 
@@ -27,6 +29,12 @@ const std::map<std::string, std::string> k_list_separators = {{"input_shape", ";
 // Options naming a file that are not settings (settings_table paths are resolved by
 // check_value): taken from the models file's folder.
 const std::vector<std::string> k_file_options = {"keep_dtype"};
+// What a file named in a table may hold (a node list, a mixlist edit): far more than any.
+constexpr uint64_t k_max_named_file_bytes = uint64_t{1} << 20;
+// A models file, and each string in it: bounded, so that a huge one costs neither memory
+// nor a megabyte-long error line.
+constexpr uint64_t k_max_models_file_bytes = uint64_t{4} << 20;
+constexpr size_t k_max_string_bytes = size_t{64} << 10;
 
 enum class ValueKind { flag, integer, text };
 
@@ -91,8 +99,11 @@ bool run_only(const std::string& name) {
       candidates.push_back(key);
     }
   }
-  std::string match = util::closest_match(name, candidates);
-  throw usage_error(models.where(entry.line) + ": unknown key \"" + name + "\" in [[model]]",
+  // No key is long: a huge one is neither matched (the edit distance costs its length)
+  // nor echoed whole.
+  std::string match = name.size() <= 64 ? util::closest_match(name, candidates) : "";
+  throw usage_error(models.where(entry.line) + ": unknown key \"" + util::cut_for_message(name) +
+                        "\" in [[model]]",
                     match.empty() ? "keys: " + util::join(candidates, ", ")
                                   : "did you mean \"" + match + "\"?");
 }
@@ -126,11 +137,51 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
     break;
   }
   bool is_file =
-      std::find(k_file_options.begin(), k_file_options.end(), name) != k_file_options.end();
-  if (is_file && !entry.value.empty() && fs::path(entry.value).is_relative()) {
-    return (models.dir / entry.value).string();
+      std::find(k_file_options.begin(), k_file_options.end(), name) != k_file_options.end() ||
+      (key.setting != nullptr && key.setting->kind == SettingKind::path);
+  if (is_file) {
+    return named_file(models, entry, name, k_max_named_file_bytes).string();
   }
   return entry.value;
+}
+
+// A file a table names (its model, keep_dtype, modify_mixlist): relative to FILE's folder
+// and inside it once every link is resolved, a regular file of at most `limit` bytes
+// (none for a model). A models file may come from a pull request on CI: it must not be
+// able to make npucc read, and print into a job log, a file from elsewhere (a key), nor
+// stall it on a FIFO. Errors name the key and the file, never what the file holds.
+fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std::string& key,
+                    std::optional<uint64_t> limit) {
+  fs::path relative = fs::path(entry.value).lexically_normal();
+  std::string shown = key + " \"" + util::cut_for_message(entry.value) + "\"";
+  auto refuse = [&](const std::string& why, const std::string& hint = "") {
+    throw usage_error(models.where(entry.line) + ": " + shown + " " + why, hint);
+  };
+  const std::string inside = models.dir_name() + ", the folder of " + models.file.string();
+  if (entry.value.empty() || relative.is_absolute() || *relative.begin() == ".." ||
+      entry.value[0] == '~') {
+    refuse("is not inside " + inside, "name each file relative to that folder");
+  }
+  fs::path path = models.dir / relative;
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  if (ec) {
+    refuse(": no such file" + (models.dir.empty() ? "" : " (" + path.string() + ")"));
+  }
+  fs::path base = fs::canonical(models.dir.empty() ? fs::path(".") : models.dir, ec);
+  fs::path within = real.lexically_relative(base);
+  if (ec || within.empty() || *within.begin() == "..") {
+    refuse("leads outside " + inside + " (through a symlink)",
+           "keep the file itself in that folder");
+  }
+  struct stat info {};
+  if (::stat(real.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    refuse("is not a regular file");
+  }
+  if (limit && static_cast<uint64_t>(info.st_size) > *limit) {
+    refuse("is larger than " + util::format_bytes(*limit) + "; is it the right file?");
+  }
+  return path;
 }
 
 // `path` of a table: relative to FILE's folder and inside it, an existing file.
@@ -139,21 +190,19 @@ fs::path model_path(const ModelsFile& models, const TomlEntry& entry) {
     throw usage_error(models.where(entry.line) + ": path must be a string, not " +
                       config::toml_type_name(entry.type));
   }
-  fs::path relative = fs::path(entry.value).lexically_normal();
-  std::string shown = "path \"" + util::printable(entry.value) + "\"";
-  if (entry.value.empty() || relative.is_absolute() || *relative.begin() == "..") {
-    throw usage_error(models.where(entry.line) + ": " + shown + " is not inside " +
-                          models.dir_name() + ", the folder of " + models.file.string(),
-                      "name each model relative to that folder");
+  return named_file(models, entry, "path", std::nullopt);
+}
+
+void refuse_long_strings(const ModelsFile& models, const TomlEntry& entry, const std::string& name) {
+  size_t longest = entry.value.size();
+  for (const auto& item : entry.items) {
+    longest = std::max(longest, item.size());
   }
-  fs::path path = models.dir / relative;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    throw usage_error(models.where(entry.line) + ": " + shown + ": " +
-                      (fs::exists(path, ec) ? "not a file" : "no such file") +
-                      (models.dir.empty() ? "" : " (" + path.string() + ")"));
+  if (longest > k_max_string_bytes) {
+    throw usage_error(models.where(entry.line) + ": " + util::cut_for_message(name) + " holds a " +
+                      util::format_bytes(longest) + " string; at most " +
+                      util::format_bytes(k_max_string_bytes));
   }
-  return path;
 }
 
 // One [[model]] table: its path, and the run's options with the table's on top.
@@ -167,6 +216,7 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
   std::map<std::string, std::pair<std::string, size_t>> key_of_option; // --opt: key, line
   for (const TomlEntry* entry : entries) {
     std::string name = entry->key.substr(table.name.size() + 1);
+    refuse_long_strings(models, *entry, name);
     if (name == "path") {
       model.path = model_path(models, *entry);
       // As written, not as found from here: the same on every machine of a CI matrix.
@@ -224,6 +274,11 @@ std::vector<PopulateModel> read_models_file(const fs::path& file, const CompileA
                                             const Config& settings) {
   std::string text;
   try {
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec) && fs::file_size(file, ec) > k_max_models_file_bytes) {
+      throw usage_error("--models " + file.string() + ": larger than " +
+                        util::format_bytes(k_max_models_file_bytes) + "; is it a models file?");
+    }
     text = util::read_file(file);
   } catch (const Error& e) {
     throw usage_error(std::string("--models: ") + e.what());

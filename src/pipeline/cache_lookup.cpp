@@ -119,7 +119,8 @@ CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions
   out.outcome = CacheOutcome::hit;
   out.key = key;
   if (deliver == Deliver::output_folder) {
-    out.reason = "materialised by " + cache::describe_transfers(fetched.transfers);
+    out.reason = "materialised by " + cache::describe_transfers(fetched.transfers) +
+                 (fetched.note.empty() ? "" : "; " + fetched.note);
     // A hit does no compile work, so the result comes from the stored manifest.
     fs::path manifest_path = options.output_dir / "manifest.json";
     out.result = parse_cached_manifest(util::read_file(manifest_path), manifest_path, model_sha256);

@@ -170,11 +170,19 @@ cache::FetchResult fetch(CachedRun& run) {
   return fetch_and_deliver(run.storage, tier, run.key.key, run.options, run.deliver);
 }
 
+// Statistics are advisory: when another process holds their lock past its deadline the
+// compile goes on without them, and says so.
+void count_stats(const CachedRun& run, const cache::Counters& deltas) {
+  if (!run.storage.stats().update(deltas)) {
+    run.say("cache: statistics not updated: lock/stats is held by another process");
+  }
+}
+
 CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
   run.writing.reset();
   bool remote_hit = run.tiered && run.tiered->served_remotely();
   if (run.deliver == Deliver::output_folder && !remote_hit) {
-    run.storage.stats().update({{"hits", 1}});
+    count_stats(run, {{"hits", 1}});
   }
   if (!run.model_index.empty()) { // empty: the index gave the key, and stays as it is
     run.storage.record_model_index(run.model_sha256, run.model_index);
@@ -218,7 +226,7 @@ cache::Replace miss(CachedRun& run, const cache::FetchResult& fetched) {
     run.out.warning = "cache entry " + run.storage.entry_dir(run.key.key).string() +
                       " rejected: " + fetched.problem + "; compiled locally";
   }
-  run.storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
+  count_stats(run, {{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
   run.say("cache: miss: " + run.out.reason);
   return replace ? cache::Replace::yes : cache::Replace::no;
 }

@@ -7,6 +7,7 @@
 #include "util/file_io.h"
 #include "util/hex.h"
 #include "util/sha256.h"
+#include "util/strings.h"
 
 #include <cerrno>
 #include <cstring>
@@ -182,7 +183,7 @@ bool BundleReceiver::parse_table() {
     offset += 2 + length + 8 + k_digest_bytes;
     if (!(is_plain_file_name(row.name) || row.name == k_header_file) ||
         row.name.find("..") != std::string::npos || row.name.find('/') != std::string::npos) {
-      return refuse("refused file name \"" + row.name + "\"");
+      return refuse("refused file name \"" + util::cut_for_message(row.name) + "\"");
     }
     for (const auto& seen : m_rows) {
       if (seen.name == row.name) {
@@ -190,7 +191,7 @@ bool BundleReceiver::parse_table() {
       }
     }
     has_header = has_header || row.name == k_header_file;
-    if (row.size > (uint64_t{1} << 50) || payload + row.size > (uint64_t{1} << 50) ||
+    if (row.size > k_bundle_max_bytes || payload + row.size > k_bundle_max_bytes ||
         (m_expected_known && payload + row.size > m_expected)) {
       return refuse("truncated: " + row.name + " has " + std::to_string(row.size) +
                     " bytes, more than the object's " +
@@ -335,6 +336,10 @@ bool BundleReceiver::feed(const char* data, size_t size) {
     return false;
   }
   m_received += size;
+  if (m_received > k_bundle_max_bytes) {
+    return refuse("larger than " + std::to_string(k_bundle_max_bytes >> 30) +
+                  " GiB, the most a bundle may hold");
+  }
   if (m_table_done) {
     return feed_payload(data, size);
   }
