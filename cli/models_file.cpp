@@ -108,6 +108,45 @@ bool run_only(const std::string& name) {
                                   : "did you mean \"" + match + "\"?");
 }
 
+// A file a table names (its model, keep_dtype, modify_mixlist): relative to FILE's folder
+// and inside it once every link is resolved, a regular file of at most `limit` bytes
+// (none for a model). A models file may come from a pull request on CI: it must not be
+// able to make npucc read, and print into a job log, a file from elsewhere (a key), nor
+// stall it on a FIFO. Errors name the key and the file, never what the file holds.
+fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std::string& key,
+                    std::optional<uint64_t> limit) {
+  fs::path relative = fs::path(entry.value).lexically_normal();
+  std::string shown = key + " \"" + util::cut_for_message(entry.value) + "\"";
+  auto refuse = [&](const std::string& why, const std::string& hint = "") {
+    throw usage_error(models.where(entry.line) + ": " + shown + " " + why, hint);
+  };
+  const std::string inside = models.dir_name() + ", the folder of " + models.file.string();
+  if (entry.value.empty() || relative.is_absolute() || *relative.begin() == ".." ||
+      entry.value[0] == '~') {
+    refuse("is not inside " + inside, "name each file relative to that folder");
+  }
+  fs::path path = models.dir / relative;
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  if (ec) {
+    refuse("does not exist" + (models.dir.empty() ? "" : " (" + path.string() + ")"));
+  }
+  fs::path base = fs::canonical(models.dir.empty() ? fs::path(".") : models.dir, ec);
+  fs::path within = real.lexically_relative(base);
+  if (ec || within.empty() || *within.begin() == "..") {
+    refuse("leads outside " + inside + " (through a symlink)",
+           "keep the file itself in that folder");
+  }
+  struct stat info {};
+  if (::stat(real.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    refuse("is not a regular file");
+  }
+  if (limit && static_cast<uint64_t>(info.st_size) > *limit) {
+    refuse("is larger than " + util::format_bytes(*limit) + "; is it the right file?");
+  }
+  return path;
+}
+
 // The value as the option's text; a wrong type is an error naming the line.
 std::string value_text(const ModelsFile& models, const TomlEntry& entry, const std::string& name,
                        const OptionKey& key) {
@@ -143,45 +182,6 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
     return named_file(models, entry, name, k_max_named_file_bytes).string();
   }
   return entry.value;
-}
-
-// A file a table names (its model, keep_dtype, modify_mixlist): relative to FILE's folder
-// and inside it once every link is resolved, a regular file of at most `limit` bytes
-// (none for a model). A models file may come from a pull request on CI: it must not be
-// able to make npucc read, and print into a job log, a file from elsewhere (a key), nor
-// stall it on a FIFO. Errors name the key and the file, never what the file holds.
-fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std::string& key,
-                    std::optional<uint64_t> limit) {
-  fs::path relative = fs::path(entry.value).lexically_normal();
-  std::string shown = key + " \"" + util::cut_for_message(entry.value) + "\"";
-  auto refuse = [&](const std::string& why, const std::string& hint = "") {
-    throw usage_error(models.where(entry.line) + ": " + shown + " " + why, hint);
-  };
-  const std::string inside = models.dir_name() + ", the folder of " + models.file.string();
-  if (entry.value.empty() || relative.is_absolute() || *relative.begin() == ".." ||
-      entry.value[0] == '~') {
-    refuse("is not inside " + inside, "name each file relative to that folder");
-  }
-  fs::path path = models.dir / relative;
-  std::error_code ec;
-  fs::path real = fs::canonical(path, ec);
-  if (ec) {
-    refuse(": no such file" + (models.dir.empty() ? "" : " (" + path.string() + ")"));
-  }
-  fs::path base = fs::canonical(models.dir.empty() ? fs::path(".") : models.dir, ec);
-  fs::path within = real.lexically_relative(base);
-  if (ec || within.empty() || *within.begin() == "..") {
-    refuse("leads outside " + inside + " (through a symlink)",
-           "keep the file itself in that folder");
-  }
-  struct stat info {};
-  if (::stat(real.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    refuse("is not a regular file");
-  }
-  if (limit && static_cast<uint64_t>(info.st_size) > *limit) {
-    refuse("is larger than " + util::format_bytes(*limit) + "; is it the right file?");
-  }
-  return path;
 }
 
 // `path` of a table: relative to FILE's folder and inside it, an existing file.

@@ -275,7 +275,8 @@ int64_t mtime_of(const fs::path& path) {
 
 Removed remove_flat(const fs::path& path) {
   // Relative to its folder, opened once: nothing below it is reached through a link.
-  return DirHandle::open(path.parent_path()).remove(path.filename().string());
+  fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  return DirHandle::open(parent).remove(path.filename().string());
 }
 
 uint64_t remove_tree(const fs::path& path) {

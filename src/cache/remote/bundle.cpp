@@ -126,7 +126,8 @@ uint64_t write_bundle(const fs::path& dir, const std::vector<std::string>& names
   return total + digest.size();
 }
 
-BundleReceiver::BundleReceiver(fs::path into) : m_into(std::move(into)) {}
+BundleReceiver::BundleReceiver(fs::path into, uint64_t max_bytes)
+    : m_into(std::move(into)), m_max(max_bytes) {}
 
 BundleReceiver::~BundleReceiver() {
   if (m_fd >= 0) {
@@ -191,7 +192,7 @@ bool BundleReceiver::parse_table() {
       }
     }
     has_header = has_header || row.name == k_header_file;
-    if (row.size > k_bundle_max_bytes || payload + row.size > k_bundle_max_bytes ||
+    if (row.size > m_max || payload + row.size > m_max ||
         (m_expected_known && payload + row.size > m_expected)) {
       return refuse("truncated: " + row.name + " has " + std::to_string(row.size) +
                     " bytes, more than the object's " +
@@ -336,9 +337,8 @@ bool BundleReceiver::feed(const char* data, size_t size) {
     return false;
   }
   m_received += size;
-  if (m_received > k_bundle_max_bytes) {
-    return refuse("larger than " + std::to_string(k_bundle_max_bytes >> 30) +
-                  " GiB, the most a bundle may hold");
+  if (m_received > m_max) {
+    return refuse("larger than " + util::format_bytes(m_max) + ", the most a bundle may hold");
   }
   if (m_table_done) {
     return feed_payload(data, size);

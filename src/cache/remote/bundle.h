@@ -69,7 +69,8 @@ struct UnpackResult {
 // the caller to remove with the folder.
 class BundleReceiver {
 public:
-  explicit BundleReceiver(std::filesystem::path into);
+  // `max_bytes`: the most it takes (tests lower it), whether or not expect_size is told.
+  explicit BundleReceiver(std::filesystem::path into, uint64_t max_bytes = k_bundle_max_bytes);
   ~BundleReceiver();
   BundleReceiver(const BundleReceiver&) = delete;
   BundleReceiver& operator=(const BundleReceiver&) = delete;
@@ -98,6 +99,7 @@ private:
   bool close_current();
 
   std::filesystem::path m_into;
+  uint64_t m_max;
   uint64_t m_expected = 0;
   bool m_expected_known = false;
   uint64_t m_received = 0;
