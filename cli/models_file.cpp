@@ -118,31 +118,31 @@ fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std:
   fs::path relative = fs::path(entry.value).lexically_normal();
   std::string shown = key + " \"" + util::cut_for_message(entry.value) + "\"";
   auto refuse = [&](const std::string& why, const std::string& hint = "") {
-    throw usage_error(models.where(entry.line) + ": " + shown + " " + why, hint);
+    throw usage_error(models.where(entry.line) + ": " + shown + why, hint);
   };
   const std::string inside = models.dir_name() + ", the folder of " + models.file.string();
   if (entry.value.empty() || relative.is_absolute() || *relative.begin() == ".." ||
       entry.value[0] == '~') {
-    refuse("is not inside " + inside, "name each file relative to that folder");
+    refuse(" is not inside " + inside, "name each file relative to that folder");
   }
   fs::path path = models.dir / relative;
   std::error_code ec;
   fs::path real = fs::canonical(path, ec);
   if (ec) {
-    refuse("does not exist" + (models.dir.empty() ? "" : " (" + path.string() + ")"));
+    refuse(": no such file" + (models.dir.empty() ? "" : " (" + path.string() + ")"));
   }
   fs::path base = fs::canonical(models.dir.empty() ? fs::path(".") : models.dir, ec);
   fs::path within = real.lexically_relative(base);
   if (ec || within.empty() || *within.begin() == "..") {
-    refuse("leads outside " + inside + " (through a symlink)",
+    refuse(" leads outside " + inside + " (through a symlink)",
            "keep the file itself in that folder");
   }
   struct stat info {};
   if (::stat(real.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    refuse("is not a regular file");
+    refuse(": not a regular file");
   }
   if (limit && static_cast<uint64_t>(info.st_size) > *limit) {
-    refuse("is larger than " + util::format_bytes(*limit) + "; is it the right file?");
+    refuse(" is larger than " + util::format_bytes(*limit) + "; is it the right file?");
   }
   return path;
 }

@@ -250,6 +250,9 @@ void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
         ::chmod((root / sub).c_str(), cache::modes_for(sharing).dir);
       }
     }
+    if (cache::path_kind(root / "CACHEDIR.TAG") == cache::PathKind::file) {
+      ::chmod((root / "CACHEDIR.TAG").c_str(), 0644); // an older npucc wrote it by the umask
+    }
   }
 }
 

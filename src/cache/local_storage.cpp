@@ -107,7 +107,10 @@ void LocalStorage::create_layout() const {
     make_dir(m_root / sub);
   }
   if (path_kind(m_root / "CACHEDIR.TAG") == PathKind::missing) {
-    util::write_file_atomic(m_root / "CACHEDIR.TAG", k_cachedir_tag);
+    // Readable by all who may reach the folder, whatever the writer's umask: a tag others
+    // cannot read makes the folder "not an npucc cache" to them.
+    util::write_file_atomic(m_root / "CACHEDIR.TAG", k_cachedir_tag, util::Durability::synced,
+                            util::FileMode::exactly(0644));
   }
 }
 
@@ -204,6 +207,9 @@ EntryInfo LocalStorage::examine_at(int at, const char* name, const fs::path& dir
     if (signature.state != SignatureState::valid) {
       return broken(EntryState::corrupt, signature.problem);
     }
+  }
+  if (check == Check::contents && !info.unexpected_mode.empty()) {
+    return broken(EntryState::corrupt, info.unexpected_mode);
   }
   mark_other_version(info);
   return info;

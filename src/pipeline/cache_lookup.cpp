@@ -149,10 +149,13 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
   if (log) {
     log("cache: hit " + key.key + " (model index: no parse needed)");
   }
-  if (deliver == Deliver::output_folder) {
-    storage.stats().update({{"hits", 1}});
+  // Statistics are advisory: a lock held past its deadline skips them, said in the reason.
+  bool counted = deliver != Deliver::output_folder || storage.stats().update({{"hits", 1}});
+  CachedCompile out = hit_result(fetched, options, key.key, identity->sha256, deliver);
+  if (!counted) {
+    out.reason += "; statistics not updated: lock/stats is held by another process";
   }
-  return hit_result(fetched, options, key.key, identity->sha256, deliver);
+  return out;
 }
 
 } // namespace npucc::pipeline
