@@ -178,7 +178,7 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
   bool is_file =
       std::find(k_file_options.begin(), k_file_options.end(), name) != k_file_options.end() ||
       (key.setting != nullptr && key.setting->kind == SettingKind::path);
-  if (is_file) {
+  if (is_file && !entry.value.empty()) { // "": unset for this model
     return named_file(models, entry, name, k_max_named_file_bytes).string();
   }
   return entry.value;

@@ -128,8 +128,12 @@ std::string input_digest_problem(const fs::path& path, const std::optional<Signi
   if (!digest) {
     return "not an input digest";
   }
-  if (key && !record_mac_matches(*key, k_mac_context, digest->signed_text, digest->mac)) {
-    return "an input digest not signed with the cache key (never used)";
+  // An unsigned one is some user's own (a cache also used without the key): never used
+  // with the key, and no damage. One that claims a MAC that does not check is forged.
+  if (key && !digest->mac.empty() &&
+      !record_mac_matches(*key, k_mac_context, digest->signed_text, digest->mac)) {
+    return "an input digest whose signature does not check (forged, or signed with another "
+           "key; never used)";
   }
   return "";
 }

@@ -66,7 +66,8 @@ private:
 };
 
 // What is wrong with the file at `path` (in digests/) as a digest file, for `cache
-// verify`: empty when nothing. With a key, a digest not signed with it is wrong.
+// verify`: empty when nothing. With a key, a signed digest whose MAC does not check is
+// wrong; an unsigned one is a keyless user's own, never used with the key.
 std::string input_digest_problem(const std::filesystem::path& path,
                                  const std::optional<SigningKey>& key);
 

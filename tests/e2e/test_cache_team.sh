@@ -112,7 +112,7 @@ done
 # The digest poisoned before explain is still there (explain records nothing).
 reader cache verify --cache-dir "$WORK/cache-key" --cache-key-file "$KEY"
 [ "$RC" = 3 ] || { cat "$WORK/out" "$WORK/err"; fail "verify with the key: want 3, got $RC"; }
-contains "$WORK/out" "not signed with the cache key"
+contains "$WORK/out" "input digest whose signature does not check"
 reader cache verify --fix --cache-dir "$WORK/cache-key" --cache-key-file "$KEY"
 reader compile "$A" -o "$RH/a3" --cache-dir "$WORK/cache-key" --cache-key-file "$KEY"
 cmp -s "$RH/a3/high.onnx" "$RH/a1-key/high.onnx" || fail "after verify --fix: wrong graph"
@@ -292,7 +292,19 @@ as "$R" sh -c "printf '[[model]]\npath = \"out.onnx\"\n' >'$MF/models.toml'"
 reader cache populate --models "$MF/models.toml"
 [ "$RC" != 0 ] || fail "a model path that is a symlink out of the folder was compiled"
 contains "$WORK/err" "leads outside"
-pass "a models file cannot read, print or hang on a file outside its folder"
+# The same for a file an --options file names.
+for v in "$KEY" link fifo; do
+  as "$R" sh -c "printf '{\"modify_mixlist\": \"%s\"}' '$v' >'$MF/opts.json'"
+  set +e
+  as "$R" timeout 30 "$NPUCC" compile "$B" -o "$RH/o1" --no-cache --options "$MF/opts.json" \
+    >"$WORK/out" 2>"$WORK/err"
+  RC=$?; set -e
+  [ "$RC" != 124 ] || fail "options file, modify_mixlist $v: compile hung"
+  [ "$RC" != 0 ] || fail "options file, modify_mixlist $v: accepted"
+  ! grep -q "$SECRET" "$WORK/out" "$WORK/err" || fail "options file, $v: the key's contents were printed"
+  contains "$WORK/err" "modify_mixlist"
+done
+pass "a models or options file cannot read, print or hang on a file outside its folder"
 
 # 7. Bounded inputs: a 100 MB string in a models file, a 100 KB shard variable.
 as "$R" /usr/bin/python3 -c "

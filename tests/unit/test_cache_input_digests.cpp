@@ -214,18 +214,22 @@ TEST_SUITE("npucc::util::FileStamp") {
     CHECK(digests.look_up(fd.get()).from_stamp);
     CHECK(c.storage.verify(npucc::cache::Fix::no).findings.empty());
     const std::string other_sha = "sha256 " + std::string(64, 'a');
-    for (const std::string& bad :
-         {lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n" + lines[3] + "\n",
-          lines[0] + "\n" + lines[1] + "\n" + other_sha + "\n" + lines[3] + "\n" + lines[4] + "\n"}) {
-      CAPTURE(bad);
-      npucc::util::write_file_atomic(files[0], bad);
-      InputDigest found = digests.look_up(fd.get());
-      CHECK_FALSE(found.from_stamp);
-      CHECK(found.why_hashed.find("not signed with the cache key") != std::string::npos);
-      auto report = c.storage.verify(npucc::cache::Fix::no);
-      REQUIRE(report.findings.size() == 1);
-      CHECK(report.findings[0].detail.find("not signed with the cache key") != std::string::npos);
-    }
+    // Unsigned (as a keyless user writes them): not used, but no damage for verify.
+    npucc::util::write_file_atomic(files[0], lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n" +
+                                                 lines[3] + "\n");
+    InputDigest unsigned_one = digests.look_up(fd.get());
+    CHECK_FALSE(unsigned_one.from_stamp);
+    CHECK(unsigned_one.why_hashed.find("not signed with the cache key") != std::string::npos);
+    CHECK(c.storage.verify(npucc::cache::Fix::no).findings.empty());
+    // Another digest under the signature: not used, and reported.
+    npucc::util::write_file_atomic(files[0], lines[0] + "\n" + lines[1] + "\n" + other_sha + "\n" +
+                                                 lines[3] + "\n" + lines[4] + "\n");
+    InputDigest forged = digests.look_up(fd.get());
+    CHECK_FALSE(forged.from_stamp);
+    CHECK(forged.why_hashed.find("not signed with the cache key") != std::string::npos);
+    auto report = c.storage.verify(npucc::cache::Fix::no);
+    REQUIRE(report.findings.size() == 1);
+    CHECK(report.findings[0].detail.find("signature does not check") != std::string::npos);
     // Signed with another key: as unsigned.
     LocalStorage other(c.storage.root());
     other.set_signing_key(npucc::cache::SigningKey{"k2", std::string(32, 'x')});
