@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <sys/stat.h>
 
 namespace npucc::cli {
 
@@ -22,6 +24,13 @@ namespace {
 using config::OptionArity;
 using config::OptionGroup;
 using config::OptionRow;
+
+// What a file named in a table may hold (a node list, a mixlist edit): far more than any.
+constexpr uint64_t k_max_named_file_bytes = uint64_t{1} << 20;
+// A models file, and each string in it: bounded, so that a huge one costs neither memory
+// nor a megabyte-long error line.
+constexpr uint64_t k_max_models_file_bytes = uint64_t{4} << 20;
+constexpr size_t k_max_string_bytes = size_t{64} << 10;
 
 // Every compile option, by its key ("input_shape"); --options is the run's (run_only).
 std::map<std::string, const OptionRow*> option_keys() {
@@ -64,10 +73,52 @@ bool run_only(const ModelsFile& models, const std::string& name) {
       candidates.push_back(key);
     }
   }
-  std::string match = util::closest_match(name, candidates);
-  throw usage_error(models.where(entry.line) + ": unknown key \"" + name + "\" in [[model]]",
+  // No key is long: a huge one is neither matched (the edit distance costs its length)
+  // nor echoed whole.
+  std::string match = name.size() <= 64 ? util::closest_match(name, candidates) : "";
+  throw usage_error(models.where(entry.line) + ": unknown key \"" + util::cut_for_message(name) +
+                        "\" in [[model]]",
                     match.empty() ? "keys: " + util::join(candidates, ", ")
                                   : "did you mean \"" + match + "\"?");
+}
+
+// A file a table names (its model, keep_dtype, modify_mixlist): relative to FILE's folder
+// and inside it once every link is resolved, a regular file of at most `limit` bytes
+// (none for a model). A models file may come from a pull request on CI: it must not be
+// able to make npucc read, and print into a job log, a file from elsewhere (a key), nor
+// stall it on a FIFO. Errors name the key and the file, never what the file holds.
+fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std::string& key,
+                    std::optional<uint64_t> limit) {
+  fs::path relative = fs::path(entry.value).lexically_normal();
+  std::string shown = key + " \"" + util::cut_for_message(entry.value) + "\"";
+  auto refuse = [&](const std::string& why, const std::string& hint = "") {
+    throw usage_error(models.where(entry.line) + ": " + shown + why, hint);
+  };
+  const std::string inside = models.dir_name() + ", the folder of " + models.file.string();
+  if (entry.value.empty() || relative.is_absolute() || *relative.begin() == ".." ||
+      entry.value[0] == '~') {
+    refuse(" is not inside " + inside, "name each file relative to that folder");
+  }
+  fs::path path = models.dir / relative;
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  if (ec) {
+    refuse(": no such file" + (models.dir.empty() ? "" : " (" + path.string() + ")"));
+  }
+  fs::path base = fs::canonical(models.dir.empty() ? fs::path(".") : models.dir, ec);
+  fs::path within = real.lexically_relative(base);
+  if (ec || within.empty() || *within.begin() == "..") {
+    refuse(" leads outside " + inside + " (through a symlink)",
+           "keep the file itself in that folder");
+  }
+  struct stat info {};
+  if (::stat(real.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    refuse(": not a regular file");
+  }
+  if (limit && static_cast<uint64_t>(info.st_size) > *limit) {
+    refuse(" is larger than " + util::format_bytes(*limit) + "; is it the right file?");
+  }
+  return path;
 }
 
 // The value as the option's text; a wrong type is an error naming the line.
@@ -100,11 +151,15 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
     }
     break;
   }
-  // A setting's path is resolved by its check (read_table); another file option's here.
-  bool file =
-      (row.value == config::OptionValueType::path || row.value == config::OptionValueType::paths) &&
-      !config::is_setting(row);
-  if (file && !entry.value.empty() && fs::path(entry.value).is_relative()) {
+  // A file option's value (a setting's too: modify_mixlist) stays inside the models file's
+  // folder (named_file); sample inputs may be folders of any size, so they are only resolved.
+  if (row.value == config::OptionValueType::path && !entry.value.empty()) { // "": unset
+    fs::path file = named_file(models, entry, name, k_max_named_file_bytes);
+    // A setting's check (read_table) resolves the value against the folder itself.
+    return config::is_setting(row) ? entry.value : file.string();
+  }
+  if (row.value == config::OptionValueType::paths && !entry.value.empty() &&
+      fs::path(entry.value).is_relative()) {
     return (models.dir / entry.value).string();
   }
   return entry.value;
@@ -133,21 +188,19 @@ fs::path model_path(const ModelsFile& models, const TomlEntry& entry) {
     throw usage_error(models.where(entry.line) + ": path must be a string, not " +
                       config::toml_type_name(entry.type));
   }
-  fs::path relative = fs::path(entry.value).lexically_normal();
-  std::string shown = "path \"" + util::printable(entry.value) + "\"";
-  if (entry.value.empty() || relative.is_absolute() || *relative.begin() == "..") {
-    throw usage_error(models.where(entry.line) + ": " + shown + " is not inside " +
-                          models.dir_name() + ", the folder of " + models.file.string(),
-                      "name each model relative to that folder");
+  return named_file(models, entry, "path", std::nullopt);
+}
+
+void refuse_long_strings(const ModelsFile& models, const TomlEntry& entry, const std::string& name) {
+  size_t longest = entry.value.size();
+  for (const auto& item : entry.items) {
+    longest = std::max(longest, item.size());
   }
-  fs::path path = models.dir / relative;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
-    throw usage_error(models.where(entry.line) + ": " + shown + ": " +
-                      (fs::exists(path, ec) ? "not a file" : "no such file") +
-                      (models.dir.empty() ? "" : " (" + path.string() + ")"));
+  if (longest > k_max_string_bytes) {
+    throw usage_error(models.where(entry.line) + ": " + util::cut_for_message(name) + " holds a " +
+                      util::format_bytes(longest) + " string; at most " +
+                      util::format_bytes(k_max_string_bytes));
   }
-  return path;
 }
 
 // One [[model]] table: its path, and the run's options with the table's on top.
@@ -160,6 +213,7 @@ PopulateModel read_table(const ModelsFile& models, const config::TomlArrayTable&
   std::map<std::string, std::pair<std::string, size_t>> key_of_option; // --opt: key, line
   for (const TomlEntry* entry : entries) {
     std::string name = entry->key.substr(table.name.size() + 1);
+    refuse_long_strings(models, *entry, name);
     if (name == "path") {
       model.path = model_path(models, *entry);
       // As written, not as found from here: the same on every machine of a CI matrix.
@@ -222,6 +276,11 @@ std::vector<PopulateModel> read_models_file(const fs::path& file, const OptionVa
                                             const Config& settings) {
   std::string text;
   try {
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec) && fs::file_size(file, ec) > k_max_models_file_bytes) {
+      throw usage_error("--models " + file.string() + ": larger than " +
+                        util::format_bytes(k_max_models_file_bytes) + "; is it a models file?");
+    }
     text = util::read_file(file);
   } catch (const Error& e) {
     throw usage_error(std::string("--models: ") + e.what());

@@ -227,13 +227,18 @@ void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
   fs::path root = fs::canonical(dir);
   if (sharing != CacheSharing::automatic) {
     // Group: the mark `auto` looks for, so later writers use group modes untold.
+    // A folder already so (made by an administrator for a team) needs no chmod, which
+    // only its owner may do.
     unsigned mode = cache::modes_for(sharing).dir;
-    if (::chmod(root.c_str(), mode) != 0) {
+    struct stat info {};
+    bool already = ::stat(root.c_str(), &info) == 0 && (info.st_mode & 07777) == mode;
+    if (!already && ::chmod(root.c_str(), mode) != 0) {
       char octal[8];
       std::snprintf(octal, sizeof octal, "%o", mode);
       throw Error(root.string() + ": cannot set the cache folder's mode to " + octal + ": " +
                       std::strerror(errno),
-                  std::string("run as the folder's owner, or chmod ") + octal + " it yourself");
+                  std::string("run as the folder's owner, or have it run: chmod ") + octal +
+                      " " + root.string());
     }
   }
   create_layout(root, sharing);
@@ -244,6 +249,9 @@ void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
       if (cache::path_kind(root / sub) == cache::PathKind::directory) {
         ::chmod((root / sub).c_str(), cache::modes_for(sharing).dir);
       }
+    }
+    if (cache::path_kind(root / "CACHEDIR.TAG") == cache::PathKind::file) {
+      ::chmod((root / "CACHEDIR.TAG").c_str(), 0644); // an older npucc wrote it by the umask
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -198,6 +199,13 @@ bool judge_file(EntryInfo& info, const EntryFile& file, const struct stat* st) {
   }
   if (!S_ISREG(st->st_mode)) {
     return mark_broken(info, EntryState::corrupt, file.name + " is not a regular file");
+  }
+  if ((st->st_mode & 07777) != k_entry_file_mode && info.unexpected_mode.empty()) {
+    // npucc writes every entry file 0444: another mode is someone's doing, and a file
+    // that can change is no entry file (a hard-linked output would change with it).
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st->st_mode & 07777));
+    info.unexpected_mode = file.name + " has mode " + mode + ", not 0444 (changed since stored)";
   }
   uint64_t size = static_cast<uint64_t>(st->st_size);
   if (size != file.bytes) {

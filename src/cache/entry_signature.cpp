@@ -30,8 +30,7 @@ constexpr size_t k_mac_bytes = 32;
 
 using Mac = std::array<unsigned char, k_mac_bytes>;
 
-Mac compute_mac(const SigningKey& key, const std::string& header_text) {
-  std::string message = std::string(k_mac_context) + header_text;
+Mac mac_over(const SigningKey& key, const std::string& message) {
   Mac mac{};
   unsigned int length = 0;
   if (HMAC(EVP_sha256(), key.secret.data(), static_cast<int>(key.secret.size()),
@@ -41,6 +40,10 @@ Mac compute_mac(const SigningKey& key, const std::string& header_text) {
     throw Error("OpenSSL: HMAC-SHA-256 failed");
   }
   return mac;
+}
+
+Mac compute_mac(const SigningKey& key, const std::string& header_text) {
+  return mac_over(key, std::string(k_mac_context) + header_text);
 }
 
 // The MAC recorded in a signature file's text; false when the text is not one.
@@ -168,6 +171,21 @@ SignatureCheck check_signature(const SigningKey& key, const std::string& header_
   }
   check.state = SignatureState::valid;
   return check;
+}
+
+std::string record_mac(const SigningKey& key, const std::string& context,
+                       const std::string& text) {
+  return util::hex_encode(mac_over(key, context + "\n" + text).data(), k_mac_bytes);
+}
+
+bool record_mac_matches(const SigningKey& key, const std::string& context, const std::string& text,
+                        const std::string& hex) {
+  std::optional<std::string> recorded = util::hex_decode(hex);
+  if (!recorded || recorded->size() != k_mac_bytes) {
+    return false;
+  }
+  Mac expected = mac_over(key, context + "\n" + text);
+  return CRYPTO_memcmp(expected.data(), recorded->data(), k_mac_bytes) == 0;
 }
 
 void sign_entry(const fs::path& entry_dir, const SigningKey& key) {

@@ -54,6 +54,15 @@ struct SignatureCheck {
 SignatureCheck check_signature(const SigningKey& key, const std::string& header_text,
                                const std::string& signature);
 
+// HMAC-SHA-256 under the key over `context` LF `text`, as 64 hex digits: for the small
+// records beside entries that decide what a reader receives (input digests) and so must
+// be as trustworthy as entries. `context` names the record's kind, so that no record's
+// MAC is valid as another kind's.
+std::string record_mac(const SigningKey& key, const std::string& context, const std::string& text);
+// Whether `hex` is record_mac(key, context, text), compared in constant time.
+bool record_mac_matches(const SigningKey& key, const std::string& context, const std::string& text,
+                        const std::string& hex);
+
 // Writes entry.sig (0444) into `entry_dir`, which must hold entry.npucc. Throws npucc::Error.
 void sign_entry(const std::filesystem::path& entry_dir, const SigningKey& key);
 

@@ -1,5 +1,6 @@
 #include "cache/file_ops.h"
 
+#include "cache/dir_handle.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
 #include "util/disk.h"
@@ -9,6 +10,7 @@
 #include "util/sha256.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -126,6 +128,24 @@ AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
       file_name.size() > suffix.size() &&
       file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
   return external_data ? AllowLink::no : wanted;
+}
+
+std::string why_not_linkable(const fs::path& path, const fs::path& cache_root) {
+  struct stat linked {};
+  struct stat root {};
+  if (::lstat(path.c_str(), &linked) != 0 || ::stat(cache_root.c_str(), &root) != 0) {
+    return "cannot be checked";
+  }
+  if ((linked.st_mode & 07777) != k_entry_file_mode) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(linked.st_mode & 07777));
+    return std::string("has mode ") + mode + ", not 0444";
+  }
+  if (linked.st_uid != ::geteuid() && linked.st_uid != root.st_uid) {
+    return "is owned by user " + std::to_string(linked.st_uid) +
+           ", neither this user nor the cache's owner";
+  }
+  return "";
 }
 
 AllowLink link_allowed_by(LinkMode mode) {
@@ -253,56 +273,10 @@ int64_t mtime_of(const fs::path& path) {
   return static_cast<int64_t>(info.st_mtime);
 }
 
-namespace {
-
-// Unlinks one non-folder; its bytes when it was a regular file.
-Removed unlink_one(const fs::path& path, const struct stat& info) {
-  Removed out;
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    out.error = path.string() + ": cannot remove: " + errno_text(errno);
-    return out;
-  }
-  out.bytes = S_ISREG(info.st_mode) ? static_cast<uint64_t>(info.st_size) : 0;
-  return out;
-}
-
-} // namespace
-
 Removed remove_flat(const fs::path& path) {
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) {
-    return {}; // already gone
-  }
-  if (!S_ISDIR(info.st_mode)) {
-    return unlink_one(path, info);
-  }
-  Removed out;
-  std::error_code ec;
-  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    struct stat child {};
-    if (::lstat(it->path().c_str(), &child) != 0) {
-      continue;
-    }
-    if (S_ISDIR(child.st_mode)) {
-      // npucc never writes a folder inside an entry or a staging folder: not ours.
-      if (out.error.empty()) {
-        out.error = it->path().string() + ": a folder npucc did not write; left alone";
-      }
-      continue;
-    }
-    Removed one = unlink_one(it->path(), child);
-    out.bytes += one.bytes;
-    if (out.error.empty()) {
-      out.error = one.error;
-    }
-  }
-  if (ec && out.error.empty()) {
-    out.error = path.string() + ": cannot list: " + ec.message();
-  }
-  if (out.error.empty() && ::rmdir(path.c_str()) != 0 && errno != ENOENT) {
-    out.error = path.string() + ": cannot remove: " + errno_text(errno);
-  }
-  return out;
+  // Relative to its folder, opened once: nothing below it is reached through a link.
+  fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  return DirHandle::open(parent).remove(path.filename().string());
 }
 
 uint64_t remove_tree(const fs::path& path) {

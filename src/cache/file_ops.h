@@ -41,6 +41,11 @@ FileDigest digest_file(const fs::path& path);
 Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
                           Sync sync);
 
+// Why the file at `path`, just hard-linked from a cache entry, must not stay a link: its
+// mode is not 0444, or it is owned by neither this user nor the owner of `cache_root`
+// (an owner may chmod it back and write). Empty when it may stay.
+std::string why_not_linkable(const fs::path& path, const fs::path& cache_root);
+
 // What LinkMode (npucc/cache.h) allows.
 AllowLink link_allowed_by(LinkMode mode);
 

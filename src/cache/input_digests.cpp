@@ -8,7 +8,11 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
+#include "util/fd.h"
+
 #include <cstdint>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace npucc::cache {
@@ -18,9 +22,17 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_digest_magic = "npucc-input-digest 1";
+constexpr const char* k_mac_context = "npucc-input-digest";
+constexpr uint64_t k_digest_file_limit = 4096;
 
-std::string digest_id(const util::FileStamp& stamp) {
-  return util::sha256_hex("npucc-input-stamp 1 " + util::stamp_text(stamp));
+// Signed digests are shared by everyone holding the key; unsigned ones are each user's
+// own, so one member's digest for a file never replaces another's.
+std::string digest_id(const util::FileStamp& stamp, bool signing) {
+  std::string text = "npucc-input-stamp 1 " + util::stamp_text(stamp);
+  if (!signing) {
+    text += " user " + std::to_string(::geteuid());
+  }
+  return util::sha256_hex(text);
 }
 
 fs::path digest_path(const fs::path& root, const std::string& id) {
@@ -28,22 +40,31 @@ fs::path digest_path(const fs::path& root, const std::string& id) {
 }
 
 std::string digest_text(const util::FileStamp& stamp, const std::string& sha256,
-                        int64_t recorded_ns) {
-  return std::string(k_digest_magic) + "\nstamp " + util::stamp_text(stamp) + "\nsha256 " + sha256 +
-         "\nrecorded " + std::to_string(recorded_ns) + "\n";
+                        int64_t recorded_ns, const std::optional<SigningKey>& key) {
+  std::string text = std::string(k_digest_magic) + "\nstamp " + util::stamp_text(stamp) +
+                     "\nsha256 " + sha256 + "\nrecorded " + std::to_string(recorded_ns) + "\n";
+  if (key) {
+    text += "hmac-sha256 " + record_mac(*key, k_mac_context, text) + "\n";
+  }
+  return text;
 }
 
 struct RecordedDigest {
   std::string sha256;
   int64_t recorded_ns = 0;
+  std::string signed_text; // the four lines the MAC covers
+  std::string mac;         // empty when unsigned
 };
 
-// A digest file's fields when it is one, for `stamp`; nullopt otherwise.
-std::optional<RecordedDigest> parse_digest(const std::string& text, const util::FileStamp& stamp) {
+// A digest file's fields when it is one (for `stamp` unless nullopt); nullopt otherwise.
+std::optional<RecordedDigest> parse_digest(const std::string& text,
+                                           const std::optional<util::FileStamp>& stamp) {
   std::vector<std::string> lines = util::split(text, '\n');
-  if (lines.size() != 5 || lines[0] != k_digest_magic || !lines[4].empty() ||
-      lines[1] != "stamp " + util::stamp_text(stamp) || !util::starts_with(lines[2], "sha256 ") ||
-      !util::starts_with(lines[3], "recorded ")) {
+  bool is_signed = lines.size() == 6 && util::starts_with(lines[4], "hmac-sha256 ");
+  if ((lines.size() != 5 && !is_signed) || lines[0] != k_digest_magic || !lines.back().empty() ||
+      !util::starts_with(lines[1], "stamp ") ||
+      (stamp && lines[1] != "stamp " + util::stamp_text(*stamp)) ||
+      !util::starts_with(lines[2], "sha256 ") || !util::starts_with(lines[3], "recorded ")) {
     return std::nullopt;
   }
   RecordedDigest out;
@@ -54,7 +75,43 @@ std::optional<RecordedDigest> parse_digest(const std::string& text, const util::
     return std::nullopt;
   }
   out.recorded_ns = static_cast<int64_t>(recorded);
+  out.signed_text = util::join({lines[0], lines[1], lines[2], lines[3]}, "\n") + "\n";
+  out.mac = is_signed ? lines[4].substr(12) : std::string();
   return out;
+}
+
+// A digest file read as it was opened (never through a symlink, never a FIFO), with its
+// owner and mode; nullopt when absent, not a regular file or too large for one.
+struct DigestFile {
+  std::string text;
+  struct stat info {};
+};
+std::optional<DigestFile> read_digest_file(const fs::path& path) {
+  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  DigestFile out;
+  if (fd.get() < 0 || ::fstat(fd.get(), &out.info) != 0 || !S_ISREG(out.info.st_mode) ||
+      static_cast<uint64_t>(out.info.st_size) > k_digest_file_limit) {
+    return std::nullopt;
+  }
+  out.text = util::read_up_to(fd.get(), k_digest_file_limit);
+  return out;
+}
+
+// Why a recorded digest may not decide what this user receives; empty when it may.
+// With a key only a signed one counts, whoever wrote it. Without one, only the user's
+// own file that nobody else can write: the group may write the cache's folders, but
+// whatever a member plants there is theirs, not this user's.
+std::string why_not_authentic(const DigestFile& file, const RecordedDigest& digest,
+                              const std::optional<SigningKey>& key) {
+  if (key) {
+    return record_mac_matches(*key, k_mac_context, digest.signed_text, digest.mac)
+               ? ""
+               : "its recorded digest is not signed with the cache key (not used)";
+  }
+  if (file.info.st_uid != ::geteuid() || (file.info.st_mode & 022) != 0) {
+    return "its recorded digest is another user's, or others may write it (not used)";
+  }
+  return "";
 }
 
 InputDigest hashed_because(std::string why) {
@@ -65,14 +122,20 @@ InputDigest hashed_because(std::string why) {
 
 } // namespace
 
-bool is_input_digest_file(const fs::path& path) {
-  try {
-    std::string text = read_small_file(path, 4096);
-    std::vector<std::string> lines = util::split(text, '\n');
-    return lines.size() == 5 && lines[0] == k_digest_magic && util::starts_with(lines[1], "stamp ");
-  } catch (const Error&) {
-    return false;
+std::string input_digest_problem(const fs::path& path, const std::optional<SigningKey>& key) {
+  std::optional<DigestFile> file = read_digest_file(path);
+  std::optional<RecordedDigest> digest = file ? parse_digest(file->text, std::nullopt) : std::nullopt;
+  if (!digest) {
+    return "not an input digest";
   }
+  // An unsigned one is some user's own (a cache also used without the key): never used
+  // with the key, and no damage. One that claims a MAC that does not check is forged.
+  if (key && !digest->mac.empty() &&
+      !record_mac_matches(*key, k_mac_context, digest->signed_text, digest->mac)) {
+    return "an input digest whose signature does not check (forged, or signed with another "
+           "key; never used)";
+  }
+  return "";
 }
 
 void DigestTally::count(const InputDigest& digest,
@@ -117,17 +180,16 @@ InputDigest InputDigests::look_up(int fd) const {
 }
 
 InputDigest InputDigests::recorded_for(const util::FileStamp& stamp) const {
-  std::optional<RecordedDigest> found;
-  try {
-    fs::path path = digest_path(m_storage->root(), digest_id(stamp));
-    if (path_kind(path) == PathKind::file) {
-      found = parse_digest(read_small_file(path, 4096), stamp);
-    }
-  } catch (const Error&) {
-    // unreadable: as absent
-  }
+  const std::optional<SigningKey>& key = m_storage->signing_key();
+  std::optional<DigestFile> file =
+      read_digest_file(digest_path(m_storage->root(), digest_id(stamp, key.has_value())));
+  std::optional<RecordedDigest> found = file ? parse_digest(file->text, stamp) : std::nullopt;
   if (!found) {
     return hashed_because("no digest recorded for the file as it is now: new, or changed since");
+  }
+  std::string why = why_not_authentic(*file, *found, key);
+  if (!why.empty()) {
+    return hashed_because(why);
   }
   if (found->recorded_ns > util::realtime_ns()) {
     return hashed_because("the clock reads earlier than when its digest was recorded");
@@ -187,14 +249,17 @@ void InputDigests::store_unless_racy(const util::FileStamp& stamp, int64_t start
 }
 
 void InputDigests::store(const util::FileStamp& stamp, const std::string& sha256) const {
-  std::string id = digest_id(stamp);
+  const std::optional<SigningKey>& key = m_storage->signing_key();
+  std::string id = digest_id(stamp, key.has_value());
+  // Signed, it may be shared with the group; unsigned, it is this user's alone.
+  unsigned mode = m_storage->modes().mutable_file & (key ? 0777 : 0644);
   try {
     m_storage->make_dir(m_storage->root() / "digests");
     m_storage->make_dir(m_storage->root() / "digests" / id.substr(0, 2));
     // Unsynced: one lost in a crash (or left empty) only costs hashing the file again.
     util::write_file_atomic(
-        digest_path(m_storage->root(), id), digest_text(stamp, sha256, util::realtime_ns()),
-        util::Durability::unsynced, util::FileMode::exactly(m_storage->modes().mutable_file));
+        digest_path(m_storage->root(), id), digest_text(stamp, sha256, util::realtime_ns(), key),
+        util::Durability::unsynced, util::FileMode::exactly(mode));
   } catch (const Error&) {
     // Only an optimisation: the next compile hashes the file instead.
   }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "cache/entry_signature.h"
 #include "npucc/cache.h"
 #include "util/file_stamp.h"
 
@@ -12,8 +13,17 @@
 // beside the file's stamp (util/file_stamp.h), so that compiling an unchanged model again
 // reads none of its bytes (as ccache's inode cache and git's index do):
 //
-//   CACHE_DIR/digests/<kk>/<id>   id = SHA-256 of ("npucc-input-stamp 1 " stamp_text)
+//   CACHE_DIR/digests/<kk>/<id>   id = SHA-256 of ("npucc-input-stamp 1 " stamp_text
+//                                 [" user " UID])    ; the user part only when unsigned
 //   "npucc-input-digest 1" LF "stamp " stamp_text LF "sha256 " HEX LF "recorded " NS LF
+//   ["hmac-sha256 " 64HEXDIG LF]  ; with a cache key: record_mac over the lines above
+//
+// A recorded digest decides which entry a user receives, so it is used only when it is
+// authentic (issue 30): with a cache key, only when its MAC checks (written by a key
+// holder; shared by all of them); without one, only when it is the user's own file and
+// nobody else may write it (each user keeps their own, under an id with their uid; a
+// group member can delete it, costing a re-hash, but cannot make it the user's). Any
+// other is not used: the file is hashed.
 //
 // When a digest is recorded and used, and why:
 // - recorded only when the file's ctime is k_racy_margin_ns or more before its hashing
@@ -55,8 +65,11 @@ private:
   std::set<std::pair<uint64_t, uint64_t>> m_counted;
 };
 
-// Whether the file at `path` (in digests/) is a digest file (`cache verify`).
-bool is_input_digest_file(const std::filesystem::path& path);
+// What is wrong with the file at `path` (in digests/) as a digest file, for `cache
+// verify`: empty when nothing. With a key, a signed digest whose MAC does not check is
+// wrong; an unsigned one is a keyless user's own, never used with the key.
+std::string input_digest_problem(const std::filesystem::path& path,
+                                 const std::optional<SigningKey>& key);
 
 class InputDigests {
 public:

@@ -1,5 +1,6 @@
 #include "cache/local_storage.h"
 
+#include "cache/dir_handle.h"
 #include "cache/entry_scan.h"
 #include "cache/model_index.h"
 #include "npucc/error.h"
@@ -106,7 +107,10 @@ void LocalStorage::create_layout() const {
     make_dir(m_root / sub);
   }
   if (path_kind(m_root / "CACHEDIR.TAG") == PathKind::missing) {
-    util::write_file_atomic(m_root / "CACHEDIR.TAG", k_cachedir_tag);
+    // Readable by all who may reach the folder, whatever the writer's umask: a tag others
+    // cannot read makes the folder "not an npucc cache" to them.
+    util::write_file_atomic(m_root / "CACHEDIR.TAG", k_cachedir_tag, util::Durability::synced,
+                            util::FileMode::exactly(0644));
   }
 }
 
@@ -203,6 +207,9 @@ EntryInfo LocalStorage::examine_at(int at, const char* name, const fs::path& dir
     if (signature.state != SignatureState::valid) {
       return broken(EntryState::corrupt, signature.problem);
     }
+  }
+  if (check == Check::contents && !info.unexpected_mode.empty()) {
+    return broken(EntryState::corrupt, info.unexpected_mode);
   }
   mark_other_version(info);
   return info;
@@ -331,6 +338,18 @@ bool LocalStorage::deliver_files(const fs::path& dir, const EntryHeader& header,
   for (const auto& file : header.files) {
     result.transfers.push_back(materialise_file(dir / file.name, into / file.name,
                                                 link_allowed_for(file.name, policy), Sync::no));
+    if (result.transfers.back() == Transfer::hard_link) {
+      std::string why = why_not_linkable(into / file.name, m_root);
+      if (!why.empty()) {
+        // Whoever owns a writable inode, or may chmod it, could change the user's output
+        // after every check: copy it instead, and say that the entry is damaged.
+        ::unlink((into / file.name).c_str());
+        result.transfers.back() =
+            materialise_file(dir / file.name, into / file.name, AllowLink::no, Sync::no);
+        result.note = "cache entry file " + file.name + " " + why +
+                      ": copied, not linked (npucc cache verify reports it)";
+      }
+    }
     // With a key the threat is a writer swapping files between the check and the copy:
     // check what was delivered (a hard link pins the checked inode).
     if (m_key && digest_file(into / file.name).sha256 != file.sha256) {
@@ -544,25 +563,41 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
 Removed LocalStorage::remove_dir(const fs::path& dir) const {
   require_writable("remove");
   Removed out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (path_kind(it->path()) == PathKind::directory) {
-      out.error = it->path().string() + ": a folder npucc did not write; entry left alone";
+  // Every step relative to a folder opened here (dir_handle.h): a link planted for
+  // entries/<kk> or tmp/ is refused, never followed.
+  const std::string key = dir.filename().string();
+  const std::string shard_name = dir.parent_path().filename().string();
+  DirHandle root = DirHandle::open(m_root);
+  DirHandle shard = root.child("entries").child(shard_name);
+  struct stat info {};
+  if (!shard.stat_of(key, info)) {
+    if (!shard.valid() && path_kind(dir.parent_path()) != PathKind::missing) {
+      out.error = shard.path().string() + ": not a folder (a link?); entry left alone";
+    }
+    return out; // removed meanwhile by someone else
+  }
+  DirHandle entry = shard.child(key);
+  for (const auto& name : entry.names()) {
+    struct stat item {};
+    if (entry.stat_of(name, item) && S_ISDIR(item.st_mode)) {
+      out.error = (dir / name).string() + ": a folder npucc did not write; entry left alone";
       return out;
     }
   }
   // Renamed into tmp/ first, so nobody sees a half-deleted entry.
   make_dir(m_root / "tmp");
-  fs::path trash = unique_name(m_root / "tmp", "trash");
-  if (::rename(dir.c_str(), trash.c_str()) != 0) {
-    int error = errno;
-    if (path_kind(dir) == PathKind::missing) {
+  DirHandle tmp = root.child("tmp");
+  std::string trash = unique_name(m_root / "tmp", "trash").filename().string();
+  debug_pause("remove-entry");
+  if (!tmp.valid() || ::renameat(shard.fd(), key.c_str(), tmp.fd(), trash.c_str()) != 0) {
+    int error = tmp.valid() ? errno : ENOTDIR;
+    if (!shard.stat_of(key, info)) {
       return out; // removed meanwhile by someone else
     }
     out.error = dir.string() + ": cannot remove: " + std::strerror(error);
     return out;
   }
-  return remove_flat(trash);
+  return tmp.remove(trash);
 }
 
 bool LocalStorage::remove(const std::string& key) {

@@ -42,6 +42,9 @@ struct EntryInfo {
   std::string problem;             // when corrupt, incomplete or foreign
   bool truncated = false;          // corrupt because a file is shorter than recorded
   std::vector<std::string> strays; // names in the entry folder not in its table
+  // A listed file whose mode is not 0444; with Check::contents it makes an entry whose
+  // bytes and signature check corrupt all the same (empty: none).
+  std::string unexpected_mode;
   EntryHeader header;              // parsed unless corrupt or foreign
   // Checked only with a signing key and Check::contents; not valid makes the entry corrupt.
   std::optional<SignatureState> signature;

@@ -1,12 +1,15 @@
 // LocalStorage's maintenance: verify, invalidate, purge (eviction).
+#include "cache/dir_handle.h"
 #include "cache/input_digests.h"
 #include "cache/local_storage.h"
 #include "npucc/version.h"
+#include "npucc/error.h"
 #include "util/strings.h"
 
 #include <algorithm>
 #include <ctime>
 #include <functional>
+#include <optional>
 #include <set>
 
 namespace npucc::cache {
@@ -33,6 +36,15 @@ std::vector<fs::path> children(const fs::path& dir) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// A removal waits for the cleanup lock a bounded time (stats.h), then fails in one line.
+void refuse_when_busy(const DirectoryLock& lock, const std::string& what) {
+  if (lock.timed_out()) {
+    throw Error("cache " + what + ": " + lock.busy_text() + "; nothing removed",
+                "run it again when the other process is done (NPUCC_CACHE_LOCK_TIMEOUT sets "
+                "the wait, in seconds)");
+  }
 }
 
 Removal removal_of(const EntryInfo& info, const std::string& why) {
@@ -80,7 +92,8 @@ std::string unexpected(PathKind kind, const std::string& place) {
 // be someone's data (a cache folder given by mistake), never npucc's to delete.
 class LayoutCheck {
 public:
-  LayoutCheck(VerifyReport& report, Fix fix) : m_report(report), m_fix(fix) {}
+  LayoutCheck(VerifyReport& report, Fix fix, fs::path root)
+      : m_report(report), m_fix(fix), m_root(std::move(root)) {}
 
   enum class Place { layout, foreign };
   void stray(const fs::path& path, const std::string& detail, Place place = Place::layout) {
@@ -88,7 +101,10 @@ public:
     bool removable = place == Place::layout && path_kind(path) != PathKind::directory;
     finding.left_alone = !removable;
     if (m_fix == Fix::yes && removable) {
-      Removed removed = remove_flat(path); // a symlink is removed itself, never followed
+      debug_pause("verify-stray");
+      // From the cache's root, each folder opened without following a link: a symlink
+      // is removed itself, never followed, and none on the way is entered.
+      Removed removed = remove_within(m_root, path);
       finding.fixed = removed.ok();
       if (!removed.ok()) {
         m_report.failures.push_back(removed.error);
@@ -122,9 +138,10 @@ public:
     }
   }
 
-  // models/<kk>/<sha256>: `valid(name)` says whether a file is one.
+  // models/<kk>/<sha256>: `problem(name)` says what is wrong with a file as one (empty:
+  // nothing).
   void sharded_files(const fs::path& dir, const char* label,
-                     const std::function<bool(const std::string&)>& valid) {
+                     const std::function<std::string(const std::string&)>& problem) {
     if (path_kind(dir) != PathKind::directory) {
       return;
     }
@@ -141,9 +158,10 @@ public:
         if (transient) {
           continue;
         }
-        if (!is_key(name) || name.substr(0, 2) != shard_name || path_kind(file) != PathKind::file ||
-            !valid(name)) {
+        if (!is_key(name) || name.substr(0, 2) != shard_name || path_kind(file) != PathKind::file) {
           stray(file, std::string("not a file of ") + label);
+        } else if (std::string why = problem(name); !why.empty()) {
+          stray(file, why);
         }
       }
     }
@@ -176,6 +194,7 @@ public:
 private:
   VerifyReport& m_report;
   Fix m_fix;
+  fs::path m_root;
 };
 
 Finding::Kind finding_kind(const EntryInfo& info) {
@@ -202,17 +221,22 @@ Finding::Kind finding_kind(const EntryInfo& info) {
 } // namespace
 
 VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
+  std::optional<DirectoryLock> lock;
   if (fix == Fix::yes) {
     require_writable("verify --fix");
+    lock.emplace(m_root, "cleanup", Wait::removal, m_modes); // one remover at a time
+    refuse_when_busy(*lock, "verify --fix");
   }
   VerifyReport report;
-  LayoutCheck layout(report, fix);
+  LayoutCheck layout(report, fix, m_root);
   layout.top_level(m_root);
   // tmp/ holds other processes' work in progress: purge removes what is stale.
   layout.sharded_files(m_root / "models", "models/",
-                       [&](const std::string& name) { return model_index(name).has_value(); });
+                       [&](const std::string& name) {
+                         return model_index(name) ? "" : "not a file of models/";
+                       });
   layout.sharded_files(m_root / "digests", "digests/", [&](const std::string& name) {
-    return is_input_digest_file(m_root / "digests" / name.substr(0, 2) / name);
+    return input_digest_problem(m_root / "digests" / name.substr(0, 2) / name, m_key);
   });
   auto entries = layout.entries(m_root / "entries");
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -285,7 +309,8 @@ PurgeReport LocalStorage::purge(const PurgeOptions& options, DryRun dry_run) con
     return purge_locked(options, dry_run); // a lock would create a file
   }
   require_writable("purge");
-  DirectoryLock lock(m_root, "cleanup", Wait::yes, m_modes);
+  DirectoryLock lock(m_root, "cleanup", Wait::removal, m_modes);
+  refuse_when_busy(lock, "purge");
   return purge_locked(options, dry_run);
 }
 
@@ -303,54 +328,55 @@ PurgeReport LocalStorage::enforce_max_size(uint64_t max_size) const {
 }
 
 void LocalStorage::purge_temporaries(PurgeReport& report, DryRun dry_run) const {
-  int64_t stale_before = now() - k_stale_temporary_seconds;
-  auto drop_temporary = [&](const fs::path& path) {
-    if (dry_run == DryRun::yes) {
-      ++report.temporaries;
-      report.temporary_bytes += tree_bytes(path);
-      return;
-    }
-    Removed removed = remove_flat(path);
-    if (!removed.ok()) {
-      report.failures.push_back(removed.error);
-      return;
-    }
-    ++report.temporaries;
-    report.temporary_bytes += removed.bytes;
-  };
-  if (path_kind(m_root / "tmp") == PathKind::directory) {
-    for (const auto& path : children(m_root / "tmp")) {
-      if (mtime_of(path) < stale_before) {
-        drop_temporary(path);
-      }
-    }
-  }
-  for (const auto& path : children(m_root)) {
-    if (util::starts_with(path.filename().string(), "stats.tmp.") &&
-        mtime_of(path) < stale_before) {
-      drop_temporary(path);
-    }
-  }
+  const int64_t stale_before = now() - k_stale_temporary_seconds;
   // Model indexes and input digests are written with AtomicFile: a killed writer leaves
   // "<sha>.tmp.*". An input digest recorded long ago is as stale: its file has most likely
   // changed or gone, and one still there is only hashed once more.
-  int64_t digest_stale_before = now() - k_stale_digest_seconds;
-  for (const char* layer : {"models", "digests"}) {
-    if (path_kind(m_root / layer) != PathKind::directory) {
-      continue;
+  const int64_t digest_stale_before = now() - k_stale_digest_seconds;
+  DirHandle root = DirHandle::open(m_root);
+  // Each folder swept is held open and each name removed relative to it (dir_handle.h);
+  // one swapped while it is swept stops the purge.
+  auto sweep = [&](const DirHandle& parent, const DirHandle& dir, const char* pause,
+                   const std::function<bool(const std::string&, int64_t)>& stale) {
+    std::vector<std::string> names = dir.names();
+    debug_pause(pause);
+    for (const auto& name : names) {
+      struct stat info {};
+      if (!dir.stat_of(name, info) || !stale(name, static_cast<int64_t>(info.st_mtime))) {
+        continue;
+      }
+      if (&parent != &dir && !dir.still_at(parent, dir.path().filename().string())) {
+        throw Error(swapped_error(dir, "purge"));
+      }
+      if (dry_run == DryRun::yes) {
+        ++report.temporaries;
+        report.temporary_bytes += dir.bytes_of(name);
+        continue;
+      }
+      Removed removed = dir.remove(name);
+      if (!removed.ok()) {
+        report.failures.push_back(removed.error);
+        continue;
+      }
+      ++report.temporaries;
+      report.temporary_bytes += removed.bytes;
     }
-    for (const auto& shard : children(m_root / layer)) {
-      if (path_kind(shard) != PathKind::directory) {
-        continue; // never iterate through a planted link
-      }
-      for (const auto& path : children(shard)) {
-        bool temporary = path.filename().string().find(".tmp.") != std::string::npos;
-        if ((temporary && mtime_of(path) < stale_before) ||
-            (!temporary && layer == std::string("digests") &&
-             mtime_of(path) < digest_stale_before)) {
-          drop_temporary(path);
-        }
-      }
+  };
+  sweep(root, root.child("tmp"), "purge-tmp",
+        [&](const std::string&, int64_t mtime) { return mtime < stale_before; });
+  sweep(root, root, "purge-root", [&](const std::string& name, int64_t mtime) {
+    return util::starts_with(name, "stats.tmp.") && mtime < stale_before;
+  });
+  for (const char* layer : {"models", "digests"}) {
+    DirHandle layer_dir = root.child(layer);
+    for (const auto& shard : layer_dir.names()) {
+      bool digests = layer == std::string("digests");
+      // child(): never iterates through a planted link
+      sweep(layer_dir, layer_dir.child(shard), "purge-shard",
+            [&](const std::string& name, int64_t mtime) {
+              bool temporary = name.find(".tmp.") != std::string::npos;
+              return temporary ? mtime < stale_before : digests && mtime < digest_stale_before;
+            });
     }
   }
 }
@@ -359,9 +385,10 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
   PurgeReport report;
   purge_temporaries(report, dry_run);
   for (const char* layer : {"models", "digests"}) {
-    if (options.all && dry_run == DryRun::no && path_kind(m_root / layer) == PathKind::directory) {
-      for (const auto& shard : children(m_root / layer)) {
-        Removed removed = remove_flat(shard);
+    if (options.all && dry_run == DryRun::no) {
+      DirHandle layer_dir = DirHandle::open(m_root).child(layer);
+      for (const auto& shard : layer_dir.names()) {
+        Removed removed = layer_dir.remove(shard);
         if (!removed.ok()) {
           report.failures.push_back(removed.error);
         }
@@ -369,6 +396,7 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
     }
   }
   std::vector<EntryInfo> entries = list(Check::sizes);
+  debug_pause("evict");
   // Least recently used first; ties by key so runs are reproducible.
   std::sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) {
     return a.last_used != b.last_used ? a.last_used < b.last_used : a.key < b.key;

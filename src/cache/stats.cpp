@@ -6,12 +6,15 @@
 #include "util/file_io.h"
 #include "util/strings.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
 #include <sstream>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace npucc::cache {
@@ -60,29 +63,87 @@ Counters read_unlocked(const fs::path& file) {
 
 } // namespace
 
+int64_t removal_lock_timeout_ms() {
+  const char* text = std::getenv("NPUCC_CACHE_LOCK_TIMEOUT");
+  if (text == nullptr || *text == '\0') {
+    return k_default_removal_lock_seconds * 1000;
+  }
+  uint64_t seconds = 0;
+  if (!util::parse_digits(text, seconds) || seconds > 86400) {
+    throw Error("NPUCC_CACHE_LOCK_TIMEOUT=" + util::cut_for_message(text) +
+                    ": not a number of seconds from 0 to 86400",
+                "unset it for the default, " + std::to_string(k_default_removal_lock_seconds) +
+                    " s");
+  }
+  return static_cast<int64_t>(seconds) * 1000;
+}
+
+namespace {
+
+int64_t monotonic_ms() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
+// flock(LOCK_EX) on `fd`, tried at once and then, while it is busy, every few ms up to
+// `wait_ms`. A free lock costs one system call, as a blocking flock does.
+bool lock_within(int fd, int64_t wait_ms, int64_t& waited_ms) {
+  const int64_t start = monotonic_ms();
+  int64_t pause_us = 500;
+  while (true) {
+    if (util::retry_on_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) == 0) {
+      return true;
+    }
+    waited_ms = monotonic_ms() - start;
+    if (errno != EWOULDBLOCK || waited_ms >= wait_ms) {
+      return false;
+    }
+    struct timespec pause {0, static_cast<long>(pause_us * 1000)};
+    ::nanosleep(&pause, nullptr);
+    pause_us = std::min<int64_t>(pause_us * 2, 50000);
+  }
+}
+
+} // namespace
+
 DirectoryLock::DirectoryLock(const fs::path& root, const std::string& name, Wait wait,
-                             const Modes& modes) {
+                             const Modes& modes)
+    : m_name(name) {
+  const int64_t wait_ms = wait == Wait::no         ? 0
+                          : wait == Wait::advisory ? k_advisory_lock_ms
+                                                   : removal_lock_timeout_ms();
   try {
     make_cache_dir(root / "lock", modes);
   } catch (const Error&) {
     return;
   }
   fs::path path = root / "lock" / name;
-  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, modes.mutable_file);
+  // O_NONBLOCK: a FIFO planted as a lock file must not stall the open.
+  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                modes.mutable_file);
   if (m_fd < 0) {
     return;
   }
   struct stat info {};
-  if (::fstat(m_fd, &info) == 0 && info.st_uid == ::geteuid() &&
-      (info.st_mode & 07777) != modes.mutable_file) {
-    ::fchmod(m_fd, modes.mutable_file); // ours, created under a narrower umask
-  }
-  int operation = LOCK_EX | (wait == Wait::no ? LOCK_NB : 0);
-  if (util::retry_on_eintr([&] { return ::flock(m_fd, operation); }) != 0) {
+  if (::fstat(m_fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     ::close(m_fd);
     m_fd = -1;
     return;
   }
+  if (info.st_uid == ::geteuid() && (info.st_mode & 07777) != modes.mutable_file) {
+    ::fchmod(m_fd, modes.mutable_file); // ours, created under a narrower umask
+  }
+  if (!lock_within(m_fd, wait_ms, m_waited_ms)) {
+    m_timed_out = errno == EWOULDBLOCK && wait != Wait::no;
+    ::close(m_fd);
+    m_fd = -1;
+  }
+}
+
+std::string DirectoryLock::busy_text() const {
+  return "lock/" + m_name + " is held by another process (waited " +
+         std::to_string(m_waited_ms / 1000) + " s)";
 }
 
 DirectoryLock::~DirectoryLock() {
@@ -94,14 +155,15 @@ DirectoryLock::~DirectoryLock() {
 StatsFile::StatsFile(fs::path root, Modes modes, CacheAccess access)
     : m_root(std::move(root)), m_modes(modes), m_access(access) {}
 
-void StatsFile::update(const Counters& deltas, const Counters& set) const {
+bool StatsFile::update(const Counters& deltas, const Counters& set) const {
   if (m_access == CacheAccess::read_only) {
-    return;
+    return true;
   }
   try {
-    DirectoryLock lock(m_root, "stats", Wait::yes, m_modes);
+    // Statistics are advisory: a member holding their lock must not stall a compile.
+    DirectoryLock lock(m_root, "stats", Wait::advisory, m_modes);
     if (!lock.acquired()) {
-      return;
+      return !lock.timed_out();
     }
     Counters counters = read_unlocked(m_root / "stats");
     for (const auto& [name, delta] : deltas) {
@@ -116,6 +178,7 @@ void StatsFile::update(const Counters& deltas, const Counters& set) const {
   } catch (const Error&) {
     // statistics are advisory
   }
+  return true;
 }
 
 Counters StatsFile::read() const {
@@ -127,7 +190,11 @@ void StatsFile::zero() const {
     throw Error(m_root.string() + ": the cache is read-only; statistics not reset",
                 "drop --read-only (NPUCC_CACHE_READ_ONLY, cache.read_only) to change the cache");
   }
-  DirectoryLock lock(m_root, "stats", Wait::yes, m_modes);
+  DirectoryLock lock(m_root, "stats", Wait::removal, m_modes);
+  if (lock.timed_out()) {
+    throw Error("cache stats --zero: " + lock.busy_text() + "; nothing changed",
+                "run it again when the other process is done");
+  }
   Counters old = read_unlocked(m_root / "stats");
   Counters fresh;
   if (old.count("last_cleanup") != 0) {

@@ -27,6 +27,7 @@ struct FetchResult {
   bool untrusted = false;
   EntryHeader header;              // hit: the entry's header
   std::vector<Transfer> transfers; // hit: how each of header.files was delivered, in order
+  std::string note; // hit: a damaged entry file delivered by copy instead of a link
 };
 
 // "hard link", or "hard link (2 files), copy (1 file)" when the files went different ways.

@@ -103,16 +103,18 @@ std::set<std::string> files_of_earlier_compile(const fs::path& dir) {
       return out;
     }
     out.insert(k_manifest);
-    for (const auto& graph : manifest.at("graphs")) {
-      std::string file = graph.value("file", "");
-      if (is_plain_name(file)) {
-        out.insert(file);
+    // A manifest may come from a cache entry anyone in the group could forge: it can
+    // only narrow, never widen, what is removed to the names npucc itself writes.
+    const std::set<std::string> ours = names_npucc_writes();
+    auto add = [&](const std::string& name) {
+      if (is_plain_name(name) && ours.count(name) != 0) {
+        out.insert(name);
       }
+    };
+    for (const auto& graph : manifest.at("graphs")) {
+      add(graph.value("file", ""));
       for (const auto& data : graph.value("external_data", nlohmann::json::array())) {
-        std::string name = data.value("file", "");
-        if (is_plain_name(name)) {
-          out.insert(name);
-        }
+        add(data.value("file", ""));
       }
     }
   } catch (const std::exception&) {

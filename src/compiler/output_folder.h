@@ -11,7 +11,8 @@ namespace npucc::compiler {
 // Everything a compile writes goes to a staging folder beside the output folder;
 // publish() moves it into place. The output folder is one compile's: publish() first
 // removes the old manifest.json, then the files it listed that this compile does not
-// write (an earlier compile's low.onnx, emulation.onnx, external data), renames the new
+// write (only names npucc writes: a manifest delivered from a forged cache entry cannot
+// make it remove anything else) (an earlier compile's low.onnx, emulation.onnx, external data), renames the new
 // files in and the new manifest.json last. So a folder with a manifest.json holds exactly
 // one compile's files (and whatever files npucc never wrote, which it leaves alone); a
 // reader that finds no manifest is looking at a compile being published.

@@ -130,6 +130,37 @@ void apply_environment(Config& config, const GetEnv& getenv) {
   }
 }
 
+// A file an options file names (modify_mixlist): inside the options file's folder once
+// every link is resolved, a regular file of at most 1 MiB. An options file may come from a
+// repository on CI: it must not make npucc read, and print, a file from elsewhere (a key),
+// nor wait on a FIFO. The error names the option and the file, never the contents.
+void check_named_file(const fs::path& options_file, const std::string& ascend_key,
+                      const std::string& value) {
+  const fs::path folder = options_file.parent_path().empty() ? fs::path(".")
+                                                             : options_file.parent_path();
+  auto refuse = [&](const std::string& why) {
+    throw usage_error(options_file.string() + ": " + ascend_key + " \"" +
+                          util::cut_for_message(value) + "\"" + why,
+                      "keep the file in " + folder.string() + " and name it relative to it");
+  };
+  fs::path relative = fs::path(value).lexically_normal();
+  if (relative.is_absolute() || relative.empty() || *relative.begin() == ".." || value[0] == '~') {
+    refuse(" is not inside " + folder.string() + ", the options file's folder");
+  }
+  std::error_code ec;
+  fs::path real = fs::canonical(folder / relative, ec);
+  if (ec) {
+    return; // missing: the compile says so, naming the option
+  }
+  fs::path within = real.lexically_relative(fs::canonical(folder, ec));
+  if (ec || within.empty() || *within.begin() == "..") {
+    refuse(" leads outside " + folder.string() + " (through a symlink)");
+  }
+  if (!fs::is_regular_file(real, ec) || fs::file_size(real, ec) > (uint64_t{1} << 20)) {
+    refuse(": not a regular file of at most 1 MiB");
+  }
+}
+
 void apply_options_file(Config& config, const fs::path& file, const GetEnv& getenv) {
   config::OptionsFile options = config::read_options_file(file);
   config.warnings.insert(config.warnings.end(), options.warnings.begin(), options.warnings.end());
@@ -138,6 +169,9 @@ void apply_options_file(Config& config, const fs::path& file, const GetEnv& gete
       continue; // Ascend's default for every option: not set
     }
     const std::string where = file.string() + ": " + item.ascend_key;
+    if (item.key == "modify_mixlist") {
+      check_named_file(file, item.ascend_key, item.value);
+    }
     std::string value =
         config::check_value(setting_info(item.key), item.value, where, file.parent_path(), getenv);
     config.set(item.key, Setting{value, SettingSource::options_file, where});

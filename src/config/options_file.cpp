@@ -123,14 +123,16 @@ OptionsFile read_options_file(const std::filesystem::path& file) {
       result.values.push_back({info->key, key, value.get<std::string>()});
     } else if (std::find(ignored.begin(), ignored.end(), key) != ignored.end()) {
       if (!(value.is_string() && value.get<std::string>().empty()) && !value.is_null()) {
-        result.warnings.push_back(name + ": Ascend option " + key + " (" + scalar_text(value) +
+        result.warnings.push_back(name + ": Ascend option " + key + " (" +
+                                  util::cut_for_message(scalar_text(value)) +
                                   ") does not apply to an offline compile; ignored");
       }
     } else {
       std::vector<std::string> candidates = known;
       candidates.insert(candidates.end(), ignored.begin(), ignored.end());
-      std::string match = util::closest_match(key, candidates);
-      throw usage_error(name + ": unknown option \"" + key + "\"",
+      // A long key is neither matched (the edit distance costs its length) nor echoed whole.
+      std::string match = key.size() <= 64 ? util::closest_match(key, candidates) : "";
+      throw usage_error(name + ": unknown option \"" + util::cut_for_message(key) + "\"",
                         match.empty() ? "npucc reads: " + util::join(known, ", ")
                                       : "did you mean \"" + match + "\"?");
     }

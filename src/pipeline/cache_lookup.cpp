@@ -119,7 +119,8 @@ CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions
   out.outcome = CacheOutcome::hit;
   out.key = key;
   if (deliver == Deliver::output_folder) {
-    out.reason = "materialised by " + cache::describe_transfers(fetched.transfers);
+    out.reason = "materialised by " + cache::describe_transfers(fetched.transfers) +
+                 (fetched.note.empty() ? "" : "; " + fetched.note);
     // A hit does no compile work, so the result comes from the stored manifest.
     fs::path manifest_path = options.output_dir / "manifest.json";
     out.result = parse_cached_manifest(util::read_file(manifest_path), manifest_path, model_sha256);
@@ -148,10 +149,13 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
   if (log) {
     log("cache: hit " + key.key + " (model index: no parse needed)");
   }
-  if (deliver == Deliver::output_folder) {
-    storage.stats().update({{"hits", 1}});
+  // Statistics are advisory: a lock held past its deadline skips them, said in the reason.
+  bool counted = deliver != Deliver::output_folder || storage.stats().update({{"hits", 1}});
+  CachedCompile out = hit_result(fetched, options, key.key, identity->sha256, deliver);
+  if (!counted) {
+    out.reason += "; statistics not updated: lock/stats is held by another process";
   }
-  return hit_result(fetched, options, key.key, identity->sha256, deliver);
+  return out;
 }
 
 } // namespace npucc::pipeline

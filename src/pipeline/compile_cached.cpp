@@ -170,12 +170,20 @@ cache::FetchResult fetch(CachedRun& run) {
   return fetch_and_deliver(run.storage, tier, run.key.key, run.options, run.deliver);
 }
 
+constexpr const char* k_stats_skipped = "; statistics not updated: lock/stats is held by "
+                                        "another process";
+
+// Statistics are advisory: when another process holds their lock past its deadline the
+// compile goes on without them. False then: the caller adds k_stats_skipped to its reason.
+bool count_stats(const CachedRun& run, const cache::Counters& deltas) {
+  return run.storage.stats().update(deltas);
+}
+
 CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
   run.writing.reset();
   bool remote_hit = run.tiered && run.tiered->served_remotely();
-  if (run.deliver == Deliver::output_folder && !remote_hit) {
-    run.storage.stats().update({{"hits", 1}});
-  }
+  bool counted = run.deliver != Deliver::output_folder || remote_hit ||
+                 count_stats(run, {{"hits", 1}});
   if (!run.model_index.empty()) { // empty: the index gave the key, and stays as it is
     run.storage.record_model_index(run.model_sha256, run.model_index);
   }
@@ -184,6 +192,9 @@ CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
     out.reason = "from the remote cache " + run.config.remote.url + ", " + out.reason;
     run.say("cache: remote hit " + run.key.key + ": " + std::to_string(run.tiered->hit_bytes()) +
             " bytes in " + std::to_string(run.tiered->hit_seconds()) + " s");
+  }
+  if (!counted) {
+    out.reason += k_stats_skipped;
   }
   out.remote_warning = run.remote_warning();
   return out;
@@ -218,7 +229,9 @@ cache::Replace miss(CachedRun& run, const cache::FetchResult& fetched) {
     run.out.warning = "cache entry " + run.storage.entry_dir(run.key.key).string() +
                       " rejected: " + fetched.problem + "; compiled locally";
   }
-  run.storage.stats().update({{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}});
+  if (!count_stats(run, {{"misses", 1}, {replace ? "misses.corrupt" : "misses.new", 1}})) {
+    run.out.reason += k_stats_skipped;
+  }
   run.say("cache: miss: " + run.out.reason);
   return replace ? cache::Replace::yes : cache::Replace::no;
 }

@@ -2,6 +2,7 @@
 
 #include "npucc/error.h"
 #include "util/sha256.h"
+#include "util/strings.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -68,7 +69,7 @@ struct Environment {
     }
     std::optional<uint64_t> number = parse_number(*value);
     if (!number) {
-      refuse(name + "=\"" + *value + "\" is not a whole number");
+      refuse(name + "=\"" + util::cut_for_message(*value) + "\" is not a whole number");
     }
     return *number;
   }
@@ -174,7 +175,7 @@ std::vector<PopulateModel> take_shard(std::vector<PopulateModel> models,
 
 PopulateShard parse_shard(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    throw usage_error("--shard " + text + ": " + why, k_shard_hint);
+    throw usage_error("--shard " + util::cut_for_message(text) + ": " + why, k_shard_hint);
   };
   size_t slash = text.find('/');
   std::optional<uint64_t> k = parse_number(text.substr(0, slash));

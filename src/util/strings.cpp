@@ -29,6 +29,17 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::string cut_for_message(std::string_view text, size_t limit) {
+  if (text.size() <= limit) {
+    return printable(text);
+  }
+  size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) {
+    --end; // a continuation byte: cut before its sequence
+  }
+  return printable(text.substr(0, end)) + "...(" + std::to_string(text.size()) + " bytes)";
+}
+
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> parts;
   size_t start = 0;

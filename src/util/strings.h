@@ -37,6 +37,12 @@ std::string format_bytes(uint64_t bytes);
 // output or an error message; JSON output has its own escaping and does not.
 std::string printable(std::string_view text);
 
+// printable(text), cut to its first `limit` bytes (never inside a UTF-8 sequence) and
+// marked "...(N bytes)" when longer: a value a user or a server sent, echoed in an error,
+// costs a line, not megabytes.
+inline constexpr size_t k_echo_limit = 80;
+std::string cut_for_message(std::string_view text, size_t limit = k_echo_limit);
+
 // First line of a possibly multi-line message, whitespace-trimmed.
 std::string first_line(std::string_view text);
 

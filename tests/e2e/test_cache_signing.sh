@@ -43,7 +43,8 @@ expect_rejected() {
   local keyfile=$1 label=$2 kind=$3
   NPUCC_CACHE_KEY_FILE="$keyfile" expect_status 3 "$NPUCC" cache verify --cache-dir "$C" --json
   valid_json npucc-cache-verify "$WORK/out"
-  [ "$(json_get "$WORK/out" "[(f['kind'], f['path']) for f in d['findings']]")" = "[('$kind', '$E')]" ] ||
+  # Entries only: with another key the input digests are unsigned to it too (issue 30).
+  [ "$(json_get "$WORK/out" "[(f['kind'], f['path']) for f in d['findings'] if '/entries/' in f['path']]")" = "[('$kind', '$E')]" ] ||
     { cat "$WORK/out"; fail "$label: verify should report $kind for $E"; }
   NPUCC_CACHE_KEY_FILE="$keyfile" expect_status 3 "$NPUCC" cache verify --cache-dir "$C"
   contains "$WORK/out" "^$kind  $E"

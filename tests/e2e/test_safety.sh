@@ -328,12 +328,14 @@ pass "names with escapes: escaped in compile, errors, ls, populate, invalidate, 
 
 # --- 7. modes in a group-shared cache come from the storage layer, whatever the umask ---
 # modes_ok DIR: every folder 2770; entry files 0444; mutable files (stats, locks, model
-# indexes, stamps) 0660.
+# indexes, stamps) 0660; input digests without a key 0640 (each user's own: issue 30).
 modes_ok() {
   local bad
   bad=$(cd "$1" && find . -mindepth 1 -type d ! -perm 2770 -printf '%m %p\n'
         find . -path './entries/*' -type f ! -perm 0444 -printf '%m %p\n'
-        find . -type f ! -path './entries/*' ! -name CACHEDIR.TAG ! -perm 0660 -printf '%m %p\n')
+        find . -path './digests/*' -type f ! -perm 0640 -printf '%m %p\n'
+        find . -type f ! -path './entries/*' ! -path './digests/*' ! -name CACHEDIR.TAG \
+          ! -perm 0660 -printf '%m %p\n')
   [ -z "$bad" ] || { echo "$bad" >&2; fail "modes in the group cache ($2)"; }
 }
 G="$WORK/group"

@@ -97,6 +97,9 @@ void tamper_with_fixed_checksums(const fs::path& entry) {
   REQUIRE(at != std::string::npos);
   body.replace(at, old_sum.size(), npucc::util::sha256_hex(bytes));
   npucc::util::write_file_atomic(header, body + "end " + npucc::util::sha256_hex(body) + "\n");
+  // Back to 0444, as npucc writes entry files: another mode alone is damage (issue 30).
+  ::chmod(data.c_str(), 0444);
+  ::chmod(header.c_str(), 0444);
 }
 
 } // namespace

@@ -181,4 +181,60 @@ TEST_SUITE("npucc::util::FileStamp") {
     CHECK(a != c);
     CHECK(npucc::util::stamp_text(a) == "1 2 3 4 5");
   }
+
+  TEST_CASE("without a key, only the user's own digest that nobody else may write is used") {
+    Cache c;
+    fs::path path = settled_file();
+    npucc::util::Fd fd = open_file(path);
+    InputDigests digests(&c.storage, DigestCacheMode::on);
+    REQUIRE(digests.digest(fd.get(), path));
+    auto files = digest_files(c.root);
+    REQUIRE(files.size() == 1);
+    CHECK((fs::status(files[0]).permissions() & fs::perms::group_write) == fs::perms::none);
+    REQUIRE(digests.look_up(fd.get()).from_stamp);
+    fs::permissions(files[0], fs::perms::group_write, fs::perm_options::add);
+    InputDigest found = digests.look_up(fd.get());
+    CHECK_FALSE(found.from_stamp);
+    CHECK(found.why_hashed.find("others may write it") != std::string::npos);
+  }
+
+  TEST_CASE("with a key, digests are signed, and one unsigned or altered is not used") {
+    Cache c;
+    c.storage.set_signing_key(npucc::cache::SigningKey{"k", std::string(32, 'k')});
+    fs::path path = settled_file();
+    npucc::util::Fd fd = open_file(path);
+    InputDigests digests(&c.storage, DigestCacheMode::on);
+    REQUIRE(digests.digest(fd.get(), path));
+    auto files = digest_files(c.root);
+    REQUIRE(files.size() == 1);
+    std::string good = npucc::util::read_file(files[0]);
+    auto lines = npucc::util::split(good, '\n');
+    REQUIRE(lines.size() == 6);
+    CHECK(npucc::util::starts_with(lines[4], "hmac-sha256 "));
+    CHECK(digests.look_up(fd.get()).from_stamp);
+    CHECK(c.storage.verify(npucc::cache::Fix::no).findings.empty());
+    const std::string other_sha = "sha256 " + std::string(64, 'a');
+    // Unsigned (as a keyless user writes them): not used, but no damage for verify.
+    npucc::util::write_file_atomic(files[0], lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n" +
+                                                 lines[3] + "\n");
+    InputDigest unsigned_one = digests.look_up(fd.get());
+    CHECK_FALSE(unsigned_one.from_stamp);
+    CHECK(unsigned_one.why_hashed.find("not signed with the cache key") != std::string::npos);
+    CHECK(c.storage.verify(npucc::cache::Fix::no).findings.empty());
+    // Another digest under the signature: not used, and reported.
+    npucc::util::write_file_atomic(files[0], lines[0] + "\n" + lines[1] + "\n" + other_sha + "\n" +
+                                                 lines[3] + "\n" + lines[4] + "\n");
+    InputDigest forged = digests.look_up(fd.get());
+    CHECK_FALSE(forged.from_stamp);
+    CHECK(forged.why_hashed.find("not signed with the cache key") != std::string::npos);
+    auto report = c.storage.verify(npucc::cache::Fix::no);
+    REQUIRE(report.findings.size() == 1);
+    CHECK(report.findings[0].detail.find("signature does not check") != std::string::npos);
+    // Signed with another key: as unsigned.
+    LocalStorage other(c.storage.root());
+    other.set_signing_key(npucc::cache::SigningKey{"k2", std::string(32, 'x')});
+    npucc::util::write_file_atomic(files[0], good);
+    CHECK_FALSE(InputDigests(&other, DigestCacheMode::on).look_up(fd.get()).from_stamp);
+    CHECK(digests.look_up(fd.get()).from_stamp);
+  }
 }

@@ -155,6 +155,22 @@ TEST_SUITE("npucc::cache::remote::bundle") {
     CHECK(damaged.problem.find("high.onnx does not match its checksum") != std::string::npos);
   }
 
+  TEST_CASE("without a size from the server, a bundle past the maximum is refused") {
+    fs::path dir = npucc::test::temp_dir("bundle-max");
+    std::string object = make_bundle(dir);
+    fs::create_directories(dir / "out");
+    // The table's own sizes are past the maximum: refused once the table is read.
+    BundleReceiver small(dir / "out", 4000);
+    CHECK_FALSE(small.feed(object.data(), 300)); // the table, not yet the maximum
+    CHECK(small.problem().find("high.onnx has 5000 bytes") != std::string::npos);
+    // The table fits, the bytes keep coming (an answer without Content-Length).
+    BundleReceiver receiver(dir / "out2", object.size());
+    fs::create_directories(dir / "out2");
+    CHECK(receiver.feed(object.data(), object.size()));
+    CHECK_FALSE(receiver.feed("x", 1));
+    CHECK(receiver.problem().find("the most a bundle may hold") != std::string::npos);
+  }
+
   TEST_CASE("names that are not plain are not bundled") {
     fs::path dir = npucc::test::temp_dir("bundle-names");
     fs::create_directories(dir / "src");

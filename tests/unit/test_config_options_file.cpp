@@ -47,17 +47,25 @@ TEST_SUITE("npucc::config::read_options_file") {
       "graph_compiler_cache_dir": "cache",
       "accelerate_train_mode": "fast|loss|1.1",
       "precision_mode": "allow_fp32_to_fp16",
-      "modify_mixlist": "../lists/ops.json"
+      "modify_mixlist": "lists/ops.json"
     })");
     Config config = load_with(file);
     CHECK(config.cache_dir() == file.parent_path() / "cache");
     CHECK(config.value("accelerate_train_mode") == "fast|loss|1.1");
     CHECK(config.value("precision_mode") == "allow_fp32_to_fp16");
-    CHECK(config.value("modify_mixlist") ==
-          (file.parent_path().parent_path() / "lists" / "ops.json").string());
+    CHECK(config.value("modify_mixlist") == (file.parent_path() / "lists" / "ops.json").string());
     CHECK(config.get("modify_mixlist").source == SettingSource::options_file);
     CHECK(config.get("modify_mixlist").origin == file.string() + ": modify_mixlist");
     CHECK(config.warnings.empty());
+  }
+
+  TEST_CASE("a file the options file names stays inside its folder (issue 30)") {
+    for (const char* outside : {"../lists/ops.json", "/etc/hostname"}) {
+      CAPTURE(outside);
+      fs::path file =
+          write_options(std::string(R"({"modify_mixlist": ")") + outside + R"("})");
+      CHECK_THROWS_WITH_AS(load_with(file), doctest::Contains("is not inside"), npucc::Error);
+    }
   }
 
   TEST_CASE("empty strings are Ascend's 'not set'") {

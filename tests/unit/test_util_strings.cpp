@@ -43,4 +43,13 @@ TEST_SUITE("npucc::util::strings") {
                                                   "e \xc2\xa0");
     CHECK(npucc::util::printable("\xc2") == "\xc2");
   }
+
+  TEST_CASE("cut_for_message keeps a short text, cuts a long one on a character boundary") {
+    CHECK(npucc::util::cut_for_message("abc") == "abc");
+    CHECK(npucc::util::cut_for_message("a\nb") == "a\\x0ab");
+    std::string big(100000, 'x');
+    CHECK(npucc::util::cut_for_message(big) == std::string(80, 'x') + "...(100000 bytes)");
+    std::string utf8 = std::string(79, 'a') + "\xc3\xa9" + std::string(10, 'b');
+    CHECK(npucc::util::cut_for_message(utf8) == std::string(79, 'a') + "...(91 bytes)");
+  }
 }

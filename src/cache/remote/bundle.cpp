@@ -7,6 +7,7 @@
 #include "util/file_io.h"
 #include "util/hex.h"
 #include "util/sha256.h"
+#include "util/strings.h"
 
 #include <cerrno>
 #include <cstring>
@@ -125,7 +126,8 @@ uint64_t write_bundle(const fs::path& dir, const std::vector<std::string>& names
   return total + digest.size();
 }
 
-BundleReceiver::BundleReceiver(fs::path into) : m_into(std::move(into)) {}
+BundleReceiver::BundleReceiver(fs::path into, uint64_t max_bytes)
+    : m_into(std::move(into)), m_max(max_bytes) {}
 
 BundleReceiver::~BundleReceiver() {
   if (m_fd >= 0) {
@@ -182,7 +184,7 @@ bool BundleReceiver::parse_table() {
     offset += 2 + length + 8 + k_digest_bytes;
     if (!(is_plain_file_name(row.name) || row.name == k_header_file) ||
         row.name.find("..") != std::string::npos || row.name.find('/') != std::string::npos) {
-      return refuse("refused file name \"" + row.name + "\"");
+      return refuse("refused file name \"" + util::cut_for_message(row.name) + "\"");
     }
     for (const auto& seen : m_rows) {
       if (seen.name == row.name) {
@@ -190,7 +192,7 @@ bool BundleReceiver::parse_table() {
       }
     }
     has_header = has_header || row.name == k_header_file;
-    if (row.size > (uint64_t{1} << 50) || payload + row.size > (uint64_t{1} << 50) ||
+    if (row.size > m_max || payload + row.size > m_max ||
         (m_expected_known && payload + row.size > m_expected)) {
       return refuse("truncated: " + row.name + " has " + std::to_string(row.size) +
                     " bytes, more than the object's " +
@@ -335,6 +337,9 @@ bool BundleReceiver::feed(const char* data, size_t size) {
     return false;
   }
   m_received += size;
+  if (m_received > m_max) {
+    return refuse("larger than " + util::format_bytes(m_max) + ", the most a bundle may hold");
+  }
   if (m_table_done) {
     return feed_payload(data, size);
   }

@@ -36,6 +36,10 @@ inline constexpr char k_bundle_magic[] = "NPUCCBD2";
 inline constexpr char k_bundle_magic_v1[] = "NPUCCBD1";
 inline constexpr uint32_t k_bundle_max_files = 4096;
 inline constexpr size_t k_bundle_max_name = 255;
+// The most a bundle may hold, whatever a server says or leaves unsaid (an HTTP answer
+// without Content-Length): past it a download is refused, so a server cannot fill the
+// disk. Above any compile's outputs (a 3.2 GB model's pair with their data is ~10 GB).
+inline constexpr uint64_t k_bundle_max_bytes = uint64_t{64} << 30;
 // A receiver gathers a file's bytes into pieces of this size, hashed and written whole;
 // what it is handed in runs of at least k_bundle_direct_bytes is hashed and written where
 // it is.
@@ -65,7 +69,8 @@ struct UnpackResult {
 // the caller to remove with the folder.
 class BundleReceiver {
 public:
-  explicit BundleReceiver(std::filesystem::path into);
+  // `max_bytes`: the most it takes (tests lower it), whether or not expect_size is told.
+  explicit BundleReceiver(std::filesystem::path into, uint64_t max_bytes = k_bundle_max_bytes);
   ~BundleReceiver();
   BundleReceiver(const BundleReceiver&) = delete;
   BundleReceiver& operator=(const BundleReceiver&) = delete;
@@ -94,6 +99,7 @@ private:
   bool close_current();
 
   std::filesystem::path m_into;
+  uint64_t m_max;
   uint64_t m_expected = 0;
   bool m_expected_known = false;
   uint64_t m_received = 0;
