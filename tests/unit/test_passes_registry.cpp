@@ -32,7 +32,8 @@ TEST_SUITE("npucc::passes::registry") {
   TEST_CASE("the default pipeline sorts first and drops opsets last") {
     CHECK(default_pipeline() == Names{"topological_sort", "lift_constants", "fold_shapes",
                                       "fold_constants", "fold_if", "fold_cast_chains",
-                                      "eliminate_identity", "eliminate_dead_code",
+                                      "eliminate_dropout", "eliminate_identity",
+                                      "eliminate_dead_code",
                                       "deduplicate_initializers", "remove_unused_opsets"});
     for (const auto& name : default_pipeline()) {
       auto pass = create_pass(name);
