@@ -117,7 +117,8 @@ def export_torch(name, opset, path):
 
 
 # The helper models: image 1x3x32x32 -> a Conv (so that fast and fast1 have one to lower) ->
-# the op under test -> output.
+# the op under test -> output. No Conv writes a graph output: the node that does stays
+# float32 (it keeps the output's type).
 
 def weights(name, shape, seed):
     rng = np.random.default_rng(seed)
@@ -156,14 +157,15 @@ def lrn_model(opset):
 
 def upsample_model(opset, mode):
     c, w = conv("image", "c")
-    c2, w2 = conv("u", "y", 8, 4, seed=2)
+    c2, w2 = conv("u", "v", 8, 4, seed=2)
     scales = [1.0, 1.0, 2.0, 2.0]
     if opset < 9:
         up = helper.make_node("Upsample", ["c"], ["u"], mode=mode, scales=scales)
     else:
         w.append(numpy_helper.from_array(np.array(scales, dtype=np.float32), "scales"))
         up = helper.make_node("Upsample", ["c", "scales"], ["u"], mode=mode)
-    return helper_model(opset, [c, up, c2], w + w2, [("y", TensorProto.FLOAT, [1, 4, 64, 64])])
+    nodes = [c, up, c2, helper.make_node("Relu", ["v"], ["y"])]
+    return helper_model(opset, nodes, w + w2, [("y", TensorProto.FLOAT, [1, 4, 64, 64])])
 
 
 def batchnorm_model(opset, spatial):
@@ -181,11 +183,11 @@ def batchnorm_model(opset, spatial):
 
 def pad_slice_model(opset):
     c, w = conv("image", "c")
-    c2, w2 = conv("s", "y", 8, 4, seed=2)
+    c2, w2 = conv("s", "v", 8, 4, seed=2)
     nodes = [c, helper.make_node("Pad", ["c"], ["p"], pads=[0, 0, 2, 1, 0, 0, 1, 2],
                                  mode="reflect"),
              helper.make_node("Slice", ["p"], ["s"], starts=[1, 0], ends=[33, 32], axes=[2, 3]),
-             c2]
+             c2, helper.make_node("Relu", ["v"], ["y"])]
     return helper_model(opset, nodes, w + w2, [("y", TensorProto.FLOAT, [1, 4, 32, 32])])
 
 

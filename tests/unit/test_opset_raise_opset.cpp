@@ -203,8 +203,9 @@ TEST_SUITE("npucc::opset::raise_opset") {
                 "not known to upsample");
     refuses(R"(
       <ir_version: 3, opset_import: ["" : 8]>
-      g (float[1,2,3] x, float[2,3] s) => (float[1,2,3] y, float[2,3] m) {
-        y, m = BatchNormalization <spatial = 0> (x, s, s, s, s)
+      g (float[1,2,3] x, float[2,3] s) => (float[1,2,3] y, float[2,3] m, float[2,3] v,
+                                           float[2,3] a, float[2,3] b) {
+        y, m, v, a, b = BatchNormalization <spatial = 0> (x, s, s, s, s)
       }
     )",
             9, "spatial = 0 (per-activation statistics) with training outputs");
