@@ -9,7 +9,9 @@ usage: /usr/bin/python3 tests/tools/make_classic_corpus.py OUTDIR [--filter REGE
   modules in training mode, which opsets 7 to 11 write as Dropout: always inference there)
   and whose BatchNormalizations are not folded into the convolutions. To keep the files and the
   test small: AlexNet's and VGG's classifiers are 128 wide instead of 4096 (same layers),
-  VGG's convolutions a quarter as wide (torchvision's make_layers), MobileNetV2 at width 0.5.
+  VGG's convolutions a quarter as wide (torchvision's make_layers), MobileNetV2 at width 0.5;
+  BatchNormalization statistics measured on variants of the rendered image (as training
+  would set them; torchvision's initial ones let MobileNetV2's activations vanish).
   AlexNet and VGG need a 224x224 input (their adaptive pooling to 6x6 / 7x7 only exports when
   it divides the feature map); the others take 64x64.
 - models written with onnx.helper for what torch does not write at those opsets: LRN,
@@ -96,11 +98,36 @@ def torch_model(name):
     raise ValueError(name)
 
 
+def calibrate_batch_norms(model, size):
+    """Sets every BatchNormalization's statistics from a batch of variants of the rendered
+    image, as training would have: with torchvision's initial statistics (mean 0, variance 1)
+    MobileNetV2's activations shrink block by block to 1e-8, below float16's normal range,
+    which no trained model does."""
+    import torch
+    from torch import nn
+    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    if not norms:
+        return
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None  # a cumulative average over the batch
+    image = torch.from_numpy(rendered_image(size))
+    generator = torch.Generator().manual_seed(0)
+    batch = torch.cat([image, image.flip(3), image.roll(size // 4, 2), image.roll(size // 3, 3)] +
+                      [image + 0.3 * torch.randn(image.shape, generator=generator)
+                       for _ in range(4)])
+    model.train()
+    with torch.no_grad():
+        model(batch)
+    model.eval()
+
+
 def export_torch(name, opset, path):
     import io
     import torch
     from torch import nn
     model, size = torch_model(name)
+    calibrate_batch_norms(model, size)
     model.eval()
     for module in model.modules():
         if isinstance(module, nn.Dropout):
