@@ -1,7 +1,8 @@
 // The version changes models of opsets 7 to 9 (AlexNet, VGG, Inception, model-zoo
 // exports) cross on their way up: BatchNormalization's `spatial` (9), and from older
-// opsets its and Dropout's `consumed_inputs` (6) and `is_test` (7), Reshape's `shape` (5), Upsample's scales (9), Upsample replaced by Resize (10) and Resize-10's implicit
-// coordinates written out (11). The rewrites are those of ONNX's version converter.
+// opsets its and Dropout's `consumed_inputs` (6) and `is_test` (7), Reshape's `shape` (5),
+// Upsample's scales (9), Upsample replaced by Resize (10) and Resize-10's implicit coordinates
+// written out (11). The rewrites are those of ONNX's version converter.
 
 #include "opset/adapter.h"
 
@@ -10,9 +11,9 @@ namespace npucc::opset {
 namespace {
 
 std::vector<float> floats_of(const onnx::AttributeProto* attribute) {
-  return attribute == nullptr ? std::vector<float>{}
-                              : std::vector<float>(attribute->floats().begin(),
-                                                   attribute->floats().end());
+  return attribute == nullptr
+             ? std::vector<float>{}
+             : std::vector<float>(attribute->floats().begin(), attribute->floats().end());
 }
 
 std::string float_tensor(AdaptContext& context, const std::vector<float>& values,
@@ -50,7 +51,8 @@ void per_activation_formula(onnx::NodeProto& node, AdaptContext& context) {
   const std::string base = node.output(0);
   const std::string epsilon =
       context.float_scalar(float_attribute_or(node, "epsilon", 1e-5F), type, base + "_epsilon");
-  const std::string centred = context.node("Sub", {node.input(0), node.input(3)}, base + "_centred");
+  const std::string centred =
+      context.node("Sub", {node.input(0), node.input(3)}, base + "_centred");
   const std::string variance = context.node("Add", {node.input(4), epsilon}, base + "_variance");
   const std::string deviation = context.node("Sqrt", {variance}, base + "_deviation");
   const std::string normal = context.node("Div", {centred, deviation}, base + "_normal");

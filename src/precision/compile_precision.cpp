@@ -98,9 +98,10 @@ void warn_of_empty_lowering(nlohmann::json& out) {
   const auto& opset = out.value("opset", nlohmann::json());
   if (opset.is_object() && opset.contains("why") &&
       opset.at("why").get<std::string>().rfind("raising", 0) == 0) {
-    warnings.push_back("the low graph stays at opset " + std::to_string(opset.at("model").get<int64_t>()) +
-                       ", where " + low_graph_opset_held(opset) + " cannot be bfloat16: " +
-                       opset.at("why").get<std::string>());
+    warnings.push_back("the low graph stays at opset " +
+                       std::to_string(opset.at("model").get<int64_t>()) + ", where " +
+                       low_graph_opset_held(opset) +
+                       " cannot be bfloat16: " + opset.at("why").get<std::string>());
   }
   const std::string low = out.value("low_type", "");
   int64_t low_nodes = 0;

@@ -199,8 +199,9 @@ TEST_SUITE("npucc::opset::raise_opset") {
         y = Resize (x, s)
       }
     )",
-            13, "cannot raise Resize (ai.onnx) from version 10 to 11: nearest mode on a resize "
-                "not known to upsample");
+            13,
+            "cannot raise Resize (ai.onnx) from version 10 to 11: nearest mode on a resize "
+            "not known to upsample");
     refuses(R"(
       <ir_version: 3, opset_import: ["" : 8]>
       g (float[1,2,3] x, float[2,3] s) => (float[1,2,3] y, float[2,3] m, float[2,3] v,

@@ -115,11 +115,12 @@ TEST_SUITE("npucc::passes::EliminateDropout") {
         std::string text = std::string(R"(
           <ir_version: 8, opset_import: ["" : 13]>
           agraph (float[2] x, bool t0) => (float[2] z) {
-            )") + mode + (std::string(mode).empty() ? R"(
+            )") + mode +
+                           (std::string(mode).empty() ? R"(
             y = Dropout(x, , t0)
             z = Neg(y)
           })"
-                                                                   : R"(
+                                                      : R"(
             y = Dropout(x, , t)
             z = Neg(y)
           })");
