@@ -52,7 +52,8 @@ onnx::AttributeProto ints_attribute(const std::string& name, const std::vector<i
 // Sets input `index`, adding empty optional inputs before it as needed.
 void set_input(onnx::NodeProto& node, int index, const std::string& name);
 
-// The adapter families (axes_inputs.cpp, attribute_inputs.cpp, semantics.cpp).
+// The adapter families (axes_inputs.cpp, attribute_inputs.cpp, semantics.cpp,
+// classic_steps.cpp).
 void axes_attribute_to_input(onnx::NodeProto& node, AdaptContext& context);
 void split_attribute_to_input(onnx::NodeProto& node, AdaptContext& context);
 void split_num_outputs(onnx::NodeProto& node, AdaptContext& context);
@@ -69,5 +70,14 @@ void roi_align_16(onnx::NodeProto& node, AdaptContext& context);
 void grid_sample_20(onnx::NodeProto& node, AdaptContext& context);
 void group_normalization_21(onnx::NodeProto& node, AdaptContext& context);
 void resize_13(onnx::NodeProto& node, AdaptContext& context);
+// classic_steps.cpp. An adapter may replace the op (Upsample -> Resize, a per-activation
+// BatchNormalization -> its formula ending in an Add); the raise goes on with the new op.
+void batch_normalization_9(onnx::NodeProto& node, AdaptContext& context);
+void drop_consumed_inputs(onnx::NodeProto& node, AdaptContext& context);
+void is_test_removed(onnx::NodeProto& node, AdaptContext& context);
+void reshape_shape_to_input(onnx::NodeProto& node, AdaptContext& context);
+void upsample_scales_to_input(onnx::NodeProto& node, AdaptContext& context);
+void upsample_to_resize(onnx::NodeProto& node, AdaptContext& context);
+void resize_11(onnx::NodeProto& node, AdaptContext& context);
 
 } // namespace npucc::opset

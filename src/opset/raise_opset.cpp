@@ -86,8 +86,16 @@ void raise_node(onnx::NodeProto& node, Raise& raise, AdaptContext& context) {
       context.refuse(node, step.why);
     }
     if (step.kind == StepKind::adapt) {
+      const std::string op = node.op_type();
       step.adapter(node, context);
-      ++raise.report.adapted[node.op_type() + "-" + std::to_string(version)];
+      ++raise.report.adapted[op + "-" + std::to_string(version)];
+      if (node.op_type() != op) {
+        // Replaced by another op (classic_steps.cpp): it goes on from that op's version here.
+        after = schemas::find_schema(node.op_type(), static_cast<int>(version), "");
+        if (after == nullptr) {
+          context.refuse(node, "npucc has no schema for it at opset " + std::to_string(version));
+        }
+      }
     }
     before = after;
   }

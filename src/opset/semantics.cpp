@@ -1,4 +1,4 @@
-// Version changes that changed what a node means: Dropout (10: mask type),
+// Version changes that changed what a node means: Dropout (10: mask type, cast back),
 // Softmax/LogSoftmax/Hardmax (13: one axis instead of the 2-D coercion), BatchNormalization (14:
 // training outputs), RoiAlign (16: new default coordinate mode), GridSample (20: mode names),
 // GroupNormalization (21: scale and bias per channel), Resize (13: tf_half_pixel_for_nn dropped).
@@ -51,10 +51,30 @@ void batch_normalization_14(onnx::NodeProto& node, AdaptContext& context) {
   }
 }
 
+// Dropout-7 to 9 (always inference) gave its mask the data's type, 10 and later bool: the
+// bool mask is cast back under the old name, so its readers see the type they read. Its
+// values are ONNX's: in inference nothing is dropped, every mask element is true (1).
+// ONNX Runtime's kernels for versions 7 to 11 write zeros there instead (its 12 and later
+// write true), so a model that reads the mask computes differently in ORT once raised.
 void dropout_10(onnx::NodeProto& node, AdaptContext& context) {
-  if (node.output_size() > 1 && !node.output(1).empty()) {
-    context.refuse(node, "its mask output changed type (the data's type -> bool)");
+  if (node.output_size() < 2 || node.output(1).empty()) {
+    return;
   }
+  const int32_t type = context.elem_type(node.input(0));
+  if (type == 0) {
+    context.refuse(node, "its mask output changed type (the data's type -> bool), and the "
+                         "data's type is unknown");
+  }
+  const std::string mask = node.output(1);
+  const std::string as_bool = context.unique(mask + "_bool");
+  node.set_output(1, as_bool);
+  onnx::NodeProto cast;
+  cast.set_op_type("Cast");
+  cast.set_name(context.unique(mask + "_cast"));
+  cast.add_input(as_bool);
+  cast.add_output(mask);
+  *cast.add_attribute() = int_attribute("to", type);
+  context.after.push_back(std::move(cast));
 }
 
 void roi_align_16(onnx::NodeProto& node, AdaptContext& context) {

@@ -84,6 +84,17 @@ const std::map<Key, Known>& known_steps() {
     // to float precision: the same constants.
     add({"Selu"}, 22, nullptr, "types");
     add({"Dropout"}, 10, dropout_10, "mask output: bool instead of the data type");
+    // The classics (opsets 7 to 9: classic_steps.cpp).
+    add({"BatchNormalization"}, 9, batch_normalization_9, "spatial removed");
+    add({"Reshape"}, 5, reshape_shape_to_input, "shape -> input");
+    add({"BatchNormalization", "Dropout"}, 6, drop_consumed_inputs, "consumed_inputs removed");
+    add({"BatchNormalization", "Dropout"}, 7, is_test_removed, "is_test removed");
+    add({"Upsample"}, 9, upsample_scales_to_input, "scales -> input");
+    add({"Upsample"}, 10, upsample_to_resize, "deprecated: Resize-10 is the same op");
+    add({"Resize"}, 11, resize_11, "roi input, coordinate modes written out");
+    add({"MaxPool"}, 8, nullptr, "storage_order = 0 (row-major), Indices output optional");
+    // Version 8 added multidirectional broadcasting: only more inputs are accepted.
+    add({"Sum", "Max", "Min", "Mean"}, 8, nullptr, "broadcasting added");
     return out;
   }();
   return steps;
@@ -94,13 +105,14 @@ const std::map<Key, Known>& known_steps() {
 VersionStep version_step(const std::string& op, const onnx::OpSchema& before,
                          const onnx::OpSchema& after) {
   const int version = after.SinceVersion();
-  if (after.Deprecated()) {
-    return {StepKind::refuse, nullptr, "deprecated at version " + std::to_string(version)};
-  }
+  // Before the deprecation check: an adapter may replace a deprecated op (Upsample-10).
   auto it = known_steps().find({op, version});
   if (it != known_steps().end()) {
     return it->second.adapter == nullptr ? VersionStep{StepKind::compatible, nullptr, ""}
                                          : VersionStep{StepKind::adapt, it->second.adapter, ""};
+  }
+  if (after.Deprecated()) {
+    return {StepKind::refuse, nullptr, "deprecated at version " + std::to_string(version)};
   }
   std::string difference = signature_difference(before, after);
   if (difference.empty() && version >= k_trusted_from) {

@@ -3,6 +3,7 @@
 #include "npucc/error.h"
 #include "passes/deduplicate_initializers.h"
 #include "passes/eliminate_dead_code.h"
+#include "passes/eliminate_dropout.h"
 #include "passes/eliminate_identity.h"
 #include "passes/fold_cast_chains.h"
 #include "passes/fold_constants.h"
@@ -48,6 +49,9 @@ const std::vector<Entry>& entries() {
       {"fold_if", [] { return std::make_unique<FoldIf>(); }},
       // Before dead code: a folded chain leaves its first Cast unread.
       {"fold_cast_chains", [] { return std::make_unique<FoldCastChains>(); }},
+      // Inference Dropouts are identities (ONNX's optimizer and ORT remove them too); their
+      // mask's type change at version 10 would otherwise stop fast1's raise to opset 22.
+      {"eliminate_dropout", [] { return std::make_unique<EliminateDropout>(); }},
       {"eliminate_identity", [] { return std::make_unique<EliminateIdentity>(); }},
       {"eliminate_dead_code", [] { return std::make_unique<EliminateDeadCode>(); }},
       // After dead code, so that only initializers still read are compared.

@@ -90,6 +90,30 @@ std::map<std::string, int64_t> fuse_hard_activations(onnx::ModelProto& model,
   return pass.fused();
 }
 
+// Warnings that the low graph gains nothing: a raise to opset 22 that was refused (its
+// bfloat16-capable nodes stay float32), and a low graph without one low node, which
+// computes exactly what the high graph does (issue 33: that was once silent).
+void warn_of_empty_lowering(nlohmann::json& out) {
+  auto& warnings = out["warnings"];
+  const auto& opset = out.value("opset", nlohmann::json());
+  if (opset.is_object() && opset.contains("why") &&
+      opset.at("why").get<std::string>().rfind("raising", 0) == 0) {
+    warnings.push_back("the low graph stays at opset " +
+                       std::to_string(opset.at("model").get<int64_t>()) + ", where " +
+                       low_graph_opset_held(opset) +
+                       " cannot be bfloat16: " + opset.at("why").get<std::string>());
+  }
+  const std::string low = out.value("low_type", "");
+  int64_t low_nodes = 0;
+  for (const auto& [op, by_precision] : out.at("nodes").items()) {
+    low_nodes += op == "Constant" ? 0 : by_precision.value(low, int64_t{0});
+  }
+  if (low_nodes == 0) {
+    warnings.push_back("no node was lowered to " + low +
+                       ": the low graph computes exactly what the high graph does");
+  }
+}
+
 nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const CompileOptions& options,
                      const OverflowSource& overflow, const std::string& role,
                      LowGraphRaise raise = LowGraphRaise::no) {
@@ -107,6 +131,9 @@ nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const Compil
   }
   if (!fused.empty()) {
     out["fused_activations"] = fused;
+  }
+  if (plan.rewrite) {
+    warn_of_empty_lowering(out);
   }
   return out;
 }

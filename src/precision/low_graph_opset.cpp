@@ -97,6 +97,14 @@ nlohmann::json raise_low_graph(onnx::ModelProto& low, const CompileOptions& opti
   }
 }
 
+std::string low_graph_opset_held(const nlohmann::json& opset) {
+  std::string held;
+  for (const auto& [op, count] : opset.at("schema_float32").items()) {
+    held += (held.empty() ? "" : ", ") + std::to_string(count.get<int64_t>()) + " " + op;
+  }
+  return held;
+}
+
 std::string low_graph_opset_line(const nlohmann::json& opset) {
   if (!opset.is_object()) {
     return {};
@@ -111,11 +119,7 @@ std::string low_graph_opset_line(const nlohmann::json& opset) {
   if (!opset.contains("schema_float32")) {
     return {};
   }
-  std::string held;
-  for (const auto& [op, count] : opset.at("schema_float32").items()) {
-    held += (held.empty() ? "" : ", ") + std::to_string(count.get<int64_t>()) + " " + op;
-  }
-  return "schema at opset " + std::to_string(from) + ": " + held +
+  return "schema at opset " + std::to_string(from) + ": " + low_graph_opset_held(opset) +
          " stay float32; --target-opset 22 lowers them (" + opset.at("why").get<std::string>() +
          ")";
 }

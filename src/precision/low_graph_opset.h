@@ -27,4 +27,7 @@ nlohmann::json raise_low_graph(onnx::ModelProto& low, const CompileOptions& opti
 // when there is nothing to say.
 std::string low_graph_opset_line(const nlohmann::json& opset);
 
+// "20 Conv, 3 MaxPool": the nodes such an object says stay float32 ("schema_float32").
+std::string low_graph_opset_held(const nlohmann::json& opset);
+
 } // namespace npucc::precision

@@ -202,18 +202,19 @@ out="$work/resnet-t20-fast1"
 grep -q "schema at opset 20: .*20 Conv.* stay float32; --target-opset 22 lowers them" "$out.log" ||
   fail "resnet --target-opset 20 fast1: no recommendation: $(cat "$out.log")"
 
-# An op npucc does not carry is refused by name, with no output: Upsample (deprecated at 10).
-/usr/bin/python3 - "$work/upsample9.onnx" <<'EOF'
+# An op npucc does not carry is refused by name, with no output: Scatter (deprecated at 11).
+/usr/bin/python3 - "$work/scatter9.onnx" <<'EOF'
 import sys, onnx
 from onnx import helper as h, TensorProto as T
-scales = h.make_tensor("scales", T.FLOAT, [4], [1, 1, 2, 2])
-g = h.make_graph([h.make_node("Upsample", ["x", "scales"], ["y"], name="up")], "g",
+indices = h.make_tensor("indices", T.INT64, [1, 1, 1, 1], [1])
+updates = h.make_tensor("updates", T.FLOAT, [1, 1, 1, 1], [5])
+g = h.make_graph([h.make_node("Scatter", ["x", "indices", "updates"], ["y"], name="sc")], "g",
                  [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 2, 2])],
-                 [h.make_tensor_value_info("y", T.FLOAT, [1, 1, 4, 4])], [scales])
+                 [h.make_tensor_value_info("y", T.FLOAT, [1, 1, 2, 2])], [indices, updates])
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 9)]), sys.argv[1])
 EOF
-expect_error 'cannot raise Upsample "up" (ai.onnx) from version 9 to 10: deprecated' \
-  "$work/upsample9.onnx" -o "$work/e3" --target-opset 13
+expect_error 'cannot raise Scatter "sc" (ai.onnx) from version 9 to 11: deprecated' \
+  "$work/scatter9.onnx" -o "$work/e3" --target-opset 13
 [ ! -e "$work/e3" ] || fail "a refused raise left an output folder"
 
 if ((failures)); then

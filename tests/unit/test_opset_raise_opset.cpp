@@ -193,10 +193,23 @@ TEST_SUITE("npucc::opset::raise_opset") {
                            npucc::Error);
     };
     refuses(R"(
-      <ir_version: 4, opset_import: ["" : 9]>
-      g (float[1,1,2,2] x, float[4] s) => (float[1,1,4,4] y) { y = Upsample (x, s) }
+      <ir_version: 5, opset_import: ["" : 10]>
+      g (float[1,1,4,4] x) => (float[1,1,2,2] y) {
+        s = Constant <value = float[4] {1, 1, 0.5, 0.5}> ()
+        y = Resize (x, s)
+      }
     )",
-            13, "cannot raise Upsample (ai.onnx) from version 9 to 10: deprecated");
+            13,
+            "cannot raise Resize (ai.onnx) from version 10 to 11: nearest mode on a resize "
+            "not known to upsample");
+    refuses(R"(
+      <ir_version: 3, opset_import: ["" : 8]>
+      g (float[1,2,3] x, float[2,3] s) => (float[1,2,3] y, float[2,3] m, float[2,3] v,
+                                           float[2,3] a, float[2,3] b) {
+        y, m, v, a, b = BatchNormalization <spatial = 0> (x, s, s, s, s)
+      }
+    )",
+            9, "spatial = 0 (per-activation statistics) with training outputs");
     refuses(R"(
       <ir_version: 7, opset_import: ["" : 13]>
       g (float[1,2,2] x, float[2] s) => (float[1,2,2] y, float[2] m, float[2] v, float[2] a,
@@ -215,6 +228,73 @@ TEST_SUITE("npucc::opset::raise_opset") {
       g (float[2] x) => (float[2] y) { y = Relu (x) }
     )",
             27, "up to opset 26");
+  }
+
+  TEST_CASE("the classics: Upsample-7 becomes Resize, MaxPool-8, Sum-8, LRN carried") {
+    auto model = raised(R"(
+      <ir_version: 3, opset_import: ["" : 7]>
+      g (float[1,2,3,3] x) => (float[1,2,6,6] y, float[1,2,6,6] z) {
+        u = Upsample <scales = [1.0, 1.0, 2.0, 2.0]> (x)
+        l = Upsample <mode = "linear", scales = [1.0, 1.0, 2.0, 2.0]> (x)
+        n = LRN <size = 3> (u)
+        p = MaxPool <kernel_shape = [1, 1]> (n)
+        y = Sum (p, l)
+        z = Identity (l)
+      }
+    )",
+                        22);
+    int resizes = 0;
+    for (const auto& node : model.graph().node()) {
+      if (node.op_type() != "Resize") {
+        continue;
+      }
+      ++resizes;
+      CHECK(node.input_size() == 3);
+      CHECK(attribute_s(node, "coordinate_transformation_mode") == "asymmetric");
+      const bool nearest = attribute_s(node, "mode") != "linear";
+      CHECK(attribute_s(node, "nearest_mode") == (nearest ? "floor" : ""));
+      CHECK(!has_attribute(node, "scales"));
+    }
+    CHECK(resizes == 2);
+  }
+
+  TEST_CASE("BatchNormalization-7: spatial dropped, per-activation written as its formula") {
+    auto model = raised(R"(
+      <ir_version: 3, opset_import: ["" : 7]>
+      g (float[1,2,3] x, float[2] c, float[2,3] a) => (float[1,2,3] y, float[1,2,3] z) {
+        y = BatchNormalization <spatial = 1> (x, c, c, c, c)
+        z = BatchNormalization <spatial = 0, epsilon = 0.001> (x, a, a, a, a)
+      }
+    )",
+                        22);
+    int normalisations = 0;
+    for (const auto& node : model.graph().node()) {
+      if (node.op_type() == "BatchNormalization") {
+        ++normalisations;
+        CHECK(!has_attribute(node, "spatial"));
+      }
+    }
+    CHECK(normalisations == 1);
+    const auto& last = model.graph().node(model.graph().node_size() - 1);
+    CHECK(last.op_type() == "Add");
+    CHECK(last.output(0) == "z");
+  }
+
+  TEST_CASE("Dropout-7's read mask is cast from bool back to the data's type") {
+    auto model = raised(R"(
+      <ir_version: 3, opset_import: ["" : 7]>
+      g (float[2] x) => (float[2] z) {
+        y, mask = Dropout <ratio = 0.25> (x)
+        z = Mul (y, mask)
+      }
+    )",
+                        22);
+    const auto& dropout = node_of(model, "Dropout");
+    CHECK(dropout.output(1) != "mask");
+    const auto& cast = node_of(model, "Cast");
+    CHECK(cast.input(0) == dropout.output(1));
+    CHECK(cast.output(0) == "mask");
+    CHECK(cast.attribute(0).i() == onnx::TensorProto::FLOAT);
   }
 
   TEST_CASE("bodies are raised with their graph") {
@@ -260,11 +340,8 @@ TEST_SUITE("npucc::opset::version_steps") {
         before = after;
       }
     }
-    // Resize-10's coordinates (asymmetric, its own nearest rounding) have no exact Resize-11
-    // form that ONNX defines; Scatter and Upsample were deprecated; BatchNormalization-9
-    // dropped `spatial` and Scan-9 its batch axis.
-    CHECK(refused == std::set<std::string>{"BatchNormalization-9", "Resize-11", "Scan-9",
-                                           "Scatter-11", "Upsample-10", "Upsample-9"});
+    // Scatter was deprecated (ScatterElements is another op); Scan-9 dropped its batch axis.
+    CHECK(refused == std::set<std::string>{"Scan-9", "Scatter-11"});
     CHECK(carried > 300);
   }
 }

@@ -30,10 +30,10 @@ int64_t changed_by(const npucc::CompileResult& result, const std::string& pass) 
 
 TEST_SUITE("npucc::passes::registry") {
   TEST_CASE("the default pipeline sorts first and drops opsets last") {
-    CHECK(default_pipeline() == Names{"topological_sort", "lift_constants", "fold_shapes",
-                                      "fold_constants", "fold_if", "fold_cast_chains",
-                                      "eliminate_identity", "eliminate_dead_code",
-                                      "deduplicate_initializers", "remove_unused_opsets"});
+    CHECK(default_pipeline() ==
+          Names{"topological_sort", "lift_constants", "fold_shapes", "fold_constants", "fold_if",
+                "fold_cast_chains", "eliminate_dropout", "eliminate_identity",
+                "eliminate_dead_code", "deduplicate_initializers", "remove_unused_opsets"});
     for (const auto& name : default_pipeline()) {
       auto pass = create_pass(name);
       CHECK(pass->name() == name);
