@@ -144,6 +144,10 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     }
     if (!global.quiet) {
       (args->json ? std::cerr : std::cout) << cache_line(cached) << "\n";
+      if (!cached.cache_made.empty()) {
+        (args->json ? std::cerr : std::cout) << "  cache: " << util::printable(cached.cache_made)
+                                             << "\n";
+      }
       if (cached.digests_from_stamps + cached.digests_hashed > 0) {
         (args->json ? std::cerr : std::cout) << digests_line(cached) << "\n";
       }

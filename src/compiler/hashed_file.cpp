@@ -2,6 +2,7 @@
 
 #include "util/mapped_file.h"
 #include "util/parallel.h"
+#include "util/test_point.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -197,7 +198,9 @@ std::unique_ptr<HashedFile> HashedFile::split_mirror() {
 WrittenFile HashedFile::commit(const std::string& name, FileIdentity& written_as) {
   flush();
   drain();
+  util::test_point(("write:" + name + ":written").c_str());
   m_file->commit();
+  util::test_point(("write:" + name + ":committed").c_str());
   written_as = m_file->identity();
   return {name, m_hash.hex_digest(), m_bytes};
 }
@@ -209,6 +212,7 @@ void HashedFile::flush_if_full() {
 }
 
 void HashedFile::flush() {
+  util::test_point("write:buffer");
   if (m_stop != nullptr && m_stop->load(std::memory_order_relaxed)) {
     throw WriteStopped();
   }

@@ -8,6 +8,7 @@
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
+#include "util/test_point.h"
 
 #include <fcntl.h>
 #include <limits>
@@ -100,6 +101,7 @@ cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storag
     cache::FetchResult fetched = tier.fetch(key, output.staging());
     if (fetched.status == cache::FetchStatus::hit) {
       name_current_input(output.staging() / "manifest.json", options.model_path);
+      util::test_point("cache:hit-staged");
       output.publish();
     }
     return fetched;

@@ -13,6 +13,7 @@
 #include "util/interrupt.h"
 #include "util/parallel.h"
 #include "util/strings.h"
+#include "util/test_point.h"
 
 #include <ctime>
 #include <memory>
@@ -329,7 +330,9 @@ CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
     run.options.output_dir = scratch.path();
   }
   finish_compile(run);
+  util::test_point("cache:storing");
   store(run, replace);
+  util::test_point("cache:stored");
   run.out.remote_warning = run.remote_warning();
   return run.out;
 }
@@ -353,11 +356,14 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
       return *found;
     }
   }
+  util::test_point("cache:reading");
   read_and_key(run);
+  util::test_point("cache:keyed");
   if (run.uncacheable) {
     return bypass(run);
   }
   cache::FetchResult fetched = fetch(run);
+  util::test_point("cache:fetched");
   if (fetched.status == cache::FetchStatus::hit) {
     return hit(run, fetched);
   }
@@ -369,6 +375,17 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
 }
 
 } // namespace
+
+std::string unmade_cache_folder(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) {
+    return "did not exist";
+  }
+  if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec) && !ec) {
+    return "was empty";
+  }
+  return {};
+}
 
 CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& given, Deliver deliver, const LogSink& log) {
@@ -396,9 +413,15 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     out.reason = "--no-cache";
     return out;
   }
+  std::string before = pipeline::unmade_cache_folder(config.dir);
   cache::LocalStorage storage = cache::open_local_storage(config);
   util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C
-  return pipeline::run_cached(storage, config, options, pipeline::Deliver::output_folder, log);
+  CachedCompile out =
+      pipeline::run_cached(storage, config, options, pipeline::Deliver::output_folder, log);
+  if (!before.empty()) {
+    out.cache_made = "made " + storage.root().string() + " an npucc cache (the folder " + before + ")";
+  }
+  return out;
 }
 
 } // namespace npucc

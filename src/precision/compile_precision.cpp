@@ -9,6 +9,9 @@
 #include "precision/precision_modes.h"
 #include "precision/report.h"
 
+#include <algorithm>
+#include <set>
+
 namespace npucc::precision {
 
 namespace {
@@ -90,6 +93,60 @@ std::map<std::string, int64_t> fuse_hard_activations(onnx::ModelProto& model,
   return pass.fused();
 }
 
+// The float types the model computes in, as a graph label: "float32" for a float32 model
+// (or one with no float data), "float16"/"bfloat16" for a model already in one of them,
+// "mixed_float16"/"mixed_bfloat16" for a mix with float32. A graph not rewritten keeps the
+// model's types, and its label says so.
+std::string model_float_label(const onnx::GraphProto& graph) {
+  std::set<int32_t> types;
+  auto note = [&](int32_t type) {
+    if (type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::FLOAT16 ||
+        type == onnx::TensorProto::BFLOAT16) {
+      types.insert(type);
+    }
+  };
+  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()}) {
+    for (const auto& value : *list) {
+      note(value.type().tensor_type().elem_type());
+    }
+  }
+  for (const auto& tensor : graph.initializer()) {
+    note(tensor.data_type());
+  }
+  bool f32 = types.count(onnx::TensorProto::FLOAT) > 0;
+  const char* low = types.count(onnx::TensorProto::FLOAT16)    ? "float16"
+                    : types.count(onnx::TensorProto::BFLOAT16) ? "bfloat16"
+                                                                : nullptr;
+  if (low == nullptr) {
+    return "float32";
+  }
+  return f32 ? std::string("mixed_") + low : std::string(low);
+}
+
+// A low graph that lowers nothing is no result: it computes what the high graph does.
+void warn_if_nothing_lowered(RewriteReport& report) {
+  int64_t low = 0;
+  for (const auto& [op, by_precision] : report.nodes) {
+    auto found = by_precision.find(report.low_type);
+    low += found == by_precision.end() || op == "Constant" ? 0 : found->second;
+  }
+  if (low > 0) {
+    return;
+  }
+  std::vector<std::pair<int64_t, std::string>> reasons;
+  for (const auto& [reason, count] : report.kept_reasons) {
+    reasons.push_back({count, reason});
+  }
+  std::sort(reasons.rbegin(), reasons.rend());
+  std::string why;
+  for (size_t i = 0; i < reasons.size() && i < 3; ++i) {
+    why += (i ? ", " : "") + reasons[i].second + " " + std::to_string(reasons[i].first);
+  }
+  report.warnings.push_back("no node runs in " + report.low_type +
+                            ": the low graph computes what the high graph does" +
+                            (why.empty() ? std::string() : " (kept float32: " + why + ")"));
+}
+
 nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const CompileOptions& options,
                      const OverflowSource& overflow, const std::string& role,
                      LowGraphRaise raise = LowGraphRaise::no) {
@@ -100,6 +157,7 @@ nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const Compil
   RewriteOptions rewrite = rewrite_options(plan, options, overflow, warnings);
   RewriteReport report = rewrite_mixed_precision(model, rewrite);
   report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+  warn_if_nothing_lowered(report);
   validate(model, role);
   nlohmann::json out = report_json(report, rewrite.policy, rewrite.weights, plan.note);
   if (!opset.is_null()) {
@@ -121,7 +179,8 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
   if (!options.accelerate_train_mode) {
     refuse_unused_options(options, high_plan);
     if (!high_plan.rewrite) {
-      build.graphs.push_back({"high", "float32", "", std::move(model)});
+      std::string label = model_float_label(model.graph());
+      build.graphs.push_back({"high", label, "", std::move(model)});
       return build;
     }
     // Single variant: the configured mode's graph is the only one, in role "low".
@@ -134,7 +193,9 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
     GraphVariant low{"low", low_plan.precision, "", model};
     // fast1: the low graph alone moves to opset 22 (low_graph_opset.cpp).
     build.report = lower(low.model, low_plan, options, overflow, "low", LowGraphRaise::yes);
-    GraphVariant high{"high", high_plan.precision, "", std::move(model)};
+    std::string high_label =
+        high_plan.rewrite ? high_plan.precision : model_float_label(model.graph());
+    GraphVariant high{"high", high_label, "", std::move(model)};
     if (high_plan.rewrite) {
       // allow_fp32_to_fp16: the phase after the switch runs in the user's own mode
       // (Ascend restores it). The mixlist and keep-dtype apply to the low graph only.

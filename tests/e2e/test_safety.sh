@@ -29,7 +29,7 @@ for cmd in "cache ls" "cache ls --json" "cache stats" "cache stats --zero" "cach
   "cache invalidate --key abcd" "cache populate $M"; do
   # shellcheck disable=SC2086
   expect_status 1 "$NPUCC" $cmd --cache-dir "$H"
-  contains "$WORK/err" "not an npucc cache: $H (run npucc cache init $H)"
+  contains "$WORK/err" "not an npucc cache: $H (it is not empty and npucc did not make it a cache; point --cache-dir at a new or empty folder)"
   same_tree "$WORK/tree.user" "$H" "$cmd"
 done
 expect_status 1 "$NPUCC" compile "$M" -o "$WORK/o-user" --cache-dir "$H"
