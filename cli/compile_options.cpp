@@ -26,11 +26,16 @@ void add_options_file(CLI::App& command, std::string& target) {
 } // namespace
 
 void add_compile_options(CLI::App& command, CompileArgs& args) {
-  command.add_option(
-      "--input-shape", args.input_shape,
-      "fix dynamic input dims: \"name:d0,d1,...;name2:...\" (-1 keeps a dim dynamic)");
+  // Given twice (one input each), the values join as one list: "x:1,3;h:2,1".
+  command
+      .add_option("--input-shape", args.input_shape,
+                  "fix dynamic input dims: \"name:d0,d1,...;name2:...\" (-1 keeps a dim "
+                  "dynamic; repeat it for more inputs)")
+      ->delimiter(';')
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   command.add_flag("--external-data", args.external_data,
-                   "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)");
+                   "store weights in <graph>.onnx.data beside each graph (always done past "
+                   "2 GiB)");
   command.add_option("--passes", args.passes,
                      "comma-separated passes to run instead of the default pipeline");
   command.add_option("--target-opset", args.target_opset,

@@ -148,3 +148,13 @@ expect_status 0 "$NPUCC" compile --help
 contains "$WORK/out" "^  --keep-io-types,--no-keep-io-types$"
 if grep -q "{false}\|{true}" "$WORK/out"; then fail "a flag pair shows CLI11's default"; fi
 pass "warnings once, the options file blamed for its cache folder, help lists every subcommand and value"
+
+# --- Issue 31: repeated --input-shape joins; a missing -o says what it is for ----------
+S="$TESTDATA/models/silero_vad_legacy.onnx"
+expect_status 0 "$NPUCC" compile "$S" -o "$WORK/sj1" --no-cache --input-shape 'input:1,512' \
+  --input-shape 'h:2,1,64' --input-shape 'c:2,1,64'
+expect_status 0 "$NPUCC" compile "$S" -o "$WORK/sj2" --no-cache --input-shape 'input:1,512;h:2,1,64;c:2,1,64'
+cmp "$WORK/sj1/high.onnx" "$WORK/sj2/high.onnx" || fail "three --input-shape flags differ from one joined list"
+expect_status 2 "$NPUCC" compile "$M"
+contains "$WORK/err" "\`npucc compile\` needs -o OUTDIR, the folder that gets the graphs and manifest.json"
+pass "--input-shape repeated joins as one list; a missing -o says what it is for"
