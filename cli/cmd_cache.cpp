@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fnmatch.h>
 #include <iomanip>
 #include <map>
 
@@ -119,14 +118,8 @@ struct LsArgs {
   std::string version;
 };
 
-// --model takes a glob (`ppocr*`) or the exact stem, which matches itself even when it
-// holds glob characters ("net[v2]").
-bool model_matches(const std::string& model, const std::string& pattern) {
-  return pattern.empty() || model == pattern || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
-}
-
 bool ls_selects(const cache::EntryInfo& info, const LsArgs& args) {
-  return model_matches(info.header.model, args.model) &&
+  return cache::model_matches(info.header.model, args.model) &&
          (args.version.empty() || info.header.compiler_version == args.version);
 }
 

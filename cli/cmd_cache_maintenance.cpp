@@ -151,7 +151,8 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
                                  "version but this one, ") +
                          k_version + ")");
   command.add_option("--model", args->model,
-                     "remove entries of this model (the .onnx file's stem)");
+                     "remove entries of this model: its name (the .onnx file's stem), file "
+                     "name, or a glob (ppocr*), as for cache ls");
   command.add_option("--key", args->key, "remove the entry whose key starts with K");
   command.add_flag("--dry-run", args->dry_run, "only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
@@ -175,10 +176,40 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
                                              {"failures", failures_json(report.failures)}});
     } else {
       print_removals(report.removed, dry_run, global);
+      if (report.removed.empty() && !args->model.empty()) {
+        std::cout << "no entry matches --model " << util::printable(args->model)
+                  << " (`npucc cache ls` lists the models)\n";
+      }
     }
     return report_failures(report.failures, 0);
   };
 }
+
+namespace {
+
+// A size limit that would remove every entry is most likely a unit slip
+// (`--max-size 100` is 100 bytes): emptying the cache is what --all says.
+void refuse_purging_everything(const cache::LocalStorage& storage, const cache::PurgeOptions& options,
+                               const std::string& max_size) {
+  if (!options.max_size) {
+    return;
+  }
+  size_t entries = storage.list(cache::Check::files).size();
+  cache::PurgeReport plan = storage.purge(options, cache::DryRun::yes);
+  if (entries == 0 || plan.removed.size() < entries) {
+    return;
+  }
+  uint64_t bytes = 0;
+  for (const auto& removal : plan.removed) {
+    bytes += removal.bytes;
+  }
+  throw usage_error("--max-size " + util::printable(max_size) + " would remove every entry (" +
+                        count_entries(entries) + ", " + util::format_bytes(bytes) + ")",
+                    "pass --all to empty the cache, or a larger size (10G, 500M); --dry-run "
+                    "shows the plan");
+}
+
+} // namespace
 
 std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global) {
   struct Args {
@@ -212,6 +243,9 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     cache::LocalStorage storage = cache::open_local_storage(
         make_cache_config(args->cache), args->dry_run ? CacheIntent::read : CacheIntent::modify);
     auto dry_run = args->dry_run ? cache::DryRun::yes : cache::DryRun::no;
+    if (!options.all && !args->dry_run) {
+      refuse_purging_everything(storage, options, args->max_size);
+    }
     auto report = storage.purge(options, dry_run);
     if (args->json) {
       print_json(k_cache_purge_format, {{"dry_run", args->dry_run},

@@ -276,18 +276,33 @@ cache::KnownDigests written_digests(const CompileResult& result,
 
 // The size limit may evict the entry just stored (it alone is over the limit, or the
 // trim to below it reaches it): the next identical compile is a miss again, so say so.
+// Every entry the size limit evicted after this store, named: a limit far below the
+// cache's size empties it, and that must not pass unseen.
 void warn_if_evicted(CachedRun& run, const cache::PurgeReport& trimmed) {
-  for (const auto& removed : trimmed.removed) {
-    if (removed.key != run.key.key) {
-      continue;
-    }
-    run.out.warning += std::string(run.out.warning.empty() ? "" : "; ") +
-                       "the cache entry just stored (" + util::format_bytes(removed.bytes) +
-                       ") was evicted at once to keep the cache under its max size of " +
-                       util::format_bytes(*run.config.max_size) +
-                       "; raise --max-size (or NPUCC_CACHE_MAX_SIZE, cache.max_size) to keep it";
+  if (trimmed.removed.empty()) {
     return;
   }
+  bool own = false;
+  uint64_t bytes = 0;
+  std::vector<std::string> others;
+  for (const auto& removed : trimmed.removed) {
+    bytes += removed.bytes;
+    if (removed.key == run.key.key) {
+      own = true;
+    } else {
+      others.push_back(removed.model + " " + removed.key.substr(0, 12));
+    }
+  }
+  std::string what = own ? "the cache entry just stored" : "";
+  if (!others.empty()) {
+    std::string list = others.size() <= 5 ? ": " + util::join(others, ", ") : "";
+    what += std::string(own ? " and " : "") + std::to_string(others.size()) + " other " +
+            (others.size() == 1 ? "entry" : "entries") + list;
+  }
+  run.out.warning += std::string(run.out.warning.empty() ? "" : "; ") + "evicted " + what + " (" +
+                     util::format_bytes(bytes) + ") to keep the cache under its max size of " +
+                     util::format_bytes(*run.config.max_size) +
+                     "; raise --max-size (or NPUCC_CACHE_MAX_SIZE, cache.max_size) to keep more";
 }
 
 // Stores the compile's files under the key; a failure to store is a warning, for
