@@ -174,7 +174,7 @@ cache::FetchResult fetch(CachedRun& run) {
 CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
   run.writing.reset();
   bool remote_hit = run.tiered && run.tiered->served_remotely();
-  if (run.deliver == Deliver::output_folder && !remote_hit) {
+  if (!remote_hit) { // populate's "already cached" too: a CI re-run hits
     run.storage.stats().update({{"hits", 1}});
   }
   if (!run.model_index.empty()) { // empty: the index gave the key, and stays as it is
