@@ -101,9 +101,10 @@ contains "$WORK/out" "cache: hit"
 pass "an option or a model byte gives a miss; the same bytes elsewhere hit"
 
 # explain shows each component; the options component differs between the two.
-expect_status 0 "$NPUCC" cache explain "$M" --json
+# (The default cache, which holds no entry of $M: exit 3, not a hit.)
+expect_status 3 "$NPUCC" cache explain "$M" --json
 cp "$WORK/out" "$WORK/e1.json"
-expect_status 0 "$NPUCC" cache explain "$M" --passes topological_sort,topological_sort --json
+expect_status 3 "$NPUCC" cache explain "$M" --passes topological_sort,topological_sort --json
 cp "$WORK/out" "$WORK/e2.json"
 [ "$(json_get "$WORK/e1.json" "d['key']")" = "$(json_get "$WORK/o1/manifest.json" "d['cache_key']")" ] \
   || fail "explain's key differs from the compile's"
@@ -124,7 +125,7 @@ contains "$WORK/out" "cache: hit"
 $PY -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[100]^=1; open(p,'wb').write(b)" "$WORK/ext/weights.bin"
 expect_status 0 "$NPUCC" compile "$WORK/ext/m.onnx" -o "$WORK/x3" --cache-dir "$C"
 contains "$WORK/out" "cache: miss: new key"
-expect_status 0 "$NPUCC" cache explain "$WORK/ext/m.onnx"
+expect_status 3 "$NPUCC" cache explain "$WORK/ext/m.onnx"
 contains "$WORK/out" "1 file(s), 16384 bytes"
 expect_status 0 "$NPUCC" cache invalidate --model m --cache-dir "$C"
 contains "$WORK/out" "removed 2 entries"
