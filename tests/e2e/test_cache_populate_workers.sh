@@ -36,6 +36,9 @@ for j in 1 2; do
   expect_status 0 timeout 600 "$NPUCC" cache populate -j "$j" "$M" --cache-dir "$WORK/c$j"
   contains "$WORK/out" "populate: $NMODELS compiled, 0 already cached, 0 bypassed, 0 failed"
   [ ! -s "$WORK/err" ] || { cat "$WORK/err" >&2; fail "-j $j printed on stderr"; }
+  # Off a terminal, a line per model (issue 31): a long populate is not silent in a CI log.
+  [ "$(grep -c "^\[[1-$NMODELS]/$NMODELS\] compiled $M/" "$WORK/out")" = "$NMODELS" ] ||
+    { cat "$WORK/out" >&2; fail "-j $j: not one line per model"; }
   entry_digest "$WORK/c$j" >"$WORK/digest$j"
 done
 [ "$(grep -c entry.npucc "$WORK/digest1")" = "$NMODELS" ] || fail "want $NMODELS entries"
