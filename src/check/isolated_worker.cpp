@@ -242,6 +242,7 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
   std::lock_guard<std::mutex> lock(g_mutex);
   for (int attempt = 0;; ++attempt) {
     ensure_worker();
+    util::test_point("onnx-worker:request");
     if (send_fields(g_worker.fd, message)) {
       break;
     }

@@ -120,6 +120,7 @@ private:
 
 HashedFile::HashedFile(const fs::path& path, const std::atomic<bool>* stop)
     : m_file(std::make_unique<util::AtomicFile>(path, util::Durability::unsynced)), m_stop(stop) {
+  util::test_point(("write:" + path.filename().string() + ":opened").c_str());
   start_buffers();
 }
 
@@ -181,6 +182,7 @@ void HashedFile::write(const model::MappedSlice& slice) {
 
 void HashedFile::mirror_to(const fs::path& path) {
   m_mirror = std::make_unique<util::AtomicFile>(path, util::Durability::unsynced);
+  util::test_point(("write:" + path.filename().string() + ":mirrored").c_str());
   if (m_behind) {
     m_behind->set_targets({m_file.get(), m_mirror.get()});
   }

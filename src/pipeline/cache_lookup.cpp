@@ -137,6 +137,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    const LogSink& log,
                                                    std::optional<model::PriorDigest>& hashed,
                                                    std::optional<CacheKey>& known_key) {
+  util::test_point("cache:model-index");
   std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, hashed);
   if (!identity) {
     return std::nullopt;

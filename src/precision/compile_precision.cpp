@@ -8,6 +8,7 @@
 #include "precision/low_graph_opset.h"
 #include "precision/precision_modes.h"
 #include "precision/report.h"
+#include "util/test_point.h"
 
 #include <algorithm>
 #include <set>
@@ -190,11 +191,13 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
   } else {
     ModePlan low_plan = plan_for_accelerate_mode(*options.accelerate_train_mode);
     refuse_unused_options(options, low_plan);
+    util::test_point("precision:low-graph");
     GraphVariant low{"low", low_plan.precision, "", model};
     // fast1: the low graph alone moves to opset 22 (low_graph_opset.cpp).
     build.report = lower(low.model, low_plan, options, overflow, "low", LowGraphRaise::yes);
     std::string high_label =
         high_plan.rewrite ? high_plan.precision : model_float_label(model.graph());
+    util::test_point("precision:high-graph");
     GraphVariant high{"high", high_label, "", std::move(model)};
     if (high_plan.rewrite) {
       // allow_fp32_to_fp16: the phase after the switch runs in the user's own mode
@@ -209,6 +212,7 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
   if (options.emit_emulation) {
     const GraphVariant& low = build.graphs.back();
     GraphVariant emulation{"emulation", "float32", low.precision, low.model};
+    util::test_point("precision:emulation-graph");
     const EmulationResult result = make_emulation(emulation.model);
     build.report["emulation_round_trips"] = result.round_trips;
     build.report["emulation_fusion_guards"] = result.fusion_guards;
