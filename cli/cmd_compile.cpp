@@ -8,6 +8,7 @@
 #include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
+#include "util/test_point.h"
 
 #include <chrono>
 #include <iostream>
@@ -128,9 +129,11 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
+    util::test_point("cli:compiling");
     CachedCompile cached = compile_cached(
         options, cache, args->no_cache || cache.disabled ? CacheUse::disabled : CacheUse::enabled,
         log);
+    util::test_point("cli:compiled"); // the output is complete: an interrupt says 1 of 1
     progress.finish();
     const CompileResult& result = cached.result;
     double seconds =

@@ -153,6 +153,7 @@ PreparedCompile GraphWriting::abandon() {
 WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKey& cache_key) {
   State& state = *m_state;
   state.join();
+  util::test_point("write:joined");
   state.jobs.clear();
   if (state.failure) {
     std::rethrow_exception(state.failure);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Interrupts one npucc command at each of its test points in turn (util/test_point.h).
 
-interrupt_points.py --out DIR [--cache CACHE] [--setup "ARGS"] [--first] -- NPUCC compile ...
+interrupt_points.py --out DIR [--cache CACHE] [--setup "ARGS"] [--first]
+                    [--each-name [--skip-names FILE]] [--record FILE] -- NPUCC compile ...
 
 For N = 1, 2, ... the command runs with NPUCC_TEST_STOP_AT=N; once it has stopped at its
 Nth point (the note file appears: an observable state, not a delay) it gets SIGINT (odd
@@ -15,8 +16,11 @@ N) or SIGTERM (even N), and is waited for. Then:
   - the same command, run again without --force, succeeds.
 Before each run, --first removes DIR; --setup runs npucc with ARGS (shell words) to put
 an earlier compile there. The loop ends at the first N the command does not reach (it
-then completes); each point's name is printed, and a summary line:
-"points N distinct D". Exit status 1 on the first broken state.
+then completes). With --each-name, one traced run (NPUCC_TEST_TRACE) lists the points and
+only the first N of each name is tried, less the names listed in --skip-names FILE (those
+another run covered). Each point is printed as "N NAME | what npucc said"; --record FILE
+appends the names; a summary line says "points N distinct D". Exit status 1 on the first
+broken state.
 """
 import ctypes
 import glob
@@ -127,48 +131,100 @@ def stop_at(n, command, note):
     return point, child.returncode, err
 
 
-def main():
-    args = sys.argv[1:]
-    out, cache, setup, first = None, None, None, False
-    while args and args[0] != "--":
-        if args[0] == "--first":
-            first, args = True, args[1:]
+def trace_names(command, out, first, setup):
+    """Runs the command once with NPUCC_TEST_TRACE: the names of its points, in order."""
+    trace = out.rstrip("/") + ".trace"
+    if os.path.exists(trace):
+        os.unlink(trace)
+    if first:
+        subprocess.run(["rm", "-rf", out], check=True)
+    if setup:
+        run_quiet([command[0]] + setup, "setup before the trace")
+    done = subprocess.run(command, env=dict(os.environ, NPUCC_TEST_TRACE=trace),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        fail("the traced run exited %d: %s" % (done.returncode, done.stderr.strip()))
+    names = open(trace).read().split() if os.path.exists(trace) else []
+    os.unlink(trace) if os.path.exists(trace) else None
+    return names
+
+
+def ordinals_to_try(args, command, out, first, setup):
+    """Every ordinal (1, 2, ... until one is not reached), or with --each-name the first
+    ordinal of each point name a trace shows, less the names in --skip-names FILE."""
+    if not args["each_name"]:
+        return None
+    skip = set(open(args["skip"]).read().split()) if args["skip"] and os.path.exists(args["skip"]) else set()
+    ordinals = []
+    for n, name in enumerate(trace_names(command, out, first, setup), 1):
+        if name not in skip:
+            skip.add(name)
+            ordinals.append(n)
+    return ordinals
+
+
+def parse_args(argv):
+    args = {"out": None, "cache": None, "setup": None, "first": False, "each_name": False,
+            "skip": None, "record": None}
+    while argv and argv[0] != "--":
+        flag = argv[0]
+        if flag in ("--first", "--each-name"):
+            args[flag[2:].replace("-", "_")] = True
+            argv = argv[1:]
             continue
-        if args[0] == "--out":
-            out = args[1]
-        elif args[0] == "--cache":
-            cache = args[1]
-        elif args[0] == "--setup":
-            setup = shlex.split(args[1])
-        args = args[2:]
-    command = args[1:]
+        value = argv[1]
+        if flag == "--setup":
+            value = shlex.split(value)
+        args[{"--skip-names": "skip", "--record": "record"}.get(flag, flag[2:])] = value
+        argv = argv[2:]
+    return args, argv[1:]
+
+
+def interrupt_one(n, command, args, note):
+    """Interrupts the command at its nth point and checks what it left; the point's name,
+    or None when the command did not reach it (it then completed)."""
+    out, first = args["out"], args["first"]
+    if first:
+        subprocess.run(["rm", "-rf", out], check=True)
+    if args["setup"]:
+        run_quiet([command[0]] + args["setup"], "setup before point %d" % n)
+    point, status, err = stop_at(n, command, note)
+    where = "point %d (%s)" % (n, point or "not reached")
+    reap_orphans(where)
+    if point is None:
+        if status != 0:
+            fail(where + ": the command exited %d: %s" % (status, err.strip()))
+        check_whole(out, False, where)
+        return None
+    want = 130 if n % 2 else 143
+    if status != want or "npucc: interrupted:" not in err:
+        fail(where + ": exited %d, want %d with 'npucc: interrupted:': %s" % (status, want, err.strip()))
+    check_whole(out, first, where)
+    check_no_staging(out, args["cache"], where)
+    print("%d %s | %s" % (n, point, err.strip()))
+    run_quiet(command, where + ", run again")
+    check_whole(out, False, where + ", run again")
+    return point
+
+
+def main():
+    args, command = parse_args(sys.argv[1:])
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed")
-    note = out.rstrip("/") + ".stopped"
+    note = args["out"].rstrip("/") + ".stopped"
+    ordinals = ordinals_to_try(args, command, args["out"], args["first"], args["setup"])
     points = []
-    for n in range(1, 10000):
-        if first:
-            subprocess.run(["rm", "-rf", out], check=True)
-        if setup:
-            run_quiet([command[0]] + setup, "setup before point %d" % n)
-        point, status, err = stop_at(n, command, note)
-        where = "point %d (%s)" % (n, point or "not reached")
-        reap_orphans(where)
-        if point is None:
-            if status != 0:
-                fail(where + ": the command exited %d: %s" % (status, err.strip()))
-            check_whole(out, False, where)
+    for n in (ordinals if ordinals is not None else range(1, 10000)):
+        point = interrupt_one(n, command, args, note)
+        if point is None and ordinals is None:
             break
-        want = 130 if n % 2 else 143
-        if status != want or "npucc: interrupted:" not in err:
-            fail(where + ": exited %d, want %d with 'npucc: interrupted:': %s" % (status, want, err.strip()))
-        check_whole(out, first, where)
-        check_no_staging(out, cache, where)
-        points.append(point)
-        print("%d %s: %s" % (n, point, err.strip()))
-        run_quiet(command, where + ", run again")
-        check_whole(out, False, where + ", run again")
-    os.path.exists(note) and os.unlink(note)
+        if point is not None:
+            points.append(point)
+    if os.path.exists(note):
+        os.unlink(note)
+    if args["record"]:
+        with open(args["record"], "a") as f:
+            f.writelines(p + "\n" for p in points)
     print("points %d distinct %d" % (len(points), len(set(points))))
     if not points:
         fail("the command reached no test point: was npucc built with them?")
