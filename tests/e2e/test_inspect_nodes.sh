@@ -118,7 +118,7 @@ fi
 # unless low, a reason that npucc-precision(7) defines; inspect --nodes on the compiled graph
 # shows the same; `keep_dtype` only for what the user pinned.
 model="$TESTDATA/models/ppocr_cls.onnx"
-echo /last_layer/Gemm >"$work/keep_head.txt"
+echo p2o.Relu.2 >"$work/keep_head.txt"
 for pin in no yes; do
   extra=(); [ "$pin" = yes ] && extra=(--keep-dtype "$work/keep_head.txt")
   "$NPUCC" compile -q --no-cache "$model" -o "$work/pc-$pin" --accelerate-train-mode 'fast|step|0.9' "${extra[@]}" ||
