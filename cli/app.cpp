@@ -184,6 +184,12 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
       print_error("unexpected argument \"" + extras.front() + "\" for `" +
                       command_path(command) + "`",
                   see_help(command));
+    } else if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+               std::string(e.what()).find("--output") != std::string::npos) {
+      // CLI11 says only "--output is required": say what it is for.
+      print_error("`" + command_path(command) + "` needs -o OUTDIR, the folder that gets the " +
+                      "graphs and manifest.json",
+                  see_help(command));
     } else {
       print_error(util::first_line(e.what()), see_help(command));
     }

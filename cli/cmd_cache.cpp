@@ -4,6 +4,7 @@
 // the library: ls, stats, verify, purge and invalidate through npucc::Cache
 // (npucc/cache_maintenance.h), as the Python module does.
 #include "cache_commands.h"
+#include "cache/local_storage.h" // model_matches
 #include "npucc/cache_maintenance.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fnmatch.h>
 #include <iomanip>
 #include <map>
 
@@ -84,14 +84,10 @@ struct LsArgs {
   std::string version;
 };
 
-// --model takes a glob (`ppocr*`) or the exact stem, which matches itself even when it
-// holds glob characters ("net[v2]").
-bool model_matches(const std::string& model, const std::string& pattern) {
-  return pattern.empty() || model == pattern || fnmatch(pattern.c_str(), model.c_str(), 0) == 0;
-}
-
+// --model: the one rule of ls, invalidate and purge (cache::model_matches: the stem, the
+// file name or a glob).
 bool ls_selects(const CacheEntry& entry, const LsArgs& args) {
-  return model_matches(entry.model, args.model) &&
+  return cache::model_matches(entry.model, args.model) &&
          (args.version.empty() || entry.compiler_version == args.version);
 }
 

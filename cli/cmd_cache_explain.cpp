@@ -11,6 +11,8 @@ namespace npucc::cli::cache_cli {
 
 namespace {
 
+constexpr int k_explain_no_hit = 3;
+
 using nlohmann::json;
 using pipeline::CacheExplanation;
 using pipeline::KeyLookup;
@@ -174,14 +176,16 @@ void print_inputs(const CacheExplanation& out) {
   }
 }
 
+// The verdict first (what a CI log shows), then how the key was made, then for a miss
+// what differs from the nearest entries.
 void print_explanation(const CacheExplanation& out, const CacheConfig& config) {
+  print_lookup(out, config);
   for (const auto& component : out.key.components) {
     std::cout << std::left << std::setw(10) << component.name << component.digest << "  "
               << util::printable(component.value) << "\n";
   }
   std::cout << std::left << std::setw(10) << "key" << out.key.key << "\n";
   print_inputs(out);
-  print_lookup(out, config);
   if (out.lookup != KeyLookup::miss || out.cache_dir.empty()) {
     return;
   }
@@ -212,7 +216,9 @@ std::function<int()> setup_explain(CLI::App& command, const GlobalOptions&) {
     } else {
       print_explanation(out, config);
     }
-    return 0;
+    // A CI step asserts a hit with the exit status: 0 for a hit, 3 for anything a compile
+    // would not take from the cache (1 and 2 stay errors and usage).
+    return out.lookup == KeyLookup::hit ? 0 : k_explain_no_hit;
   };
 }
 

@@ -148,7 +148,8 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
                                  "version but this one, ") +
                          k_version + ")");
   command.add_option("--model", args->model,
-                     "remove entries of this model (the .onnx file's stem)");
+                     "remove entries of this model: its name (the .onnx file's stem), file "
+                     "name, or a glob (ppocr*), as for cache ls");
   command.add_option("--key", args->key, "remove the entry whose key starts with K");
   command.add_flag("--dry-run", args->dry_run, "only say what would be removed");
   command.add_flag("--json", args->json, "print JSON");
@@ -170,10 +171,37 @@ std::function<int()> setup_invalidate(CLI::App& command, const GlobalOptions& gl
                                              {"failures", failures_json(report.failures)}});
     } else {
       print_removals(report.removed, args->dry_run, global);
+      if (report.removed.empty() && !args->model.empty()) {
+        std::cout << "no entry matches --model " << util::printable(args->model)
+                  << " (`npucc cache ls` lists the models)\n";
+      }
     }
     return report_failures(report.failures, 0);
   };
 }
+
+namespace {
+
+// A size limit that would remove every entry is most likely a unit slip
+// (`--max-size 100` is 100 bytes): emptying the cache is what --all says.
+void refuse_purging_everything(const Cache& cache, PurgeRequest request,
+                               const std::string& max_size) {
+  if (!request.max_size) {
+    return;
+  }
+  size_t entries = cache.listing().entries.size();
+  request.dry_run = true;
+  CacheRemoval plan = cache.purge(request);
+  if (entries == 0 || plan.removed.size() < entries) {
+    return;
+  }
+  throw usage_error("--max-size " + util::printable(max_size) + " would remove every entry (" +
+                        count_entries(entries) + ", " + util::format_bytes(plan.freed) + ")",
+                    "pass --all to empty the cache, or a larger size (10G, 500M); --dry-run "
+                    "shows the plan");
+}
+
+} // namespace
 
 std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global) {
   struct Args {
@@ -205,7 +233,11 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
       options.max_size = parse_size_setting(args->max_size, "--max-size");
     }
     options.dry_run = args->dry_run;
-    CacheRemoval report = Cache(make_cache_config(args->cache)).purge(options);
+    Cache cache(make_cache_config(args->cache));
+    if (!options.all && !args->dry_run) {
+      refuse_purging_everything(cache, options, args->max_size);
+    }
+    CacheRemoval report = cache.purge(options);
     if (args->json) {
       print_json(k_cache_purge_format, {{"dry_run", args->dry_run},
                                         {"removed", removals_json(report.removed)},

@@ -98,6 +98,20 @@ PopulateShard shard_option(const std::string& text) {
                         : pipeline::parse_shard(text);
 }
 
+// What happened to one model, for populate's line per model.
+const char* outcome_word(CacheOutcome outcome) {
+  switch (outcome) {
+  case CacheOutcome::hit:
+    return "already cached";
+  case CacheOutcome::bypass:
+    return "bypassed";
+  case CacheOutcome::miss:
+  case CacheOutcome::disabled:
+    break;
+  }
+  return "compiled";
+}
+
 } // namespace
 
 std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& global) {
@@ -154,10 +168,17 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     options.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
     options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;
     bool bar = !args->json && !global.quiet && isatty(2) != 0;
+    // Off a terminal (a CI log) a line per model instead of the bar: a long populate is
+    // not silent there.
+    bool lines = !args->json && !global.quiet && !bar;
     auto progress = [&](const PopulateItem& item, size_t finished, size_t total) {
       util::set_interrupt_progress(finished, total);
       if (bar) {
         draw_bar(finished, total, item.model.filename().string());
+      }
+      if (lines && !item.failed) {
+        std::cout << "[" << finished << "/" << total << "] " << outcome_word(item.outcome) << " "
+                  << util::printable(item.model.string()) << std::endl;
       }
       if (item.failed) {
         if (bar) {

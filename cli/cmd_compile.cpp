@@ -9,6 +9,7 @@
 #include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
+#include "util/test_point.h"
 
 #include <chrono>
 #include <iostream>
@@ -150,7 +151,9 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
+    util::test_point("cli:compiling");
     CachedCompile cached = compile_cached(options, request.cache, request.use, log);
+    util::test_point("cli:compiled"); // the output is complete: an interrupt says 1 of 1
     progress.finish();
     const CompileResult& result = cached.result;
     double seconds =
@@ -164,6 +167,10 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     }
     if (!global.quiet) {
       (args->json ? std::cerr : std::cout) << cache_line(cached) << "\n";
+      if (!cached.cache_made.empty()) {
+        (args->json ? std::cerr : std::cout) << "  cache: " << util::printable(cached.cache_made)
+                                             << "\n";
+      }
       if (cached.digests_from_stamps + cached.digests_hashed > 0) {
         (args->json ? std::cerr : std::cout) << digests_line(cached) << "\n";
       }

@@ -19,8 +19,12 @@ struct InspectArgs {
 std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
   auto args = std::make_shared<InspectArgs>();
   command.add_option("MODEL", args->model, "the .onnx model to inspect")->required();
-  command.add_option("--input-shape", args->input_shape,
-                     "fix dynamic input dims for the memory plan: \"name:d0,d1,...;name2:...\"");
+  command
+      .add_option("--input-shape", args->input_shape,
+                  "fix dynamic input dims for the memory plan: \"name:d0,d1,...;name2:...\" "
+                  "(repeat it for more inputs)")
+      ->delimiter(';')
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   command.add_flag("--json", args->json, "print the report as JSON (see npucc-inspect(1))");
   command.add_flag("--nodes", args->nodes,
                    "list every node instead: name, op, float types in and out, and the graph "

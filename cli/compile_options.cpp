@@ -23,6 +23,20 @@ void add_row(CLI::App& command, OptionValues& values, const OptionRow& row) {
   };
   switch (row.arity) {
   case OptionArity::text:
+    if (!row.list_separator.empty()) {
+      // A list in one string (--input-shape): given twice, one input each, the values join
+      // as one list ("x:1,3;h:2,1"), as in a --models array.
+      command
+          .add_option_function<std::vector<std::string>>(
+              names,
+              [give, separator = row.list_separator](const std::vector<std::string>& texts) {
+                std::string text = util::join(texts, separator);
+                give(text, util::trim(text).empty());
+              },
+              row.help)
+          ->allow_extra_args(false);
+      break;
+    }
     // '' is not "not given" but "the default", over NPUCC_* variables and config files.
     command.add_option_function<std::string>(
         names, [give](const std::string& text) { give(text, util::trim(text).empty()); }, row.help);

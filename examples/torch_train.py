@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trains a small model with accelerate_train_mode: low precision first, then the original.
 
-The seed's behaviour end to end (Ascend's accelerate_train_mode with TellMeStepOrLossHook):
+Ascend's behaviour end to end (Ascend's accelerate_train_mode with TellMeStepOrLossHook):
 the first part of training runs in low precision, the rest in the original float32, and
 npucc.Schedule decides at every step which one runs. The script trains the same model
 twice from the same seed on the CPU with Debian's python3-torch:

@@ -114,13 +114,14 @@ CacheConfig resolve_cache_config(const Config& config);
 
 // Makes sure the cache directory can be used: the default one is created on first use
 // (with a CACHEDIR.TAG); an explicitly configured one must exist (as Ascend's
-// graph_compiler_cache_dir), else an error naming it and the fix. A read-only cache is
-// never created or changed: it must exist. Returns the path.
+// graph_compiler_cache_dir), else an error naming it and the fix, and an empty one becomes
+// a cache on first use, as `npucc cache init` would make it. A read-only cache is never
+// created or changed: it must exist. Returns the path.
 //
-// Nothing is written into a folder that is not an npucc cache (is_npucc_cache): such a
-// folder is "not an npucc cache: DIR (run npucc cache init DIR)". Only CacheIntent::compile
-// on the default folder creates a cache, and only where the folder is missing or empty;
-// CacheIntent::read writes nothing at all, not even missing layout folders.
+// Nothing is written into a folder that is not an npucc cache (is_npucc_cache) and holds
+// anything: such a folder is "not an npucc cache: DIR (it is not empty ...)". Only
+// CacheIntent::compile creates a cache: in an empty folder, or in the default one where
+// it is missing; CacheIntent::read writes nothing at all, not even missing layout folders.
 enum class CacheIntent { read, modify, compile };
 std::filesystem::path open_cache_dir(const CacheConfig& config,
                                      CacheIntent intent = CacheIntent::compile);
@@ -164,6 +165,9 @@ struct CachedCompile {
   size_t digests_from_stamps = 0;
   size_t digests_hashed = 0;
   std::string why_hashed;
+  // Set when this compile made the cache folder a cache (it was empty, or the default
+  // folder was missing): one line saying so.
+  std::string cache_made;
 };
 
 // compile() through the cache: a hit materialises the entry's files into

@@ -109,6 +109,11 @@ struct NodeSummary {
   int64_t index = 0; // position in its graph
   std::vector<Value> inputs;
   std::vector<Value> outputs;
+  // For a graph npucc compiled (a manifest.json beside it lists it): the node's precision in
+  // that graph and, unless it is low, why (npucc-precision(7), REASONS); "inserted" for a
+  // Cast the rewrite added. Empty otherwise.
+  std::string precision;
+  std::string reason;
   // The distinct floating-point types among inputs and outputs, sorted: the ones a precision
   // mode may lower (float32) or a kept node keeps.
   std::vector<std::string> float_types() const;
@@ -134,7 +139,9 @@ std::string inspect_report_json(const InspectReport& report);
 // The report as compact aligned text for people.
 std::string inspect_report_text(const InspectReport& report);
 
-// Every node of the main graph and of each If/Loop/Scan body, outer graphs first.
+// Every node of the main graph and of each If/Loop/Scan body, outer graphs first. For a
+// graph of an npucc output folder (its manifest.json lists the file) each node gets its
+// precision and reason from the manifest's precision report.
 std::vector<NodeSummary> list_nodes(const Model& model);
 
 // `npucc inspect --nodes` as text (one aligned row per node) and as the JSON document

@@ -5,7 +5,7 @@ npucc compiles ONNX models offline, with accelerate_train_mode into a pair of gr
 content-addressed compile cache. This package is its C++ library for training scripts
 and tools; docs/python.md has the guide and examples/torch_train.py a PyTorch example.
 
-The schedule, the runtime side of Ascend's TellMeStepOrLossHook (SPEC §1)::
+The schedule, the runtime side of Ascend's TellMeStepOrLossHook::
 
     import npucc
     schedule = npucc.Schedule("fast1|step|0.9")

@@ -1,4 +1,4 @@
-"""accelerate_train_mode and its schedule (SPEC §1; Ascend's TellMeStepOrLossHook)."""
+"""accelerate_train_mode and its schedule (Ascend's TellMeStepOrLossHook)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class GraphRole(str, enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class AccelerateTrainMode:
-    """A parsed accelerate_train_mode value, "TYPE|TRIGGER[|RATIO]" (SPEC §1).
+    """A parsed accelerate_train_mode value, "TYPE|TRIGGER[|RATIO]" (npucc-schedule(1)).
 
     Attributes:
         type: "fast" (the low phase runs in float16) or "fast1" (bfloat16).
@@ -95,7 +95,7 @@ def _real(value: Any, name: str) -> float:
 
 
 class Schedule:
-    """Which graph training runs now, from the reported step or loss (SPEC §1).
+    """Which graph training runs now, from the reported step or loss (npucc-schedule(1)).
 
     It starts LOW and switches to HIGH exactly once: after the switch every report returns
     HIGH, whatever it says. The rule, given the mode's ratio:
@@ -187,10 +187,10 @@ Value = Union[int, float, Callable[[], Any], None]
 
 
 class TellMeStepOrLossHook(Schedule):
-    """Ascend's TellMeStepOrLossHook: a Schedule under the seed's keyword names.
+    """Ascend's TellMeStepOrLossHook: a Schedule under the keyword names Ascend's hook takes.
 
-    The seed tells the NPU software the current step and the total steps, or the current
-    loss and the target loss::
+    Ascend's training script tells the NPU software the current step and the total
+    steps, or the current loss and the target loss::
 
         TellMeStepOrLossHook(step='global_step:0', total_step=max_steps)
         TellMeStepOrLossHook(loss='loss:0', final_loss=7.1)
@@ -201,7 +201,7 @@ class TellMeStepOrLossHook(Schedule):
         hook = npucc.TellMeStepOrLossHook("fast|step|0.9", total_step=max_steps)
         role = hook.report(step=global_step)
 
-    Values given to the constructor are the defaults of report(). The seed's step and loss
+    Values given to the constructor are the defaults of report(). Ascend's step and loss
     are tensor names read at each run; a callable plays that part here: it is called at
     every report (step=lambda: trainer.global_step).
     """

@@ -139,10 +139,16 @@ int64_t parse_age(const std::string& text) {
 
 namespace {
 
-Error not_a_cache(const fs::path& dir, const std::string& why = {}) {
-  // No hint: the message carries the fix, and npucc writes nothing into such a folder.
-  return Error("not an npucc cache: " + dir.string() +
-               (why.empty() ? " (run npucc cache init " + dir.string() + ")" : " (" + why + ")"));
+// A folder with other contents: no hint leads to `cache init`, which refuses it too.
+Error not_a_cache(const fs::path& dir, const std::string& source) {
+  // The message carries the fix, and npucc writes nothing into such a folder.
+  return Error("not an npucc cache: " + dir.string() + " (it is not empty and npucc did not " +
+               "make it a cache; point " + source + " at a new or empty folder)");
+}
+
+bool is_empty_folder(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && fs::is_empty(dir, ec) && !ec;
 }
 
 // A folder npucc may make into a cache: missing, or an empty folder.
@@ -156,6 +162,27 @@ bool missing_or_empty(const fs::path& dir) {
 
 std::string source_name(const CacheConfig& config) {
   return config.dir_origin.empty() ? "default" : config.dir_origin;
+}
+
+// What names the cache folder, for "point SOURCE at ...".
+std::string setting_name(const CacheConfig& config) {
+  return config.dir_origin.empty() ? "--cache-dir" : config.dir_origin;
+}
+
+// A configured folder that does not exist (or is a file): an error naming it and a way on.
+Error missing_cache_dir(const CacheConfig& config, CacheIntent intent) {
+  std::error_code ec;
+  const fs::path& dir = config.dir;
+  bool exists = fs::exists(dir, ec);
+  std::string hint = exists ? "point " + setting_name(config) + " at a folder"
+                            : "create it: `npucc cache init " + dir.string() + "` or mkdir (an " +
+                                  "empty folder becomes a cache on first use)";
+  if (intent == CacheIntent::compile) {
+    hint += ", or pass --no-cache";
+  }
+  return Error(dir.string() + ": the cache folder (" + source_name(config) + ") " +
+                   (exists ? "is not a folder" : "does not exist"),
+               hint);
 }
 
 } // namespace
@@ -181,9 +208,12 @@ fs::path open_cache_dir(const CacheConfig& config, CacheIntent intent) {
   std::error_code ec;
   fs::path dir = config.dir;
   bool read_only = config.access == CacheAccess::read_only || intent == CacheIntent::read;
-  // Only a compile creates the default per-user folder, and only where nothing is yet.
-  bool may_create = config.dir_source == SettingSource::built_in && !read_only &&
-                    intent == CacheIntent::compile && missing_or_empty(dir);
+  // Only a compile creates the default per-user folder, and only where nothing is yet; an
+  // empty folder, configured or not, becomes a cache at its first compile (as Ascend's
+  // graph_compiler_cache_dir: create the folder, and it is used).
+  bool may_create = !read_only && intent == CacheIntent::compile &&
+                    (config.dir_source == SettingSource::built_in ? missing_or_empty(dir)
+                                                                  : is_empty_folder(dir));
   if (may_create) {
     fs::create_directories(dir, ec);
     if (ec) {
@@ -191,9 +221,7 @@ fs::path open_cache_dir(const CacheConfig& config, CacheIntent intent) {
                   "pass --cache-dir DIR, set NPUCC_CACHE_DIR, or --no-cache");
     }
   } else if (!fs::is_directory(dir, ec)) {
-    throw Error(dir.string() + ": the cache folder (" + source_name(config) + ") " +
-                    (fs::exists(dir, ec) ? "is not a folder" : "does not exist"),
-                "create it with `npucc cache init " + dir.string() + "`, or pass --no-cache");
+    throw missing_cache_dir(config, intent);
   }
   // The root itself may be a symlink the user chose; inside it, nothing is followed.
   fs::path root = fs::canonical(dir, ec);
@@ -202,8 +230,12 @@ fs::path open_cache_dir(const CacheConfig& config, CacheIntent intent) {
   }
   if (may_create) {
     create_layout(root, config.sharing);
+  } else if (is_empty_folder(root)) {
+    throw Error("not an npucc cache yet: " + config.dir.string() + " (an empty folder: the " +
+                "first compile or populate that uses it makes it one, as `npucc cache init " +
+                config.dir.string() + "` does)");
   } else if (!is_npucc_cache(root)) {
-    throw not_a_cache(config.dir);
+    throw not_a_cache(config.dir, setting_name(config));
   } else if (!read_only) {
     create_layout(root, config.sharing); // parts an older npucc or a cleanup left out
   }
@@ -214,10 +246,11 @@ void init_cache_dir(const fs::path& dir, CacheSharing sharing) {
   std::error_code ec;
   // Checked before anything is written: init never takes over a folder in use.
   if (!missing_or_empty(dir) && !(fs::is_directory(dir, ec) && is_npucc_cache(dir))) {
-    throw not_a_cache(dir, fs::is_directory(dir, ec)
-                               ? "it is not empty: npucc cache init needs an empty or missing "
-                                 "folder"
-                               : "it is not a folder");
+    throw Error("not an npucc cache: " + dir.string() +
+                (fs::is_directory(dir, ec)
+                     ? " (it is not empty: npucc cache init needs an empty or missing folder; "
+                       "choose a new one)"
+                     : " (it is not a folder)"));
   }
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec)) {

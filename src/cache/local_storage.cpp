@@ -8,6 +8,7 @@
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
+#include "util/test_point.h"
 
 #include <algorithm>
 #include <atomic>
@@ -537,6 +538,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
   make_dir(m_root / "entries" / header.key.substr(0, 2));
   // Renamed into place whole: this is the entry's mode.
   TempPath stage = temp_folder(header.key.substr(0, 16));
+  util::test_point("store:staging");
   std::vector<bool> trusted =
       bring_files(stage.path(), from, names, source, link_allowed_by(m_link_mode), known);
   const std::string files_before = files_stamp(stage.path(), names);
@@ -546,6 +548,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
     result.bytes += file.bytes;
   }
   write_entry_header(stage.path(), header);
+  util::test_point("store:header-written");
   // The files were hashed above (by the writer or here), and a rename keeps their
   // inodes and times: a stamp now spares the first hit the hashing, unless a file
   // changed meanwhile (a linked output is also in the user's folder).
@@ -553,6 +556,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
                           ? stat_stamp(stage.path(), header)
                           : std::string();
   if (publish(stage, header.key, replace)) {
+    util::test_point("store:published");
     write_stamp(header.key, stamp);
     return result;
   }

@@ -98,9 +98,15 @@ struct VerifyReport {
 // version, model or key, the default is "of any compiler version but this one".
 struct Selection {
   std::optional<std::string> version;
-  std::string model;
+  std::string model; // a pattern, as model_matches() reads it
   std::string key_prefix;
 };
+
+// The one --model rule of `cache ls` and `cache invalidate`: `pattern` is the model's
+// stem ("ppocr_cls"), its file name ("ppocr_cls.onnx"), or a glob of either ("ppocr*");
+// an exact stem matches itself even when it holds glob characters ("net[v2]"). An empty
+// pattern matches every model.
+bool model_matches(const std::string& model, const std::string& pattern);
 
 struct Removal {
   std::string key;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <fnmatch.h>
 #include <functional>
 #include <optional>
 #include <set>
@@ -266,6 +267,17 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
   return report;
 }
 
+bool model_matches(const std::string& model, const std::string& pattern) {
+  if (pattern.empty() || model == pattern) {
+    return true;
+  }
+  const std::string suffix = ".onnx";
+  bool file_name = pattern.size() > suffix.size() &&
+                   pattern.compare(pattern.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string stem = file_name ? pattern.substr(0, pattern.size() - suffix.size()) : pattern;
+  return model == stem || fnmatch(stem.c_str(), model.c_str(), 0) == 0;
+}
+
 InvalidateReport LocalStorage::invalidate(const Selection& selection, DryRun dry_run) const {
   if (dry_run == DryRun::no) {
     require_writable("invalidate");
@@ -281,7 +293,7 @@ InvalidateReport LocalStorage::invalidate(const Selection& selection, DryRun dry
     const auto& header = info.header;
     if ((default_sweep && header.compiler_version == k_version) ||
         (selection.version && header.compiler_version != *selection.version) ||
-        (!selection.model.empty() && header.model != selection.model) ||
+        !model_matches(header.model, selection.model) ||
         (!selection.key_prefix.empty() && !util::starts_with(info.key, selection.key_prefix))) {
       continue;
     }

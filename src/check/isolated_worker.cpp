@@ -9,6 +9,7 @@
 #include "util/interrupt.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
+#include "util/test_point.h"
 
 #include <cerrno>
 #include <csignal>
@@ -156,6 +157,8 @@ void ensure_worker() {
   pid_t parent = ::getpid();
   // Linux sends the parent-death signal when the *thread* that forked exits, not the process.
   const bool from_main_thread = ::gettid() == parent;
+  // Until watch_child(): a Ctrl-C must not find a child the handler does not know about.
+  util::DeferInterrupts forking;
   pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -197,6 +200,7 @@ void ensure_worker() {
   ::close(fds[1]);
   g_worker = Worker{child, fds[0], parent};
   util::watch_child(child);
+  util::test_point("onnx-worker:started");
   // A program embedding the library that returns from main waits for its worker too
   // (npucc itself stops it before its _exit()).
   static const bool k_stopped_at_exit = std::atexit(stop_isolated_worker) == 0;
@@ -238,6 +242,7 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
   std::lock_guard<std::mutex> lock(g_mutex);
   for (int attempt = 0;; ++attempt) {
     ensure_worker();
+    util::test_point("onnx-worker:request");
     if (send_fields(g_worker.fd, message)) {
       break;
     }

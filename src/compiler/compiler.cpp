@@ -17,6 +17,7 @@
 #include "precision/prescan_reader.h"
 #include "schemas/known_ops.h"
 #include "util/parallel.h"
+#include "util/test_point.h"
 
 namespace npucc {
 
@@ -184,6 +185,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
       say("lifted " + std::to_string(lifted) +
           " Constant node(s) of a type Constant does not allow at this opset into initializers");
     }
+    util::test_point("compile:checking");
     check::check_and_infer(model.proto, check::Checker::before);
     // Inferred shapes can be far larger than any declared one (an outer product).
     model::check_value_shapes(model.proto.graph(), file, options.limits);
@@ -222,12 +224,15 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
                   "please report this; --passes topological_sort skips the optimisations");
     }
   });
+  util::test_point("compile:memory-plan");
   result.memory_plan = plan_memory(model.proto.graph());
 
   // Precision variants (high / low / emulation) from the optimised graph.
+  util::test_point("compile:precision");
   in_file(file, [&] {
     prepared.variants = precision::build_precision_variants(model.proto, options, overflow);
   });
+  util::test_point("compile:prepared");
   carry_ir_annotations(model.proto, prepared.variants, log);
   if (options.check_accuracy) {
     in_file(file, [&] {
@@ -267,6 +272,7 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
   if (preread == nullptr) {
     check::start_isolated_worker(); // while this process is small
   }
+  util::test_point("compile:reading");
   Model model = preread != nullptr
                     ? std::move(*preread)
                     : read_model(options.model_path, options.limits, Weights::in_table);

@@ -4,6 +4,7 @@
 #include "compiler/prepared_compile.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
+#include "util/test_point.h"
 
 #include <algorithm>
 #include <atomic>
@@ -85,6 +86,36 @@ struct GraphWriting::State {
   }
 };
 
+namespace {
+
+// The same bytes in low.onnx as in high.onnx: the low graph is no result, whatever made it
+// so (a mixlist that lists nothing low, a model already in the low type); the report says.
+void warn_if_low_is_high(const std::vector<CompiledGraph>& graphs, nlohmann::json& report) {
+  const CompiledGraph* high = nullptr;
+  const CompiledGraph* low = nullptr;
+  for (const auto& graph : graphs) {
+    if (graph.role == "high") {
+      high = &graph;
+    } else if (graph.role == "low") {
+      low = &graph;
+    }
+  }
+  if (high == nullptr || low == nullptr || !report.is_object() ||
+      high->graph.sha256 != low->graph.sha256 ||
+      high->external_data.size() != low->external_data.size()) {
+    return;
+  }
+  for (size_t i = 0; i < high->external_data.size(); ++i) {
+    if (high->external_data[i].sha256 != low->external_data[i].sha256) {
+      return;
+    }
+  }
+  report["warnings"].push_back("low.onnx is byte for byte high.onnx: switching graphs during "
+                               "training changes nothing");
+}
+
+} // namespace
+
 GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& options)
     : m_state(std::make_unique<State>()) {
   State& state = *m_state;
@@ -122,6 +153,7 @@ PreparedCompile GraphWriting::abandon() {
 WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKey& cache_key) {
   State& state = *m_state;
   state.join();
+  util::test_point("write:joined");
   state.jobs.clear();
   if (state.failure) {
     std::rethrow_exception(state.failure);
@@ -144,16 +176,19 @@ WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKe
     out.written_as.insert(graph.written_as.begin(), graph.written_as.end());
     result.graphs.push_back(std::move(static_cast<CompiledGraph&>(graph)));
   }
+  warn_if_low_is_high(result.graphs, variants.report);
   if (!variants.report.is_null()) {
     result.precision_report = variants.report.dump();
   }
   if (!variants.high_report.is_null()) {
     result.high_precision_report = variants.high_report.dump();
   }
+  util::test_point("write:graphs-written");
   auto manifest = compiler::build_manifest(options, state.prepared.model, result, cache_key);
   util::write_file_atomic(state.output->staging() / "manifest.json",
                           manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                               "\n");
+  util::test_point("write:manifest-staged");
   state.output->publish();
   result.manifest_path = options.output_dir / "manifest.json";
   return out;

@@ -2,6 +2,7 @@
 
 #include "util/mapped_file.h"
 #include "util/parallel.h"
+#include "util/test_point.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -119,6 +120,7 @@ private:
 
 HashedFile::HashedFile(const fs::path& path, const std::atomic<bool>* stop)
     : m_file(std::make_unique<util::AtomicFile>(path, util::Durability::unsynced)), m_stop(stop) {
+  util::test_point(("write:" + path.filename().string() + ":opened").c_str());
   start_buffers();
 }
 
@@ -180,6 +182,7 @@ void HashedFile::write(const model::MappedSlice& slice) {
 
 void HashedFile::mirror_to(const fs::path& path) {
   m_mirror = std::make_unique<util::AtomicFile>(path, util::Durability::unsynced);
+  util::test_point(("write:" + path.filename().string() + ":mirrored").c_str());
   if (m_behind) {
     m_behind->set_targets({m_file.get(), m_mirror.get()});
   }
@@ -197,7 +200,9 @@ std::unique_ptr<HashedFile> HashedFile::split_mirror() {
 WrittenFile HashedFile::commit(const std::string& name, FileIdentity& written_as) {
   flush();
   drain();
+  util::test_point(("write:" + name + ":written").c_str());
   m_file->commit();
+  util::test_point(("write:" + name + ":committed").c_str());
   written_as = m_file->identity();
   return {name, m_hash.hex_digest(), m_bytes};
 }
@@ -209,6 +214,7 @@ void HashedFile::flush_if_full() {
 }
 
 void HashedFile::flush() {
+  util::test_point("write:buffer");
   if (m_stop != nullptr && m_stop->load(std::memory_order_relaxed)) {
     throw WriteStopped();
   }

@@ -7,6 +7,7 @@
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
+#include "util/test_point.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -145,6 +146,7 @@ OutputFolder::OutputFolder(const CompileOptions& options) : m_target(options.out
   if (!fs::create_directory(m_staging, ec) || ec) {
     throw Error(m_staging.string() + ": cannot create a staging folder: " + ec.message());
   }
+  util::test_point("output:staging-created");
 }
 
 void check_output_folder(const CompileOptions& options) {
@@ -159,6 +161,10 @@ OutputFolder::~OutputFolder() {
 }
 
 void OutputFolder::publish() {
+  // Whole or not at all: a signal from here on waits until the folder holds the new
+  // compile (or, on an error, is left as the error leaves it), then stops the command.
+  util::DeferInterrupts whole;
+  util::test_point("publish:begin");
   std::error_code ec;
   if (!fs::exists(m_target, ec)) {
     fs::rename(m_staging, m_target, ec);
@@ -166,8 +172,15 @@ void OutputFolder::publish() {
       throw Error(m_target.string() + ": cannot move the output into place: " + ec.message());
     }
     m_published = true;
+    util::count_interrupt_progress();
     return;
   }
+  replace_earlier_compile();
+  m_published = true;
+  util::count_interrupt_progress();
+}
+
+void OutputFolder::replace_earlier_compile() {
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(m_staging)) {
     if (entry.path().filename() != k_manifest) {
@@ -177,9 +190,11 @@ void OutputFolder::publish() {
   // Read before it goes: what the earlier compile wrote, and is not written again.
   std::set<std::string> earlier = files_of_earlier_compile(m_target);
   unlink_checked(m_target / k_manifest); // from here on the folder says "incomplete"
+  util::test_point("publish:manifest-removed");
   for (const auto& name : earlier) {
     if (std::find(files.begin(), files.end(), name) == files.end()) {
       unlink_checked(m_target / name);
+      util::test_point(("publish:removed:" + name).c_str());
     }
   }
   if (fs::exists(m_staging / k_manifest)) {
@@ -194,11 +209,11 @@ void OutputFolder::publish() {
     if (::unlink((m_staging / name).c_str()) != 0 && errno != ENOENT) {
       throw Error((m_staging / name).string() + ": cannot remove: " + std::strerror(errno));
     }
+    util::test_point(("publish:renamed:" + name).c_str());
   }
   if (::rmdir(m_staging.c_str()) != 0) {
     throw Error(m_staging.string() + ": cannot remove the staging folder: " + std::strerror(errno));
   }
-  m_published = true;
 }
 
 } // namespace npucc::compiler

@@ -20,7 +20,9 @@ namespace npucc::compiler {
 // A file in the way that no earlier manifest lists (someone's own high.onnx) is refused
 // unless OutputReplace::any (--force); so is a model that would itself be overwritten or
 // removed ("input file is also an output"). Destroyed unpublished, the staging folder is
-// removed: an error leaves no partial output.
+// removed: an error leaves no partial output. publish() holds Ctrl-C and SIGTERM until it
+// is done (util::DeferInterrupts), so an interrupted compile leaves the earlier compile
+// or the new one, and the handler sweeps the staging folder of one that had not begun.
 class OutputFolder {
 public:
   explicit OutputFolder(const CompileOptions& options);
@@ -33,6 +35,8 @@ public:
   void publish();
 
 private:
+  void replace_earlier_compile();
+
   std::filesystem::path m_target;
   std::filesystem::path m_staging;
   bool m_published = false;

@@ -1,12 +1,17 @@
 // `npucc inspect --nodes`: node names, ops, element types and the graph holding each node,
 // which is what a --keep-dtype file is written from.
+// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json's value() when
+// it is inlined here (a false positive, as in precision/report.cpp).
+#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "check/validate.h"
 #include "inspect/graph_stats.h"
 #include "util/text_table.h"
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
 #include "npucc/inspect.h"
+#include "util/file_io.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -101,6 +106,50 @@ nlohmann::ordered_json values_json(const std::vector<NodeSummary::Value>& values
   return list;
 }
 
+// The manifest's node_precisions for `model` when it is a graph of an npucc output folder:
+// its role's report (precision_report for low and emulation graphs, high_precision_report
+// for a high graph that has one), or null.
+nlohmann::json compiled_precisions(const std::filesystem::path& model) {
+  try {
+    auto manifest = nlohmann::json::parse(util::read_file(model.parent_path() / "manifest.json"));
+    if (manifest.value("format", "") != "npucc-manifest") {
+      return nullptr;
+    }
+    for (const auto& graph : manifest.at("graphs")) {
+      if (graph.value("file", "") != model.filename().string()) {
+        continue;
+      }
+      const char* key = graph.value("role", "") == "high" ? "high_precision_report"
+                                                          : "precision_report";
+      if (manifest.contains(key) && manifest.at(key).contains("node_precisions")) {
+        return manifest.at(key).at("node_precisions");
+      }
+    }
+  } catch (const std::exception&) {
+    // no manifest beside it, or not one of ours: a model like any other
+  }
+  return nullptr;
+}
+
+// Each node's precision from the manifest, matched by its first output (the rewrite keeps
+// the model's value names; the Casts it adds make new ones).
+void add_precisions(const nlohmann::json& precisions, std::vector<NodeSummary>& nodes) {
+  std::unordered_map<std::string, const nlohmann::json*> by_output;
+  for (const auto& entry : precisions) {
+    by_output.emplace(entry.value("output", ""), &entry);
+  }
+  for (auto& node : nodes) {
+    const std::string output = node.outputs.empty() ? "" : node.outputs[0].name;
+    auto found = by_output.find(output);
+    if (found != by_output.end() && found->second->value("op_type", "") == node.op_type) {
+      node.precision = found->second->value("precision", "");
+      node.reason = found->second->value("reason", "");
+    } else if (node.op_type == "Cast" && node.domain == "ai.onnx") {
+      node.precision = "inserted";
+    }
+  }
+}
+
 } // namespace
 
 std::vector<std::string> NodeSummary::float_types() const {
@@ -113,21 +162,38 @@ std::vector<NodeSummary> list_nodes(const Model& model) {
   check::infer_shapes_lenient(proto);
   std::vector<NodeSummary> nodes;
   list_graph(proto.graph(), "main", {}, nodes);
+  if (nlohmann::json precisions = compiled_precisions(model.path); precisions.is_array()) {
+    add_precisions(precisions, nodes);
+  }
   return nodes;
 }
 
 std::string node_list_text(const std::vector<NodeSummary>& nodes) {
-  util::TextTable table("llllll", "");
-  table.add_row({"graph", "node", "op", "inputs", "->", "outputs"});
+  bool compiled = std::any_of(nodes.begin(), nodes.end(),
+                              [](const NodeSummary& node) { return !node.precision.empty(); });
+  util::TextTable table(compiled ? "llllllll" : "llllll", "");
+  std::vector<std::string> header{"graph", "node", "op", "inputs", "->", "outputs"};
+  if (compiled) {
+    header.insert(header.end(), {"precision", "reason"});
+  }
+  table.add_row(header);
   for (const auto& node : nodes) {
     const std::string op =
         node.domain == "ai.onnx" ? node.op_type : node.domain + "." + node.op_type;
-    table.add_row({node.graph,
-                   node.name.empty() ? "#" + std::to_string(node.index) + " (unnamed)" : node.name,
-                   op, float_list(node.inputs), "->", float_list(node.outputs)});
+    std::vector<std::string> row{
+        node.graph, node.name.empty() ? "#" + std::to_string(node.index) + " (unnamed)" : node.name,
+        op, float_list(node.inputs), "->", float_list(node.outputs)};
+    if (compiled) {
+      row.insert(row.end(), {node.precision.empty() ? "-" : node.precision,
+                             node.reason.empty() ? "-" : node.reason});
+    }
+    table.add_row(row);
   }
   return table.render() + std::to_string(nodes.size()) + " nodes; the float types of each " +
-         "node's inputs and outputs (- none); --keep-dtype takes the names of the node column\n";
+         "node's inputs and outputs (- none); --keep-dtype takes the names of the node column" +
+         (compiled ? "; precision and reason from manifest.json (reasons: npucc-precision(7))"
+                   : "") +
+         "\n";
 }
 
 std::string node_list_json(const std::filesystem::path& model,
@@ -142,6 +208,11 @@ std::string node_list_json(const std::filesystem::path& model,
                     {"float_types", node.float_types()},
                     {"inputs", values_json(node.inputs)},
                     {"outputs", values_json(node.outputs)}});
+    if (!node.precision.empty()) {
+      list.back()["precision"] = node.precision;
+      list.back()["reason"] =
+          node.reason.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(node.reason);
+    }
   }
   nlohmann::ordered_json out;
   out["format"] = "npucc-inspect-nodes";

@@ -1,6 +1,7 @@
 #include "passes/pass_manager.h"
 
 #include "model/graph_walk.h"
+#include "util/test_point.h"
 
 namespace npucc::passes {
 
@@ -103,6 +104,7 @@ void add_reports(std::vector<PassReport>& total, const std::vector<PassReport>& 
 }
 
 int64_t PassManager::run_pass(Pass& pass, onnx::ModelProto& model) {
+  util::test_point((std::string("pass:") + pass.name()).c_str());
   if (pass.is_model_pass()) {
     return pass.run_on_model(model);
   }

@@ -8,6 +8,7 @@
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
+#include "util/test_point.h"
 
 #include <fcntl.h>
 #include <limits>
@@ -100,6 +101,7 @@ cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storag
     cache::FetchResult fetched = tier.fetch(key, output.staging());
     if (fetched.status == cache::FetchStatus::hit) {
       name_current_input(output.staging() / "manifest.json", options.model_path);
+      util::test_point("cache:hit-staged");
       output.publish();
     }
     return fetched;
@@ -136,6 +138,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    const LogSink& log,
                                                    std::optional<model::PriorDigest>& hashed,
                                                    std::optional<CacheKey>& known_key) {
+  util::test_point("cache:model-index");
   std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, hashed);
   if (!identity) {
     return std::nullopt;
@@ -150,7 +153,8 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
     log("cache: hit " + key.key + " (model index: no parse needed)");
   }
   // Statistics are advisory: a lock held past its deadline skips them, said in the reason.
-  bool counted = deliver != Deliver::output_folder || storage.stats().update({{"hits", 1}});
+  // populate's "already cached" counts too: a CI re-run hits.
+  bool counted = storage.stats().update({{"hits", 1}});
   CachedCompile out = hit_result(fetched, options, key.key, identity->sha256, deliver);
   if (!counted) {
     out.reason += "; statistics not updated: lock/stats is held by another process";

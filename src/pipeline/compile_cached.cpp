@@ -13,6 +13,7 @@
 #include "util/interrupt.h"
 #include "util/parallel.h"
 #include "util/strings.h"
+#include "util/test_point.h"
 
 #include <ctime>
 #include <memory>
@@ -182,8 +183,8 @@ bool count_stats(const CachedRun& run, const cache::Counters& deltas) {
 CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
   run.writing.reset();
   bool remote_hit = run.tiered && run.tiered->served_remotely();
-  bool counted = run.deliver != Deliver::output_folder || remote_hit ||
-                 count_stats(run, {{"hits", 1}});
+  // populate's "already cached" counts too: a CI re-run hits.
+  bool counted = remote_hit || count_stats(run, {{"hits", 1}});
   if (!run.model_index.empty()) { // empty: the index gave the key, and stays as it is
     run.storage.record_model_index(run.model_sha256, run.model_index);
   }
@@ -288,18 +289,33 @@ cache::KnownDigests written_digests(const CompileResult& result,
 
 // The size limit may evict the entry just stored (it alone is over the limit, or the
 // trim to below it reaches it): the next identical compile is a miss again, so say so.
+// Every entry the size limit evicted after this store, named: a limit far below the
+// cache's size empties it, and that must not pass unseen.
 void warn_if_evicted(CachedRun& run, const cache::PurgeReport& trimmed) {
-  for (const auto& removed : trimmed.removed) {
-    if (removed.key != run.key.key) {
-      continue;
-    }
-    run.out.warning += std::string(run.out.warning.empty() ? "" : "; ") +
-                       "the cache entry just stored (" + util::format_bytes(removed.bytes) +
-                       ") was evicted at once to keep the cache under its max size of " +
-                       util::format_bytes(*run.config.max_size) +
-                       "; raise --max-size (or NPUCC_CACHE_MAX_SIZE, cache.max_size) to keep it";
+  if (trimmed.removed.empty()) {
     return;
   }
+  bool own = false;
+  uint64_t bytes = 0;
+  std::vector<std::string> others;
+  for (const auto& removed : trimmed.removed) {
+    bytes += removed.bytes;
+    if (removed.key == run.key.key) {
+      own = true;
+    } else {
+      others.push_back(removed.model + " " + removed.key.substr(0, 12));
+    }
+  }
+  std::string what = own ? "the cache entry just stored" : "";
+  if (!others.empty()) {
+    std::string list = others.size() <= 5 ? ": " + util::join(others, ", ") : "";
+    what += std::string(own ? " and " : "") + std::to_string(others.size()) + " other " +
+            (others.size() == 1 ? "entry" : "entries") + list;
+  }
+  run.out.warning += std::string(run.out.warning.empty() ? "" : "; ") + "evicted " + what + " (" +
+                     util::format_bytes(bytes) + ") to keep the cache under its max size of " +
+                     util::format_bytes(*run.config.max_size) +
+                     "; raise --max-size (or NPUCC_CACHE_MAX_SIZE, cache.max_size) to keep more";
 }
 
 // Stores the compile's files under the key; a failure to store is a warning, for
@@ -342,7 +358,9 @@ CachedCompile compile_and_store(CachedRun& run, cache::Replace replace) {
     run.options.output_dir = scratch.path();
   }
   finish_compile(run);
+  util::test_point("cache:storing");
   store(run, replace);
+  util::test_point("cache:stored");
   run.out.remote_warning = run.remote_warning();
   return run.out;
 }
@@ -366,11 +384,14 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
       return *found;
     }
   }
+  util::test_point("cache:reading");
   read_and_key(run);
+  util::test_point("cache:keyed");
   if (run.uncacheable) {
     return bypass(run);
   }
   cache::FetchResult fetched = fetch(run);
+  util::test_point("cache:fetched");
   if (fetched.status == cache::FetchStatus::hit) {
     return hit(run, fetched);
   }
@@ -382,6 +403,17 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
 }
 
 } // namespace
+
+std::string unmade_cache_folder(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(dir, ec))) {
+    return "did not exist";
+  }
+  if (std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec) && !ec) {
+    return "was empty";
+  }
+  return {};
+}
 
 CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
                          const CompileOptions& given, Deliver deliver, const LogSink& log) {
@@ -409,9 +441,15 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     out.reason = "--no-cache";
     return out;
   }
+  std::string before = pipeline::unmade_cache_folder(config.dir);
   cache::LocalStorage storage = cache::open_local_storage(config);
   util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C
-  return pipeline::run_cached(storage, config, options, pipeline::Deliver::output_folder, log);
+  CachedCompile out =
+      pipeline::run_cached(storage, config, options, pipeline::Deliver::output_folder, log);
+  if (!before.empty()) {
+    out.cache_made = "made " + storage.root().string() + " an npucc cache (the folder " + before + ")";
+  }
+  return out;
 }
 
 } // namespace npucc

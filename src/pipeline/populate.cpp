@@ -68,7 +68,8 @@ namespace {
 
 // A compile, but not one that may create a cache: that is `cache init`'s (or a compile's).
 cache::LocalStorage open_for_populate(const CacheConfig& config) {
-  cache::LocalStorage storage = cache::open_local_storage(config, CacheIntent::modify);
+  // An empty folder (or the default one, missing) becomes a cache here, as for a compile.
+  cache::LocalStorage storage = cache::open_local_storage(config, CacheIntent::compile);
   util::sweep_on_interrupt(storage.root() / "tmp"); // the workers' staging, on Ctrl-C
   if (storage.read_only()) {
     throw Error("cache populate: " + storage.root().string() +

@@ -7,6 +7,7 @@
 #include "util/parallel.h"
 #include "util/sha256.h"
 #include "util/socket_channel.h"
+#include "util/test_point.h"
 
 #include <cerrno>
 #include <csignal>
@@ -116,6 +117,8 @@ std::optional<Worker> start_worker(const CompileOne& compile, const std::vector<
   std::cerr.flush();
   std::fflush(nullptr);
   pid_t parent = ::getpid();
+  // Until watch_child(): a Ctrl-C must not find a worker the handler does not know about.
+  util::DeferInterrupts forking;
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -142,6 +145,7 @@ std::optional<Worker> start_worker(const CompileOne& compile, const std::vector<
   }
   ::close(fds[1]);
   util::watch_child(pid);
+  util::test_point("populate:worker-started");
   Worker worker;
   worker.pid = pid;
   worker.fd = fds[0];

@@ -8,6 +8,10 @@
 #include "precision/low_graph_opset.h"
 #include "precision/precision_modes.h"
 #include "precision/report.h"
+#include "util/test_point.h"
+
+#include <algorithm>
+#include <set>
 
 namespace npucc::precision {
 
@@ -90,10 +94,9 @@ std::map<std::string, int64_t> fuse_hard_activations(onnx::ModelProto& model,
   return pass.fused();
 }
 
-// Warnings that the low graph gains nothing: a raise to opset 22 that was refused (its
-// bfloat16-capable nodes stay float32), and a low graph without one low node, which
-// computes exactly what the high graph does (issue 33: that was once silent).
-void warn_of_empty_lowering(nlohmann::json& out) {
+// A raise to opset 22 that was refused: its bfloat16-capable nodes stay float32 (issue 33:
+// that was once silent). A low graph without one low node: warn_if_nothing_lowered.
+void warn_of_refused_raise(nlohmann::json& out) {
   auto& warnings = out["warnings"];
   const auto& opset = out.value("opset", nlohmann::json());
   if (opset.is_object() && opset.contains("why") &&
@@ -103,15 +106,60 @@ void warn_of_empty_lowering(nlohmann::json& out) {
                        low_graph_opset_held(opset) +
                        " cannot be bfloat16: " + opset.at("why").get<std::string>());
   }
-  const std::string low = out.value("low_type", "");
-  int64_t low_nodes = 0;
-  for (const auto& [op, by_precision] : out.at("nodes").items()) {
-    low_nodes += op == "Constant" ? 0 : by_precision.value(low, int64_t{0});
+}
+
+// The float types the model computes in, as a graph label: "float32" for a float32 model
+// (or one with no float data), "float16"/"bfloat16" for a model already in one of them,
+// "mixed_float16"/"mixed_bfloat16" for a mix with float32. A graph not rewritten keeps the
+// model's types, and its label says so.
+std::string model_float_label(const onnx::GraphProto& graph) {
+  std::set<int32_t> types;
+  auto note = [&](int32_t type) {
+    if (type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::FLOAT16 ||
+        type == onnx::TensorProto::BFLOAT16) {
+      types.insert(type);
+    }
+  };
+  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()}) {
+    for (const auto& value : *list) {
+      note(value.type().tensor_type().elem_type());
+    }
   }
-  if (low_nodes == 0) {
-    warnings.push_back("no node was lowered to " + low +
-                       ": the low graph computes exactly what the high graph does");
+  for (const auto& tensor : graph.initializer()) {
+    note(tensor.data_type());
   }
+  bool f32 = types.count(onnx::TensorProto::FLOAT) > 0;
+  const char* low = types.count(onnx::TensorProto::FLOAT16)    ? "float16"
+                    : types.count(onnx::TensorProto::BFLOAT16) ? "bfloat16"
+                                                                : nullptr;
+  if (low == nullptr) {
+    return "float32";
+  }
+  return f32 ? std::string("mixed_") + low : std::string(low);
+}
+
+// A low graph that lowers nothing is no result: it computes what the high graph does.
+void warn_if_nothing_lowered(RewriteReport& report) {
+  int64_t low = 0;
+  for (const auto& [op, by_precision] : report.nodes) {
+    auto found = by_precision.find(report.low_type);
+    low += found == by_precision.end() || op == "Constant" ? 0 : found->second;
+  }
+  if (low > 0) {
+    return;
+  }
+  std::vector<std::pair<int64_t, std::string>> reasons;
+  for (const auto& [reason, count] : report.kept_reasons) {
+    reasons.push_back({count, reason});
+  }
+  std::sort(reasons.rbegin(), reasons.rend());
+  std::string why;
+  for (size_t i = 0; i < reasons.size() && i < 3; ++i) {
+    why += (i ? ", " : "") + reasons[i].second + " " + std::to_string(reasons[i].first);
+  }
+  report.warnings.push_back("no node runs in " + report.low_type +
+                            ": the low graph computes what the high graph does" +
+                            (why.empty() ? std::string() : " (kept float32: " + why + ")"));
 }
 
 nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const CompileOptions& options,
@@ -124,6 +172,7 @@ nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const Compil
   RewriteOptions rewrite = rewrite_options(plan, options, overflow, warnings);
   RewriteReport report = rewrite_mixed_precision(model, rewrite);
   report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+  warn_if_nothing_lowered(report);
   validate(model, role);
   nlohmann::json out = report_json(report, rewrite.policy, rewrite.weights, plan.note);
   if (!opset.is_null()) {
@@ -133,7 +182,7 @@ nlohmann::json lower(onnx::ModelProto& model, const ModePlan& plan, const Compil
     out["fused_activations"] = fused;
   }
   if (plan.rewrite) {
-    warn_of_empty_lowering(out);
+    warn_of_refused_raise(out);
   }
   return out;
 }
@@ -148,7 +197,8 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
   if (!options.accelerate_train_mode) {
     refuse_unused_options(options, high_plan);
     if (!high_plan.rewrite) {
-      build.graphs.push_back({"high", "float32", "", std::move(model)});
+      std::string label = model_float_label(model.graph());
+      build.graphs.push_back({"high", label, "", std::move(model)});
       return build;
     }
     // Single variant: the configured mode's graph is the only one, in role "low".
@@ -158,10 +208,14 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
   } else {
     ModePlan low_plan = plan_for_accelerate_mode(*options.accelerate_train_mode);
     refuse_unused_options(options, low_plan);
+    util::test_point("precision:low-graph");
     GraphVariant low{"low", low_plan.precision, "", model};
     // fast1: the low graph alone moves to opset 22 (low_graph_opset.cpp).
     build.report = lower(low.model, low_plan, options, overflow, "low", LowGraphRaise::yes);
-    GraphVariant high{"high", high_plan.precision, "", std::move(model)};
+    std::string high_label =
+        high_plan.rewrite ? high_plan.precision : model_float_label(model.graph());
+    util::test_point("precision:high-graph");
+    GraphVariant high{"high", high_label, "", std::move(model)};
     if (high_plan.rewrite) {
       // allow_fp32_to_fp16: the phase after the switch runs in the user's own mode
       // (Ascend restores it). The mixlist and keep-dtype apply to the low graph only.
@@ -175,6 +229,7 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
   if (options.emit_emulation) {
     const GraphVariant& low = build.graphs.back();
     GraphVariant emulation{"emulation", "float32", low.precision, low.model};
+    util::test_point("precision:emulation-graph");
     const EmulationResult result = make_emulation(emulation.model);
     build.report["emulation_round_trips"] = result.round_trips;
     build.report["emulation_fusion_guards"] = result.fusion_guards;

@@ -86,7 +86,7 @@ void decide(Scope& scope, Context& context) {
     } else if (tensor.low_uses > 0) {
       kept.reason = "shared";
     } else if (tensor.pinned_uses > 0) {
-      kept.reason = "pinned";
+      kept.reason = "schema_input";
     } else {
       kept.reason = "consumers_float32";
     }

@@ -7,6 +7,8 @@
 #include "precision/rewrite_state.h"
 #include "util/strings.h"
 
+#include <unordered_map>
+
 namespace npucc::precision {
 
 // Reasons a float node keeps its type (RewriteReport::kept_reasons):
@@ -57,7 +59,8 @@ void check_keep_nodes(const std::set<std::string>& keep,
       std::string suggestion = util::closest_match(name, node_names);
       throw usage_error("--keep-dtype: the model has no node named \"" + name + "\"" +
                             (suggestion.empty() ? "" : "; did you mean \"" + suggestion + "\"?"),
-                        "list node names (NodeProto.name), one per line");
+                        "list node names (NodeProto.name) one per line; `npucc inspect --nodes "
+                        "MODEL` prints them");
     }
   }
 }
@@ -76,27 +79,42 @@ std::unordered_set<std::string> low_values(const Scope& scope, int32_t low) {
   return names;
 }
 
-void count_nodes(Scope& scope, detail::Context& context) {
+// Constants kept float32, by name, with their reason (decide_constants): a Constant
+// node's reason is its value's.
+using ConstantReasons = std::unordered_map<std::string, std::string>;
+
+void count_nodes(Scope& scope, detail::Context& context, const ConstantReasons& constants) {
   auto& report = *context.report;
   for (int i = 0; i < scope.graph->node_size(); ++i) {
     const auto& node = scope.graph->node(i);
     const auto& state = scope.nodes[static_cast<size_t>(i)];
     std::string precision = "n/a";
+    std::string reason = state.has_float ? state.kept_reason : "no_float";
     if (node.op_type() == "Constant" && node.domain().empty()) {
       // Not compute: its value's type, as decided for the constant.
       const detail::Tensor* value = scope.find(node.output(0));
       precision =
           value != nullptr && value->final_type != 0 ? model::dtype_name(value->final_type) : "n/a";
+      auto kept = constants.find(node.output(0));
+      if (precision == "float32") {
+        reason = kept != constants.end() ? kept->second : "consumers_float32";
+      } else {
+        reason = precision == "n/a" ? "no_float" : "";
+      }
     } else if (state.low) {
       precision = model::dtype_name(context.low);
+      reason.clear();
     } else if (state.has_float) {
       precision = "float32";
       ++report.kept_reasons[state.kept_reason];
     }
     ++report.nodes[node.op_type()][precision];
+    report.node_precisions.push_back({node.name(), node.op_type(),
+                                      node.output_size() > 0 ? node.output(0) : std::string(),
+                                      precision, reason});
   }
   for (auto& child : scope.children) {
-    count_nodes(*child, context);
+    count_nodes(*child, context, constants);
   }
 }
 
@@ -117,7 +135,11 @@ RewriteReport rewrite_mixed_precision(onnx::ModelProto& model, const RewriteOpti
   auto root = detail::build_and_paint(*model.mutable_graph(), context);
   detail::decide_constants(*root, context);
   // Before any Cast is added: the report describes the model's own nodes.
-  count_nodes(*root, context);
+  ConstantReasons constant_reasons;
+  for (const auto& constant : report.float32_constants) {
+    constant_reasons.emplace(constant.name, constant.reason);
+  }
+  count_nodes(*root, context, constant_reasons);
   detail::convert_constants(*root, context);
   detail::set_low_attributes(*root);
   detail::insert_casts(*root, context);

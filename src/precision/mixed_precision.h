@@ -43,11 +43,21 @@ struct Float32Constant {
   std::string name;
   // "overflow" (would become inf in the low type; its consumers stay float32),
   // "master_weight" (cast at use), "shared" (also read by float32 consumers: cast at use),
-  // "pinned" (read through a pinned input: normalisation statistics, Resize scales),
+  // "schema_input" (read through an input the op's schema keeps float32: normalisation
+  // statistics, Resize scales),
   // "consumers_float32" (every consumer runs in float32)
   std::string reason;
   uint64_t overflow_values = 0;
   uint64_t bytes = 0;
+};
+
+// One node of the model (nested bodies included, inserted Casts not) and its precision.
+struct NodePrecision {
+  std::string name;      // NodeProto.name, possibly empty
+  std::string op_type;
+  std::string output;    // its first output, which names a node without a name
+  std::string precision; // "float16", "bfloat16", "float32" or "n/a" (no float data)
+  std::string reason;    // why it kept float32 (npucc-precision(7), REASONS); "" when low
 };
 
 struct RewriteReport {
@@ -57,6 +67,7 @@ struct RewriteReport {
   std::map<std::string, std::map<std::string, int64_t>> nodes;
   // Why float nodes stayed float32: reason -> count (see mixed_precision.cpp).
   std::map<std::string, int64_t> kept_reasons;
+  std::vector<NodePrecision> node_precisions; // every node, in graph order
   int64_t casts_inserted = 0;
   std::map<std::string, int64_t> casts_by_type; // target type -> count
   int64_t casts_folded = 0;                     // casts avoided by reusing a Cast's input

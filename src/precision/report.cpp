@@ -33,6 +33,17 @@ json report_json(const RewriteReport& report, Policy policy, WeightStorage weigh
     }
     kept.push_back(std::move(entry));
   }
+  json nodes = json::array();
+  for (const auto& node : report.node_precisions) {
+    json entry = {{"name", node.name},
+                  {"op_type", node.op_type},
+                  {"output", node.output},
+                  {"precision", node.precision}};
+    if (!node.reason.empty()) {
+      entry["reason"] = node.reason;
+    }
+    nodes.push_back(std::move(entry));
+  }
   json out = {
       {"low_type", report.low_type},
       {"policy", policy_name(policy)},
@@ -52,6 +63,7 @@ json report_json(const RewriteReport& report, Policy policy, WeightStorage weigh
       {"low_precision_weights", weights == WeightStorage::low},
       {"warnings", report.warnings},
       {"fusion_guards", report.fusion_guards},
+      {"node_precisions", std::move(nodes)},
   };
   if (!note.empty()) {
     out["note"] = note;

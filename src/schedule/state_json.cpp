@@ -36,17 +36,25 @@ std::string schedule_state_json(const ScheduleState& state) {
 ScheduleState parse_schedule_state_json(const std::string& text, const std::string& where) {
   const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
   const auto format = document.is_object() ? document.find("format") : document.end();
+  // The way out depends on where the text came from: a file the CLI would write, or a
+  // state a program saved (the Python module's checkpoint).
+  const bool from_file = where.rfind("--state-file", 0) == 0;
   if (!document.is_object() || format == document.end() || *format != k_state_format) {
     throw usage_error(where + " is not an npucc schedule state (no \"format\": \"" +
-                          k_state_format + "\"); npucc leaves it as it is",
-                      "give --state-file a new file name, or remove this file if it is yours");
+                          k_state_format + "\")" +
+                          (from_file ? "; npucc leaves it as it is" : std::string()),
+                      from_file ? "give --state-file a new file name, or remove this file if "
+                                  "it is yours"
+                                : "restore what schedule_state_json() (Python: "
+                                  "Schedule.state_dict()) saved");
   }
   const auto& version =
       field(document, "format_version", nlohmann::json::value_t::number_unsigned, where);
   if (version.get<uint64_t>() != k_state_format_version) {
     throw usage_error(where + ": schedule state format_version " + version.dump() +
                           " is not 1, the version this npucc reads",
-                      "use the npucc that wrote it, or start over with a new state file");
+                      from_file ? "use the npucc that wrote it, or start over with a new state file"
+                                : "use the npucc that saved it, or start the schedule afresh");
   }
   ScheduleState state;
   state.mode = field(document, "mode", nlohmann::json::value_t::string, where).get<std::string>();

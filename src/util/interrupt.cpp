@@ -98,7 +98,10 @@ template <typename Visit> void each_entry(int fd, Visit visit) {
   }
 }
 
-// Removes `name` in `dir_fd`: a file, or a folder of files (never deeper).
+// Removes `name` in `dir_fd`: a file, or a folder of files (never deeper). Another thread
+// may still be writing into the folder (a compile's graph writers run until _exit), so the
+// folder is emptied again until rmdir() succeeds: once it is gone, nothing more can be
+// created in it.
 void remove_staged(int dir_fd, const char* name) {
   if (::unlinkat(dir_fd, name, 0) == 0) {
     return;
@@ -107,23 +110,27 @@ void remove_staged(int dir_fd, const char* name) {
   if (fd < 0) {
     return;
   }
-  each_entry(fd, [&](const char* child, unsigned char) { ::unlinkat(fd, child, 0); });
+  for (int round = 0; round < 100; ++round) {
+    each_entry(fd, [&](const char* child, unsigned char) { ::unlinkat(fd, child, 0); });
+    ::lseek(fd, 0, SEEK_SET); // read the folder again from its start
+    if (::unlinkat(dir_fd, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) {
+      break;
+    }
+  }
   ::close(fd);
-  ::unlinkat(dir_fd, name, AT_REMOVEDIR);
 }
 
-void sweep_folders() {
-  for (auto& sweep : g_sweeps) {
-    if (!sweep.used.load()) {
-      continue;
-    }
-    int fd = ::open(sweep.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-      continue;
-    }
-    // Names first, removal after: removing while reading would skip entries.
+// Removes the staged names of one registered folder, a batch at a time (names first,
+// removal after: removing while reading would skip entries).
+void sweep_folder(const Sweep& sweep) {
+  int fd = ::open(sweep.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  for (int batch = 0; batch < 64; ++batch) {
     char names[16][256];
     size_t count = 0;
+    ::lseek(fd, 0, SEEK_SET);
     each_entry(fd, [&](const char* name, unsigned char) {
       if (count < 16 && starts_with(name, sweep.prefix) && staged_by_us(name) &&
           std::strlen(name) < sizeof names[0]) {
@@ -133,7 +140,18 @@ void sweep_folders() {
     for (size_t i = 0; i < count; ++i) {
       remove_staged(fd, names[i]);
     }
-    ::close(fd);
+    if (count < 16) {
+      break;
+    }
+  }
+  ::close(fd);
+}
+
+void sweep_folders() {
+  for (auto& sweep : g_sweeps) {
+    if (sweep.used.load()) {
+      sweep_folder(sweep);
+    }
   }
 }
 
@@ -185,6 +203,25 @@ void say_interrupted() {
 }
 
 std::atomic<bool> g_second_kills{true};
+std::atomic<int> g_deferring{0}; // DeferInterrupts alive, in every thread
+std::atomic<int> g_pending{0};   // the signal that arrived, 0 for none
+std::atomic<bool> g_acting{false};
+
+// Stops the children, sweeps the staging folders and exits; in one thread only (a signal
+// may reach two threads, or a thread and the end of a DeferInterrupts).
+[[noreturn]] void act_on(int signal) {
+  if (g_acting.exchange(true)) {
+    for (;;) {
+      ::pause(); // the acting thread's _exit ends this one
+    }
+  }
+  stop_children();
+  sweep_folders();
+  if (g_second_kills.load()) {
+    say_interrupted(); // the command's own line; its workers stay quiet
+  }
+  ::_exit(128 + signal);
+}
 
 void on_signal(int signal) {
   if (g_second_kills.load()) {
@@ -194,12 +231,13 @@ void on_signal(int signal) {
     ::sigaction(SIGINT, &fallback, nullptr);
     ::sigaction(SIGTERM, &fallback, nullptr);
   }
-  stop_children();
-  sweep_folders();
-  if (g_second_kills.load()) {
-    say_interrupted(); // the command's own line; its workers stay quiet
+  // Noted first, the deferral read after: ~DeferInterrupts does the two the other way
+  // round, so one of them sees the other (both may: act_on picks one).
+  g_pending.store(signal);
+  if (g_deferring.load() > 0) {
+    return;
   }
-  ::_exit(128 + signal);
+  act_on(signal);
 }
 
 } // namespace
@@ -262,10 +300,28 @@ void set_interrupt_progress(size_t done, size_t total) {
   g_total.store(total);
 }
 
+void count_interrupt_progress() { g_done.fetch_add(1); }
+
 void forget_children_after_fork() {
   for (auto& child : g_children) {
     child.store(0);
   }
+  g_deferring.store(0);
+  g_pending.store(0);
+  g_acting.store(false);
 }
+
+DeferInterrupts::DeferInterrupts() { g_deferring.fetch_add(1); }
+
+DeferInterrupts::~DeferInterrupts() {
+  if (g_deferring.fetch_sub(1) == 1) {
+    int signal = g_pending.load();
+    if (signal != 0) {
+      act_on(signal);
+    }
+  }
+}
+
+bool interrupt_pending() { return g_pending.load() != 0; }
 
 } // namespace npucc::util

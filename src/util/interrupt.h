@@ -34,8 +34,28 @@ void sweep_on_interrupt(const std::filesystem::path& dir, const std::string& pre
 
 // What "interrupted: N of M compiled" says.
 void set_interrupt_progress(size_t done, size_t total);
+// One more compiled (an output folder published while a signal waited for it).
+void count_interrupt_progress();
 
-// In a forked child: the parent's children are not its own (its folders are shared).
+// In a forked child: the parent's children are not its own (its folders are shared), and
+// the parent's deferral (DeferInterrupts around the fork) is not the child's.
 void forget_children_after_fork();
+
+// While one is alive, in any thread, a signal waits: the handler notes it and returns, and
+// the last DeferInterrupts to end acts on it (stop, sweep, exit) in its own thread. For the
+// few steps that must not be cut in two: publishing an output folder (so an interrupt leaves
+// the earlier compile or the new one, never a mix), a fork and the watch_child() after it
+// (so no child is forked that the handler does not know about). Keep them short: the
+// signal waits for them.
+class DeferInterrupts {
+public:
+  DeferInterrupts();
+  ~DeferInterrupts();
+  DeferInterrupts(const DeferInterrupts&) = delete;
+  DeferInterrupts& operator=(const DeferInterrupts&) = delete;
+};
+
+// Whether a signal arrived and waits for a DeferInterrupts to end (util/test_point.h).
+bool interrupt_pending();
 
 } // namespace npucc::util

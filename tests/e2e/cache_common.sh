@@ -17,6 +17,12 @@ expect_status() {
   set +e; "$@" >"$WORK/out" 2>"$WORK/err"; local got=$?; set -e
   [ "$got" -eq "$want" ] || { cat "$WORK/out" "$WORK/err" >&2; fail "$* exited $got, want $want"; }
 }
+# explained ARGS...: `npucc cache explain ARGS` where the verdict is not the point: exit 0
+# (a hit) or 3 (no hit), output in $WORK/out.
+explained() {
+  set +e; "$NPUCC" cache explain "$@" >"$WORK/out" 2>"$WORK/err"; local got=$?; set -e
+  [ "$got" = 0 ] || [ "$got" = 3 ] || { cat "$WORK/out" "$WORK/err" >&2; fail "cache explain $* exited $got"; }
+}
 contains() { grep -q -- "$2" "$1" || { cat "$1" >&2; fail "$1 lacks: $2"; }; }
 json_get() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 # valid_json FORMAT FILE: FILE is a valid FORMAT document (tests/schemas/FORMAT.schema.json).

@@ -41,7 +41,7 @@ wait_port() {
 start_redis() {
   local redis
   redis=$(command -v redis-server || echo /usr/bin/redis-server)
-  [ -x "$redis" ] || fail "redis-server is not installed (scripts/install-deps installs it)"
+  [ -x "$redis" ] || fail "redis-server is not installed (scripts/install-test-deps installs it)"
   PORT=$(free_port)
   mkdir -p "$WORK/redis"
   "$redis" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/redis" \

@@ -16,6 +16,38 @@ expect_status 0 "$NPUCC" cache init "$C"
 [ -f "$C/CACHEDIR.TAG" ] || fail "no CACHEDIR.TAG"
 pass "explicit cache folder must exist; cache init creates it"
 
+# The seed's flow (Ascend: create the configured folder, and it is used): an empty folder
+# named by --cache-dir or an options file's graph_compiler_cache_dir becomes a cache at its
+# first compile, which says so; listing it before writes nothing and says what will.
+E="$WORK/build_cache_dir"; mkdir "$E"
+expect_status 1 "$NPUCC" cache ls --cache-dir "$E"
+contains "$WORK/err" "not an npucc cache yet: $E (an empty folder: the first compile or populate that uses it makes it one"
+[ -z "$(ls -A "$E")" ] || fail "cache ls wrote into an empty folder"
+expect_status 0 "$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$WORK/oe" --cache-dir "$E"
+contains "$WORK/out" "cache: made $E an npucc cache (the folder was empty)"
+contains "$WORK/out" "cache: miss: new key"
+expect_status 0 "$NPUCC" cache verify --cache-dir "$E"
+expect_status 0 "$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$WORK/oe" --cache-dir "$E"
+contains "$WORK/out" "cache: hit"
+grep -q "made .* an npucc cache" "$WORK/out" && fail "the second compile says it made the cache again"
+E2="$WORK/seed_dir"; mkdir "$E2"
+printf '{"graph_compiler_cache_dir": "%s"}\n' "$E2" >"$WORK/seed.json"
+expect_status 0 "$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$WORK/oe2" --options "$WORK/seed.json"
+contains "$WORK/out" "cache: made $E2 an npucc cache (the folder was empty)"
+E3="$WORK/populate_dir"; mkdir "$E3"
+expect_status 0 "$NPUCC" cache populate "$TESTDATA/models/ppocr_cls.onnx" --cache-dir "$E3"
+contains "$WORK/out" "populate: 1 compiled"
+# A missing folder is still refused, with a way on that works; so is a folder of other files.
+expect_status 1 "$NPUCC" cache ls --cache-dir "$WORK/nosuch"
+contains "$WORK/err" "$WORK/nosuch: the cache folder (--cache-dir) does not exist"
+grep -q -- "--no-cache" "$WORK/err" && fail "cache ls suggests --no-cache, which it does not take"
+mkdir "$WORK/models"; cp "$TESTDATA/models/ppocr_cls.onnx" "$WORK/models/"
+expect_status 1 "$NPUCC" compile "$WORK/models/ppocr_cls.onnx" -o "$WORK/of" --cache-dir "$WORK/models"
+contains "$WORK/err" "not an npucc cache: $WORK/models (it is not empty and npucc did not make it a cache; point --cache-dir at a new or empty folder)"
+grep -q "cache init" "$WORK/err" && fail "the hint for a used folder leads to cache init, which refuses it"
+[ "$(ls -A "$WORK/models")" = ppocr_cls.onnx ] || fail "a refused compile wrote into the models folder"
+pass "an empty configured cache folder becomes a cache at its first compile, and says so"
+
 # The default folder is created on first use.
 expect_status 0 "$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$WORK/od"
 [ -f "$XDG_CACHE_HOME/npucc/CACHEDIR.TAG" ] || fail "default cache folder not created"
@@ -69,9 +101,10 @@ contains "$WORK/out" "cache: hit"
 pass "an option or a model byte gives a miss; the same bytes elsewhere hit"
 
 # explain shows each component; the options component differs between the two.
-expect_status 0 "$NPUCC" cache explain "$M" --json
+# (The default cache, which holds no entry of $M: exit 3, not a hit.)
+expect_status 3 "$NPUCC" cache explain "$M" --json
 cp "$WORK/out" "$WORK/e1.json"
-expect_status 0 "$NPUCC" cache explain "$M" --passes topological_sort,topological_sort --json
+expect_status 3 "$NPUCC" cache explain "$M" --passes topological_sort,topological_sort --json
 cp "$WORK/out" "$WORK/e2.json"
 [ "$(json_get "$WORK/e1.json" "d['key']")" = "$(json_get "$WORK/o1/manifest.json" "d['cache_key']")" ] \
   || fail "explain's key differs from the compile's"
@@ -92,7 +125,7 @@ contains "$WORK/out" "cache: hit"
 $PY -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[100]^=1; open(p,'wb').write(b)" "$WORK/ext/weights.bin"
 expect_status 0 "$NPUCC" compile "$WORK/ext/m.onnx" -o "$WORK/x3" --cache-dir "$C"
 contains "$WORK/out" "cache: miss: new key"
-expect_status 0 "$NPUCC" cache explain "$WORK/ext/m.onnx"
+expect_status 3 "$NPUCC" cache explain "$WORK/ext/m.onnx"
 contains "$WORK/out" "1 file(s), 16384 bytes"
 expect_status 0 "$NPUCC" cache invalidate --model m --cache-dir "$C"
 contains "$WORK/out" "removed 2 entries"

@@ -47,14 +47,14 @@ wait_for() {
 settle() { sleep 2.2; } # inputs older than the racy margin, so digests are recorded
 PAUSE="$WORK/pause"; install -d -m 777 "$PAUSE"
 
-# 8. The README's team recipe, as written, with the member running init.
+# 8. The team recipe (README -> docs/ci-and-sharing.md), as written, with the member running init.
 C="$WORK/team-cache"
 install -d -m 2770 -g "$TEAM" "$C"
 as "$M" "$NPUCC" cache init --shared group "$C" >"$WORK/out" 2>"$WORK/err" ||
   { cat "$WORK/err"; fail "init --shared group by a member on a 2770 folder failed"; }
 [ "$(stat -c %a "$C")" = 2770 ] && [ "$(stat -c %a "$C/entries")" = 2770 ] || fail "modes"
 export NPUCC_CACHE_DIR="$C"
-pass "the README's team recipe works for a non-root member (folder already 2770)"
+pass "the team recipe works for a non-root member (folder already 2770)"
 
 # The reader's private project: two models, and the key only the reader can read.
 P="$RH/proj"; as "$R" mkdir -p "$P"

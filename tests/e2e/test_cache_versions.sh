@@ -1,26 +1,10 @@
 #!/usr/bin/env bash
-# Two compiler versions sharing one cache. Builds a second npucc with
-# -DNPUCC_VERSION_OVERRIDE=9.9.9 (only the npucc target, sharing ccache across build
-# folders), or uses $NPUCC_OTHER_VERSION when set. Slow on a cold ccache: ctest label "slow"
-# (ctest -LE slow skips it).
-# cache_common.sh points HOME at a scratch folder: keep the real ccache.
-export CCACHE_DIR="${CCACHE_DIR:-$(ccache -k cache_dir 2>/dev/null || echo "$HOME/.cache/ccache")}"
+# Two compiler versions sharing one cache. The second version is npucc_other_version: the
+# same objects linked with another version string (9.9.9, tests/tools/other_version.cpp),
+# built with the tests; ctest passes it as NPUCC_OTHER_VERSION.
 source "$(dirname "$0")/cache_common.sh"
-: "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
-OTHER=${NPUCC_OTHER_VERSION:-}
-if [ -z "$OTHER" ]; then
-  # A sibling of the main build folder, configured alike, so that with paths made
-  # relative (CCACHE_BASEDIR) every file not including version.h is a ccache hit.
-  MAIN=$(cd "$(dirname "$NPUCC")" && pwd)
-  B="${NPUCC_VERSION_BUILD_DIR:-$MAIN-version-test}"
-  setting() { sed -n "s/^$1:[A-Z]*=//p" "$MAIN/CMakeCache.txt" 2>/dev/null; }
-  export CCACHE_BASEDIR="$(dirname "$MAIN")" CCACHE_NOHASHDIR=1
-  cmake -S "$SOURCE_DIR" -B "$B" -G Ninja -DNPUCC_VERSION_OVERRIDE=9.9.9 -DBUILD_TESTING=OFF \
-    -DCMAKE_BUILD_TYPE="$(setting CMAKE_BUILD_TYPE)" -DNPUCC_WERROR="$(setting NPUCC_WERROR)" \
-    >"$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; fail "configure"; }
-  cmake --build "$B" --target npucc >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; fail "build"; }
-  OTHER="$B/npucc"
-fi
+OTHER=${NPUCC_OTHER_VERSION:-$(dirname "$NPUCC")/tests/npucc_other_version}
+[ -x "$OTHER" ] || fail "no second npucc at $OTHER: build the npucc_other_version target (or set NPUCC_OTHER_VERSION)"
 "$OTHER" --version | grep -q 9.9.9 || fail "the second binary does not report 9.9.9"
 V=$("$NPUCC" --version | awk '{print $2}')
 [ "$V" != 9.9.9 ] || fail "the binary under test is already 9.9.9"

@@ -6,6 +6,7 @@ set -uo pipefail
 
 : "${NPUCC:?set NPUCC to the npucc binary}"
 : "${TESTDATA:?set TESTDATA to the testdata folder}"
+: "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
 PYTHON=/usr/bin/python3
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-inspect-nodes.XXXXXX")
@@ -112,6 +113,53 @@ if "$NPUCC" compile -q --no-cache --precision-mode allow_mix_precision --keep-dt
 else
   fail "--keep-dtype with a listed name: $(cat "$work/err")"
 fi
+
+# Every node's precision is explained: the manifest lists each node with its precision and,
+# unless low, a reason that npucc-precision(7) defines; inspect --nodes on the compiled graph
+# shows the same; `keep_dtype` only for what the user pinned.
+model="$TESTDATA/models/ppocr_cls.onnx"
+echo p2o.Relu.2 >"$work/keep_head.txt"
+for pin in no yes; do
+  extra=(); [ "$pin" = yes ] && extra=(--keep-dtype "$work/keep_head.txt")
+  "$NPUCC" compile -q --no-cache "$model" -o "$work/pc-$pin" --accelerate-train-mode 'fast|step|0.9' "${extra[@]}" ||
+    { fail "compile of ppocr_cls (pin $pin)"; continue; }
+  "$NPUCC" inspect --nodes --json "$work/pc-$pin/low.onnx" >"$work/nodes-$pin.json" || fail "inspect --nodes of low.onnx"
+  "$NPUCC" inspect --nodes "$work/pc-$pin/low.onnx" >"$work/nodes-$pin.txt" || fail "inspect --nodes (text) of low.onnx"
+  grep -q "precision  *reason" "$work/nodes-$pin.txt" || fail "inspect --nodes of a compiled graph has no precision column"
+  "$PYTHON" - "$work/pc-$pin/manifest.json" "$work/nodes-$pin.json" "$SOURCE_DIR/man/npucc-precision.7" "$pin" <<'EOF_PY' || fail "node precisions (pin $pin)"
+import json, re, sys
+manifest, nodes, page, pin = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read(), sys.argv[4]
+report = manifest["precision_report"]
+section = page.split(".SH REASONS", 1)[1].split(".SH ", 1)[0]
+defined = set(re.findall(r"^\.B ([a-z_0-9]+)$", section, re.M))
+listed = report["node_precisions"]
+counts = {}
+for n in listed:
+    counts.setdefault(n["op_type"], {}).setdefault(n["precision"], 0)
+    counts[n["op_type"]][n["precision"]] += 1
+assert counts == report["nodes"], "node_precisions disagree with the per-op counts"
+kept = [n for n in listed if n["precision"] == "float32"]
+assert kept and all(n.get("reason") in defined for n in kept), \
+    [n for n in kept if n.get("reason") not in defined][:3]
+low = [n for n in listed if n["precision"] == report["low_type"]]
+assert low and all("reason" not in n for n in low)
+reasons = {n.get("reason") for n in listed} | {c["reason"] for c in report["constants"]["kept_float32"]}
+assert "pinned" not in reasons, "pinned is not a reason any more"
+assert ("keep_dtype" in reasons) == (pin == "yes"), reasons
+by_output = {n["output"]: n for n in listed}
+shown = [n for n in nodes["nodes"] if n.get("precision") not in (None, "inserted")]
+assert len(shown) == len(listed), (len(shown), len(listed))
+for n in shown:
+    want = by_output[n["outputs"][0]["name"]]
+    assert (n["precision"], n["reason"]) == (want["precision"], want.get("reason")), n["name"]
+assert any(n.get("precision") == "inserted" for n in nodes["nodes"]), "no inserted Cast shown"
+EOF_PY
+done
+# A node name the model lacks: the error says where the names come from.
+echo no_such_node >"$work/keep_bad.txt"
+"$NPUCC" compile -q --no-cache "$model" -o "$work/pc-bad" --accelerate-train-mode 'fast|step|0.9' \
+  --keep-dtype "$work/keep_bad.txt" 2>"$work/err" && fail "an unknown --keep-dtype name was accepted"
+grep -q "npucc inspect --nodes" "$work/err" || fail "the --keep-dtype error does not point to inspect --nodes: $(cat "$work/err")"
 
 "$NPUCC" inspect --nodes "$work/missing.onnx" >/dev/null 2>"$work/err" && fail "a missing model was accepted"
 grep -q '^npucc: error: .*missing.onnx' "$work/err" || fail "missing model: $(cat "$work/err")"

@@ -11,6 +11,9 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -x "$work/prefix/bin/npucc"
 test -f "$work/prefix/share/man/man1/npucc.1"
+# Section 7 too: `man 7 npucc-precision` is what the other pages point to.
+test -f "$work/prefix/share/man/man7/npucc-precision.7"
+MANPATH="$work/prefix/share/man" man -w 7 npucc-precision >/dev/null
 test -f "$work/prefix/include/npucc/version.h"
 # No installed header names an internal one (src/ is not installed).
 if grep -n '#include "\(cache\|compiler\|model\|util\|precision\|config\|plan\|passes\)/' \

@@ -22,7 +22,7 @@ set -euo pipefail
 oracle="$SOURCE_DIR/tests/oracle"
 tools="$SOURCE_DIR/tests/tools"
 if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: onnxruntime-node is not installed: run scripts/install-deps (npm install in tests/oracle)"
+  echo "FAIL: onnxruntime-node is not installed: run scripts/install-test-deps (npm install in tests/oracle)"
   exit 1
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-ir.XXXXXX")

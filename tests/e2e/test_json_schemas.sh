@@ -147,7 +147,7 @@ rm "$HOME/.config/npucc/config.toml"
 pass "config show"
 
 # 9. cache explain
-json_of npucc-cache-explain 0 "cache explain" "$OWW" --cache-dir "$C"
+json_of npucc-cache-explain any "cache explain" "$OWW" --cache-dir "$C"
 pass "cache explain"
 
 # 10. every command whose help offers --json was checked above.

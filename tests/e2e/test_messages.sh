@@ -123,10 +123,19 @@ pass "-o out/x.onnx and -o FILE are refused with a hint; an existing folder name
 # --- --max-size that evicts the entry just stored ----------------------------------
 C2="$WORK/small-cache"; "$NPUCC" cache init "$C2" >/dev/null
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/m" --cache-dir "$C2" --max-size 100K
-contains "$WORK/err" "npucc: warning: the cache entry just stored (.*) was evicted at once to keep the cache under its max size of 100.0 KiB; raise --max-size"
+contains "$WORK/err" "npucc: warning: evicted the cache entry just stored (.*) to keep the cache under its max size of 100.0 KiB; raise --max-size"
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/m" --cache-dir "$C2" --max-size 100M
 if grep -q "evicted" "$WORK/err"; then fail "warned without an eviction"; fi
-pass "an entry evicted right after its store is a warning"
+# A limit that evicts earlier entries names them, not just the new one (issue 31).
+expect_status 0 "$NPUCC" compile "$TESTDATA/models/oww_hello_deepa.onnx" -o "$WORK/m2" --cache-dir "$C2" --max-size 700K
+contains "$WORK/err" "npucc: warning: evicted 1 other entry: ppocr_cls [0-9a-f]\{12\} (.*) to keep the cache under its max size of 700.0 KiB"
+# A purge by size that would remove every entry asks for --all instead.
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/m3" --cache-dir "$C2"
+expect_status 2 "$NPUCC" cache purge --max-size 100 --cache-dir "$C2"
+contains "$WORK/err" "--max-size 100 would remove every entry"
+expect_status 0 "$NPUCC" cache ls --cache-dir "$C2" --json
+[ "$(json_get "$WORK/out" "len(d['entries'])")" = 2 ] || fail "a refused purge removed entries"
+pass "size limits name what they evict; a purge by size of every entry asks for --all"
 
 # --- Bullets issue 19's config work and item 9 fixed: kept fixed -------------------
 printf '{"op_select_implmode": "high_precision"}\n' >"$WORK/ignored.json"
@@ -148,3 +157,29 @@ expect_status 0 "$NPUCC" compile --help
 contains "$WORK/out" "^  --keep-io-types,--no-keep-io-types$"
 if grep -q "{false}\|{true}" "$WORK/out"; then fail "a flag pair shows CLI11's default"; fi
 pass "warnings once, the options file blamed for its cache folder, help lists every subcommand and value"
+
+# --- Issue 31: repeated --input-shape joins; a missing -o says what it is for ----------
+S="$TESTDATA/models/silero_vad_legacy.onnx"
+expect_status 0 "$NPUCC" compile "$S" -o "$WORK/sj1" --no-cache --input-shape 'input:1,512' \
+  --input-shape 'h:2,1,64' --input-shape 'c:2,1,64'
+expect_status 0 "$NPUCC" compile "$S" -o "$WORK/sj2" --no-cache --input-shape 'input:1,512;h:2,1,64;c:2,1,64'
+cmp "$WORK/sj1/high.onnx" "$WORK/sj2/high.onnx" || fail "three --input-shape flags differ from one joined list"
+expect_status 2 "$NPUCC" compile "$M"
+contains "$WORK/err" "\`npucc compile\` needs -o OUTDIR, the folder that gets the graphs and manifest.json"
+pass "--input-shape repeated joins as one list; a missing -o says what it is for"
+
+# --- Issue 31: one --model rule for ls and invalidate ---------------------------------
+C3="$WORK/model-rule"; "$NPUCC" cache init "$C3" >/dev/null
+"$NPUCC" -q compile "$M" -o "$WORK/mr1" --cache-dir "$C3"
+"$NPUCC" -q compile "$TESTDATA/models/ppocrv4_det.onnx" -o "$WORK/mr2" --cache-dir "$C3"
+for pattern in 'ppocr*' ppocr_cls.onnx ppocr_cls; do
+  expect_status 0 "$NPUCC" cache ls --model "$pattern" --cache-dir "$C3" --json
+  ls_count=$(json_get "$WORK/out" "len(d['entries'])")
+  expect_status 0 "$NPUCC" cache invalidate --model "$pattern" --dry-run --cache-dir "$C3" --json
+  [ "$(json_get "$WORK/out" "len(d['removed'])")" = "$ls_count" ] ||
+    fail "--model $pattern: ls lists $ls_count, invalidate selects $(json_get "$WORK/out" "len(d['removed'])")"
+  [ "$ls_count" -ge 1 ] || fail "--model $pattern matches nothing"
+done
+expect_status 0 "$NPUCC" cache invalidate --model nosuch --dry-run --cache-dir "$C3"
+contains "$WORK/out" "no entry matches --model nosuch (\`npucc cache ls\` lists the models)"
+pass "--model: the same entries for ls and invalidate, a file name selects its model, no match says so"

@@ -24,7 +24,7 @@ set -euo pipefail
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
 oracle="$SOURCE_DIR/tests/oracle"
 if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: onnxruntime-node is not installed: run scripts/install-deps (npm install in tests/oracle)"
+  echo "FAIL: onnxruntime-node is not installed: run scripts/install-test-deps (npm install in tests/oracle)"
   exit 1
 fi
 if [ -n "${NPUCC_CORPUS_KEEP:-}" ]; then

@@ -9,7 +9,7 @@ set -euo pipefail
 : "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
 oracle="$SOURCE_DIR/tests/oracle"
 if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: ONNX Runtime is not installed: run scripts/install-deps (or npm install in tests/oracle)"
+  echo "FAIL: ONNX Runtime is not installed: run scripts/install-test-deps (or npm install in tests/oracle)"
   exit 1
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-ort-levels.XXXXXX")

@@ -38,9 +38,10 @@ for path in usr/bin/npucc usr/share/man/man1/npucc.1 usr/share/bash-completion/c
   usr/share/zsh/site-functions/_npucc usr/include/npucc/config.h usr/include/npucc/version.h; do
   grep -qx "$path" "$work/contents" || fail "$path is not in the package"
 done
-for page in "$(dirname "$0")"/../../man/npucc-*.1; do
+for page in "$(dirname "$0")"/../../man/npucc-*.[17]; do
   [[ -e $page ]] || continue
-  grep -qx "usr/share/man/man1/$(basename "$page")" "$work/contents" || fail "man page $(basename "$page") missing"
+  section=${page##*.}
+  grep -qx "usr/share/man/man$section/$(basename "$page")" "$work/contents" || fail "man page $(basename "$page") missing"
 done
 
 version=$("$NPUCC" --version | awk '{print $2}')

@@ -116,6 +116,43 @@ expect_error both-modes "" --precision-mode force_fp16 --precision-mode-v2 fp16
 expect_error bad-mode "" --precision-mode fp8
 expect_error emulation-alone "--emit-emulation has no effect" --emit-emulation
 
+# Non-results are warnings (issue 31): a mixlist that leaves nothing to lower, and a model
+# already in float16, whose graphs are labelled with the types they hold.
+det="$TESTDATA/models/ppocrv4_det.onnx"
+printf '{"white-list": {"to-remove": ["Conv", "ConvTranspose", "MatMul", "Gemm"]}}\n' >"$work/no_white.json"
+"$NPUCC" compile "$det" -o "$work/nothing-low" --no-cache --accelerate-train-mode 'fast|step|0.9' \
+  --modify-mixlist "$work/no_white.json" >"$work/nothing-low.txt" || fail "nothing-low: compile failed"
+grep -q "warning: no node runs in float16: the low graph computes what the high graph does" "$work/nothing-low.txt" ||
+  fail "nothing-low: no warning: $(cat "$work/nothing-low.txt")"
+json "$work/nothing-low/manifest.json" "any('no node runs in float16' in w for w in m['precision_report']['warnings'])" ||
+  fail "nothing-low: the manifest's report lacks the warning"
+"$NPUCC" compile "$det" -o "$work/some-low" --no-cache --accelerate-train-mode 'fast|step|0.9' >"$work/some-low.txt" ||
+  fail "some-low: compile failed"
+grep -q "warning: no node runs" "$work/some-low.txt" && fail "some-low: a warning although Convs run low"
+/usr/bin/python3 - "$work/fp16.onnx" <<'EOF_PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+H = TensorProto.FLOAT16
+w = numpy_helper.from_array(np.full((4, 4), 0.5, dtype=np.float16), "w")
+graph = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+     helper.make_node("Relu", ["m"], ["y"], name="relu")],
+    "fp16", [helper.make_tensor_value_info("x", H, [1, 4])],
+    [helper.make_tensor_value_info("y", H, [1, 4])], [w])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+model.ir_version = 8
+open(sys.argv[1], "wb").write(model.SerializeToString())
+EOF_PY
+"$NPUCC" compile "$work/fp16.onnx" -o "$work/fp16" --no-cache --accelerate-train-mode 'fast|step|0.9' \
+  >"$work/fp16.txt" || fail "fp16: compile failed"
+json "$work/fp16/manifest.json" "[g['precision'] for g in m['graphs'] if g['role'] == 'high'] == ['float16']" ||
+  fail "fp16: the high graph of a float16 model is not labelled float16: $(grep -A3 '"role": "high"' "$work/fp16/manifest.json")"
+grep -q "warning: no node runs in float16" "$work/fp16.txt" || fail "fp16: no warning that nothing was lowered"
+"$NPUCC" compile "$work/fp16.onnx" -o "$work/fp16-plain" --no-cache >/dev/null || fail "fp16 plain: compile failed"
+json "$work/fp16-plain/manifest.json" "[g['precision'] for g in m['graphs']] == ['float16']" ||
+  fail "fp16 plain: the graph is not labelled float16"
+
 if ((failures)); then
   echo "$failures failure(s)"
   exit 1

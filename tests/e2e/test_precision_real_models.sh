@@ -11,7 +11,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 oracle="$SOURCE_DIR/tests/oracle"
 if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: ONNX Runtime is not installed: run scripts/install-deps (or npm install in tests/oracle)"
+  echo "FAIL: ONNX Runtime is not installed: run scripts/install-test-deps (or npm install in tests/oracle)"
   exit 1
 fi
 failures=0

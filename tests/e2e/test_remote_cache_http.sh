@@ -6,7 +6,7 @@ source "$(dirname "$0")/cache_common.sh"
 source "$(dirname "$0")/remote_common.sh"
 
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$NGINX" ] || fail "nginx is not installed (scripts/install-deps installs nginx-light)"
+[ -x "$NGINX" ] || fail "nginx is not installed (scripts/install-test-deps installs nginx-light)"
 MODEL="$TESTDATA/models/ppocr_cls.onnx"
 BIG="$TESTDATA/models/ppocrv4_det.onnx"
 OTHER="$TESTDATA/models/oww_hello_deepa.onnx"

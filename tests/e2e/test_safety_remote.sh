@@ -11,8 +11,8 @@ trap 'status=$?; for p in "${SERVER_PIDS[@]}"; do kill "$p" 2>/dev/null; done; w
   if [ $status -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi' EXIT
 
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$NGINX" ] || fail "nginx is not installed (scripts/install-deps installs nginx-light)"
-command -v redis-server >/dev/null || fail "redis-server is not installed (scripts/install-deps)"
+[ -x "$NGINX" ] || fail "nginx is not installed (scripts/install-test-deps installs nginx-light)"
+command -v redis-server >/dev/null || fail "redis-server is not installed (scripts/install-test-deps)"
 MODEL="$TESTDATA/models/ppocr_cls.onnx"
 OTHER="$TESTDATA/models/oww_hello_deepa.onnx"
 TOKEN="tok-$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"

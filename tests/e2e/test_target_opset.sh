@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 export NPUCC_CACHE_DISABLE=true
 oracle="$SOURCE_DIR/tests/oracle"
 if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: ONNX Runtime is not installed: run scripts/install-deps (or npm install in tests/oracle)"
+  echo "FAIL: ONNX Runtime is not installed: run scripts/install-test-deps (or npm install in tests/oracle)"
   exit 1
 fi
 failures=0

@@ -8,7 +8,7 @@ set -u
 : "${TESTDATA:?TESTDATA must point at testdata/}"
 
 if ! command -v tmux >/dev/null; then
-  echo "FAIL: tmux is not installed (scripts/install-deps installs it)"
+  echo "FAIL: tmux is not installed (scripts/install-test-deps installs it)"
   exit 1
 fi
 

@@ -102,6 +102,10 @@ def test_a_state_of_another_mode_is_refused_naming_both():
 def test_a_state_that_is_not_one_is_refused(state):
     with pytest.raises(ValueError, match="the checkpoint's schedule state"):
         resumed(state)
+    # The way out is the program's, not the CLI's (issue 31): no --state-file in it.
+    with pytest.raises(ValueError) as caught:
+        resumed(state)
+    assert "--state-file" not in str(caught.value)
 
 
 def test_the_cli_refuses_the_same_documents(tmp_path):

@@ -71,14 +71,26 @@ TEST_SUITE("npucc::CacheConfig") {
     CHECK(npucc::open_cache_dir(config) == fs::canonical(missing));
   }
 
+  TEST_CASE("an explicit empty folder becomes a cache on a compile, and only then") {
+    fs::path dir = npucc::test::temp_dir("seed") / "build_cache_dir";
+    fs::create_directories(dir);
+    auto config = explicit_dir(dir);
+    for (auto intent : {npucc::CacheIntent::read, npucc::CacheIntent::modify}) {
+      CHECK_THROWS_WITH_AS(npucc::open_cache_dir(config, intent),
+                           doctest::Contains("not an npucc cache yet"), npucc::Error);
+      CHECK(fs::is_empty(dir));
+    }
+    CHECK(npucc::open_cache_dir(config, npucc::CacheIntent::compile) == fs::canonical(dir));
+    CHECK(npucc::is_npucc_cache(dir));
+  }
+
   TEST_CASE("a folder that is not an npucc cache is refused and left as it was") {
     fs::path dir = npucc::test::temp_dir("foreign") / "home";
     fs::create_directories(dir / "docs");
     npucc::util::write_file_atomic(dir / "docs" / "a.txt", "precious");
     CHECK_FALSE(npucc::is_npucc_cache(dir));
     auto config = explicit_dir(dir);
-    const std::string want =
-        "not an npucc cache: " + dir.string() + " (run npucc cache init " + dir.string() + ")";
+    const std::string want = "not an npucc cache: " + dir.string() + " (it is not empty";
     for (auto intent :
          {npucc::CacheIntent::read, npucc::CacheIntent::modify, npucc::CacheIntent::compile}) {
       CHECK_THROWS_WITH_AS(npucc::open_cache_dir(config, intent), doctest::Contains(want.c_str()),

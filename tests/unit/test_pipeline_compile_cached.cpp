@@ -74,7 +74,7 @@ TEST_SUITE("npucc::compile_cached") {
     auto stored = f.run(model, "out1");
     CHECK(stored.outcome == npucc::CacheOutcome::miss);
     CHECK(stored.warning.find("the cache entry just stored") != std::string::npos);
-    CHECK(stored.warning.find("evicted at once") != std::string::npos);
+    CHECK(stored.warning.find("evicted the cache entry just stored (") != std::string::npos);
     f.config.max_size = uint64_t{1} << 30;
     CHECK(f.run(model, "out2").warning.empty());
   }
