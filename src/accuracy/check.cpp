@@ -133,7 +133,7 @@ void add_target_lines(const nlohmann::json& report, std::vector<std::string>& li
   auto kept = repair->find("kept_units");
   const size_t count = kept != repair->end() && kept->is_array() ? kept->size() : 0;
   char timing[160];
-  std::snprintf(timing, sizeof timing, "%lld graph runs in %.1f s",
+  std::snprintf(timing, sizeof timing, "%lld graph runs in %.2f s",
                 static_cast<long long>(number(*repair, "runs")), number(*repair, "seconds"));
   lines.push_back("  target " + target + ": missed by the low graph; met with " +
                   std::to_string(count) + " of " +

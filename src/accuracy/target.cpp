@@ -115,8 +115,11 @@ bool meets(const AccuracyTarget& target, const std::vector<OutputMetrics>& outpu
   for (const auto& output : outputs) {
     if ((target.min_cosine && !(output.cosine >= *target.min_cosine)) ||
         (target.max_nonfinite && output.nonfinite > *target.max_nonfinite) ||
-        (target.max_abs_error && !(output.max_abs_error <= *target.max_abs_error)) ||
-        (target.max_rel_error && !(output.max_rel_error <= *target.max_rel_error))) {
+        // A non-finite value is an infinite error: the errors are over finite values only.
+        (target.max_abs_error &&
+         (output.nonfinite > 0 || !(output.max_abs_error <= *target.max_abs_error))) ||
+        (target.max_rel_error &&
+         (output.nonfinite > 0 || !(output.max_rel_error <= *target.max_rel_error)))) {
       return false;
     }
   }

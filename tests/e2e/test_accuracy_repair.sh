@@ -103,14 +103,12 @@ out="$work/met"
 json "$out/manifest.json" "a['kept_float32'] == [] and 'repair' not in a" || fail "met: $(cat "$out/manifest.json")"
 grep -q "target cosine>=0.9: met by the low graph as compiled" "$out.stdout" || fail "met: $(cat "$out.stdout")"
 
-# Targets that do not parse, and one even an all-float32 low graph misses (its float16
-# weights round whatever the nodes compute in): one line, nothing written.
+# Targets that do not parse: one line, nothing written. (A target even an all-float32 low
+# graph misses is refused the same way, but this suite has no model that reaches it: with
+# every unit float32 the low graph's weights stay float32 too.)
 expect_error bad-metric 2 "unknown metric \"cosin\"" "$overflow" "${fast[@]}" --accuracy-target 'cosin>=0.9' --no-cache
 expect_error bad-value 2 "\"abc\" is not a number" "$overflow" "${fast[@]}" --accuracy-target 'cosine>=abc' --no-cache
 expect_error bad-direction 2 "cosine takes >=" "$overflow" "${fast[@]}" --accuracy-target 'cosine<=0.9' --no-cache
-expect_error unreachable 1 "even the low graph with every node float32 misses it" \
-  "$overflow" "${fast[@]}" --sample-inputs "$m/samples" --low-precision-weights \
-  --accuracy-target 'max_abs_error<=0' --no-cache
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
