@@ -55,6 +55,13 @@ struct CompileOptions {
   // --- accuracy (npucc-compile(1), ACCURACY): the low graph's drift, measured ---
   // --check-accuracy: run the high graph and the low graph's emulation in ONNX Runtime.
   bool check_accuracy = false;
+  // --accuracy-target: "cosine>=0.9995,nonfinite<=0" (accuracy/target.h), canonical form;
+  // empty for none. Implies the check; a low graph that misses it is repaired.
+  std::string accuracy_target;
+  // Not an option: the nodes the accuracy repair keeps float32 in the low graph (reason
+  // "accuracy"), set by the compile itself. Not in the cache key (the target, samples and
+  // runtime are).
+  std::vector<std::string> accuracy_kept_nodes;
   // --sample-inputs: what they run on (test_data_set_* folders, .npz, folders of .npy);
   // none: random inputs from a fixed seed. In the cache key by content (their digest).
   std::vector<std::filesystem::path> sample_inputs;

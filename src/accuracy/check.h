@@ -38,6 +38,12 @@ AccuracyReport check_accuracy(runtime::GraphRuntime& runtime, const onnx::ModelP
                               const onnx::ModelProto& emulation, const std::string& emulates,
                               const Samples& samples);
 
+// Each output of `names` over every sample: the high graph's outputs against the low side's
+// (both as GraphRuntime::run returns them), merged over the samples.
+std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,
+                                        const std::vector<runtime::TensorSet>& high,
+                                        const std::vector<runtime::TensorSet>& low);
+
 // The manifest's "accuracy" object (tests/schemas: manifest), and back.
 nlohmann::json report_json(const AccuracyReport& report);
 // The lines under compile's summary ("accuracy: ..."), from the manifest's object.

@@ -2,9 +2,12 @@
 
 #include "accuracy/check.h"
 #include "accuracy/samples.h"
+#include "accuracy/target.h"
+#include "compiler/accuracy_repair.h"
 #include "npucc/error.h"
-#include "precision/emulation.h"
 #include "runtime/runtime.h"
+
+#include <chrono>
 
 namespace npucc::compiler {
 
@@ -20,10 +23,17 @@ const precision::GraphVariant* find_role(const precision::PrecisionBuild& varian
   return nullptr;
 }
 
+nlohmann::json outputs_json(const std::vector<accuracy::OutputMetrics>& metrics) {
+  accuracy::AccuracyReport only;
+  only.outputs = metrics;
+  return accuracy::report_json(only)["outputs"];
+}
+
 } // namespace
 
-std::string run_accuracy_check(const precision::PrecisionBuild& variants,
-                               const CompileOptions& options, const LogSink& log) {
+AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
+                                   const CompileOptions& options, const RebuildVariants& rebuild,
+                                   const LogSink& log) {
   const auto* high = find_role(variants, "high");
   const auto* low = find_role(variants, "low");
   if (high == nullptr || low == nullptr) {
@@ -31,24 +41,73 @@ std::string run_accuracy_check(const precision::PrecisionBuild& variants,
                       "compile makes one graph",
                       "add --accelerate-train-mode, e.g. 'fast|step|0.9'");
   }
+  const auto start = std::chrono::steady_clock::now();
   const auto inputs = accuracy::model_inputs(high->model.graph());
   const accuracy::Samples samples = options.sample_inputs.empty()
                                         ? accuracy::random_samples(inputs)
                                         : accuracy::load_samples(options.sample_inputs, inputs);
-  const auto* written_emulation = find_role(variants, "emulation");
-  onnx::ModelProto made;
-  if (written_emulation == nullptr) {
-    made = low->model;
-    precision::make_emulation(made);
-  }
-  const onnx::ModelProto& emulation = written_emulation ? written_emulation->model : made;
+  const auto target = accuracy::parse_accuracy_target(
+      options.accuracy_target.empty() ? std::vector<std::string>{}
+                                      : std::vector<std::string>{options.accuracy_target});
   auto runtime = runtime::start_runtime();
   if (log) {
     log("accuracy: running the high graph and the low graph's emulation on " +
         std::to_string(samples.sets.size()) + " input set(s) in " + runtime->version());
   }
-  auto report = accuracy::check_accuracy(*runtime, high->model, emulation, low->precision, samples);
-  return accuracy::report_json(report).dump();
+  std::vector<std::string> outputs;
+  for (const auto& output : high->model.graph().output()) {
+    outputs.push_back(output.name());
+  }
+  const auto sets = static_cast<int64_t>(samples.sets.size());
+  const auto reference = runtime->run("the high graph", accuracy::serialise_for_runtime(high->model),
+                                      samples.sets, outputs);
+  auto run_low = [&](const char* what) {
+    return accuracy::compare_sets(
+        outputs, reference,
+        runtime->run(what, accuracy::serialise_for_runtime(emulation_of(variants)), samples.sets,
+                     outputs));
+  };
+  auto metrics = run_low("the emulation of the low graph");
+
+  accuracy::AccuracyReport report;
+  report.inputs = samples.origin;
+  report.samples = sets;
+  report.compared = "emulation";
+  report.emulates = low->precision;
+  report.runtime = runtime->version();
+  report.runs = 2 * sets;
+  AccuracyOutcome outcome;
+  nlohmann::json repair;
+  if (!target.empty() && !accuracy::meets(target, metrics)) {
+    const onnx::ModelProto unrepaired = low->model;
+    auto result = repair_accuracy({*runtime, samples, outputs, reference, target, rebuild, log},
+                                  unrepaired);
+    variants = rebuild(result.kept_nodes);
+    repair = std::move(result.report);
+    repair["before"] = outputs_json(metrics);
+    // Once more, on the graph that is written, on every sample.
+    metrics = run_low("the emulation of the repaired low graph");
+    report.runs += result.runs + sets;
+    if (!accuracy::meets(target, metrics)) {
+      throw Error("internal error: the repaired low graph missed --accuracy-target " +
+                      accuracy::target_text(target) + " when checked again",
+                  "please report this; --keep-dtype FILE keeps nodes float32 by hand");
+    }
+    outcome.kept_nodes = std::move(result.kept_nodes);
+  }
+  report.outputs = metrics;
+  auto json = accuracy::report_json(report);
+  if (!target.empty()) {
+    json["target"] = accuracy::target_text(target);
+    json["kept_float32"] = outcome.kept_nodes;
+    if (!repair.is_null()) {
+      repair["seconds_total"] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      json["repair"] = std::move(repair);
+    }
+  }
+  outcome.report = json.dump();
+  return outcome;
 }
 
 } // namespace npucc::compiler

@@ -3,17 +3,30 @@
 #include "npucc/compile.h"
 #include "precision/compile_precision.h"
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace npucc::compiler {
 
-// --check-accuracy on a compile's variants, before anything is written: loads the samples
-// (or makes random inputs), runs the high graph and the low graph's emulation (the one
-// --emit-emulation writes, else made here) in ONNX Runtime's process, and returns the
-// manifest's "accuracy" object as JSON text. Throws npucc::Error in one line (bad samples,
-// no ONNX Runtime, a graph the runtime refuses or crashes on); usage_error without a low
-// graph to check.
-std::string run_accuracy_check(const precision::PrecisionBuild& variants,
-                               const CompileOptions& options, const LogSink& log);
+// The variants again with these nodes of the low graph kept float32 (reason "accuracy").
+using RebuildVariants =
+    std::function<precision::PrecisionBuild(const std::vector<std::string>& kept)>;
+
+struct AccuracyOutcome {
+  std::string report;                   // the manifest's "accuracy" object, JSON text
+  std::vector<std::string> kept_nodes;  // what the repair kept float32, sorted; else empty
+};
+
+// --check-accuracy / --accuracy-target on a compile's variants, before anything is written:
+// loads the samples (or makes random inputs), runs the high graph and the low graph's
+// emulation (the one --emit-emulation writes, else made here) in ONNX Runtime's process.
+// With a target the low graph misses, repairs it (accuracy_repair.h) and replaces
+// `variants` with the repaired build. Throws npucc::Error in one line (bad samples, no ONNX
+// Runtime, a graph the runtime refuses or crashes on, a target even an all-float32 low graph
+// misses); usage_error without a low graph to check.
+AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
+                                   const CompileOptions& options, const RebuildVariants& rebuild,
+                                   const LogSink& log);
 
 } // namespace npucc::compiler

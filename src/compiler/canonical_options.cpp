@@ -1,6 +1,7 @@
 #include "accuracy/samples.h"
 #include "npucc/compile.h"
 #include "passes/registry.h"
+#include "runtime/ort_session.h"
 #include "precision/low_graph_opset.h"
 
 #include <nlohmann/json.hpp>
@@ -35,10 +36,15 @@ std::string canonical_options(const CompileOptions& options) {
       {"fast1_low_graph_opset", precision::k_bfloat16_opset},
   };
   // Only with the check, so that the keys of compiles without it stay as they were.
-  if (options.check_accuracy) {
+  if (options.check_accuracy || !options.accuracy_target.empty()) {
     out["accuracy"] = {{"samples_sha256", options.sample_inputs.empty()
                                               ? std::string("random")
-                                              : accuracy::samples_digest(options.sample_inputs)}};
+                                              : accuracy::samples_digest(options.sample_inputs)},
+                       {"runtime", runtime::detail::library_identity()}};
+    // Only with a target, so that the keys of checks without one stay as they were.
+    if (!options.accuracy_target.empty()) {
+      out["accuracy"]["target"] = options.accuracy_target;
+    }
   }
   return out.dump();
 }

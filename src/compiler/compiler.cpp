@@ -234,9 +234,19 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   });
   util::test_point("compile:prepared");
   carry_ir_annotations(model.proto, prepared.variants, log);
-  if (options.check_accuracy) {
+  if (options.check_accuracy || !options.accuracy_target.empty()) {
     in_file(file, [&] {
-      result.accuracy_report = compiler::run_accuracy_check(prepared.variants, options, log);
+      // The repair's candidates: the same build with more low-graph nodes kept float32.
+      auto rebuild = [&](const std::vector<std::string>& kept) {
+        CompileOptions repaired = options;
+        repaired.accuracy_kept_nodes = kept;
+        auto variants = precision::build_precision_variants(model.proto, repaired, overflow);
+        carry_ir_annotations(model.proto, variants, {});
+        return variants;
+      };
+      auto outcome = compiler::run_accuracy_check(prepared.variants, options, rebuild, log);
+      result.accuracy_report = std::move(outcome.report);
+      prepared.accuracy_kept_nodes = std::move(outcome.kept_nodes);
     });
   }
   prepared.model = std::move(model);
@@ -245,9 +255,11 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
 
 void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
                       const precision::OverflowSource& overflow) {
+  CompileOptions repaired = options; // what the accuracy repair kept stays kept
+  repaired.accuracy_kept_nodes = prepared.accuracy_kept_nodes;
   in_file(options.model_path.string(), [&] {
     prepared.variants =
-        precision::build_precision_variants(prepared.model.proto, options, overflow);
+        precision::build_precision_variants(prepared.model.proto, repaired, overflow);
   });
   carry_ir_annotations(prepared.model.proto, prepared.variants, {});
 }

@@ -19,6 +19,8 @@ struct PreparedCompile {
   Model model;
   CompileResult result;
   precision::PrecisionBuild variants;
+  // The low-graph nodes the accuracy repair kept float32 (compiler/accuracy_check.h).
+  std::vector<std::string> accuracy_kept_nodes;
 };
 
 // `overflow`: the weights' overflow counts a cache key's read made, for the precision

@@ -3,6 +3,7 @@
 // `config show`'s.
 #include "config/option_table.h"
 
+#include "accuracy/target.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
 #include "npucc/train_mode.h"
@@ -111,6 +112,18 @@ void apply_sample_inputs(const OptionRow& row, const std::string& text, CompileO
     throw usage_error(option_spelling(row) + ": expected a file or folder, got ''");
   }
   options.sample_inputs.emplace_back(text);
+  options.check_accuracy = true;
+}
+
+// Each clause, comma-joined or repeated; they imply the check. The canonical text of all the
+// clauses so far (a metric given again keeps the last).
+void apply_accuracy_target(const OptionRow&, const std::string& text, CompileOptions& options) {
+  std::vector<std::string> clauses;
+  if (!options.accuracy_target.empty()) {
+    clauses.push_back(options.accuracy_target);
+  }
+  clauses.push_back(text);
+  options.accuracy_target = accuracy::target_text(accuracy::parse_accuracy_target(clauses));
   options.check_accuracy = true;
 }
 
@@ -249,6 +262,11 @@ const std::vector<OptionRow>& option_table() {
                    "the inputs (default: random inputs from a fixed seed)",
                    apply_sample_inputs),
             OptionValueType::paths),
+      option("accuracy-target", Group::compile, Arity::repeated,
+             "bounds every output must meet on every sample, e.g. "
+             "'cosine>=0.9995,nonfinite<=0' (implies --check-accuracy; repeatable): a low graph "
+             "that misses them keeps the fewest units float32 that meet them",
+             apply_accuracy_target),
       typed(option("options", Group::options_file, Arity::text,
                    "Ascend-style options file (JSON: graph_compiler_cache_dir, "
                    "accelerate_train_mode, precision_mode, precision_mode_v2, modify_mixlist)"),

@@ -65,6 +65,8 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
     warnings = apply_mixlist(out.lists, edit);
   }
   out.keep_nodes.insert(options.keep_dtype_nodes.begin(), options.keep_dtype_nodes.end());
+  out.accuracy_nodes.insert(options.accuracy_kept_nodes.begin(),
+                            options.accuracy_kept_nodes.end());
   out.keep_io_types = options.keep_io_types ? KeepIoTypes::yes : KeepIoTypes::no;
   out.weights = options.low_precision_weights ? WeightStorage::low : WeightStorage::master_float32;
   return out;
@@ -221,6 +223,7 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
       // (Ascend restores it). The mixlist and keep-dtype apply to the low graph only.
       CompileOptions plain = options;
       plain.modify_mixlist.clear();
+      plain.accuracy_kept_nodes.clear(); // measured on the low graph
       build.high_report = lower(high.model, high_plan, plain, overflow, "high");
     }
     build.graphs.push_back(std::move(high));

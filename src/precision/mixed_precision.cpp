@@ -16,6 +16,7 @@ namespace npucc::precision {
 //   not_listed, schema (the op's schema at this opset has no low type for a slot, or ties
 //   a pinned float32 input to a lowered one), shape_arithmetic, overflow (reads a constant
 //   that would overflow), graph_output (keeps the graph's output types), keep_dtype,
+//   accuracy (the accuracy repair measured that the target needs it float32),
 //   control_flow (If/Loop/Scan keep their interface; their bodies are painted),
 //   type_from_attribute (Cast, Constant, ConstantOfShape, Range, random ops),
 //   other_domain, no_schema, runtime_workaround (a runtime fails on the low form although
@@ -131,6 +132,7 @@ RewriteReport rewrite_mixed_precision(onnx::ModelProto& model, const RewriteOpti
   std::vector<std::string> node_names;
   collect_names(model.graph(), context.taken_names, node_names);
   check_keep_nodes(options.keep_nodes, node_names);
+  check_keep_nodes(options.accuracy_nodes, node_names);
 
   auto root = detail::build_and_paint(*model.mutable_graph(), context);
   detail::decide_constants(*root, context);

@@ -32,6 +32,8 @@ struct RewriteOptions {
   OpLists lists; // for mixed and matrix_only
   // Node names pinned to their original precision (--keep-dtype); an unknown name is an error.
   std::set<std::string> keep_nodes;
+  // Node names the accuracy repair keeps float32 (reason "accuracy"); names from this graph.
+  std::set<std::string> accuracy_nodes;
   KeepIoTypes keep_io_types = KeepIoTypes::yes;
   WeightStorage weights = WeightStorage::low;
   // Overflow counts made before the rewrite (a cache key's read of the weights).

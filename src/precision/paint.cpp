@@ -256,6 +256,8 @@ void classify_nodes(Scope& scope, Context& context) {
     }
     if (!node.name().empty() && options.keep_nodes.count(node.name()) != 0) {
       state.forced = "keep_dtype";
+    } else if (!node.name().empty() && options.accuracy_nodes.count(node.name()) != 0) {
+      state.forced = "accuracy"; // the repair measured that the target needs it float32
     }
   }
   mark_shape_arithmetic(scope);

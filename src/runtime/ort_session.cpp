@@ -4,6 +4,8 @@
 #include "util/strings.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 #ifdef NPUCC_HAVE_ONNXRUNTIME
 #include <dlfcn.h>
@@ -34,6 +36,7 @@ std::vector<TensorSet> OrtRunner::run(const std::string&, const std::vector<Tens
                                       const std::vector<std::string>&) {
   return {};
 }
+std::string library_identity() { return "none"; }
 
 #else
 
@@ -45,6 +48,24 @@ std::string library_path() {
   const char* chosen = std::getenv("NPUCC_ONNXRUNTIME_LIBRARY");
   return chosen != nullptr && *chosen != '\0' ? chosen : NPUCC_ONNXRUNTIME_LIBRARY;
 }
+
+} // namespace
+
+// The library's resolved file name carries its version (libonnxruntime.so.1.30.0) and its
+// size tells builds of one version apart, without loading it or reading 20 MiB per compile.
+std::string library_identity() {
+  std::error_code error;
+  const std::filesystem::path path = library_path();
+  const auto real = std::filesystem::canonical(path, error);
+  if (error) {
+    return "missing " + path.string();
+  }
+  const auto size = std::filesystem::file_size(real, error);
+  return real.filename().string() + " " + (error ? std::string("?") : std::to_string(size)) +
+         " bytes";
+}
+
+namespace {
 
 // Owns one OrtXxx object, released with the API's ReleaseXxx.
 template <typename T> struct Owned {

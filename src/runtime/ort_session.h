@@ -28,4 +28,8 @@ private:
   std::unique_ptr<State> m_state;
 };
 
+// The library a runtime process would load, as the cache key records it: its resolved file
+// name and size ("none" when npucc was built without ONNX Runtime). Does not load it.
+std::string library_identity();
+
 } // namespace npucc::runtime::detail

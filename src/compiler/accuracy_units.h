@@ -1,0 +1,22 @@
+#pragma once
+
+#include <onnx/onnx_pb.h>
+#include <string>
+#include <vector>
+
+// The units the accuracy repair keeps float32 or lets go low: what a user recognises in the
+// graph. A Conv, ConvTranspose, MatMul or Gemm with the one activation that alone reads its
+// result is one unit (they are one fused op on an accelerator); any other node that computes
+// in the low type is a unit of its own. If/Loop/Scan bodies are searched like the main graph.
+namespace npucc::compiler {
+
+struct PrecisionUnit {
+  std::vector<std::string> nodes; // node names, the matrix op first
+  std::string op;                 // "Conv+Relu", "MatMul", ...
+};
+
+// The units of a low graph, in graph order (outer graph first, then each body in order):
+// every named node other than Cast that reads or writes a float16/bfloat16 value.
+std::vector<PrecisionUnit> low_precision_units(const onnx::ModelProto& low);
+
+} // namespace npucc::compiler

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# --accuracy-target (issue 29 step 5): a low graph that misses the target keeps the fewest
+# units float32 that meet it, measured in ONNX Runtime, and the oracle (tests/oracle, Node's
+# ONNX Runtime, a separate process) confirms the emitted graph meets it.
+# The overflow model (tests/tools/make_accuracy_models.py): fc2's outputs reach ~1e5 on its
+# samples, past float16's 65504. The repair must keep fc2 (+relu2, its unit) float32 and fc3,
+# which reads those values (a float16 fc3 would round its input g to inf) and whose own
+# outputs are still ~1e5; rescale (Mul by 1e-6) is where they are small again, and it writes
+# the graph output, which stays float32 anyway; fc1+relu1 (|h| ~ 4e3) stays float16.
+set -uo pipefail
+: "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
+PY=/usr/bin/python3
+ORACLE="$SOURCE_DIR/tests/oracle/accuracy_check.js"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME="$work/cache-home"
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+json() {
+  "$PY" -c "import json,sys; m=json.load(open(sys.argv[1])); a=m.get('accuracy', {}); assert $2, $2" "$1" \
+    2>/dev/null
+}
+expect_error() {
+  local name=$1 status_wanted=$2 text=$3
+  shift 3
+  local out="$work/err-$name" status=0
+  "$NPUCC" compile -o "$out" "$@" >"$out.stdout" 2>"$out.stderr" || status=$?
+  if [ "$status" != "$status_wanted" ]; then
+    fail "$name: exit status $status, expected $status_wanted ($(cat "$out.stderr"))"
+  elif ! grep -qF -- "$text" "$out.stderr"; then
+    fail "$name: message lacks '$text': $(cat "$out.stderr")"
+  elif [ "$(wc -l <"$out.stderr")" != 1 ]; then
+    fail "$name: $(wc -l <"$out.stderr") lines on stderr: $(cat "$out.stderr")"
+  elif [ -e "$out" ]; then
+    fail "$name: output folder left behind"
+  fi
+}
+[ -d "$SOURCE_DIR/tests/oracle/node_modules/onnxruntime-node" ] ||
+  fail "tests/oracle/node_modules is missing: run scripts/install-deps"
+
+m="$work/m"
+"$PY" "$SOURCE_DIR/tests/tools/make_accuracy_models.py" "$m" || { echo "FAIL: generator"; exit 1; }
+overflow="$m/overflow.onnx"
+fast=(--accelerate-train-mode 'fast|step|0.9')
+target=(--accuracy-target 'cosine>=0.999' --accuracy-target 'nonfinite<=0')
+
+out="$work/of"
+if "$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/samples" "${target[@]}" \
+  --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
+  json "$out/manifest.json" "a['target'] == 'cosine>=0.999,nonfinite<=0' and a['kept_float32'] == ['fc2', 'fc3', 'relu2']" ||
+    fail "overflow: kept $(grep -A3 kept_float32 "$out/manifest.json")"
+  json "$out/manifest.json" "a['outputs'][0]['nonfinite'] == 0 and a['outputs'][0]['cosine'] >= 0.999 and a['repair']['before'][0]['nonfinite'] == 30" ||
+    fail "overflow: figures $(cat "$out/manifest.json")"
+  json "$out/manifest.json" "m['precision_report']['kept_float32_reasons'].get('accuracy') == 3" ||
+    fail "overflow: the precision report does not count reason accuracy"
+  grep -q "target cosine>=0.999,nonfinite<=0: missed by the low graph; met with 2 of 3 units kept float32 (.* graph runs in" "$out.stdout" ||
+    fail "overflow: summary $(cat "$out.stdout")"
+  grep -q "kept float32: MatMul+Relu fc2, relu2 (alone in low precision: cosine .*, [1-9][0-9]* non-finite)" "$out.stdout" ||
+    fail "overflow: the summary does not name fc2 with its effect: $(cat "$out.stdout")"
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-manifest "$out/manifest.json" ||
+    fail "overflow: the manifest does not match its schema"
+  # The oracle recomputes the repaired emulation's figures (within 1e-5 of npucc's), which
+  # meet the target: no non-finite value, cosine >= 0.999.
+  node "$ORACLE" "$out" "$m/samples" >"$out.oracle" 2>&1 ||
+    fail "overflow: the oracle disagrees: $(cat "$out.oracle")"
+  grep -q "non-finite 0$" "$out.oracle" || fail "overflow: the oracle sees non-finite values: $(cat "$out.oracle")"
+
+  # Round trip: kept_float32, one name a line, is a --keep-dtype FILE that meets the target
+  # without a search.
+  "$PY" -c "import json,sys; print('\n'.join(json.load(open(sys.argv[1]))['accuracy']['kept_float32']))" \
+    "$out/manifest.json" >"$work/keep.txt"
+  rt="$work/roundtrip"
+  if "$NPUCC" compile "$overflow" -o "$rt" "${fast[@]}" --sample-inputs "$m/samples" \
+    --keep-dtype "$work/keep.txt" >"$rt.stdout" 2>"$rt.stderr"; then
+    json "$rt/manifest.json" "a['outputs'][0]['nonfinite'] == 0 and a['outputs'][0]['cosine'] >= 0.999" ||
+      fail "round trip: $(grep -A12 '"accuracy"' "$rt/manifest.json")"
+  else
+    fail "round trip: compile failed: $(cat "$rt.stderr")"
+  fi
+
+  # Again: a cache hit that runs nothing and prints the same report.
+  "$NPUCC" -v compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/samples" "${target[@]}" \
+    --emit-emulation >"$out.2" 2>&1 || fail "overflow again: $(cat "$out.2")"
+  grep -q "cache: hit" "$out.2" || fail "overflow again: not a hit: $(cat "$out.2")"
+  grep -q "accuracy: running" "$out.2" && fail "overflow again: ran the runtime on a hit"
+  grep -q "kept float32: MatMul+Relu fc2, relu2" "$out.2" || fail "overflow again: report lost: $(cat "$out.2")"
+  # Another target is another key, and cache explain names it.
+  "$NPUCC" cache explain "$overflow" "${fast[@]}" --sample-inputs "$m/samples" \
+    --accuracy-target 'cosine>=0.99' >"$out.explain" 2>&1
+  grep -q "accuracy.target" "$out.explain" || fail "cache explain does not name the target: $(cat "$out.explain")"
+else
+  fail "overflow: compile failed: $(cat "$out.stderr")"
+fi
+
+# Met as compiled: no repair, an empty kept_float32.
+out="$work/met"
+"$NPUCC" compile "$overflow" -o "$out" --accelerate-train-mode 'fast1|step|0.9' \
+  --sample-inputs "$m/samples" --accuracy-target 'cosine>=0.9' >"$out.stdout" 2>"$out.stderr" ||
+  fail "met: $(cat "$out.stderr")"
+json "$out/manifest.json" "a['kept_float32'] == [] and 'repair' not in a" || fail "met: $(cat "$out/manifest.json")"
+grep -q "target cosine>=0.9: met by the low graph as compiled" "$out.stdout" || fail "met: $(cat "$out.stdout")"
+
+# Targets that do not parse: one line, nothing written. (A target even an all-float32 low
+# graph misses is refused the same way, but this suite has no model that reaches it: with
+# every unit float32 the low graph's weights stay float32 too.)
+expect_error bad-metric 2 "unknown metric \"cosin\"" "$overflow" "${fast[@]}" --accuracy-target 'cosin>=0.9' --no-cache
+expect_error bad-value 2 "\"abc\" is not a number" "$overflow" "${fast[@]}" --accuracy-target 'cosine>=abc' --no-cache
+expect_error bad-direction 2 "cosine takes >=" "$overflow" "${fast[@]}" --accuracy-target 'cosine<=0.9' --no-cache
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "accuracy repair: ok"
