@@ -42,11 +42,11 @@ TEST_SUITE("config::option_table") {
         CHECK(&npucc::setting_info(row.setting.key) != nullptr);
       } else if (row.group != OptionGroup::options_file) {
         // Not a setting and not --options: only its apply function reads the value.
-        CHECK(row.apply != nullptr);
+        CHECK(static_cast<bool>(row.apply));
       }
       if (row.group == OptionGroup::compile) {
         // A compile option reaches CompileOptions (the cache key hashes those).
-        CHECK(row.apply != nullptr);
+        CHECK(static_cast<bool>(row.apply));
       }
       if (row.arity != OptionArity::text && row.arity != OptionArity::repeated) {
         CHECK(row.list_separator.empty());
