@@ -23,6 +23,8 @@ struct Fixture {
   TempPath staged_entry(const std::string& key, const std::string& bytes) {
     TempPath stage = storage.temp_folder("remote-" + key.substr(0, 16));
     npucc::util::write_file_atomic(stage.path() / "high.onnx", bytes);
+    fs::permissions(stage.path() / "high.onnx", fs::perms::owner_read | fs::perms::group_read |
+                                                    fs::perms::others_read); // as imports are
     EntryHeader header = npucc::test::entry_header(key);
     header.files.push_back({"high.onnx", npucc::util::sha256_hex(bytes), bytes.size()});
     npucc::util::write_file_atomic(stage.path() / k_header_file, serialize_header(header));

@@ -86,6 +86,9 @@ TEST_SUITE("config::compile_request") {
   TEST_CASE("every compile option of the table is accepted") {
     for (const auto& name : npucc::compile_option_names()) {
       CAPTURE(name);
+      if (name == "sample-inputs" || name == "accuracy-target") {
+        continue; // repeated: every value given counts, '' too (refused in its own test)
+      }
       try {
         request({{name, ""}}); // empty: as if not given
       } catch (const npucc::Error& e) {

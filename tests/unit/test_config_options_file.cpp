@@ -93,7 +93,8 @@ TEST_SUITE("npucc::config::read_options_file") {
     CHECK(e.hint() == "did you mean \"graph_compiler_cache_dir\"?");
     CHECK(e.status() == ExitStatus::usage);
     Error far = error_of(R"({"zzzzzzzzzzzz": "x"})");
-    CHECK(far.hint().rfind("npucc reads: graph_compiler_cache_dir", 0) == 0);
+    CHECK(far.hint().rfind("npucc reads: ", 0) == 0);
+    CHECK(far.hint().find("graph_compiler_cache_dir") != std::string::npos);
   }
 
   TEST_CASE("malformed files") {

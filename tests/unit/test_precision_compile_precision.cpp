@@ -44,7 +44,7 @@ TEST_SUITE("npucc::precision::compile_precision") {
     CHECK(warnings.find("the low graph stays at opset 9, where 1 Conv cannot be bfloat16: "
                         "raising to opset 22 is refused: ") != std::string::npos);
     CHECK(warnings.find("cannot raise Scatter") != std::string::npos);
-    CHECK(warnings.find("no node was lowered to bfloat16: the low graph computes exactly what "
+    CHECK(warnings.find("no node runs in bfloat16: the low graph computes what "
                         "the high graph does") != std::string::npos);
   }
 
