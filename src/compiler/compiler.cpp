@@ -146,6 +146,23 @@ void carry_ir_annotations(const onnx::ModelProto& source, precision::PrecisionBu
   }
 }
 
+// --check-accuracy and --accuracy-target: the report, and the nodes a repair kept float32.
+void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
+                    const CompileOptions& options, const precision::OverflowSource& overflow,
+                    const LogSink& log) {
+  // The repair's candidates: the same build with more low-graph nodes kept float32.
+  auto rebuild = [&](const std::vector<std::string>& kept) {
+    CompileOptions repaired = options;
+    repaired.accuracy_kept_nodes = kept;
+    auto variants = precision::build_precision_variants(model, repaired, overflow);
+    carry_ir_annotations(model, variants, {});
+    return variants;
+  };
+  auto outcome = compiler::run_accuracy_check(prepared.variants, options, rebuild, log);
+  prepared.result.accuracy_report = std::move(outcome.report);
+  prepared.accuracy_kept_nodes = std::move(outcome.kept_nodes);
+}
+
 } // namespace
 
 PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
@@ -235,19 +252,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   util::test_point("compile:prepared");
   carry_ir_annotations(model.proto, prepared.variants, log);
   if (options.check_accuracy || !options.accuracy_target.empty()) {
-    in_file(file, [&] {
-      // The repair's candidates: the same build with more low-graph nodes kept float32.
-      auto rebuild = [&](const std::vector<std::string>& kept) {
-        CompileOptions repaired = options;
-        repaired.accuracy_kept_nodes = kept;
-        auto variants = precision::build_precision_variants(model.proto, repaired, overflow);
-        carry_ir_annotations(model.proto, variants, {});
-        return variants;
-      };
-      auto outcome = compiler::run_accuracy_check(prepared.variants, options, rebuild, log);
-      result.accuracy_report = std::move(outcome.report);
-      prepared.accuracy_kept_nodes = std::move(outcome.kept_nodes);
-    });
+    in_file(file, [&] { check_accuracy(prepared, model.proto, options, overflow, log); });
   }
   prepared.model = std::move(model);
   return prepared;
