@@ -103,7 +103,7 @@ complete_line bash "npucc conf" '^\$ npucc config *$'
 complete_line bash "npucc config sh" '^\$ npucc config show *$'
 if "$NPUCC" compile --help | grep -q -- --accelerate-train-mode; then
   # The second Tab goes on into the values, which all start with "fast".
-  complete_line bash "npucc compile --acc" '^\$ npucc compile --accelerate-train-mode \(fast\)\? *$'
+  complete_line bash "npucc compile --acce" '^\$ npucc compile --accelerate-train-mode \(fast\)\? *$'
 else
   complete_line bash "npucc compile --ext" '^\$ npucc compile --external-data *$'
 fi
