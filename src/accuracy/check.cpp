@@ -150,15 +150,15 @@ void add_target_lines(const nlohmann::json& report, std::vector<std::string>& li
     const nlohmann::json* effect = nullptr;
     std::string nodes;
     if (unit.is_object()) {
-      auto alone = unit.find("alone_low");
-      effect = alone != unit.end() && alone->is_object() ? &*alone : nullptr;
+      auto back_low = unit.find("returned_low");
+      effect = back_low != unit.end() && back_low->is_object() ? &*back_low : nullptr;
       auto names = unit.find("nodes");
       nodes = names != unit.end() && names->is_array() ? join(*names) : std::string();
     }
     const double cosine = effect != nullptr ? number(*effect, "cosine") : 0.0;
     const auto nonfinite = effect != nullptr ? static_cast<int64_t>(number(*effect, "nonfinite")) : 0;
     lines.push_back("    kept float32: " + (unit.is_object() ? text(unit, "op") : std::string()) +
-                    " " + nodes + " (alone in low precision: cosine " + fixed6(cosine) + ", " +
+                    " " + nodes + " (returned alone to low precision: cosine " + fixed6(cosine) + ", " +
                     std::to_string(nonfinite) + " non-finite)");
   }
 }

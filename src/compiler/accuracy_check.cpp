@@ -5,6 +5,7 @@
 #include "accuracy/target.h"
 #include "compiler/accuracy_repair.h"
 #include "npucc/error.h"
+#include "util/parallel.h"
 #include "runtime/runtime.h"
 
 #include <chrono>
@@ -49,7 +50,9 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const auto target = accuracy::parse_accuracy_target(
       options.accuracy_target.empty() ? std::vector<std::string>{}
                                       : std::vector<std::string>{options.accuracy_target});
-  auto runtime = runtime::start_runtime();
+  // One runtime process per core, up to one per sample set (runtime.h: same bits either way).
+  auto runtime = runtime::start_runtime(
+      std::min<size_t>(util::thread_budget(), samples.sets.size()));
   if (log) {
     log("accuracy: running the high graph and the low graph's emulation on " +
         std::to_string(samples.sets.size()) + " input set(s) in " + runtime->version());
@@ -80,7 +83,7 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   nlohmann::json repair;
   if (!target.empty() && !accuracy::meets(target, metrics)) {
     const onnx::ModelProto unrepaired = low->model;
-    auto result = repair_accuracy({*runtime, samples, outputs, reference, target, rebuild, log},
+    auto result = repair_accuracy({*runtime, samples, outputs, reference, metrics, target, rebuild, log},
                                   unrepaired);
     variants = rebuild(result.kept_nodes);
     repair = std::move(result.report);

@@ -8,12 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
-// The accuracy repair (npucc-compile(1), ACCURACY): the smallest set of units (accuracy_units.h)
+// The accuracy repair (npucc-compile(1), ACCURACY): a small set of units (accuracy_units.h)
 // to keep float32 so that the low graph's emulation meets the target on every sample.
-//   1. each unit alone low (every other unit float32): its measured effect; ranked worst
-//      first, ties in graph order (N runs);
+//   1. the units ranked worst first by measured effect (accuracy_ranking.h: groups of units
+//      low alone, only the groups that matter split further);
 //   2. binary search of the ranked list for the shortest prefix kept float32 that meets the
-//      target (log2 N runs);
+//      target (log2 N evaluations);
 //   3. each kept unit, least effect first, tried low again; repeated until a whole pass
 //      keeps them all, so no kept unit can go low on its own (1-minimal).
 // Every evaluation runs every sample; the same set is never run twice. Deterministic.
@@ -24,6 +24,7 @@ struct RepairInputs {
   const accuracy::Samples& samples;
   const std::vector<std::string>& outputs;
   const std::vector<runtime::TensorSet>& reference; // the high graph's outputs per sample
+  const std::vector<accuracy::OutputMetrics>& unrepaired; // the low graph as compiled
   const accuracy::AccuracyTarget& target;
   const RebuildVariants& rebuild;
   const LogSink& log;

@@ -58,37 +58,36 @@ bool computes_low(const onnx::NodeProto& node, const Types& types) {
 }
 
 const std::set<std::string> k_matrix_ops = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
-const std::set<std::string> k_activations = {
-    "Relu", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Clip",
-    "Elu", "Selu", "Gelu", "Softplus", "Mish", "Swish"};
 
+// A node joins the unit whose nodes produce every low value it reads, unless it is a matrix
+// op (each starts a unit): a Conv's bias, normalisation and activation (Mul, Add, HardSwish
+// after PP-OCR's Convs) are low exactly when the Conv is, so measuring the Conv without
+// them would miss their rounding, and keeping it float32 keeps them float32 too.
 void graph_units(const onnx::GraphProto& graph, const Types& types,
                  std::vector<PrecisionUnit>& units) {
-  std::unordered_map<std::string, std::vector<int>> consumers;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    for (const auto& name : graph.node(i).input()) {
-      consumers[name].push_back(i);
-    }
-  }
-  std::set<int> taken;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const auto& node = graph.node(i);
-    if (taken.count(i) != 0 || !computes_low(node, types)) {
+  std::unordered_map<std::string, size_t> unit_of; // a value -> the unit that writes it
+  for (const auto& node : graph.node()) {
+    if (!computes_low(node, types)) {
       continue;
     }
-    PrecisionUnit unit{{node.name()}, node.op_type()};
-    if (k_matrix_ops.count(node.op_type()) != 0 && node.output_size() == 1) {
-      const auto& readers = consumers[node.output(0)];
-      if (readers.size() == 1) {
-        const auto& next = graph.node(readers[0]);
-        if (k_activations.count(next.op_type()) != 0 && computes_low(next, types)) {
-          unit.nodes.push_back(next.name());
-          unit.op += "+" + next.op_type();
-          taken.insert(readers[0]);
-        }
+    std::set<size_t> writers;
+    for (const auto& name : node.input()) {
+      auto found = unit_of.find(name);
+      if (found != unit_of.end() && is_low(types, name)) {
+        writers.insert(found->second);
       }
     }
-    units.push_back(std::move(unit));
+    size_t index = units.size();
+    if (k_matrix_ops.count(node.op_type()) == 0 && writers.size() == 1) {
+      index = *writers.begin();
+      units[index].nodes.push_back(node.name());
+      units[index].op += "+" + node.op_type();
+    } else {
+      units.push_back({{node.name()}, node.op_type()});
+    }
+    for (const auto& name : node.output()) {
+      unit_of[name] = index;
+    }
   }
 }
 

@@ -5,9 +5,11 @@
 #include <vector>
 
 // The units the accuracy repair keeps float32 or lets go low: what a user recognises in the
-// graph. A Conv, ConvTranspose, MatMul or Gemm with the one activation that alone reads its
-// result is one unit (they are one fused op on an accelerator); any other node that computes
-// in the low type is a unit of its own. If/Loop/Scan bodies are searched like the main graph.
+// graph. Each Conv, ConvTranspose, MatMul or Gemm starts a unit, and so does any other node
+// that computes in the low type and reads low values of several units (a residual Add);
+// a node whose low inputs all come from one unit joins it (a Conv's bias, normalisation
+// and activation: one fused op on an accelerator, and low exactly when the Conv is).
+// If/Loop/Scan bodies are searched like the main graph.
 namespace npucc::compiler {
 
 struct PrecisionUnit {

@@ -25,11 +25,18 @@ public:
   virtual std::vector<TensorSet> run(const std::string& what, const std::string& model,
                                      const std::vector<TensorSet>& inputs,
                                      const std::vector<std::string>& outputs) = 0;
+
+  // Starts again a runtime a crash stopped; run() would, but a pool calls this first from
+  // its own thread, since forking while other threads run is unsafe.
+  virtual void restart_if_stopped() {}
 };
 
-// ONNX Runtime in a child process forked now, which the returned object ends and waits for
-// when it is destroyed. Throws npucc::Error in one line when npucc was built without ONNX
-// Runtime, or its library cannot be loaded or lacks C API version 29.
-std::unique_ptr<GraphRuntime> start_runtime();
+// ONNX Runtime in `processes` child processes forked now, which the returned object ends
+// and waits for when it is destroyed. With more than one, a run's input sets are shared out
+// among them and run at once: each set still runs on one thread in one session, so the
+// outputs are the same bits however many there are. Throws npucc::Error in one line when
+// npucc was built without ONNX Runtime, or its library cannot be loaded or lacks C API
+// version 29.
+std::unique_ptr<GraphRuntime> start_runtime(size_t processes = 1);
 
 } // namespace npucc::runtime

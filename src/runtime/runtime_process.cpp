@@ -106,6 +106,12 @@ public:
 
   std::string version() override { return m_version; }
 
+  void restart_if_stopped() override {
+    if (m_pid <= 0) {
+      start(); // the one before crashed
+    }
+  }
+
   std::vector<TensorSet> run(const std::string& what, const std::string& model,
                              const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs) override {
@@ -193,6 +199,8 @@ int RuntimeProcess::stop() {
 
 } // namespace
 
-std::unique_ptr<GraphRuntime> start_runtime() { return std::make_unique<RuntimeProcess>(); }
+namespace detail {
+std::unique_ptr<GraphRuntime> start_runtime_process() { return std::make_unique<RuntimeProcess>(); }
+} // namespace detail
 
 } // namespace npucc::runtime

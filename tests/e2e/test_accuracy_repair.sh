@@ -58,7 +58,7 @@ if "$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/sampl
     fail "overflow: the precision report does not count reason accuracy"
   grep -q "target cosine>=0.999,nonfinite<=0: missed by the low graph; met with 2 of 3 units kept float32 (.* graph runs in" "$out.stdout" ||
     fail "overflow: summary $(cat "$out.stdout")"
-  grep -q "kept float32: MatMul+Relu fc2, relu2 (alone in low precision: cosine .*, [1-9][0-9]* non-finite)" "$out.stdout" ||
+  grep -q "kept float32: MatMul+Relu fc2, relu2 (returned alone to low precision: cosine .*, [1-9][0-9]* non-finite)" "$out.stdout" ||
     fail "overflow: the summary does not name fc2 with its effect: $(cat "$out.stdout")"
   "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-manifest "$out/manifest.json" ||
     fail "overflow: the manifest does not match its schema"

@@ -57,3 +57,29 @@ TEST_SUITE("npucc::runtime::runtime_process") {
     CHECK_THROWS_AS(runtime->run("short", model_bytes(), {{floats({1, 2, 3})}}, {"y"}), Error);
   }
 }
+
+TEST_SUITE("npucc::runtime::runtime_pool") {
+  TEST_CASE("several processes share out the input sets and return them in order") {
+    std::unique_ptr<runtime::GraphRuntime> pool;
+    try {
+      pool = runtime::start_runtime(2);
+    } catch (const Error&) {
+      return; // built without ONNX Runtime: the case above checks the message
+    }
+    std::vector<runtime::TensorSet> inputs;
+    for (float v : {1.0f, 2.0f, 3.0f}) {
+      inputs.push_back({floats({v, -v})});
+    }
+    auto out = pool->run("the test graph", model_bytes(), inputs, {"y"});
+    REQUIRE(out.size() == 3);
+    for (size_t i = 0; i < out.size(); ++i) {
+      float y[2];
+      std::memcpy(y, out[i][0].bytes.data(), 8);
+      CHECK(y[0] == 2.0f * static_cast<float>(i + 1));
+      CHECK(y[1] == -2.0f * static_cast<float>(i + 1));
+    }
+    CHECK(pool->run("one set", model_bytes(), {inputs[0]}, {"y"}).size() == 1);
+    CHECK_THROWS_WITH_AS(pool->run("the bad graph", model_bytes("NoSuchOp"), inputs, {"y"}),
+                         doctest::Contains("the bad graph: ONNX Runtime"), Error);
+  }
+}

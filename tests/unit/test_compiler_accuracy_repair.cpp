@@ -1,0 +1,192 @@
+#include "compiler/accuracy_repair.h"
+#include "compiler/accuracy_units.h"
+
+#include "accuracy/check.h"
+#include "npucc/error.h"
+
+#include <cmath>
+#include <cstring>
+#include <doctest/doctest.h>
+#include <set>
+
+using namespace npucc;
+
+namespace {
+
+void add_value(onnx::GraphProto& graph, const std::string& name, int32_t type) {
+  auto* value = graph.add_value_info();
+  value->set_name(name);
+  value->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+}
+
+onnx::NodeProto& add_node(onnx::GraphProto& graph, const std::string& op, const std::string& name,
+                          std::vector<std::string> inputs, const std::string& output) {
+  auto* node = graph.add_node();
+  node->set_op_type(op);
+  node->set_name(name);
+  for (const auto& input : inputs) {
+    node->add_input(input);
+  }
+  node->add_output(output);
+  return *node;
+}
+
+// A float16 chain of `count` MatMuls m0..m{count-1}: one unit each.
+onnx::ModelProto matmul_chain(size_t count) {
+  onnx::ModelProto model;
+  auto& graph = *model.mutable_graph();
+  for (size_t i = 0; i < count; ++i) {
+    const std::string in = "x" + std::to_string(i);
+    const std::string out = "x" + std::to_string(i + 1);
+    add_node(graph, "MatMul", "m" + std::to_string(i), {in, "w" + std::to_string(i)}, out);
+    add_value(graph, out, onnx::TensorProto::FLOAT16);
+  }
+  return model;
+}
+
+runtime::Tensor pair(const std::string& name, float a, float b) {
+  runtime::Tensor tensor{name, onnx::TensorProto::FLOAT, {2}, std::string(8, '\0')};
+  const float values[2] = {a, b};
+  std::memcpy(tensor.bytes.data(), values, 8);
+  return tensor;
+}
+
+// Stands in for ONNX Runtime: the "emulation graph" names its low MatMuls in doc_string,
+// and its output drifts from the reference (1, 0) by what those units cost, adding up:
+// 1 - cosine is about the sum of their effects. A unit with an infinite effect makes NaN.
+class FakeRuntime : public runtime::GraphRuntime {
+public:
+  explicit FakeRuntime(std::vector<double> effects) : m_effects(std::move(effects)) {}
+  std::string version() override { return "fake"; }
+  std::vector<runtime::TensorSet> run(const std::string&, const std::string& model,
+                                      const std::vector<runtime::TensorSet>& inputs,
+                                      const std::vector<std::string>&) override {
+    onnx::ModelProto parsed;
+    REQUIRE(parsed.ParseFromString(model));
+    double cost = 0;
+    for (size_t unit = 0; unit < m_effects.size(); ++unit) {
+      if (parsed.doc_string().find("|m" + std::to_string(unit) + "|") != std::string::npos) {
+        cost += m_effects[unit];
+      }
+    }
+    const float drift = std::isinf(cost) ? NAN : static_cast<float>(std::sqrt(2 * cost));
+    return std::vector<runtime::TensorSet>(inputs.size(), {pair("y", 1, drift)});
+  }
+
+private:
+  std::vector<double> m_effects;
+};
+
+struct RepairCase {
+  std::vector<double> effects;
+  onnx::ModelProto low;
+  FakeRuntime runtime;
+  accuracy::Samples samples{"samples", {{pair("x0", 1, 1)}}, {"a"}};
+  std::vector<std::string> outputs{"y"};
+  std::vector<runtime::TensorSet> reference{{pair("y", 1, 0)}};
+  accuracy::AccuracyTarget target;
+  std::vector<accuracy::OutputMetrics> unrepaired;
+  compiler::RebuildVariants rebuild;
+
+  RepairCase(std::vector<double> unit_effects, const std::string& target_text)
+      : effects(unit_effects), low(matmul_chain(unit_effects.size())), runtime(unit_effects),
+        target(accuracy::parse_accuracy_target({target_text})) {
+    rebuild = [this](const std::vector<std::string>& kept) {
+      const std::set<std::string> keep(kept.begin(), kept.end());
+      precision::PrecisionBuild build;
+      build.graphs.push_back({"emulation", "float32", "mixed_float16", {}});
+      std::string low_units = "|";
+      for (size_t unit = 0; unit < effects.size(); ++unit) {
+        if (keep.count("m" + std::to_string(unit)) == 0) {
+          low_units += "m" + std::to_string(unit) + "|";
+        }
+      }
+      build.graphs.back().model.set_doc_string(low_units);
+      return build;
+    };
+    unrepaired = accuracy::compare_sets(
+        outputs, reference,
+        runtime.run("", accuracy::serialise_for_runtime(compiler::emulation_of(rebuild({}))),
+                    samples.sets, outputs));
+  }
+
+  compiler::RepairResult repair() {
+    return compiler::repair_accuracy(
+        {runtime, samples, outputs, reference, unrepaired, target, rebuild, {}}, low);
+  }
+};
+
+} // namespace
+
+TEST_SUITE("npucc::compiler::accuracy_units") {
+  TEST_CASE("a Conv's bias, normalisation and activation join its unit; a merge starts one") {
+    onnx::ModelProto model;
+    auto& graph = *model.mutable_graph();
+    add_node(graph, "Conv", "c1", {"x", "w1"}, "a");
+    add_node(graph, "Mul", "scale1", {"a", "s"}, "b");
+    add_node(graph, "HardSwish", "act1", {"b"}, "c");
+    add_node(graph, "Conv", "c2", {"c", "w2"}, "d");
+    add_node(graph, "Add", "residual", {"c", "d"}, "e");
+    add_node(graph, "Relu", "act2", {"e"}, "f");
+    add_node(graph, "Cast", "to_float", {"f"}, "g");
+    add_node(graph, "Sigmoid", "float_only", {"g"}, "h");
+    for (const char* name : {"x", "a", "b", "c", "d", "e", "f"}) {
+      add_value(graph, name, onnx::TensorProto::BFLOAT16);
+    }
+    add_value(graph, "g", onnx::TensorProto::FLOAT);
+    add_value(graph, "h", onnx::TensorProto::FLOAT);
+    const auto units = compiler::low_precision_units(model);
+    REQUIRE(units.size() == 3);
+    CHECK(units[0].nodes == std::vector<std::string>{"c1", "scale1", "act1"});
+    CHECK(units[0].op == "Conv+Mul+HardSwish");
+    CHECK(units[1].nodes == std::vector<std::string>{"c2"});
+    CHECK(units[2].nodes == std::vector<std::string>{"residual", "act2"});
+  }
+}
+
+TEST_SUITE("npucc::compiler::accuracy_repair") {
+  TEST_CASE("finds the few units that cost the most without running each alone") {
+    std::vector<double> effects(64, 2e-6);
+    effects[3] = 1e-3;
+    effects[17] = 6e-4;
+    effects[40] = 4e-4; // low with the rest of the small ones, it misses by 2.2e-5
+    RepairCase c(effects, "cosine>=0.9995");
+    const auto result = c.repair();
+    CHECK(result.kept_nodes == std::vector<std::string>{"m17", "m3", "m40"});
+    // 16 groups, then halving towards 3 units, then the search: well under one run per unit.
+    CHECK(result.runs < 48);
+    CHECK(result.report["kept_units"].size() == 3);
+    CHECK(result.report["kept_units"][0]["nodes"] == nlohmann::json::array({"m3"}));
+    // Each kept unit's reason: the emitted graph with it back in low precision misses.
+    for (const auto& unit : result.report["kept_units"]) {
+      CHECK(unit["returned_low"]["cosine"].get<double>() < 0.9995);
+    }
+  }
+
+  TEST_CASE("a unit that makes non-finite values is kept whatever the cosine allows") {
+    std::vector<double> effects(20, 1e-7);
+    effects[11] = INFINITY;
+    RepairCase c(effects, "nonfinite<=0");
+    const auto result = c.repair();
+    CHECK(result.kept_nodes == std::vector<std::string>{"m11"});
+    CHECK(result.report["kept_units"][0]["returned_low"]["nonfinite"].get<int64_t>() == 1);
+  }
+
+  TEST_CASE("the result is 1-minimal when effects do not add up") {
+    // Many small units that together miss: no single one stands out.
+    std::vector<double> effects(24, 1e-4);
+    RepairCase c(effects, "cosine>=0.9995");
+    const auto result = c.repair();
+    // 24e-4 must come down to 5e-4: 19 kept, 5 low; no kept unit can go low on its own.
+    CHECK(result.kept_nodes.size() == 19);
+  }
+
+  TEST_CASE("a target even every unit float32 misses is one error line") {
+    std::vector<double> effects(4, 1e-3);
+    RepairCase c(effects, "cosine>=0.9995");
+    c.reference = {{pair("y", 0, 1)}}; // as if the samples were prepared wrongly
+    c.unrepaired = accuracy::compare_sets(c.outputs, c.reference, c.reference);
+    CHECK_THROWS_WITH_AS(c.repair(), doctest::Contains("even the low graph with every node float32"),
+                         Error);
+  }
+}
