@@ -185,6 +185,12 @@ void print_explanation(const CacheExplanation& out, const CacheConfig& config) {
               << util::printable(component.value) << "\n";
   }
   std::cout << std::left << std::setw(10) << "key" << out.key.key << "\n";
+  // What the request gave that the key leaves out: requests that differ only there share
+  // one entry (the schedule is written into the manifest when the entry is materialised).
+  for (const auto& omission : out.key.not_in_key) {
+    std::cout << std::left << std::setw(10) << omission.name << " "
+              << util::printable(omission.value) << ": " << util::printable(omission.why) << "\n";
+  }
   print_inputs(out);
   if (out.lookup != KeyLookup::miss || out.cache_dir.empty()) {
     return;

@@ -25,9 +25,19 @@ struct KeyComponent {
   std::string value;  // readable form (the version, the options JSON, sizes)
 };
 
+// Something the request gave that the key leaves out, and why: the schedule (its trigger
+// and ratio change no byte of a graph, so the manifest states them when an entry is
+// materialised) and options that are no-ops on this model (compiler/key_options.h).
+struct KeyOmission {
+  std::string name;  // "schedule", "input_shapes", "target_opset", "passes"
+  std::string value; // as the request gave it
+  std::string why;   // e.g. "equal to the model's declared shape: not part of the key"
+};
+
 struct CacheKey {
   std::string key; // 64 lower-case hex digits
   std::vector<KeyComponent> components;
+  std::vector<KeyOmission> not_in_key;
 };
 
 // The key of compiling options.model_path with `options` (reads the model).

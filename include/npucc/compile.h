@@ -119,6 +119,10 @@ struct CompileResult {
 // Every option that changes what a compile emits, in a canonical, stable text form
 // (JSON with sorted keys). Part of the cache key and of the manifest: any new option
 // that changes the output must be added here (file options by content, not path).
+// accelerate_train_mode appears as its TYPE alone ("accelerate_train_mode_type"): the
+// trigger and ratio decide when training switches graphs, not what the graphs hold. The
+// cache key also leaves out options that are no-ops on the model (an --input-shape equal
+// to the declared shape): see npucc-cache(1), KEY.
 std::string canonical_options(const CompileOptions& options);
 
 // Receives progress and --verbose lines; the library itself never prints.

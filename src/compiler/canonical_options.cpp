@@ -22,9 +22,11 @@ std::string canonical_options(const CompileOptions& options) {
       {"target_opset", options.target_opset},
   };
   // Precision: every field that changes high/low/emulation output. The mixlist by content.
+  // Of accelerate_train_mode only the TYPE: its trigger and ratio (the schedule) change no
+  // byte of a graph, and the manifest states them (compiler/key_options.h).
   out["precision"] = {
-      {"accelerate_train_mode",
-       options.accelerate_train_mode ? options.accelerate_train_mode->to_string() : ""},
+      {"accelerate_train_mode_type",
+       options.accelerate_train_mode ? options.accelerate_train_mode->type_name() : ""},
       {"precision_mode", options.precision.precision_mode},
       {"precision_mode_v2", options.precision.precision_mode_v2},
       {"modify_mixlist", options.modify_mixlist},

@@ -1,5 +1,6 @@
 #include "compiler/manifest.h"
 
+#include "compiler/key_options.h"
 #include "npucc/version.h"
 
 #include <sstream>
@@ -14,7 +15,8 @@ json file_json(const WrittenFile& file) {
   return {{"file", file.file}, {"sha256", file.sha256}, {"bytes", file.bytes}};
 }
 
-// The accelerate_train_mode schedule: which graph runs when (SPEC §1).
+} // namespace
+
 json schedule_json(const AccelerateTrainMode& mode) {
   std::ostringstream ratio;
   ratio << mode.ratio;
@@ -33,6 +35,8 @@ json schedule_json(const AccelerateTrainMode& mode) {
           {"then", "high"},
           {"rule", rule}};
 }
+
+namespace {
 
 void add_precision(json& manifest, const CompileOptions& options, const CompileResult& result) {
   if (options.accelerate_train_mode) {
@@ -80,10 +84,32 @@ json key_components_json(const CacheKey& key) {
   json components = json::array();
   for (const auto& component : key.components) {
     json value = component.name == "options" ? json::parse(component.value) : json(component.value);
-    components.push_back(
-        {{"name", component.name}, {"digest", component.digest}, {"value", std::move(value)}});
+    components.push_back({{"name", component.name},
+                          {"in_key", true},
+                          {"digest", component.digest},
+                          {"value", std::move(value)}});
+  }
+  for (const auto& omission : key.not_in_key) {
+    components.push_back({{"name", omission.name},
+                          {"in_key", false},
+                          {"value", omission.value},
+                          {"why", omission.why}});
   }
   return components;
+}
+
+void restate_request(json& manifest, const CompileOptions& options, const CacheKey& key) {
+  auto model = manifest.find("model");
+  if (model != manifest.end() && model->is_object()) {
+    (*model)["file"] = options.model_path.filename().string();
+  }
+  if (options.accelerate_train_mode) {
+    manifest["schedule"] = schedule_json(*options.accelerate_train_mode);
+  } else {
+    manifest.erase("schedule");
+  }
+  manifest["cache_key"] = key.key;
+  manifest["cache_key_components"] = key_components_json(key);
 }
 
 json build_manifest(const CompileOptions& options, const Model& model, const CompileResult& result,
@@ -121,7 +147,9 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
         {"bytes", model.file_bytes},
         {"ir_version", result.model_ir_version},
         {"opsets", opsets}}},
-      {"options", json::parse(canonical_options(options))},
+      // Through the cache, the options the key holds (no-ops left out: key_options.h).
+      {"options", json::parse(cache_key.key.empty() ? canonical_options(options)
+                                                    : options_component(cache_key))},
       {"graphs", std::move(graphs)},
       {"passes", std::move(passes)},
       {"memory_plan", memory_plan_json(result.memory_plan, true)},

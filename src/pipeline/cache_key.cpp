@@ -1,6 +1,7 @@
 #include "pipeline/cache_key.h"
 
 #include "cache/file_ops.h"
+#include "compiler/key_options.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "precision/prescan_reader.h"
@@ -31,7 +32,7 @@ sorted_external(std::vector<std::pair<std::string, std::filesystem::path>> exter
 }
 
 // The key, given each external file's digest and size (in sorted_external order).
-CacheKey key_from(const ModelIdentity& model, const CompileOptions& options,
+CacheKey key_from(const ModelIdentity& model, const compiler::KeyOptions& options,
                   const std::vector<std::pair<std::string, std::filesystem::path>>& external,
                   const std::vector<std::string>& digests, uint64_t external_bytes) {
   CacheKey key;
@@ -51,8 +52,8 @@ CacheKey key_from(const ModelIdentity& model, const CompileOptions& options,
       {"external", external_hash.hex_digest(),
        std::to_string(external.size()) + " file(s), " + std::to_string(external_bytes) + " bytes"});
 
-  std::string canonical = canonical_options(options);
-  key.components.push_back({"options", util::sha256_hex(canonical), canonical});
+  key.components.push_back({"options", util::sha256_hex(options.canonical), options.canonical});
+  key.not_in_key = options.not_in_key;
 
   std::string text = "npucc-cache-key\n";
   for (const auto& component : key.components) {
@@ -87,15 +88,8 @@ ModelIdentity identity_of(const Model& model) {
   return identity;
 }
 
-} // namespace
-
-CacheKey compute_key(const Model& model, const CompileOptions& options,
-                     cache::InputDigests* digests) {
-  return compute_key(identity_of(model), options, digests);
-}
-
-CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
-                     cache::InputDigests* digests) {
+CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
+                cache::InputDigests* digests) {
   auto external = sorted_external(model.external);
   std::vector<std::string> sha256;
   uint64_t external_bytes = 0;
@@ -106,11 +100,23 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
   return key_from(model, options, external, sha256, external_bytes);
 }
 
+} // namespace
+
+CacheKey compute_key(const Model& model, const CompileOptions& options,
+                     cache::InputDigests* digests) {
+  return key_of(identity_of(model), compiler::key_options(options, &model.proto), digests);
+}
+
+CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
+                     cache::InputDigests* digests) {
+  return key_of(model, compiler::key_options(options, nullptr), digests);
+}
+
 constexpr size_t k_read_size = 1 << 20;
 
 struct KeyHashing::Job {
   ModelIdentity model;
-  CompileOptions options;
+  compiler::KeyOptions options;
   std::vector<std::pair<std::string, std::filesystem::path>> external;
   std::vector<util::Fd> files;
   std::vector<std::unique_ptr<util::Sha256>> hashes;
@@ -156,7 +162,7 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
     : m_job(std::make_unique<Job>()) {
   Job& job = *m_job;
   job.model = identity_of(model);
-  job.options = options;
+  job.options = compiler::key_options(options, &model.proto);
   job.external = sorted_external(job.model.external);
   for (const auto& entry : job.external) {
     const auto& path = entry.second;

@@ -15,9 +15,14 @@ namespace npucc::pipeline {
 
 // The key salt: bump it when the meaning of an entry changes incompatibly, so every
 // older entry misses (like ccache's HASH_PREFIX).
-inline constexpr const char* k_key_salt = "npucc-cache-key/1";
+// /2: the options leave out the schedule and no-op options (compiler/key_options.h). An
+// entry of /1 was keyed with its whole accelerate_train_mode and stores a manifest whose
+// options say so; under /2 it is never found (a clean miss), and `cache explain` names
+// "format" as what differs.
+inline constexpr const char* k_key_salt = "npucc-cache-key/2";
 
-// The key of compiling `model` (already read by read_model) with `options`.
+// The key of compiling `model` (already read by read_model, --input-shape not yet
+// applied) with `options`.
 //
 // Canonical encoding: each component is hashed on its own (SHA-256, OpenSSL) and the
 // key is the SHA-256 of the text
@@ -29,8 +34,10 @@ inline constexpr const char* k_key_salt = "npucc-cache-key/1";
 //              ONNX libraries it loaded (a file hash for one without a build ID)
 //   model    = the .onnx file's bytes (Model::sha256: hashed once, while reading)
 //   external = for each external data file, sorted by location: location LF sha256 LF
-//   options  = canonical_options(options): every option that changes the output, file
-//              options (the mixlist) by content
+//   options  = compiler::key_options(options, model).canonical: canonical_options() of
+//              every option that changes the output, file options (the mixlist) by
+//              content, without the schedule and the options that are no-ops on this
+//              model (listed in CacheKey::not_in_key, with why)
 // Paths (model, output) are not part of it: the same model compiled from two places
 // hits the same entry.
 // `digests`, when given, finds the external files' digests (cache/input_digests.h) and
@@ -39,7 +46,9 @@ CacheKey compute_key(const Model& model, const CompileOptions& options,
                      cache::InputDigests* digests = nullptr);
 
 // What the key needs to know about a model: no parse required once the external
-// locations are known (they are a function of the model's bytes).
+// locations are known (they are a function of the model's bytes), unless the options need
+// the model to be judged (compiler::key_options_need_model): then the key from an identity
+// keeps them, and differs from the parsed model's.
 struct ModelIdentity {
   std::string file_name;
   uint64_t bytes = 0;

@@ -1,5 +1,7 @@
 #include "pipeline/cache_lookup.h"
 
+#include "compiler/key_options.h"
+#include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "model/external_data.h"
 #include "npucc/error.h"
@@ -21,17 +23,23 @@ using nlohmann::json;
 
 namespace {
 
-// An entry's manifest names the model first compiled into it; the user's manifest names
-// the model they compiled now (a renamed copy hits the same entry). Written as a new file
-// (the delivered one may be a hard link to the cache's, which stays as it was).
-void name_current_input(const fs::path& manifest_path, const fs::path& model_path) {
-  json manifest = json::parse(util::read_file(manifest_path));
-  const json file = model_path.filename().string();
-  auto model = manifest.is_object() ? manifest.find("model") : manifest.end();
-  if (model == manifest.end() || !model->is_object() || (*model)["file"] == file) {
+// An entry's manifest is the one its first compile wrote; requests that share its key
+// may differ in what the key leaves out (the model file's name, the schedule, no-op
+// options): the user's manifest states their own (compiler::restate_request). The entry's
+// signature covers the stored bytes; what is restated comes from the request alone.
+// Written as a new file (the delivered one may be a hard link to the cache's, which stays
+// as it was).
+void restate_request(const fs::path& manifest_path, const CompileOptions& options,
+                     const CacheKey& key) {
+  const json stored = json::parse(util::read_file(manifest_path));
+  if (!stored.is_object()) {
+    return; // parse_cached_manifest says what is wrong
+  }
+  json manifest = stored;
+  compiler::restate_request(manifest, options, key);
+  if (manifest == stored) {
     return;
   }
-  (*model)["file"] = file;
   util::write_file_atomic(manifest_path,
                           manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
@@ -94,13 +102,14 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
 } // namespace
 
 cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
-                                     const std::string& key, const CompileOptions& options,
+                                     const CacheKey& cache_key, const CompileOptions& options,
                                      Deliver deliver) {
+  const std::string& key = cache_key.key;
   if (deliver == Deliver::output_folder) {
     compiler::OutputFolder output(options);
     cache::FetchResult fetched = tier.fetch(key, output.staging());
     if (fetched.status == cache::FetchStatus::hit) {
-      name_current_input(output.staging() / "manifest.json", options.model_path);
+      restate_request(output.staging() / "manifest.json", options, cache_key);
       util::test_point("cache:hit-staged");
       output.publish();
     }
@@ -139,12 +148,15 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    std::optional<model::PriorDigest>& hashed,
                                                    std::optional<CacheKey>& known_key) {
   util::test_point("cache:model-index");
+  if (compiler::key_options_need_model(options)) {
+    return std::nullopt; // whether an option is a no-op is the model's to say
+  }
   std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, hashed);
   if (!identity) {
     return std::nullopt;
   }
   CacheKey key = compute_key(*identity, options, &digests);
-  cache::FetchResult fetched = fetch_and_deliver(storage, storage, key.key, options, deliver);
+  cache::FetchResult fetched = fetch_and_deliver(storage, storage, key, options, deliver);
   if (fetched.status != cache::FetchStatus::hit) {
     known_key = std::move(key);
     return std::nullopt;

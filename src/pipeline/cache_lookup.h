@@ -18,6 +18,8 @@ namespace npucc::pipeline {
 // the model file's digest if it was known, for model::read_mapped_model to take over.
 // The digests come through `digests` (cache/input_digests.h). `known_key`: the key, when
 // the index gave it and the local store missed it (a remote tier can be asked at once).
+// Options whose no-op the model decides (an --input-shape, --target-opset) are not looked
+// up this way: the full path reads the model (compiler::key_options_need_model).
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
@@ -26,11 +28,12 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    std::optional<CacheKey>& known_key);
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
-// (through a staging folder, so a failed fetch leaves nothing), or for populate only checks
+// (through a staging folder, so a failed fetch leaves nothing; the manifest restating the
+// request's schedule and file name, compiler::restate_request), or for populate only checks
 // them: a local entry as a fetch does (its stamp, else every checksum) without copying a
 // file, a remote one by importing it into the local store.
 cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
-                                     const std::string& key, const CompileOptions& options,
+                                     const CacheKey& key, const CompileOptions& options,
                                      Deliver deliver);
 
 // The outcome of a hit `fetch_and_deliver` delivered: with an output folder, the

@@ -1,6 +1,7 @@
 #include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
 #include "check/isolated_worker.h"
+#include "compiler/key_options.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
 #include "model/model_reader.h"
@@ -168,7 +169,7 @@ cache::FetchResult fetch(CachedRun& run) {
   bool asked = run.remote_asked == run.key.key;
   run.remote_asked = run.key.key;
   cache::Storage& tier = asked ? static_cast<cache::Storage&>(run.storage) : run.tier();
-  return fetch_and_deliver(run.storage, tier, run.key.key, run.options, run.deliver);
+  return fetch_and_deliver(run.storage, tier, run.key, run.options, run.deliver);
 }
 
 constexpr const char* k_stats_skipped = "; statistics not updated: lock/stats is held by "
@@ -327,7 +328,7 @@ void store(CachedRun& run, cache::Replace replace) {
   header.key = run.key.key;
   header.model = run.given.model_path.stem().string();
   header.variants = variants_of(run.out.result);
-  header.options = canonical_options(run.given);
+  header.options = compiler::options_component(run.key); // as the key holds them
   try {
     cache::StoreResult stored = run.tier().store(
         header, run.options.output_dir, written_files(run.out.result),

@@ -46,6 +46,39 @@ TEST_SUITE("npucc::pipeline::CacheKey") {
     }
   }
 
+  TEST_CASE("the schedule and a declared input shape leave the key alone, on every path") {
+    auto proto = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2] x) => (float[2] y) { y = Relu(x) }
+    )");
+    std::string bytes;
+    proto.SerializeToString(&bytes);
+    fs::path path = npucc::test::temp_dir("key-schedule") / "m.onnx";
+    npucc::util::write_file_atomic(path, bytes);
+    npucc::Model model = npucc::read_model(path);
+    npucc::CompileOptions options;
+    options.model_path = path;
+    options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast|step|0.9");
+    const npucc::CacheKey first = compute_key(model, options);
+    CHECK(first.components[0].value == std::string("npucc-cache-key/2"));
+
+    options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast|loss|1.2");
+    options.input_shapes = npucc::parse_input_shapes("x:2");
+    npucc::CacheKey second = compute_key(model, options);
+    CHECK(second.key == first.key);
+    REQUIRE(second.not_in_key.size() == 2);
+    CHECK(second.not_in_key[0].value == "fast|loss|1.2");
+    CHECK(second.not_in_key[1].value == "x:2");
+    for (auto where : {HashOn::second_thread, HashOn::this_thread}) {
+      KeyHashing hashing(model, options, where);
+      npucc::CacheKey hashed = hashing.get();
+      CHECK(hashed.key == first.key);
+      CHECK(hashed.not_in_key.size() == 2);
+    }
+    options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast1|loss|1.2");
+    CHECK(compute_key(model, options).key != first.key);
+  }
+
   TEST_CASE("the key hashed in the background equals the key hashed in line") {
     fs::path dir = npucc::test::temp_dir("key-bg");
     auto proto = npucc::test::parse_text_model(R"(
