@@ -153,8 +153,9 @@ InspectReport inspect_model(const std::filesystem::path& path, const InspectOpti
 Model read_model_for_inspect(const std::filesystem::path& path, const ReadLimits& limits) {
   // The shape-inference worker is forked while this process is small, as compile does.
   check::start_isolated_worker();
-  // Compile's reading: weights stay in the mapped files, which inspect only counts.
-  return read_model(path, limits, Weights::in_table);
+  // Compile's reading: weights stay in the mapped files, which inspect only counts; Constant
+  // values and float_data too, which compile parses.
+  return read_model(path, limits, Weights::all_in_table);
 }
 
 } // namespace npucc

@@ -7,6 +7,7 @@
 #include "test_support.h"
 #include "util/file_io.h"
 
+#include <cstring>
 #include <doctest/doctest.h>
 
 namespace {
@@ -73,6 +74,25 @@ fs::path with_external_data(const fs::path& source, const fs::path& dir) {
   return model;
 }
 
+// `source` rewritten into `dir` with its float32 tensors' values in float_data instead of
+// raw_data, as old TensorFlow exporters write weights.
+fs::path with_float_data(const fs::path& source, const fs::path& dir) {
+  onnx::ModelProto proto;
+  REQUIRE(proto.ParseFromString(npucc::util::read_file(source)));
+  npucc::model::for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
+    if (tensor.data_type() == onnx::TensorProto::FLOAT && tensor.has_raw_data()) {
+      const std::string bytes = tensor.raw_data();
+      tensor.clear_raw_data();
+      tensor.mutable_float_data()->Resize(static_cast<int>(bytes.size() / 4), 0.0f);
+      std::memcpy(tensor.mutable_float_data()->mutable_data(), bytes.data(), bytes.size());
+    }
+  });
+  fs::create_directories(dir);
+  const fs::path model = dir / source.filename();
+  npucc::util::write_file_atomic(model, proto.SerializeAsString());
+  return model;
+}
+
 const char* const k_bundled[] = {"models/oww_hello_deepa.onnx",  "models/ppocr_cls.onnx",
                                  "models/ppocrv4_det.onnx",      "models/silero_vad_legacy.onnx",
                                  "models/torch/lstm_tagger.onnx", "models/torch/resnet_small.onnx",
@@ -100,11 +120,11 @@ TEST_SUITE("npucc::read_model_for_inspect") {
 
   TEST_CASE("external data: the same figures, the weights left in the data file") {
     const fs::path dir = npucc::test::temp_dir("inspect-external");
-    // ppocrv4_det holds its weights in Constant nodes, which are read into the protobuf;
-    // transformer_encoder's are all under 16 KiB, which stay in it too.
+    // ppocrv4_det holds its weights in Constant nodes; transformer_encoder's are all under
+    // 16 KiB, which stay in the protobuf.
     const std::pair<const char*, bool> models[] = {{"models/silero_vad_legacy.onnx", true},
                                                    {"models/torch/resnet_small.onnx", true},
-                                                   {"models/ppocrv4_det.onnx", false},
+                                                   {"models/ppocrv4_det.onnx", true},
                                                    {"models/torch/transformer_encoder.onnx", false}};
     for (const auto& [name, some_left_out] : models) {
       const std::string shown = name;
@@ -115,6 +135,17 @@ TEST_SUITE("npucc::read_model_for_inspect") {
       const npucc::InspectReport report = npucc::inspect_model(model);
       REQUIRE(report.external_files.size() == 1);
       CHECK(report.external_files[0].bytes_used == fs::file_size(folder / "weights.bin"));
+    }
+  }
+
+  TEST_CASE("float_data: the same figures, the weights left in the file") {
+    const fs::path dir = npucc::test::temp_dir("inspect-float-data");
+    for (const char* name : {"models/silero_vad_legacy.onnx", "models/ppocrv4_det.onnx"}) {
+      const std::string shown = name;
+      CAPTURE(shown);
+      const fs::path model =
+          with_float_data(npucc::test::testdata(name), dir / fs::path(name).stem());
+      CHECK(compare_readings(model) > 0);
     }
   }
 }
