@@ -227,8 +227,9 @@ public:
         return false;
       }
       std::string inner;
-      bool ok = *child == Kind::tensor ? tensor(field.body, field.end, inner)
-                                       : message(*child, field.body, field.end, child_nesting, inner);
+      bool ok = *child == Kind::tensor
+                    ? tensor(field.body, field.end, inner)
+                    : message(*child, field.body, field.end, child_nesting, inner);
       if (!ok) {
         return false;
       }

@@ -209,8 +209,7 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
   });
   std::map<std::string, ExternalFile> files;
   for (const auto& item : plan.pending()) {
-    const bool in_scope =
-        scope == TableScope::every_tensor || initializers.count(item.tensor) != 0;
+    const bool in_scope = scope == TableScope::every_tensor || initializers.count(item.tensor) != 0;
     read_pending(item, store != nullptr && in_scope, store);
     auto& file = files[item.path.string()];
     file.location = item.location;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "npucc/file_identity.h"
 #include "model/weight_store.h"
+#include "npucc/file_identity.h"
 #include "npucc/model.h"
 
 #include <filesystem>

@@ -93,9 +93,12 @@ fs::path with_float_data(const fs::path& source, const fs::path& dir) {
   return model;
 }
 
-const char* const k_bundled[] = {"models/oww_hello_deepa.onnx",  "models/ppocr_cls.onnx",
-                                 "models/ppocrv4_det.onnx",      "models/silero_vad_legacy.onnx",
-                                 "models/torch/lstm_tagger.onnx", "models/torch/resnet_small.onnx",
+const char* const k_bundled[] = {"models/oww_hello_deepa.onnx",
+                                 "models/ppocr_cls.onnx",
+                                 "models/ppocrv4_det.onnx",
+                                 "models/silero_vad_legacy.onnx",
+                                 "models/torch/lstm_tagger.onnx",
+                                 "models/torch/resnet_small.onnx",
                                  "models/torch/transformer_encoder.onnx"};
 
 } // namespace
@@ -122,10 +125,11 @@ TEST_SUITE("npucc::read_model_for_inspect") {
     const fs::path dir = npucc::test::temp_dir("inspect-external");
     // ppocrv4_det holds its weights in Constant nodes; transformer_encoder's are all under
     // 16 KiB, which stay in the protobuf.
-    const std::pair<const char*, bool> models[] = {{"models/silero_vad_legacy.onnx", true},
-                                                   {"models/torch/resnet_small.onnx", true},
-                                                   {"models/ppocrv4_det.onnx", true},
-                                                   {"models/torch/transformer_encoder.onnx", false}};
+    const std::pair<const char*, bool> models[] = {
+        {"models/silero_vad_legacy.onnx", true},
+        {"models/torch/resnet_small.onnx", true},
+        {"models/ppocrv4_det.onnx", true},
+        {"models/torch/transformer_encoder.onnx", false}};
     for (const auto& [name, some_left_out] : models) {
       const std::string shown = name;
       CAPTURE(shown);

@@ -218,9 +218,15 @@ TEST_SUITE("npucc::model::embedded_weights") {
   TEST_CASE("float_data that does not match its tensor stays for the checks to judge") {
     onnx::ModelProto model = typed_model();
     auto* f = model.mutable_graph()->mutable_initializer(3);
-    SUBCASE("other dims") { f->set_dims(0, 8000); }
-    SUBCASE("another element type") { f->set_data_type(onnx::TensorProto::DOUBLE); }
-    SUBCASE("raw_data as well") { f->set_raw_data(floats(8192, 1.0f)); }
+    SUBCASE("other dims") {
+      f->set_dims(0, 8000);
+    }
+    SUBCASE("another element type") {
+      f->set_data_type(onnx::TensorProto::DOUBLE);
+    }
+    SUBCASE("raw_data as well") {
+      f->set_raw_data(floats(8192, 1.0f));
+    }
     const std::string file = model.SerializeAsString();
     WireSource source(file);
     auto skeleton = cut_embedded_weights(source, 64, npucc::model::TableScope::every_tensor);
