@@ -3,6 +3,7 @@
 // what inspect read before issue 32) gives.
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
+#include "npucc/error.h"
 #include "npucc/inspect.h"
 #include "test_support.h"
 #include "util/file_io.h"
@@ -50,6 +51,17 @@ int compare_readings(const fs::path& path, const npucc::InspectOptions& options 
     left_out += npucc::model::is_stored(tensor) ? 1 : 0;
   });
   return left_out;
+}
+
+// What inspect prints for `path` read one way, or the error it stops with.
+std::string outcome(const fs::path& path, npucc::Weights weights) {
+  try {
+    const npucc::Model model = npucc::read_model(path, {}, weights);
+    const Printed printed = print_all(model, {});
+    return printed.text + printed.json + printed.nodes_text + printed.nodes_json;
+  } catch (const npucc::Error& e) {
+    return std::string("error: ") + e.what();
+  }
 }
 
 // `source` rewritten into `dir` with every tensor of 1 KiB or more (initializers, in
@@ -150,6 +162,19 @@ TEST_SUITE("npucc::read_model_for_inspect") {
       const fs::path model =
           with_float_data(npucc::test::testdata(name), dir / fs::path(name).stem());
       CHECK(compare_readings(model) > 0);
+    }
+  }
+
+  TEST_CASE("damaged models (the fuzz regressions): the same error or figures as a full parse") {
+    const fs::path dir = npucc::test::temp_dir("inspect-damaged");
+    for (const auto& entry :
+         fs::directory_iterator(npucc::test::testdata("fuzz-regressions/fuzz_model_reader"))) {
+      const std::string shown = entry.path().filename().string();
+      CAPTURE(shown);
+      const fs::path model = dir / "m.onnx";
+      fs::copy_file(entry.path(), model, fs::copy_options::overwrite_existing);
+      CHECK(outcome(model, npucc::Weights::all_in_table) ==
+            outcome(model, npucc::Weights::in_proto));
     }
   }
 }
