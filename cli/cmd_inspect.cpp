@@ -31,7 +31,7 @@ std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
                    "(If/Loop/Scan body) holding it; --keep-dtype takes these names");
   return [args] {
     if (args->nodes) {
-      const Model model = read_model(args->model);
+      const Model model = read_model_for_inspect(args->model);
       const std::vector<NodeSummary> nodes = list_nodes(model);
       std::cout << (args->json ? node_list_json(model.path, nodes) : node_list_text(nodes));
       return 0;

@@ -50,8 +50,10 @@ struct ExternalFile {
 // and `proto` stands alone. in_table (what compile uses): initializers of 16 KiB or
 // more stay outside the protobuf in `weights`, external data mapped rather than
 // copied (src/model/weight_store.h): their TensorProto holds name, type and dims, and
-// `proto` is only valid while the Model (its `weights`) lives.
-enum class Weights { in_proto, in_table };
+// `proto` is only valid while the Model (its `weights`) lives. all_in_table (what inspect
+// uses, which reads no tensor's values): the same for every large tensor, Constant values
+// and float32 float_data included.
+enum class Weights { in_proto, in_table, all_in_table };
 
 // A model read from disk.
 struct Model {

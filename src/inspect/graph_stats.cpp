@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
+#include "model/weight_store.h"
 #include "schemas/registry.h"
 
 #include <algorithm>
@@ -54,6 +55,14 @@ void add(Groups& groups, const std::string& source, int32_t data_type, uint64_t 
   group.bytes += bytes;
 }
 
+// The bytes a tensor of no fixed element size holds, wherever the reader left them.
+uint64_t held_bytes(const onnx::TensorProto& tensor) {
+  if (model::is_stored(tensor)) {
+    return model::raw_bytes(tensor)->size();
+  }
+  return model::stored_bytes(tensor);
+}
+
 void add_tensor(Groups& groups, const std::string& source, const onnx::TensorProto& tensor) {
   // The reader refused tensors whose dims overflow; value_or keeps this total anyway.
   uint64_t elements = model::element_count(tensor).value_or(0);
@@ -61,7 +70,7 @@ void add_tensor(Groups& groups, const std::string& source, const onnx::TensorPro
   // they are stored as raw bytes or one per int32_data entry.
   uint64_t bytes = model::element_bits(tensor.data_type()) != 0
                        ? model::bytes_for(tensor.data_type(), elements).value_or(UINT64_MAX)
-                       : model::stored_bytes(tensor);
+                       : held_bytes(tensor);
   add(groups, source, tensor.data_type(), elements, bytes);
 }
 

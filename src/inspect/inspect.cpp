@@ -1,5 +1,6 @@
 #include "npucc/inspect.h"
 
+#include "check/isolated_worker.h"
 #include "check/validate.h"
 #include "inspect/graph_stats.h"
 #include "model/shape_check.h"
@@ -146,7 +147,15 @@ InspectReport inspect_model(Model model, const InspectOptions& options) {
 }
 
 InspectReport inspect_model(const std::filesystem::path& path, const InspectOptions& options) {
-  return inspect_model(read_model(path, options.limits), options);
+  return inspect_model(read_model_for_inspect(path, options.limits), options);
+}
+
+Model read_model_for_inspect(const std::filesystem::path& path, const ReadLimits& limits) {
+  // The shape-inference worker is forked while this process is small, as compile does.
+  check::start_isolated_worker();
+  // Compile's reading: weights stay in the mapped files, which inspect only counts; Constant
+  // values and float_data too, which compile parses.
+  return read_model(path, limits, Weights::all_in_table);
 }
 
 } // namespace npucc

@@ -59,25 +59,28 @@ private:
 
 // The skeleton of the serialized ModelProto `file`, leaving out the raw_data of
 // initializers (in the main graph and in subgraphs, up to `max_nesting` levels) of
-// k_weight_store_threshold bytes or more. nullopt when the file does not have the plain
-// shape this walk follows (a malformed field, a group, a tensor with two raw_data fields,
-// deeper nesting): the caller then parses the whole file, and protobuf's and the reader's
-// own checks say what is wrong with it.
-std::optional<Skeleton> cut_embedded_weights(WireSource& file, int max_nesting);
+// k_weight_store_threshold bytes or more; with TableScope::every_tensor, of attribute
+// tensors (Constant values) too, and a float32 tensor's packed float_data (a float64's
+// double_data) when it is the tensor's only data and matches its dims: those bytes are
+// its raw data. nullopt when the file does not have the plain shape this walk follows (a
+// malformed field, a group, a tensor with two raw_data fields, deeper nesting): the caller
+// then parses the whole file, and protobuf's and the reader's own checks say what is wrong.
+std::optional<Skeleton> cut_embedded_weights(WireSource& file, int max_nesting,
+                                             TableScope scope = TableScope::initializers);
 
-// An initializer of the parsed skeleton whose raw_data was left out, and where it is.
+// A tensor of the parsed skeleton whose data was left out, and where it is.
 struct LeftOutWeight {
   onnx::TensorProto* tensor = nullptr;
   EmbeddedSlice slice;
 };
 
-// After the skeleton was parsed into `proto`: the marked initializers, their markers
+// After the skeleton was parsed into `proto`: the marked tensors, their markers
 // removed (the tensors then hold no data until adopt_left_out). Throws npucc::Error naming
 // `file_name` when a marker has gone astray (a bug).
 std::vector<LeftOutWeight> take_left_out(onnx::ModelProto& proto, const Skeleton& skeleton,
                                          const std::string& file_name);
 
-// Makes each left-out initializer a reference into `store` to its slice of `file`. Their
+// Makes each left-out tensor a reference into `store` to its slice of `file`. Their
 // sizes are checked by the reader first, as every tensor's are.
 void adopt_left_out(const std::vector<LeftOutWeight>& weights,
                     const std::shared_ptr<const util::MappedFile>& file, WeightStore& store);

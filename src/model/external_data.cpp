@@ -199,7 +199,7 @@ void read_pending(const Pending& item, bool to_store, WeightStore* store) {
 
 std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::path& model_path,
                                              const ReadLimits& limits, uint64_t already_loaded,
-                                             WeightStore* store) {
+                                             WeightStore* store, TableScope scope) {
   const std::unordered_set<const onnx::TensorProto*> initializers = initializers_of(proto);
   ExternalDataPlan plan(model_path, limits, already_loaded);
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
@@ -209,7 +209,8 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
   });
   std::map<std::string, ExternalFile> files;
   for (const auto& item : plan.pending()) {
-    read_pending(item, store != nullptr && initializers.count(item.tensor) != 0, store);
+    const bool in_scope = scope == TableScope::every_tensor || initializers.count(item.tensor) != 0;
+    read_pending(item, store != nullptr && in_scope, store);
     auto& file = files[item.path.string()];
     file.location = item.location;
     file.path = item.path;

@@ -83,10 +83,11 @@ std::string digest_of(const util::MappedFile& file,
   return util::sha256_of_fd(fd.get(), file.path()).sha256;
 }
 
-// The large initializers of a parsed skeleton become slices of the mapped file; the rest
-// as parse_model does.
+// The large tensors of a parsed skeleton become slices of the mapped file; the rest as
+// parse_model does.
 void finish_mapped(Model& model, const model::Skeleton& skeleton,
-                   const std::shared_ptr<const util::MappedFile>& file, const ReadLimits& limits) {
+                   const std::shared_ptr<const util::MappedFile>& file, const ReadLimits& limits,
+                   model::TableScope scope) {
   const std::string name = model.path.string();
   std::vector<model::LeftOutWeight> left_out = model::take_left_out(model.proto, skeleton, name);
   model::LeftOutBytes sizes;
@@ -96,7 +97,7 @@ void finish_mapped(Model& model, const model::Skeleton& skeleton,
   model::check_structure(model.proto, name, limits, sizes);
   model::WeightStore& store = model::ensure_weight_store(model);
   model.external_files =
-      model::load_external_data(model.proto, model.path, limits, model.file_bytes, &store);
+      model::load_external_data(model.proto, model.path, limits, model.file_bytes, &store, scope);
   model::adopt_left_out(left_out, file, store);
   store.adopt_initializers(*model.proto.mutable_graph());
 }
@@ -117,8 +118,9 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   }
   model::check_structure(model.proto, file, limits);
   model::WeightStore* store =
-      weights == Weights::in_table ? &model::ensure_weight_store(model) : nullptr;
-  model.external_files = model::load_external_data(model.proto, path, limits, bytes.size(), store);
+      weights != Weights::in_proto ? &model::ensure_weight_store(model) : nullptr;
+  model.external_files = model::load_external_data(model.proto, path, limits, bytes.size(), store,
+                                                   model::table_scope(weights));
   if (store != nullptr) {
     store->adopt_initializers(*model.proto.mutable_graph());
   }
@@ -126,8 +128,8 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
 }
 
 Model read_model(const fs::path& path, const ReadLimits& limits, Weights weights) {
-  if (weights == Weights::in_table) {
-    return model::read_mapped_model(path, limits, std::nullopt);
+  if (weights != Weights::in_proto) {
+    return model::read_mapped_model(path, limits, std::nullopt, model::table_scope(weights));
   }
   check_before_reading(path, limits);
   return parse_model(util::read_file(path), path, limits, weights);
@@ -135,8 +137,12 @@ Model read_model(const fs::path& path, const ReadLimits& limits, Weights weights
 
 namespace model {
 
+TableScope table_scope(Weights weights) {
+  return weights == Weights::all_in_table ? TableScope::every_tensor : TableScope::initializers;
+}
+
 Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
-                        const std::optional<PriorDigest>& prior) {
+                        const std::optional<PriorDigest>& prior, TableScope scope) {
   check_before_reading(path, limits);
   auto file = util::MappedFile::open(path);
   std::string_view bytes = file->bytes();
@@ -145,16 +151,18 @@ Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
   util::Fd fd = file->reopen();
   WireSource source(fd.get(), bytes.size());
   std::optional<Skeleton> skeleton =
-      fd.get() < 0 ? std::nullopt : cut_embedded_weights(source, limits.max_subgraph_depth);
+      fd.get() < 0 ? std::nullopt : cut_embedded_weights(source, limits.max_subgraph_depth, scope);
   Model model;
   if (!skeleton || !parse_bytes(skeleton->bytes, model.proto)) {
     // Not the plain shape the cut follows: the whole file, whose errors say what is wrong.
-    return parse_model(std::string(bytes), path, limits, Weights::in_table);
+    return parse_model(std::string(bytes), path, limits,
+                       scope == TableScope::every_tensor ? Weights::all_in_table
+                                                         : Weights::in_table);
   }
   model.path = path;
   model.file_bytes = bytes.size();
   model.sha256 = digest_of(*file, prior);
-  finish_mapped(model, *skeleton, file, limits);
+  finish_mapped(model, *skeleton, file, limits, scope);
   return model;
 }
 

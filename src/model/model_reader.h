@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/weight_store.h"
 #include "npucc/file_identity.h"
 #include "npucc/model.h"
 
@@ -16,9 +17,14 @@ struct PriorDigest {
 };
 
 // read_model(path, limits, Weights::in_table): the file is mapped and its large
-// initializers' bytes, embedded (embedded_weights.h) or external, stay in the mapping.
+// initializers' bytes (with TableScope::every_tensor, Weights::all_in_table, every large
+// tensor's), embedded (embedded_weights.h) or external, stay in the mapping.
 // `prior` spares hashing the file again when it still is the file that was hashed.
 Model read_mapped_model(const std::filesystem::path& path, const ReadLimits& limits,
-                        const std::optional<PriorDigest>& prior);
+                        const std::optional<PriorDigest>& prior,
+                        TableScope scope = TableScope::initializers);
+
+// The scope of the table `weights` asks for (in_proto: none, as initializers).
+TableScope table_scope(Weights weights);
 
 } // namespace npucc::model

@@ -23,6 +23,12 @@ namespace npucc::model {
 // arguments that shape inference reads) stay in raw_data.
 inline constexpr uint64_t k_weight_store_threshold = 16 * 1024;
 
+// Which tensors a reader puts in the table. Compile puts initializers' raw data there only
+// (the form its passes are written and tested for); inspect, which reads no tensor's
+// values, puts every large tensor there: Constant values too, and packed float_data or
+// double_data, which hold the same bytes raw_data would.
+enum class TableScope { initializers, every_tensor };
+
 // Owns the table entries it created; they are released with it. Held by a Model.
 class WeightStore {
 public:

@@ -61,6 +61,20 @@ onnx::ModelProto test_model() {
   return model;
 }
 
+// test_model() with an initializer held in float_data, as old TensorFlow exporters write
+// weights: "f", 8192 floats.
+onnx::ModelProto typed_model() {
+  onnx::ModelProto model = test_model();
+  auto* tensor = model.mutable_graph()->add_initializer();
+  tensor->set_name("f");
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  tensor->add_dims(8192);
+  for (int i = 0; i < 8192; ++i) {
+    tensor->add_float_data(static_cast<float>(i) * 0.125f);
+  }
+  return model;
+}
+
 // A length-delimited field: tag, length, bytes.
 std::string length_delimited(uint32_t field, const std::string& bytes) {
   std::string out;
@@ -141,14 +155,17 @@ TEST_SUITE("npucc::model::embedded_weights") {
   }
 
   TEST_CASE("every truncation of a model is refused or cut, never read past its end") {
-    const std::string file = test_model().SerializeAsString();
-    for (size_t size = 0; size < file.size(); size += 97) {
-      std::string cut = file.substr(0, size);
-      WireSource source(cut);
-      auto skeleton = cut_embedded_weights(source, 64);
-      if (skeleton) {
-        for (const auto& slice : skeleton->slices) {
-          CHECK(slice.offset + slice.length <= size);
+    const std::string file = typed_model().SerializeAsString();
+    for (auto scope :
+         {npucc::model::TableScope::initializers, npucc::model::TableScope::every_tensor}) {
+      for (size_t size = 0; size < file.size(); size += 97) {
+        std::string cut = file.substr(0, size);
+        WireSource source(cut);
+        auto skeleton = cut_embedded_weights(source, 64, scope);
+        if (skeleton) {
+          for (const auto& slice : skeleton->slices) {
+            CHECK(slice.offset + slice.length <= size);
+          }
         }
       }
     }
@@ -183,6 +200,70 @@ TEST_SUITE("npucc::model::embedded_weights") {
     };
     CHECK(message(npucc::Weights::in_table) == message(npucc::Weights::in_proto));
     CHECK(message(npucc::Weights::in_table).find("declares 32000 bytes of data but holds 32768") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("every_tensor also leaves out Constant values and float_data (their raw bytes)") {
+    const std::string file = typed_model().SerializeAsString();
+    WireSource source(file);
+    auto skeleton = cut_embedded_weights(source, 64, npucc::model::TableScope::every_tensor);
+    REQUIRE(skeleton);
+    CHECK(skeleton->slices.size() == 5); // w, s, v, the Constant's value and f
+    onnx::ModelProto back = restored(file, *skeleton);
+    CHECK(back.graph().node(1).attribute(0).t().raw_data() == floats(8192, 3.0f));
+    const auto& f = back.graph().initializer(3);
+    CHECK(f.float_data_size() == 0);
+    CHECK(f.raw_data() == floats(8192, 0.125f)); // packed float_data is raw little-endian
+    WireSource again(file);
+    CHECK(cut_embedded_weights(again, 64)->slices.size() == 3); // compile's scope: as before
+  }
+
+  TEST_CASE("float_data that does not match its tensor stays for the checks to judge") {
+    onnx::ModelProto model = typed_model();
+    auto* f = model.mutable_graph()->mutable_initializer(3);
+    SUBCASE("other dims") {
+      f->set_dims(0, 8000);
+    }
+    SUBCASE("another element type") {
+      f->set_data_type(onnx::TensorProto::DOUBLE);
+    }
+    SUBCASE("raw_data as well") {
+      f->set_raw_data(floats(8192, 1.0f));
+    }
+    const std::string file = model.SerializeAsString();
+    WireSource source(file);
+    auto skeleton = cut_embedded_weights(source, 64, npucc::model::TableScope::every_tensor);
+    REQUIRE(skeleton);
+    onnx::ModelProto back = restored(file, *skeleton);
+    CHECK(back.graph().initializer(3).float_data_size() == 8192);
+  }
+
+  TEST_CASE("all_in_table reads the same values as a full parse, and refuses what it refuses") {
+    fs::path path = npucc::test::temp_dir("embedded") / "m.onnx";
+    npucc::util::write_file_atomic(path, typed_model().SerializeAsString());
+    npucc::Model mapped = npucc::read_model(path, {}, npucc::Weights::all_in_table);
+    npucc::Model parsed = npucc::read_model(path, {}, npucc::Weights::in_proto);
+    const auto& f = mapped.proto.graph().initializer(3);
+    REQUIRE(npucc::model::mapped_slice(f));
+    const auto& want = parsed.proto.graph().initializer(3).float_data();
+    CHECK(*npucc::model::raw_bytes(f) ==
+          std::string_view(reinterpret_cast<const char*>(want.data()), want.size() * 4));
+    const auto& value = mapped.proto.graph().node(1).attribute(0).t();
+    REQUIRE(npucc::model::mapped_slice(value));
+    CHECK(*npucc::model::raw_bytes(value) == floats(8192, 3.0f));
+    onnx::ModelProto wrong = typed_model();
+    wrong.mutable_graph()->mutable_initializer(3)->set_dims(0, 8000);
+    npucc::util::write_file_atomic(path, wrong.SerializeAsString());
+    auto message = [&](npucc::Weights weights) {
+      try {
+        npucc::read_model(path, {}, weights);
+      } catch (const npucc::Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    CHECK(message(npucc::Weights::all_in_table) == message(npucc::Weights::in_proto));
+    CHECK(message(npucc::Weights::in_proto).find("declares 8000 elements but holds 8192") !=
           std::string::npos);
   }
 }
