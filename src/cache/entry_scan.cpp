@@ -26,7 +26,7 @@ namespace {
 
 using util::Fd;
 
-constexpr int k_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int k_entry_dir_flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 // Calls visit(name) for every name in the open folder `fd` but "." and "..", straight
 // from getdents64 (no DIR stream: opendir costs calls of its own). A read error ends the
@@ -123,7 +123,7 @@ Fd open_header_beneath(int shard_fd, const std::string& key) {
   if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) {
     return Fd(fd);
   }
-  Fd dir_fd(::openat(shard_fd, key.c_str(), k_dir_flags));
+  Fd dir_fd(::openat(shard_fd, key.c_str(), k_entry_dir_flags));
   return Fd(dir_fd.get() < 0 ? -1 : ::openat(dir_fd.get(), k_header_file, k_flags));
 }
 
@@ -221,7 +221,7 @@ bool judge_file(EntryInfo& info, const EntryFile& file, const struct stat* st) {
 
 std::vector<EntryShard> find_entry_shards(const fs::path& entries) {
   std::vector<EntryShard> shards;
-  Fd entries_fd(::open(entries.c_str(), k_dir_flags));
+  Fd entries_fd(::open(entries.c_str(), k_entry_dir_flags));
   if (entries_fd.get() < 0) {
     return shards;
   }
@@ -234,7 +234,7 @@ std::vector<EntryShard> find_entry_shards(const fs::path& entries) {
             [](const EntryShard& a, const EntryShard& b) { return a.name < b.name; });
   for (auto& shard : shards) {
     // O_NOFOLLOW: a planted link in entries/ is never listed through.
-    Fd shard_fd(::openat(entries_fd.get(), shard.name.c_str(), k_dir_flags));
+    Fd shard_fd(::openat(entries_fd.get(), shard.name.c_str(), k_entry_dir_flags));
     if (shard_fd.get() < 0) {
       continue;
     }
@@ -257,7 +257,7 @@ EntryInfo scan_entry(int at, const char* name, const fs::path& dir, const std::s
   EntryInfo info;
   info.key = key;
   // The folder itself: opened without following a link, its times from the open folder.
-  Fd dir_fd(::openat(at, name, k_dir_flags));
+  Fd dir_fd(::openat(at, name, k_entry_dir_flags));
   struct stat dir_stat {};
   if (dir_fd.get() >= 0 ? ::fstat(dir_fd.get(), &dir_stat) != 0
                         : ::fstatat(at, name, &dir_stat, AT_SYMLINK_NOFOLLOW) != 0) {

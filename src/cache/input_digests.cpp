@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_digest_magic = "npucc-input-digest 1";
-constexpr const char* k_mac_context = "npucc-input-digest";
+constexpr const char* k_digest_mac_context = "npucc-input-digest";
 constexpr uint64_t k_digest_file_limit = 4096;
 
 // Signed digests are shared by everyone holding the key; unsigned ones are each user's
@@ -44,7 +44,7 @@ std::string digest_text(const util::FileStamp& stamp, const std::string& sha256,
   std::string text = std::string(k_digest_magic) + "\nstamp " + util::stamp_text(stamp) +
                      "\nsha256 " + sha256 + "\nrecorded " + std::to_string(recorded_ns) + "\n";
   if (key) {
-    text += "hmac-sha256 " + record_mac(*key, k_mac_context, text) + "\n";
+    text += "hmac-sha256 " + record_mac(*key, k_digest_mac_context, text) + "\n";
   }
   return text;
 }
@@ -104,7 +104,7 @@ std::optional<DigestFile> read_digest_file(const fs::path& path) {
 std::string why_not_authentic(const DigestFile& file, const RecordedDigest& digest,
                               const std::optional<SigningKey>& key) {
   if (key) {
-    return record_mac_matches(*key, k_mac_context, digest.signed_text, digest.mac)
+    return record_mac_matches(*key, k_digest_mac_context, digest.signed_text, digest.mac)
                ? ""
                : "its recorded digest is not signed with the cache key (not used)";
   }
@@ -131,7 +131,7 @@ std::string input_digest_problem(const fs::path& path, const std::optional<Signi
   // An unsigned one is some user's own (a cache also used without the key): never used
   // with the key, and no damage. One that claims a MAC that does not check is forged.
   if (key && !digest->mac.empty() &&
-      !record_mac_matches(*key, k_mac_context, digest->signed_text, digest->mac)) {
+      !record_mac_matches(*key, k_digest_mac_context, digest->signed_text, digest->mac)) {
     return "an input digest whose signature does not check (forged, or signed with another "
            "key; never used)";
   }

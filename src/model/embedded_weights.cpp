@@ -1,4 +1,5 @@
 #include "model/embedded_weights.h"
+#include "model/onnx_fields.h"
 
 #include "model/graph_walk.h"
 #include "npucc/error.h"
@@ -12,22 +13,7 @@ namespace npucc::model {
 
 namespace {
 
-// ONNX's field numbers (onnx.proto) on the way from a model to its initializers' bytes.
-constexpr uint32_t k_model_graph = 7;
-constexpr uint32_t k_graph_node = 1;
-constexpr uint32_t k_graph_initializer = 5;
-constexpr uint32_t k_node_attribute = 5;
-constexpr uint32_t k_attribute_graph = 6;
-constexpr uint32_t k_attribute_graphs = 11;
-constexpr uint32_t k_attribute_t = 5;
-constexpr uint32_t k_attribute_tensors = 10;
-constexpr uint32_t k_tensor_dims = 1;
-constexpr uint32_t k_tensor_data_type = 2;
-constexpr uint32_t k_tensor_float_data = 4;
-constexpr uint32_t k_tensor_raw_data = 9;
-constexpr uint32_t k_tensor_double_data = 10;
-constexpr uint32_t k_tensor_external_data = 13;
-constexpr uint32_t k_tensor_data_location = 14;
+using namespace onnx_fields; // model/onnx_fields.h
 // A tensor's value fields: float, int32, string, int64, raw, double and uint64 data.
 constexpr uint32_t k_tensor_value_fields[] = {4, 5, 6, 7, 9, 10, 11};
 // The marker put in a left-out raw_data's place: a varint field no ONNX version defines,

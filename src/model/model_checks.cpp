@@ -21,12 +21,12 @@ namespace {
 // 20000-node graph would take hours, not seconds.
 void check_nesting(const onnx::GraphProto& root, const std::string& file,
                    const ReadLimits& limits) {
-  struct Pending {
+  struct PendingGraph {
     const onnx::GraphProto* graph;
     int depth;
     uint64_t outer_names;
   };
-  std::vector<Pending> stack{{&root, 0, 0}};
+  std::vector<PendingGraph> stack{{&root, 0, 0}};
   uint64_t scope_names = 0;
   uint64_t subgraphs = 0;
   while (!stack.empty()) {

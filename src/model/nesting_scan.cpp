@@ -1,4 +1,5 @@
 #include "model/nesting_scan.h"
+#include "model/onnx_fields.h"
 
 #include <vector>
 
@@ -6,14 +7,11 @@ namespace npucc::model {
 
 namespace {
 
-enum class Kind { model, graph, node, attribute };
+enum class ScanLevel { model, graph, node, attribute };
 
-// Field numbers from onnx.proto: the path a subgraph hangs from.
-constexpr uint64_t k_model_graph = 7;
-constexpr uint64_t k_graph_node = 1;
-constexpr uint64_t k_node_attribute = 5;
-constexpr uint64_t k_attribute_g = 6;
-constexpr uint64_t k_attribute_graphs = 11;
+// The path a subgraph hangs from: model.graph, graph.node, node.attribute, attribute.g
+// or attribute.graphs.
+using namespace onnx_fields;
 
 bool read_varint(std::string_view bytes, size_t& pos, size_t end, uint64_t& value) {
   value = 0;
@@ -29,14 +27,14 @@ bool read_varint(std::string_view bytes, size_t& pos, size_t end, uint64_t& valu
 
 struct Frame {
   size_t end;
-  Kind kind;
+  ScanLevel kind;
   int depth;
 };
 
 } // namespace
 
 int scan_subgraph_depth(std::string_view bytes, int stop_above) {
-  std::vector<Frame> stack{{bytes.size(), Kind::model, -1}};
+  std::vector<Frame> stack{{bytes.size(), ScanLevel::model, -1}};
   size_t pos = 0;
   int deepest = 0;
   while (!stack.empty()) {
@@ -75,18 +73,18 @@ int scan_subgraph_depth(std::string_view bytes, int stop_above) {
       return deepest;
     }
     bool message = (tag & 7) == 2;
-    Kind child = Kind::model;
+    ScanLevel child = ScanLevel::model;
     int depth = frame.depth;
-    if (message && frame.kind == Kind::model && field == k_model_graph) {
-      child = Kind::graph;
+    if (message && frame.kind == ScanLevel::model && field == k_model_graph) {
+      child = ScanLevel::graph;
       depth = 0;
-    } else if (message && frame.kind == Kind::graph && field == k_graph_node) {
-      child = Kind::node;
-    } else if (message && frame.kind == Kind::node && field == k_node_attribute) {
-      child = Kind::attribute;
-    } else if (message && frame.kind == Kind::attribute &&
-               (field == k_attribute_g || field == k_attribute_graphs)) {
-      child = Kind::graph;
+    } else if (message && frame.kind == ScanLevel::graph && field == k_graph_node) {
+      child = ScanLevel::node;
+    } else if (message && frame.kind == ScanLevel::node && field == k_node_attribute) {
+      child = ScanLevel::attribute;
+    } else if (message && frame.kind == ScanLevel::attribute &&
+               (field == k_attribute_graph || field == k_attribute_graphs)) {
+      child = ScanLevel::graph;
       depth = frame.depth + 1;
     } else {
       pos += length;

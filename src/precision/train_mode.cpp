@@ -71,7 +71,7 @@ const RatioRange& range_for(SwitchTrigger trigger) {
   return trigger == SwitchTrigger::step ? k_step_range : k_loss_range;
 }
 
-std::string quoted(std::string_view text) {
+std::string in_quotes(std::string_view text) {
   return "\"" + std::string(text) + "\"";
 }
 
@@ -81,7 +81,7 @@ std::string allowed_list(const std::vector<std::string>& values) {
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string match = util::closest_match(word, candidates);
-  return match.empty() ? std::string() : " (did you mean " + quoted(match) + "?)";
+  return match.empty() ? std::string() : " (did you mean " + in_quotes(match) + "?)";
 }
 
 bool has_whitespace(std::string_view text) {
@@ -144,7 +144,7 @@ double to_double(std::string_view decimal) {
 
 [[noreturn]] void fail(const std::string& text, const std::string& what,
                        const std::string& hint = {}) {
-  throw usage_error("accelerate_train_mode " + quoted(text) + ": " + what, hint);
+  throw usage_error("accelerate_train_mode " + in_quotes(text) + ": " + what, hint);
 }
 
 std::string field_label(size_t index) {
@@ -158,7 +158,7 @@ void reject_whitespace(const std::string& text, const std::vector<std::string>& 
   for (size_t i = 0; i < fields.size() && i < 3; ++i) {
     if (has_whitespace(fields[i])) {
       fail(text,
-           field_label(i) + " is " + quoted(fields[i]) +
+           field_label(i) + " is " + in_quotes(fields[i]) +
                ": whitespace is not allowed in accelerate_train_mode; allowed: " + allowed[i],
            "write it without spaces, e.g. \"fast|step|0.9\"");
     }
@@ -180,10 +180,10 @@ double parse_ratio(const std::string& text, const std::string& field, SwitchTrig
   }
   if (!is_plain_decimal(field)) {
     fail(text,
-         field_label(2) + " is " + quoted(field) + ": not a plain decimal number; " + allowed);
+         field_label(2) + " is " + in_quotes(field) + ": not a plain decimal number; " + allowed);
   }
   if (compare_decimal(field, range.min) < 0 || compare_decimal(field, range.max) > 0) {
-    fail(text, field_label(2) + " is " + quoted(field) + ": out of range; " + allowed);
+    fail(text, field_label(2) + " is " + in_quotes(field) + ": out of range; " + allowed);
   }
   return to_double(field);
 }
@@ -193,7 +193,7 @@ void check_known(const std::string& option, const std::string& value,
   if (value.empty() || index_of(valid, value) < valid.size()) {
     return;
   }
-  throw usage_error(option + " " + quoted(value) + " is not a valid value; valid values: " +
+  throw usage_error(option + " " + in_quotes(value) + " is not a valid value; valid values: " +
                     allowed_list(valid) + did_you_mean(value, valid));
 }
 
@@ -243,14 +243,14 @@ AccelerateTrainMode parse_accelerate_train_mode(const std::string& text) {
   AccelerateTrainMode mode;
   const size_t type = index_of(types(), fields[0]);
   if (type == types().size()) {
-    fail(text, field_label(0) + " is " + quoted(fields[0]) + "; allowed: " + allowed_list(types()) +
+    fail(text, field_label(0) + " is " + in_quotes(fields[0]) + "; allowed: " + allowed_list(types()) +
                    did_you_mean(fields[0], types()));
   }
   mode.low = type == 0 ? LowPrecision::float16 : LowPrecision::bfloat16;
 
   const size_t trigger = index_of(triggers(), fields[1]);
   if (trigger == triggers().size()) {
-    fail(text, field_label(1) + " is " + quoted(fields[1]) +
+    fail(text, field_label(1) + " is " + in_quotes(fields[1]) +
                    "; allowed: " + allowed_list(triggers()) + did_you_mean(fields[1], triggers()));
   }
   mode.trigger = trigger == 0 ? SwitchTrigger::step : SwitchTrigger::loss;
@@ -264,10 +264,10 @@ void validate_precision_options(const PrecisionOptions& options,
                                 const PrecisionOrigins& origins) {
   check_known("precision_mode", options.precision_mode, precision_modes());
   check_known("precision_mode_v2", options.precision_mode_v2, precision_modes_v2());
-  const std::string precision_mode = "precision_mode " + quoted(options.precision_mode) +
+  const std::string precision_mode = "precision_mode " + in_quotes(options.precision_mode) +
                                      from_source(origins.precision_mode);
   const std::string precision_mode_v2 = "precision_mode_v2 " +
-                                        quoted(options.precision_mode_v2) +
+                                        in_quotes(options.precision_mode_v2) +
                                         from_source(origins.precision_mode_v2);
   if (!options.precision_mode.empty() && !options.precision_mode_v2.empty()) {
     throw usage_error(precision_mode + " and " + precision_mode_v2 + " cannot be combined",
@@ -276,7 +276,7 @@ void validate_precision_options(const PrecisionOptions& options,
   if (!mode) {
     return;
   }
-  const std::string accelerate = "accelerate_train_mode " + quoted(mode->to_string()) +
+  const std::string accelerate = "accelerate_train_mode " + in_quotes(mode->to_string()) +
                                  from_source(origins.accelerate_train_mode);
   if (index_of(accelerate_precision_modes(), options.precision_mode) ==
       accelerate_precision_modes().size()) {
