@@ -140,7 +140,10 @@ void read_and_key(CachedRun& run) {
   run.model_sha256 = run.model.sha256;
   run.model_index = cache::serialize_model_index(run.model);
   run.uncacheable = find_uncacheable_op(run.model.proto);
-  if (!run.uncacheable && run.config.remote.url.empty()) {
+  // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
+  // that a hit runs none (the speculative first stage would run the check).
+  const bool checks_accuracy = run.options.check_accuracy || !run.options.accuracy_target.empty();
+  if (!run.uncacheable && run.config.remote.url.empty() && !checks_accuracy) {
     key_beside_compile(run);
   } else {
     run.key = compute_key(run.model, run.options, &run.digests);

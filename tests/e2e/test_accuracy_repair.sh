@@ -87,6 +87,12 @@ if "$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/sampl
   grep -q "cache: hit" "$out.2" || fail "overflow again: not a hit: $(cat "$out.2")"
   grep -q "accuracy: running" "$out.2" && fail "overflow again: ran the runtime on a hit"
   grep -q "kept float32: MatMul+Relu fc2, relu2" "$out.2" || fail "overflow again: report lost: $(cat "$out.2")"
+  # With --input-shape the key needs the model read first: still a hit that runs nothing (the
+  # compile's speculative first stage, which would run the check, waits for the key).
+  "$NPUCC" -v compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/samples" "${target[@]}" \
+    --emit-emulation --input-shape x:1,16 >"$out.3" 2>&1 || fail "overflow, shape given: $(cat "$out.3")"
+  grep -q "cache: hit" "$out.3" || fail "overflow, shape given: not a hit: $(cat "$out.3")"
+  grep -q "accuracy: running" "$out.3" && fail "overflow, shape given: ran the runtime on a hit"
   # Another target is another key, and cache explain names it.
   "$NPUCC" cache explain "$overflow" "${fast[@]}" --sample-inputs "$m/samples" \
     --accuracy-target 'cosine>=0.99' >"$out.explain" 2>&1
