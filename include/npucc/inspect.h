@@ -89,6 +89,12 @@ struct InspectReport {
   std::vector<InputShape> input_shapes; // the --input-shape values applied for the plan
   MemoryPlan memory_plan;               // of the main graph after best-effort shape inference
 
+  // A low or emulation graph of an npucc output folder whose compile checked its accuracy
+  // (--check-accuracy, --accuracy-target): the report as the compile printed it, and the
+  // manifest's "accuracy" object as JSON text. Empty otherwise.
+  std::vector<std::string> accuracy_lines;
+  std::string accuracy_json;
+
   uint64_t parameter_elements() const;
   uint64_t parameter_bytes() const;
 };

@@ -2,6 +2,7 @@
 
 #include "check/isolated_worker.h"
 #include "check/validate.h"
+#include "inspect/compiled_output.h"
 #include "inspect/graph_stats.h"
 #include "model/shape_check.h"
 #include "model/tensor_info.h"
@@ -133,6 +134,11 @@ InspectReport inspect_model(Model model, const InspectOptions& options) {
     report.outputs.push_back(summarise_value(output));
   }
   report.unregistered_ops = inspect::find_unregistered_ops(proto);
+  const auto compiled = inspect::compiled_graph(model.path);
+  report.accuracy_lines = inspect::accuracy_lines(compiled);
+  if (!report.accuracy_lines.empty()) {
+    report.accuracy_json = compiled.manifest.at("accuracy").dump();
+  }
   report.input_shapes = options.input_shapes;
   try {
     report.memory_plan = plan_for(model, options);

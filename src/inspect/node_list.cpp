@@ -4,6 +4,7 @@
 // it is inlined here (a false positive, as in precision/report.cpp).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "check/validate.h"
+#include "inspect/compiled_output.h"
 #include "inspect/graph_stats.h"
 #include "util/text_table.h"
 #include "model/graph_walk.h"
@@ -110,23 +111,11 @@ nlohmann::ordered_json values_json(const std::vector<NodeSummary::Value>& values
 // its role's report (precision_report for low and emulation graphs, high_precision_report
 // for a high graph that has one), or null.
 nlohmann::json compiled_precisions(const std::filesystem::path& model) {
-  try {
-    auto manifest = nlohmann::json::parse(util::read_file(model.parent_path() / "manifest.json"));
-    if (manifest.value("format", "") != "npucc-manifest") {
-      return nullptr;
-    }
-    for (const auto& graph : manifest.at("graphs")) {
-      if (graph.value("file", "") != model.filename().string()) {
-        continue;
-      }
-      const char* key = graph.value("role", "") == "high" ? "high_precision_report"
-                                                          : "precision_report";
-      if (manifest.contains(key) && manifest.at(key).contains("node_precisions")) {
-        return manifest.at(key).at("node_precisions");
-      }
-    }
-  } catch (const std::exception&) {
-    // no manifest beside it, or not one of ours: a model like any other
+  const auto graph = inspect::compiled_graph(model);
+  const char* key = graph.role == "high" ? "high_precision_report" : "precision_report";
+  if (graph.manifest.is_object() && graph.manifest.contains(key) &&
+      graph.manifest.at(key).is_object() && graph.manifest.at(key).contains("node_precisions")) {
+    return graph.manifest.at(key).at("node_precisions");
   }
   return nullptr;
 }

@@ -123,6 +123,9 @@ std::string inspect_report_json(const InspectReport& report) {
       {"input_shapes", shapes},
       {"memory_plan", compiler::memory_plan_json(report.memory_plan, false)},
   };
+  if (!report.accuracy_json.empty()) {
+    out["accuracy"] = json::parse(report.accuracy_json);
+  }
   // Names come from the model and need not be UTF-8; never fail on them.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

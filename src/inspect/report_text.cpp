@@ -121,10 +121,23 @@ std::string memory_plan_text(const InspectReport& report) {
 
 } // namespace
 
+namespace {
+
+// The compile's accuracy report, as it printed it (from the manifest beside the graph).
+std::string accuracy_text(const InspectReport& report) {
+  std::string out;
+  for (const auto& line : report.accuracy_lines) {
+    out += line + "\n";
+  }
+  return out.empty() ? out : "\n" + out;
+}
+
+} // namespace
+
 std::string inspect_report_text(const InspectReport& report) {
   return header_text(report) + "\n" + ops_text(report) + "\n" + parameters_text(report) + "\n" +
          values_text("inputs", report.inputs) + values_text("outputs", report.outputs) + "\n" +
-         unregistered_text(report) + memory_plan_text(report);
+         unregistered_text(report) + memory_plan_text(report) + accuracy_text(report);
 }
 
 } // namespace npucc

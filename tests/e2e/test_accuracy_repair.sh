@@ -62,6 +62,18 @@ if "$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/sampl
     fail "overflow: the summary does not name fc2 with its effect: $(cat "$out.stdout")"
   "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-manifest "$out/manifest.json" ||
     fail "overflow: the manifest does not match its schema"
+  # inspect of the output's low graph shows the report the compile printed, and its JSON.
+  "$NPUCC" inspect "$out/low.onnx" >"$out.inspect" 2>&1 || fail "inspect: $(cat "$out.inspect")"
+  grep -q "kept float32: MatMul+Relu fc2, relu2 (returned alone" "$out.inspect" ||
+    fail "inspect does not show the accuracy report: $(cat "$out.inspect")"
+  "$NPUCC" inspect "$out/low.onnx" --json >"$out.inspect.json" 2>&1 || fail "inspect --json failed"
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-inspect "$out.inspect.json" ||
+    fail "inspect --json does not match its schema"
+  json_file_has() { "$PY" -c "import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if $2 else 1)" "$1"; }
+  json_file_has "$out.inspect.json" "a['accuracy']['kept_float32'] == ['fc2', 'fc3', 'relu2']" ||
+    fail "inspect --json lacks the accuracy object"
+  "$NPUCC" inspect "$out/high.onnx" >"$out.inspect.high" 2>&1
+  grep -q "target cosine" "$out.inspect.high" && fail "inspect shows the accuracy report on the high graph"
   # The oracle recomputes the repaired emulation's figures (within 1e-5 of npucc's), which
   # meet the target: no non-finite value, cosine >= 0.999.
   node "$ORACLE" "$out" "$m/samples" >"$out.oracle" 2>&1 ||
