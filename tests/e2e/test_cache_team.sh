@@ -32,9 +32,9 @@
 # 4 forged manifest widens deletions        4      FAIL user's notes.txt deleted   pass
 # 5 held lock/stats stalls a compile        5a     FAIL stalled (timeout 20 s)     pass
 # 5 held lock/cleanup stalls purge          5b     FAIL stalled (timeout 20 s)     pass
-# 2 purge: tmp/ swapped for a link          2a     FAIL race, try 3 of 300         pass (+30 race tries)
-# 2 eviction: entries/<kk> swapped          2b     FAIL race, try 11 of 300        pass (+30 race tries)
-# 2 verify --fix: models/<kk> swapped       2c     FAIL race, try 15 of 300        pass (+30 race tries)
+# 2 purge: tmp/ swapped for a link          2a     FAIL race, try 3 of 300         pass (+100 race tries)
+# 2 eviction: entries/<kk> swapped          2b     FAIL race, try 11 of 300        pass (+100 race tries)
+# 2 verify --fix: models/<kk> swapped       2c     FAIL race, try 15 of 300        pass (+100 race tries)
 # 6 models file keep_dtype = /abs/key       6a     FAIL key's contents printed     pass
 # 6 models file keep_dtype = ../key         6b     FAIL key's contents printed     pass
 # 6 models file keep_dtype = link out       6c     FAIL key's contents printed     pass
