@@ -102,6 +102,20 @@ onnx::ModelProto restored(const std::string& file, const npucc::model::Skeleton&
 
 } // namespace
 
+namespace {
+
+// What reading `path` with `weights` throws ("no error" when it reads).
+std::string read_error(const fs::path& path, npucc::Weights weights) {
+  try {
+    npucc::read_model(path, {}, weights);
+  } catch (const npucc::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
 TEST_SUITE("npucc::model::embedded_weights") {
   TEST_CASE("the skeleton leaves out exactly the large initializers, at any depth") {
     const std::string file = test_model().SerializeAsString();
@@ -190,14 +204,7 @@ TEST_SUITE("npucc::model::embedded_weights") {
     model.mutable_graph()->mutable_initializer(0)->set_dims(0, 8000);
     fs::path path = npucc::test::temp_dir("embedded") / "m.onnx";
     npucc::util::write_file_atomic(path, model.SerializeAsString());
-    auto message = [&](npucc::Weights weights) {
-      try {
-        npucc::read_model(path, {}, weights);
-      } catch (const npucc::Error& e) {
-        return std::string(e.what());
-      }
-      return std::string("no error");
-    };
+    auto message = [&](npucc::Weights weights) { return read_error(path, weights); };
     CHECK(message(npucc::Weights::in_table) == message(npucc::Weights::in_proto));
     CHECK(message(npucc::Weights::in_table).find("declares 32000 bytes of data but holds 32768") !=
           std::string::npos);
@@ -254,14 +261,7 @@ TEST_SUITE("npucc::model::embedded_weights") {
     onnx::ModelProto wrong = typed_model();
     wrong.mutable_graph()->mutable_initializer(3)->set_dims(0, 8000);
     npucc::util::write_file_atomic(path, wrong.SerializeAsString());
-    auto message = [&](npucc::Weights weights) {
-      try {
-        npucc::read_model(path, {}, weights);
-      } catch (const npucc::Error& e) {
-        return std::string(e.what());
-      }
-      return std::string("no error");
-    };
+    auto message = [&](npucc::Weights weights) { return read_error(path, weights); };
     CHECK(message(npucc::Weights::all_in_table) == message(npucc::Weights::in_proto));
     CHECK(message(npucc::Weights::in_proto).find("declares 8000 elements but holds 8192") !=
           std::string::npos);

@@ -7,16 +7,26 @@
 namespace fs = std::filesystem;
 using namespace npucc::pipeline;
 
+namespace {
+
+// A one-Relu model written to a new temporary folder: its path, and its bytes in `bytes`.
+fs::path relu_model(const char* folder, std::string& bytes) {
+  auto proto = npucc::test::parse_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) { y = Relu(x) }
+  )");
+  proto.SerializeToString(&bytes);
+  fs::path path = npucc::test::temp_dir(folder) / "m.onnx";
+  npucc::util::write_file_atomic(path, bytes);
+  return path;
+}
+
+} // namespace
+
 TEST_SUITE("npucc::pipeline::CacheKey") {
   TEST_CASE("the parse-free identity gives the same key as the parsed model") {
-    auto proto = npucc::test::parse_text_model(R"(
-      <ir_version: 8, opset_import: ["" : 17]>
-      g (float[2] x) => (float[2] y) { y = Relu(x) }
-    )");
     std::string bytes;
-    proto.SerializeToString(&bytes);
-    fs::path path = npucc::test::temp_dir("key") / "m.onnx";
-    npucc::util::write_file_atomic(path, bytes);
+    const fs::path path = relu_model("key", bytes);
     npucc::Model model = npucc::read_model(path);
     npucc::CompileOptions options;
     options.model_path = path;
@@ -47,14 +57,8 @@ TEST_SUITE("npucc::pipeline::CacheKey") {
   }
 
   TEST_CASE("the schedule and a declared input shape leave the key alone, on every path") {
-    auto proto = npucc::test::parse_text_model(R"(
-      <ir_version: 8, opset_import: ["" : 17]>
-      g (float[2] x) => (float[2] y) { y = Relu(x) }
-    )");
     std::string bytes;
-    proto.SerializeToString(&bytes);
-    fs::path path = npucc::test::temp_dir("key-schedule") / "m.onnx";
-    npucc::util::write_file_atomic(path, bytes);
+    const fs::path path = relu_model("key-schedule", bytes);
     npucc::Model model = npucc::read_model(path);
     npucc::CompileOptions options;
     options.model_path = path;
