@@ -31,6 +31,9 @@ class CompileResult:
         reason: why the cache answered as it did ("new key", "materialised by hard link").
         manifest: manifest.json as a dict (schema in npucc-compile(1)).
         manifest_path: where manifest.json is.
+        accuracy: the accuracy report as a dict (the manifest's "accuracy": per output
+            cosine, errors and non-finite count; with accuracy_target the target and the
+            nodes a repair kept float32), None when no check ran.
     """
 
     graphs: Dict[str, pathlib.Path]
@@ -40,6 +43,10 @@ class CompileResult:
     reason: str
     manifest: Dict[str, Any]
     manifest_path: pathlib.Path
+
+    @property
+    def accuracy(self) -> Optional[Dict[str, Any]]:
+        return self.manifest.get("accuracy")
 
 
 # The type of each option (the library's option table: _npucc.compile_option_types()).
