@@ -77,6 +77,9 @@ void print_populate_text(const PopulateSummary& summary, const GlobalOptions& gl
                 << util::printable(item.detail) << "\n";
     }
   }
+  if (!summary.cache_made.empty()) {
+    std::cout << "cache: " << util::printable(summary.cache_made) << "\n";
+  }
   if (summary.invalidated > 0) {
     std::cout << "invalidated " << summary.invalidated << " entries of other compiler versions\n";
   }

@@ -20,4 +20,11 @@ std::string HelpFormatter::make_option_name(const CLI::Option* option, bool is_p
   return util::join(names, ",");
 }
 
+std::string HelpFormatter::make_usage(const CLI::App* app, std::string name) const {
+  for (const auto& alias : app->get_aliases()) {
+    name += "|" + alias;
+  }
+  return CLI::Formatter::make_usage(app, name);
+}
+
 } // namespace npucc::cli

@@ -234,6 +234,9 @@ struct PopulateSummary {
   std::vector<PopulateItem> items;  // in input order; with a shard, its models only
   std::optional<PopulateShard> shard;
   size_t models_total = 0; // every model given, this shard's and the others'
+  // "made DIR an npucc cache (the folder was empty)" when populate made the cache folder
+  // one, as a compile does; empty otherwise.
+  std::string cache_made;
 };
 
 // Called in the calling process after each model, in completion order. With jobs > 1 the

@@ -150,7 +150,11 @@ PopulateSummary populate_cache(const CacheConfig& config, const PopulateOptions&
   PopulateSummary summary;
   std::vector<PopulateModel> models = models_to_compile(options, summary);
   util::set_interrupt_progress(0, models.size());
+  const std::string before = pipeline::unmade_cache_folder(config.dir);
   cache::LocalStorage storage = open_for_populate(config);
+  if (!before.empty()) {
+    summary.cache_made = "made " + storage.root().string() + " an npucc cache (the folder " + before + ")";
+  }
   if (options.invalidate_first == InvalidateFirst::yes) {
     cache::InvalidateReport invalidated = storage.invalidate({}, cache::DryRun::no);
     summary.invalidated = invalidated.removed.size();

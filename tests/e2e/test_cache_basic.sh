@@ -37,6 +37,12 @@ contains "$WORK/out" "cache: made $E2 an npucc cache (the folder was empty)"
 E3="$WORK/populate_dir"; mkdir "$E3"
 expect_status 0 "$NPUCC" cache populate "$TESTDATA/models/ppocr_cls.onnx" --cache-dir "$E3"
 contains "$WORK/out" "populate: 1 compiled"
+contains "$WORK/out" "cache: made $E3 an npucc cache (the folder was empty)"
+expect_status 0 "$NPUCC" cache populate "$TESTDATA/models/ppocr_cls.onnx" --cache-dir "$E3"
+grep -q "made .* an npucc cache" "$WORK/out" && fail "the second populate says it made the cache again"
+# clean is purge's alias: its help says so rather than naming only purge.
+expect_status 0 "$NPUCC" cache clean --help
+contains "$WORK/out" "Usage: npucc cache purge|clean "
 # A missing folder is still refused, with a way on that works; so is a folder of other files.
 expect_status 1 "$NPUCC" cache ls --cache-dir "$WORK/nosuch"
 contains "$WORK/err" "$WORK/nosuch: the cache folder (--cache-dir) does not exist"
