@@ -10,7 +10,6 @@
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
 #include "npucc/inspect.h"
-#include "util/file_io.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

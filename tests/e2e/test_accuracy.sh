@@ -7,40 +7,7 @@
 # float16, none in bfloat16, none on random inputs. Bad samples, a missing runtime and a
 # compile without a low graph are one line, a non-zero exit and no output folder.
 set -uo pipefail
-: "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
-PY=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export XDG_CACHE_HOME="$work/cache-home"
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-# json FILE EXPR: a Python expression over the manifest's accuracy object `a` (and `m`).
-json() {
-  "$PY" -c "import json,sys; m=json.load(open(sys.argv[1])); a=m.get('accuracy', {}); assert $2, $2" "$1" \
-    2>/dev/null
-}
-
-# expect_error NAME STATUS TEXT ARGS...: exit STATUS, one line on stderr holding TEXT, no
-# output folder.
-expect_error() {
-  local name=$1 status_wanted=$2 text=$3
-  shift 3
-  local out="$work/err-$name" status=0
-  "$NPUCC" compile -o "$out" "$@" >"$out.stdout" 2>"$out.stderr" || status=$?
-  if [ "$status" != "$status_wanted" ]; then
-    fail "$name: exit status $status, expected $status_wanted ($(cat "$out.stderr"))"
-  elif ! grep -qF -- "$text" "$out.stderr"; then
-    fail "$name: message lacks '$text': $(cat "$out.stderr")"
-  elif [ "$(wc -l <"$out.stderr")" != 1 ]; then
-    fail "$name: $(wc -l <"$out.stderr") lines on stderr: $(cat "$out.stderr")"
-  elif [ -e "$out" ]; then
-    fail "$name: output folder left behind"
-  fi
-}
+source "$(dirname "$0")/accuracy_common.sh"
 
 m="$work/m"
 "$PY" "$SOURCE_DIR/tests/tools/make_accuracy_models.py" "$m" || { echo "FAIL: generator"; exit 1; }

@@ -8,36 +8,8 @@
 # outputs are still ~1e5; rescale (Mul by 1e-6) is where they are small again, and it writes
 # the graph output, which stays float32 anyway; fc1+relu1 (|h| ~ 4e3) stays float16.
 set -uo pipefail
-: "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
-PY=/usr/bin/python3
+source "$(dirname "$0")/accuracy_common.sh"
 ORACLE="$SOURCE_DIR/tests/oracle/accuracy_check.js"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export XDG_CACHE_HOME="$work/cache-home"
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-json() {
-  "$PY" -c "import json,sys; m=json.load(open(sys.argv[1])); a=m.get('accuracy', {}); assert $2, $2" "$1" \
-    2>/dev/null
-}
-expect_error() {
-  local name=$1 status_wanted=$2 text=$3
-  shift 3
-  local out="$work/err-$name" status=0
-  "$NPUCC" compile -o "$out" "$@" >"$out.stdout" 2>"$out.stderr" || status=$?
-  if [ "$status" != "$status_wanted" ]; then
-    fail "$name: exit status $status, expected $status_wanted ($(cat "$out.stderr"))"
-  elif ! grep -qF -- "$text" "$out.stderr"; then
-    fail "$name: message lacks '$text': $(cat "$out.stderr")"
-  elif [ "$(wc -l <"$out.stderr")" != 1 ]; then
-    fail "$name: $(wc -l <"$out.stderr") lines on stderr: $(cat "$out.stderr")"
-  elif [ -e "$out" ]; then
-    fail "$name: output folder left behind"
-  fi
-}
 [ -d "$SOURCE_DIR/tests/oracle/node_modules/onnxruntime-node" ] ||
   fail "tests/oracle/node_modules is missing: run scripts/install-deps"
 
