@@ -158,7 +158,9 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
     // A setting's check (read_table) resolves the value against the folder itself.
     return config::is_setting(row) ? entry.value : file.string();
   }
-  if (row.value == config::OptionValueType::paths && !entry.value.empty() &&
+  const bool paths = row.value == config::OptionValueType::paths ||
+                     row.value == config::OptionValueType::samples;
+  if (paths && !entry.value.empty() &&
       fs::path(entry.value).is_relative()) {
     return (models.dir / entry.value).string();
   }

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _npucc
+from . import _npucc, _samples
 from ._errors import NpuccWarning
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -65,6 +65,7 @@ _ANNOTATIONS = {
     "names": "Union[str, Sequence[str], None]",
     "shapes": "Union[str, Mapping[str, Sequence[int]], None]",
     "paths": "Union[PathLike, Sequence[PathLike], None]",
+    "samples": "Union[PathLike, Mapping[str, Any], Sequence[Union[PathLike, Mapping[str, Any]]], None]",
     "text": "Optional[str]",
 }
 
@@ -97,7 +98,7 @@ def option_values(given: Dict[str, Any]) -> List[Tuple[str, str]]:
     for name, value in given.items():
         if value is None:
             continue
-        many = _TYPES.get(name) == "paths" and not isinstance(value, (str, os.PathLike))
+        many = _TYPES.get(name) in ("paths", "samples") and not isinstance(value, (str, os.PathLike))
         for item in value if many and isinstance(value, Sequence) else [value]:
             pairs.append((name.replace("_", "-"), _text(name, item)))
     return pairs
@@ -135,7 +136,8 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     given, so the NPUCC_* variables, config.toml and an options file apply as they do for
     the CLI. Flags take True/False (False also overrides a variable that sets one); paths
     take str or os.PathLike; input_shape also takes {"x": [1, 3, 224, 224]}, passes a list,
-    accelerate_train_mode an AccelerateTrainMode.
+    accelerate_train_mode an AccelerateTrainMode, sample_inputs a set of arrays
+    ({"x": array}) or a list of sets and paths.
 
     With accelerate_train_mode the output holds high.onnx and low.onnx (result.graphs).
     A bad option value raises npucc.UsageError (a ValueError), a failed compile
@@ -145,7 +147,8 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     # Binding raises TypeError for a keyword that is no option, as a def would.
     given = _SIGNATURE.bind(model, output, **options).arguments
     given = {name: value for name, value in given.items() if name not in ("model", "output")}
-    done = _npucc.compile(os.fspath(model), os.fspath(output), option_values(given), warn)
+    with _samples.written(given) as given:
+        done = _npucc.compile(os.fspath(model), os.fspath(output), option_values(given), warn)
     manifest_path = pathlib.Path(done["manifest_path"])
     with open(manifest_path, encoding="utf-8") as file:
         manifest = json.load(file)

@@ -38,18 +38,6 @@ bool send_fields(int fd, const std::vector<std::string>& fields) {
   return util::send_all(fd, util::encode_fields(fields));
 }
 
-// One message of `count` fields; false when the peer is gone first. Throws npucc::Error
-// on a malformed message.
-bool receive_fields(int fd, size_t count, std::vector<std::string>& fields) {
-  std::string buffer;
-  while (!util::decode_fields(buffer, count, fields)) {
-    if (!util::receive_some(fd, buffer)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The model without its large raw data, which stays here (moved out for the
 // serialisation and put back). Sparse tensors keep theirs: the checker reads their indices.
 std::string serialise_request_model(onnx::ModelProto& model) {
@@ -91,7 +79,7 @@ bool ends_worker(IsolatedRequest request, const std::string& reply) {
     std::string reply;
     auto kind = IsolatedRequest::check;
     try {
-      if (!receive_fields(fd, 3, request)) {
+      if (!util::receive_message(fd, 3, request)) {
         ::_exit(0); // the parent is gone or done
       }
       if (request[0].size() != 1) {
@@ -256,7 +244,7 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
   std::vector<std::string> reply;
   bool received = false;
   try {
-    received = receive_fields(g_worker.fd, 1, reply) && !reply[0].empty();
+    received = util::receive_message(g_worker.fd, 1, reply) && !reply[0].empty();
   } catch (const Error&) {
     received = false; // a garbled reply: as from a worker that died
   }

@@ -261,7 +261,7 @@ const std::vector<OptionRow>& option_table() {
                    "test_data_set_*/input_*.pb, a .npz, or a folder of .npy files named after "
                    "the inputs (default: random inputs from a fixed seed)",
                    apply_sample_inputs),
-            OptionValueType::paths),
+            OptionValueType::samples),
       option("accuracy-target", Group::compile, Arity::repeated,
              "bounds every output must meet on every sample, e.g. "
              "'cosine>=0.9995,nonfinite<=0' (implies --check-accuracy; repeatable): a low graph "
@@ -433,6 +433,8 @@ std::string value_type_name(const OptionRow& row) {
     return "shapes";
   case OptionValueType::paths:
     return "paths";
+  case OptionValueType::samples:
+    return "samples";
   case OptionValueType::text:
     break;
   }

@@ -37,6 +37,7 @@ enum class OptionValueType {
   names,      // NAME,NAME,... (Python also takes a sequence)
   shapes,     // NAME:D0,D1;... (Python also takes {NAME: [D0, D1]})
   paths,      // a repeated option's files (Python also takes a sequence)
+  samples,    // --sample-inputs: paths as `paths` (Python also takes arrays, {NAME: array})
 };
 
 // The sets of options a command registers (cli::add_table_options), each in table order.

@@ -26,6 +26,17 @@ public:
                                      const std::vector<TensorSet>& inputs,
                                      const std::vector<std::string>& outputs) = 0;
 
+  // Runs each graph (what, serialised model) on every input set: result[g][set]. A pool
+  // runs them at once, one graph per process, so each graph's session is made once (run()
+  // instead shares one graph's sets out, which makes a session per process).
+  struct Graph {
+    std::string what;
+    std::string model;
+  };
+  virtual std::vector<std::vector<TensorSet>> run_each(const std::vector<Graph>& graphs,
+                                                       const std::vector<TensorSet>& inputs,
+                                                       const std::vector<std::string>& outputs);
+
   // Starts again a runtime a crash stopped; run() would, but a pool calls this first from
   // its own thread, since forking while other threads run is unsafe.
   virtual void restart_if_stopped() {}

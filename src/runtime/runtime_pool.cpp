@@ -9,18 +9,14 @@
 namespace npucc::runtime {
 
 namespace detail {
-std::unique_ptr<GraphRuntime> start_runtime_process(); // runtime_process.cpp
+std::vector<std::unique_ptr<GraphRuntime>> start_runtime_processes(size_t count); // runtime_process.cpp
 } // namespace detail
 
 namespace {
 
 class RuntimePool : public GraphRuntime {
 public:
-  explicit RuntimePool(size_t processes) {
-    for (size_t i = 0; i < processes; ++i) {
-      m_members.push_back(detail::start_runtime_process());
-    }
-  }
+  explicit RuntimePool(size_t processes) : m_members(detail::start_runtime_processes(processes)) {}
 
   std::string version() override { return m_members.front()->version(); }
 
@@ -45,6 +41,23 @@ public:
     return out;
   }
 
+  std::vector<std::vector<TensorSet>> run_each(const std::vector<Graph>& graphs,
+                                               const std::vector<TensorSet>& inputs,
+                                               const std::vector<std::string>& outputs) override {
+    if (graphs.size() < 2) {
+      return GraphRuntime::run_each(graphs, inputs, outputs);
+    }
+    restart_if_stopped();
+    const size_t used = std::min(m_members.size(), graphs.size());
+    std::vector<std::vector<TensorSet>> results(graphs.size());
+    util::parallel_for(used, [&](size_t m) {
+      for (size_t g = m; g < graphs.size(); g += used) {
+        results[g] = m_members[m]->run(graphs[g].what, graphs[g].model, inputs, outputs);
+      }
+    });
+    return results;
+  }
+
   void restart_if_stopped() override {
     for (auto& member : m_members) {
       member->restart_if_stopped();
@@ -57,9 +70,19 @@ private:
 
 } // namespace
 
+std::vector<std::vector<TensorSet>> GraphRuntime::run_each(const std::vector<Graph>& graphs,
+                                                           const std::vector<TensorSet>& inputs,
+                                                           const std::vector<std::string>& outputs) {
+  std::vector<std::vector<TensorSet>> results;
+  for (const auto& graph : graphs) {
+    results.push_back(run(graph.what, graph.model, inputs, outputs));
+  }
+  return results;
+}
+
 std::unique_ptr<GraphRuntime> start_runtime(size_t processes) {
   if (processes <= 1) {
-    return detail::start_runtime_process();
+    return std::move(detail::start_runtime_processes(1).front());
   }
   return std::make_unique<RuntimePool>(processes);
 }

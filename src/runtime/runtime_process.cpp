@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <string_view>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -26,16 +27,6 @@ namespace {
 // Messages are util::encode_fields lists: a request {what, model, inputs, output names
 // (one per line)}, a reply {"0" + payload} or {"1" + error line}; the first reply, unasked,
 // says whether the runtime loaded ("0" + its version).
-bool receive(int fd, size_t count, std::vector<std::string>& fields) {
-  std::string buffer;
-  while (!util::decode_fields(buffer, count, fields)) {
-    if (!util::receive_some(fd, buffer)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string answer(detail::OrtRunner& ort, const std::vector<std::string>& request) {
   std::vector<std::string> outputs;
   if (!request[3].empty()) {
@@ -60,7 +51,7 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string>& reque
     std::vector<std::string> request;
     std::string reply;
     try {
-      if (!receive(fd, 4, request)) {
+      if (!util::receive_message(fd, 4, request)) {
         ::_exit(0); // the parent is done with this runtime
       }
       reply = answer(*ort, request);
@@ -99,7 +90,8 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string>& reque
 
 class RuntimeProcess : public GraphRuntime {
 public:
-  RuntimeProcess() { start(); }
+  // Forks the child; await_loaded() then waits for it to load the library.
+  RuntimeProcess() { launch(); }
   ~RuntimeProcess() override { stop(); }
   RuntimeProcess(const RuntimeProcess&) = delete;
   RuntimeProcess& operator=(const RuntimeProcess&) = delete;
@@ -112,6 +104,9 @@ public:
     }
   }
 
+  // Throws npucc::Error in one line when the child could not load ONNX Runtime.
+  void await_loaded();
+
   std::vector<TensorSet> run(const std::string& what, const std::string& model,
                              const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs) override {
@@ -122,9 +117,17 @@ public:
     for (const auto& name : outputs) {
       names += (names.empty() ? "" : "\n") + name;
     }
+    // Written field by field: the graph is copied once, into the request.
+    const std::string sets = encode_sets(inputs);
+    std::string request;
+    request.reserve(what.size() + model.size() + sets.size() + names.size() + 4 * 21);
+    for (std::string_view field : {std::string_view(what), std::string_view(model),
+                                   std::string_view(sets), std::string_view(names)}) {
+      util::append_field(request, field);
+    }
     std::vector<std::string> reply;
-    if (!util::send_all(m_fd, util::encode_fields({what, model, encode_sets(inputs), names})) ||
-        !receive(m_fd, 1, reply) || reply[0].empty()) {
+    if (!util::send_all(m_fd, request) ||
+        !util::receive_message(m_fd, 1, reply) || reply[0].empty()) {
       throw crashed(what);
     }
     if (reply[0][0] != '0') {
@@ -134,7 +137,11 @@ public:
   }
 
 private:
-  void start();
+  void start() {
+    launch();
+    await_loaded();
+  }
+  void launch();
   // Closes the socket (the child's loop ends) and waits for the child; its wait status.
   int stop();
   Error crashed(const std::string& what) {
@@ -150,7 +157,7 @@ private:
   std::string m_version;
 };
 
-void RuntimeProcess::start() {
+void RuntimeProcess::launch() {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     throw Error(std::string("runtime: cannot create a socket: ") + std::strerror(errno));
@@ -171,8 +178,11 @@ void RuntimeProcess::start() {
   m_pid = child;
   m_fd = fds[0];
   util::watch_child(child);
+}
+
+void RuntimeProcess::await_loaded() {
   std::vector<std::string> hello;
-  if (!receive(m_fd, 1, hello) || hello[0].empty()) {
+  if (!util::receive_message(m_fd, 1, hello) || hello[0].empty()) {
     int status = stop();
     throw Error("ONNX Runtime " + util::describe_wait_status(status) + " while loading");
   }
@@ -200,7 +210,19 @@ int RuntimeProcess::stop() {
 } // namespace
 
 namespace detail {
-std::unique_ptr<GraphRuntime> start_runtime_process() { return std::make_unique<RuntimeProcess>(); }
+// All forked first, then each awaited: the children load the library at the same time.
+std::vector<std::unique_ptr<GraphRuntime>> start_runtime_processes(size_t count) {
+  std::vector<std::unique_ptr<RuntimeProcess>> started;
+  for (size_t i = 0; i < count; ++i) {
+    started.push_back(std::make_unique<RuntimeProcess>());
+  }
+  std::vector<std::unique_ptr<GraphRuntime>> loaded;
+  for (auto& process : started) {
+    process->await_loaded();
+    loaded.push_back(std::move(process));
+  }
+  return loaded;
+}
 } // namespace detail
 
 } // namespace npucc::runtime

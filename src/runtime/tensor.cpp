@@ -99,29 +99,35 @@ std::string describe(int32_t type, const std::vector<int64_t>& shape) {
 // Fields: the number of sets, then per set its tensor count and per tensor its name, type,
 // dims and bytes.
 std::string encode_sets(const std::vector<TensorSet>& sets) {
-  std::vector<std::string> fields{std::to_string(sets.size())};
+  std::string out;
+  size_t size = 64;
   for (const auto& set : sets) {
-    fields.push_back(std::to_string(set.size()));
     for (const auto& tensor : set) {
-      fields.insert(fields.end(), {tensor.name, std::to_string(tensor.type),
-                                   join_dims(tensor.shape), tensor.bytes});
+      size += tensor.name.size() + tensor.bytes.size() + 32 * (tensor.shape.size() + 4);
     }
   }
-  std::string out;
-  for (const auto& field : fields) {
-    out += util::encode_fields({field});
+  out.reserve(size); // one allocation: an input set is megabytes
+  util::append_field(out, std::to_string(sets.size()));
+  for (const auto& set : sets) {
+    util::append_field(out, std::to_string(set.size()));
+    for (const auto& tensor : set) {
+      util::append_field(out, tensor.name);
+      util::append_field(out, std::to_string(tensor.type));
+      util::append_field(out, join_dims(tensor.shape));
+      util::append_field(out, tensor.bytes);
+    }
   }
   return out;
 }
 
 std::vector<TensorSet> decode_sets(const std::string& bytes) {
-  std::string buffer = bytes;
+  size_t at = 0;
   auto next = [&]() {
-    std::vector<std::string> one;
-    if (!util::decode_fields(buffer, 1, one)) {
+    std::string field;
+    if (!util::next_field(bytes, at, field)) {
       throw Error("runtime: a tensor did not arrive intact");
     }
-    return std::move(one[0]);
+    return field;
   };
   std::vector<TensorSet> sets(static_cast<size_t>(parse_number(next())));
   for (auto& set : sets) {
@@ -133,7 +139,7 @@ std::vector<TensorSet> decode_sets(const std::string& bytes) {
       tensor.bytes = next();
     }
   }
-  if (!buffer.empty()) {
+  if (at != bytes.size()) {
     throw Error("runtime: a tensor did not arrive intact");
   }
   return sets;

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <utility>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -24,13 +26,16 @@ bool send_all(int fd, const std::string& data) {
 }
 
 bool receive_some(int fd, std::string& buffer) {
-  char chunk[1 << 14];
-  ssize_t n = retry_on_eintr([&] { return ::recv(fd, chunk, sizeof(chunk), 0); });
-  if (n <= 0) {
-    return false;
-  }
-  buffer.append(chunk, static_cast<size_t>(n));
-  return true;
+  // Straight into the buffer's end: into the room a caller reserved for a message whose
+  // length it knows, else in large reads (a graph of tens of MB crosses in a few hundred).
+  constexpr size_t k_read = 1 << 18;
+  const size_t had = buffer.size();
+  const size_t room = buffer.capacity() - had;
+  const size_t want = room >= 4096 ? room : k_read;
+  buffer.resize(had + want);
+  ssize_t n = retry_on_eintr([&] { return ::recv(fd, buffer.data() + had, want, 0); });
+  buffer.resize(had + (n > 0 ? static_cast<size_t>(n) : 0));
+  return n > 0;
 }
 
 std::string describe_wait_status(int status) {
@@ -48,36 +53,106 @@ std::string describe_wait_status(int status) {
 
 std::string encode_fields(const std::vector<std::string>& fields) {
   std::string out;
+  size_t size = 0;
   for (const auto& field : fields) {
-    out += std::to_string(field.size()) + ":" + field;
+    size += field.size() + 21; // the header: at most 20 digits and a colon
+  }
+  out.reserve(size); // one allocation: a request carries a whole graph
+  for (const auto& field : fields) {
+    append_field(out, field);
   }
   return out;
 }
 
-bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& fields) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (out.size() < count) {
-    size_t colon = buffer.find(':', at);
-    if (colon == std::string::npos) {
-      if (buffer.size() - at > 20) {
-        throw Error("a field length is not a number");
-      }
-      return false;
-    }
-    if (colon == at || colon - at > 19 || buffer.find_first_not_of("0123456789", at) < colon) {
+namespace {
+
+// The length in the header at `at` ("<decimal length>:"), and where its bytes start; nullopt
+// while the header is incomplete.
+std::optional<std::pair<size_t, size_t>> field_header(const std::string& buffer, size_t at) {
+  size_t colon = buffer.find(':', at);
+  if (colon == std::string::npos) {
+    if (buffer.size() - at > 20) {
       throw Error("a field length is not a number");
     }
-    size_t length = std::stoull(buffer.substr(at, colon - at));
-    if (buffer.size() - colon - 1 < length) {
-      return false;
-    }
-    out.push_back(buffer.substr(colon + 1, length));
-    at = colon + 1 + length;
+    return std::nullopt;
   }
-  buffer.erase(0, at);
+  if (colon == at || colon - at > 19 || buffer.find_first_not_of("0123456789", at) < colon) {
+    throw Error("a field length is not a number");
+  }
+  return std::pair(static_cast<size_t>(std::stoull(buffer.substr(at, colon - at))), colon + 1);
+}
+
+// How many bytes the message of `count` fields at the front of `buffer` is known to take:
+// up to the end of the last field whose header has arrived. `complete` says whether all of
+// it is there. Copies nothing: a caller that receives a large message in pieces asks after
+// each piece, and only the complete message is copied out.
+size_t message_extent(const std::string& buffer, size_t count, bool& complete) {
+  size_t at = 0;
+  complete = false;
+  for (size_t i = 0; i < count; ++i) {
+    const auto header = field_header(buffer, at);
+    if (!header) {
+      return at;
+    }
+    at = header->second + header->first;
+    if (buffer.size() < at) {
+      return at;
+    }
+  }
+  complete = true;
+  return at;
+}
+
+} // namespace
+
+void append_field(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out += field;
+}
+
+bool next_field(const std::string& buffer, size_t& at, std::string& field) {
+  const auto header = field_header(buffer, at);
+  if (!header || buffer.size() - header->second < header->first) {
+    return false;
+  }
+  field.assign(buffer, header->second, header->first);
+  at = header->second + header->first;
+  return true;
+}
+
+bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& fields) {
+  bool complete = false;
+  const size_t end = message_extent(buffer, count, complete);
+  if (!complete) {
+    return false;
+  }
+  std::vector<std::string> out(count);
+  size_t at = 0;
+  for (auto& field : out) {
+    next_field(buffer, at, field);
+  }
+  buffer.erase(0, end);
   fields = std::move(out);
   return true;
+}
+
+
+bool receive_message(int fd, size_t count, std::vector<std::string>& fields) {
+  std::string buffer;
+  for (;;) {
+    bool complete = false;
+    const size_t known = message_extent(buffer, count, complete);
+    if (complete) {
+      return decode_fields(buffer, count, fields);
+    }
+    // One allocation for a large field once its length is known, not a doubling series:
+    // each fresh page costs a fault, and a graph is tens of MB.
+    buffer.reserve(known);
+    if (!receive_some(fd, buffer)) {
+      return false;
+    }
+  }
 }
 
 } // namespace npucc::util

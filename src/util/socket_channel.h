@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 // A socket between npucc and a worker process it forked: `cache populate`'s compile
@@ -21,5 +22,14 @@ std::string encode_fields(const std::vector<std::string>& fields);
 // Takes one message of `count` fields off the front of `buffer`; false while it is
 // incomplete. Throws npucc::Error on a malformed buffer.
 bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& fields);
+// Receives one message of `count` fields (the whole of what the peer sent, as
+// request-reply channels have it); false when the peer is gone first. Throws npucc::Error
+// on a malformed message.
+bool receive_message(int fd, size_t count, std::vector<std::string>& fields);
+// Appends one field to `out`, as encode_fields writes it.
+void append_field(std::string& out, std::string_view field);
+// Reads the field at `at` of a complete message (moving `at` past it); false when none is
+// there whole. Throws npucc::Error on a malformed header.
+bool next_field(const std::string& buffer, size_t& at, std::string& field);
 
 } // namespace npucc::util

@@ -85,6 +85,42 @@ else
   fail "overflow: compile failed: $(cat "$out.stderr")"
 fi
 
+# `cache populate --models`: per-model samples and targets, the samples' folder relative to
+# the models file. The repaired entry is then a hit for compile with the same options, and
+# the checked-only entry (other samples, no target) is another entry.
+cache="$work/populate-cache"
+cat >"$m/models.toml" <<'TOML'
+[[model]]
+path = "overflow.onnx"
+accelerate_train_mode = "fast|step|0.9"
+sample_inputs = "samples"
+accuracy_target = ["cosine>=0.999", "nonfinite<=0"]
+
+[[model]]
+path = "overflow.onnx"
+accelerate_train_mode = "fast|step|0.9"
+sample_inputs = ["npy"]
+TOML
+mkdir "$cache"
+if (cd "$work" && "$NPUCC" cache populate --models "$m/models.toml" --cache-dir "$cache" --json \
+  >"$work/populate.json" 2>"$work/populate.err"); then
+  "$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r['compiled'] == 2 else 1)" \
+    "$work/populate.json" 2>/dev/null || fail "populate --models: $(cat "$work/populate.json")"
+  "$NPUCC" -v compile "$overflow" -o "$work/from-populate" "${fast[@]}" --sample-inputs "$m/samples" \
+    "${target[@]}" --cache-dir "$cache" >"$work/from-populate.out" 2>&1 ||
+    fail "compile after populate: $(cat "$work/from-populate.out")"
+  grep -q "cache: hit" "$work/from-populate.out" || fail "populate --models: the repaired entry is not a hit"
+  grep -q "accuracy: running" "$work/from-populate.out" && fail "populate --models: a hit ran the runtime"
+  json "$work/from-populate/manifest.json" "a['kept_float32'] == ['fc2', 'fc3', 'relu2']" ||
+    fail "populate --models: the entry lacks the repair"
+  "$NPUCC" compile "$overflow" -o "$work/from-populate-npy" "${fast[@]}" --sample-inputs "$m/npy" \
+    --cache-dir "$cache" >"$work/from-populate-npy.out" 2>&1 || fail "compile --sample-inputs npy after populate"
+  json "$work/from-populate-npy/manifest.json" "a['inputs'] == 'samples' and a['samples'] == 1 and 'kept_float32' not in a" ||
+    fail "populate --models: the npy entry: $(cat "$work/from-populate-npy/manifest.json")"
+else
+  fail "populate --models: $(cat "$work/populate.err")"
+fi
+
 # Met as compiled: no repair, an empty kept_float32.
 out="$work/met"
 "$NPUCC" compile "$overflow" -o "$out" --accelerate-train-mode 'fast1|step|0.9' \

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sys/socket.h>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -114,6 +115,28 @@ TEST_SUITE("npucc::populate_workers") {
       buffer = std::string(40, '7');
       CHECK_THROWS_AS(npucc::util::decode_fields(buffer, 1, fields), npucc::Error);
     }
+  }
+
+  TEST_CASE("receive_message takes one large message arriving in pieces") {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+    std::string large(3 << 20, '\0');
+    for (size_t i = 0; i < large.size(); ++i) {
+      large[i] = static_cast<char>(i * 7);
+    }
+    std::thread sender([&] {
+      npucc::util::send_all(fds[0], npucc::util::encode_fields({"what", large, ""}));
+      ::close(fds[0]);
+    });
+    std::vector<std::string> fields;
+    CHECK(npucc::util::receive_message(fds[1], 3, fields));
+    sender.join();
+    REQUIRE(fields.size() == 3);
+    CHECK(fields[0] == "what");
+    CHECK(fields[1] == large);
+    CHECK(fields[2].empty());
+    CHECK_FALSE(npucc::util::receive_message(fds[1], 1, fields)); // the peer is gone
+    ::close(fds[1]);
   }
 
   TEST_CASE("models are compiled in worker processes, each once") {

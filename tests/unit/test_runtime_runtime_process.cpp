@@ -82,4 +82,33 @@ TEST_SUITE("npucc::runtime::runtime_pool") {
     CHECK_THROWS_WITH_AS(pool->run("the bad graph", model_bytes("NoSuchOp"), inputs, {"y"}),
                          doctest::Contains("the bad graph: ONNX Runtime"), Error);
   }
+
+  TEST_CASE("run_each runs several graphs on every set, one graph per process, in order") {
+    for (size_t processes : {1, 2}) {
+      std::unique_ptr<runtime::GraphRuntime> pool;
+      try {
+        pool = runtime::start_runtime(processes);
+      } catch (const Error&) {
+        return; // built without ONNX Runtime
+      }
+      const std::vector<runtime::TensorSet> inputs{{floats({1, -1})}, {floats({4, 0})}};
+      auto out = pool->run_each({{"add", model_bytes("Add")}, {"mul", model_bytes("Mul")},
+                                 {"sub", model_bytes("Sub")}},
+                                inputs, {"y"});
+      REQUIRE(out.size() == 3);
+      const float expected[3][2][2] = {{{2, -2}, {8, 0}}, {{1, 1}, {16, 0}}, {{0, 0}, {0, 0}}};
+      for (size_t g = 0; g < 3; ++g) {
+        REQUIRE(out[g].size() == 2);
+        for (size_t set = 0; set < 2; ++set) {
+          float y[2];
+          std::memcpy(y, out[g][set][0].bytes.data(), 8);
+          CHECK(y[0] == expected[g][set][0]);
+          CHECK(y[1] == expected[g][set][1]);
+        }
+      }
+      CHECK_THROWS_WITH_AS(pool->run_each({{"good", model_bytes()}, {"the bad graph", model_bytes("NoSuchOp")}},
+                                          inputs, {"y"}),
+                           doctest::Contains("the bad graph: ONNX Runtime"), Error);
+    }
+  }
 }
