@@ -5,8 +5,9 @@
  *   ort_floor LIBRARY THREADS GRAPH_A GRAPH_B SET...
  *
  * SET is one input set: NAME:D0,D1,...:FILE[;NAME:...:FILE], each FILE the raw little-endian
- * float32 values of that input. THREADS is the intra-op thread count (1 is what npucc's
- * runtime process uses; 0 is ONNX Runtime's default). Prints "floor_seconds S": the wall
+ * float32 values of that input. THREADS is the intra-op thread count: 1 with the settings
+ * of npucc's runtime process (sequential, deterministic kernels, no spinning), 0 for ONNX
+ * Runtime's defaults. Prints "floor_seconds S": the wall
  * time from the first session's creation to the last run's end. Loading the library and
  * reading the input files are not counted, which makes the floor lower, not higher. */
 #include <dlfcn.h>
@@ -102,9 +103,8 @@ static OrtSession* open_session(OrtEnv* env, const char* path, int threads) {
     check(g_api->SetIntraOpNumThreads(options, threads), "threads");
     check(g_api->SetInterOpNumThreads(options, 1), "threads");
     check(g_api->SetSessionExecutionMode(options, ORT_SEQUENTIAL), "sequential");
-    if (getenv("FLOOR_DETERMINISTIC") != NULL) {
-      check(g_api->SetDeterministicCompute(options, 1), "deterministic");
-    }
+    check(g_api->SetDeterministicCompute(options, 1), "deterministic");
+    check(g_api->AddSessionConfigEntry(options, "session.intra_op.allow_spinning", "0"), "spinning");
   }
   check(g_api->SetSessionGraphOptimizationLevel(options, ORT_ENABLE_BASIC), "optimisation level");
   OrtSession* session = NULL;
