@@ -4,59 +4,11 @@
 
 #include "accuracy/check.h"
 
-#include "model/graph_walk.h"
-#include "model/weight_store.h"
-#include "npucc/error.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 
 namespace npucc::accuracy {
-
-std::string serialise_for_runtime(const onnx::ModelProto& model) {
-  onnx::ModelProto copy = model;
-  model::for_each_tensor(*copy.mutable_graph(), [](onnx::TensorProto& tensor) {
-    if (model::is_stored(tensor)) {
-      model::materialize(tensor);
-    }
-  });
-  if (copy.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-    throw Error("--check-accuracy: the graph with its weights is over 2 GiB, which npucc does "
-                "not yet hand to ONNX Runtime");
-  }
-  std::string bytes;
-  if (!copy.SerializeToString(&bytes)) {
-    throw Error("--check-accuracy: cannot serialise the graph for ONNX Runtime");
-  }
-  return bytes;
-}
-
-AccuracyReport check_accuracy(runtime::GraphRuntime& runtime, const onnx::ModelProto& high,
-                              const onnx::ModelProto& emulation, const std::string& emulates,
-                              const Samples& samples) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> outputs;
-  for (const auto& output : high.graph().output()) {
-    outputs.push_back(output.name());
-  }
-  const auto reference =
-      runtime.run("the high graph", serialise_for_runtime(high), samples.sets, outputs);
-  const auto low = runtime.run("the emulation of the low graph", serialise_for_runtime(emulation),
-                               samples.sets, outputs);
-  AccuracyReport report;
-  report.inputs = samples.origin;
-  report.samples = static_cast<int64_t>(samples.sets.size());
-  report.compared = "emulation";
-  report.emulates = emulates;
-  report.runtime = runtime.version();
-  report.runs = 2 * report.samples;
-  report.outputs = compare_sets(outputs, reference, low);
-  report.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return report;
-}
 
 std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,
                                         const std::vector<runtime::TensorSet>& high,

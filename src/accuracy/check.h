@@ -28,16 +28,6 @@ struct AccuracyReport {
   std::vector<OutputMetrics> outputs;
 };
 
-// The model as a runtime reads it: serialised whole, with every weight npucc keeps outside
-// the protobuf (model/weight_store.h) put back. Throws npucc::Error past protobuf's 2 GiB.
-std::string serialise_for_runtime(const onnx::ModelProto& model);
-
-// Runs `high` and `emulation` on every set of `samples` and compares every output of
-// `high`. Throws npucc::Error in one line when either graph fails to run.
-AccuracyReport check_accuracy(runtime::GraphRuntime& runtime, const onnx::ModelProto& high,
-                              const onnx::ModelProto& emulation, const std::string& emulates,
-                              const Samples& samples);
-
 // Each output of `names` over every sample: the high graph's outputs against the low side's
 // (both as GraphRuntime::run returns them), merged over the samples.
 std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,

@@ -4,6 +4,7 @@
 #include "accuracy/samples.h"
 #include "accuracy/target.h"
 #include "compiler/accuracy_repair.h"
+#include "compiler/runtime_graph_file.h"
 #include "npucc/error.h"
 #include "util/parallel.h"
 #include "runtime/runtime.h"
@@ -65,17 +66,20 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const auto sets = static_cast<int64_t>(samples.sets.size());
   // Both graphs at once, one per runtime process: a session each, as ONNX Runtime alone
   // would make.
-  auto first = runtime->run_each(
-      {{"the high graph", accuracy::serialise_for_runtime(high->model)},
-       {"the emulation of the low graph", accuracy::serialise_for_runtime(emulation_of(variants))}},
-      samples.sets, outputs);
+  onnx::ModelProto high_model = high->model;
+  onnx::ModelProto emulation = emulation_of(variants);
+  const RuntimeGraphFile high_file(high_model);
+  const RuntimeGraphFile emulation_file(emulation);
+  auto first = runtime->run_each({{"the high graph", high_file.source()},
+                                  {"the emulation of the low graph", emulation_file.source()}},
+                                 samples.sets, outputs);
   const std::vector<runtime::TensorSet> reference = std::move(first[0]);
   auto metrics = accuracy::compare_sets(outputs, reference, first[1]);
   auto run_low = [&](const char* what) {
-    return accuracy::compare_sets(
-        outputs, reference,
-        runtime->run(what, accuracy::serialise_for_runtime(emulation_of(variants)), samples.sets,
-                     outputs));
+    onnx::ModelProto repaired = emulation_of(variants);
+    const RuntimeGraphFile file(repaired);
+    return accuracy::compare_sets(outputs, reference,
+                                  runtime->run(what, file.source(), samples.sets, outputs));
   };
 
   accuracy::AccuracyReport report;

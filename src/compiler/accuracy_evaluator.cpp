@@ -1,6 +1,7 @@
 #include "compiler/accuracy_evaluator.h"
 
 #include "accuracy/check.h"
+#include "compiler/runtime_graph_file.h"
 
 #include <algorithm>
 
@@ -16,9 +17,9 @@ const Metrics& Evaluator::evaluate(std::vector<size_t> kept) {
   for (size_t index : kept) {
     nodes.insert(nodes.end(), m_units[index].nodes.begin(), m_units[index].nodes.end());
   }
-  const auto emulation = emulation_of(m_in.rebuild(nodes));
-  const auto low = m_in.runtime.run("the emulation of a repaired low graph",
-                                    accuracy::serialise_for_runtime(emulation),
+  auto emulation = emulation_of(m_in.rebuild(nodes));
+  const RuntimeGraphFile file(emulation);
+  const auto low = m_in.runtime.run("the emulation of a repaired low graph", file.source(),
                                     m_in.samples.sets, m_in.outputs);
   m_runs += static_cast<int64_t>(m_in.samples.sets.size());
   ++m_evaluations;

@@ -32,7 +32,8 @@ OrtRunner::OrtRunner() {
 }
 OrtRunner::~OrtRunner() = default;
 std::string OrtRunner::version() const { return {}; }
-std::vector<TensorSet> OrtRunner::run(const std::string&, const std::vector<TensorSet>&,
+std::vector<TensorSet> OrtRunner::run(std::string_view, const std::string&,
+                                      const std::vector<TensorSet>&,
                                       const std::vector<std::string>&) {
   return {};
 }
@@ -211,7 +212,7 @@ Tensor OrtRunner::State::output_tensor(const std::string& name, OrtValue* value)
   return tensor;
 }
 
-std::vector<TensorSet> OrtRunner::run(const std::string& model,
+std::vector<TensorSet> OrtRunner::run(std::string_view model, const std::string& file,
                                       const std::vector<TensorSet>& inputs,
                                       const std::vector<std::string>& outputs) {
   const State& ort = *m_state;
@@ -221,8 +222,10 @@ std::vector<TensorSet> OrtRunner::run(const std::string& model,
   ort.configure(options.pointer);
   Owned<OrtSession> session;
   session.release = ort.api->ReleaseSession;
-  ort.check(ort.api->CreateSessionFromArray(ort.env, model.data(), model.size(),
-                                            options.pointer, &session.pointer),
+  ort.check(file.empty() ? ort.api->CreateSessionFromArray(ort.env, model.data(), model.size(),
+                                                           options.pointer, &session.pointer)
+                         : ort.api->CreateSession(ort.env, file.c_str(), options.pointer,
+                                                  &session.pointer),
             "loading the graph");
   std::vector<const char*> output_names;
   for (const auto& name : outputs) {

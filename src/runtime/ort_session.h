@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // ONNX Runtime's C API, used inside the runtime process only (runtime_process.cpp): npucc
@@ -20,7 +21,9 @@ public:
   OrtRunner& operator=(const OrtRunner&) = delete;
 
   std::string version() const;
-  std::vector<TensorSet> run(const std::string& model, const std::vector<TensorSet>& inputs,
+  // The graph is `model` (serialised) or, when `file` is not empty, that file.
+  std::vector<TensorSet> run(std::string_view model, const std::string& file,
+                             const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs);
 
 private:

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 // Running a graph: npucc's floor under accuracy checks (accuracy/). A graph is an ONNX
@@ -12,6 +13,21 @@
 // (runtime_process.cpp): a crash of the runtime is one error line, not npucc's death.
 namespace npucc::runtime {
 
+// A graph to run: a serialised ModelProto (its weights inside), or an .onnx file ONNX
+// Runtime reads itself (its external data beside it). A file spares a large graph the trip
+// through npucc's channel: no serialised copy in npucc, none in the runtime's process
+// before ONNX Runtime's own, and no 2 GiB limit.
+struct GraphSource {
+  GraphSource(std::string serialised) : bytes(std::move(serialised)) {} // NOLINT: implicit
+  static GraphSource in_file(std::string path) {
+    GraphSource source{std::string()};
+    source.file = std::move(path);
+    return source;
+  }
+  std::string bytes;
+  std::string file; // used when not empty
+};
+
 class GraphRuntime {
 public:
   virtual ~GraphRuntime() = default;
@@ -19,19 +35,19 @@ public:
   // The runtime's name and version ("ONNX Runtime 1.30.0"): part of what a result depends on.
   virtual std::string version() = 0;
 
-  // Runs `model` (serialised ModelProto) once per input set; the outputs named `outputs`,
-  // in that order, per set. `what` names the graph in messages ("the emulation graph").
-  // Throws npucc::Error with the runtime's message in one line.
-  virtual std::vector<TensorSet> run(const std::string& what, const std::string& model,
+  // Runs `graph` once per input set; the outputs named `outputs`, in that order, per set.
+  // `what` names the graph in messages ("the emulation graph"). Throws npucc::Error with
+  // the runtime's message in one line.
+  virtual std::vector<TensorSet> run(const std::string& what, const GraphSource& graph,
                                      const std::vector<TensorSet>& inputs,
                                      const std::vector<std::string>& outputs) = 0;
 
-  // Runs each graph (what, serialised model) on every input set: result[g][set]. A pool
+  // Runs each graph on every input set: result[g][set]. A pool
   // runs them at once, one graph per process, so each graph's session is made once (run()
   // instead shares one graph's sets out, which makes a session per process).
   struct Graph {
     std::string what;
-    std::string model;
+    GraphSource source;
   };
   virtual std::vector<std::vector<TensorSet>> run_each(const std::vector<Graph>& graphs,
                                                        const std::vector<TensorSet>& inputs,

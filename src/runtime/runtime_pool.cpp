@@ -20,7 +20,7 @@ public:
 
   std::string version() override { return m_members.front()->version(); }
 
-  std::vector<TensorSet> run(const std::string& what, const std::string& model,
+  std::vector<TensorSet> run(const std::string& what, const GraphSource& graph,
                              const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs) override {
     const size_t used = std::max<size_t>(1, std::min(m_members.size(), inputs.size()));
@@ -32,7 +32,7 @@ public:
     util::parallel_for(used, [&](size_t m) {
       const auto first = inputs.begin() + static_cast<std::ptrdiff_t>(m * inputs.size() / used);
       const auto last = inputs.begin() + static_cast<std::ptrdiff_t>((m + 1) * inputs.size() / used);
-      results[m] = m_members[m]->run(what, model, {first, last}, outputs);
+      results[m] = m_members[m]->run(what, graph, {first, last}, outputs);
     });
     std::vector<TensorSet> out;
     for (auto& part : results) {
@@ -52,7 +52,7 @@ public:
     std::vector<std::vector<TensorSet>> results(graphs.size());
     util::parallel_for(used, [&](size_t m) {
       for (size_t g = m; g < graphs.size(); g += used) {
-        results[g] = m_members[m]->run(graphs[g].what, graphs[g].model, inputs, outputs);
+        results[g] = m_members[m]->run(graphs[g].what, graphs[g].source, inputs, outputs);
       }
     });
     return results;
@@ -75,7 +75,7 @@ std::vector<std::vector<TensorSet>> GraphRuntime::run_each(const std::vector<Gra
                                                            const std::vector<std::string>& outputs) {
   std::vector<std::vector<TensorSet>> results;
   for (const auto& graph : graphs) {
-    results.push_back(run(graph.what, graph.model, inputs, outputs));
+    results.push_back(run(graph.what, graph.source, inputs, outputs));
   }
   return results;
 }

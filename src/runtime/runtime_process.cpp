@@ -24,15 +24,18 @@ namespace npucc::runtime {
 
 namespace {
 
-// Messages are util::encode_fields lists: a request {what, model, inputs, output names
-// (one per line)}, a reply {"0" + payload} or {"1" + error line}; the first reply, unasked,
+// Messages are util::encode_fields lists: a request {what, "b" (a serialised model follows)
+// or "f" (a file's path follows), the model or path, inputs, output names (one per line)}, a reply {"0" + payload} or {"1" + error line}; the first reply, unasked,
 // says whether the runtime loaded ("0" + its version).
-std::string answer(detail::OrtRunner& ort, const std::vector<std::string>& request) {
+std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& request) {
   std::vector<std::string> outputs;
-  if (!request[3].empty()) {
-    outputs = util::split(request[3], '\n');
+  if (!request[4].empty()) {
+    outputs = util::split(std::string(request[4]), '\n');
   }
-  return "0" + encode_sets(ort.run(request[1], decode_sets(request[2]), outputs));
+  const bool in_file = request[1] == "f";
+  return "0" + encode_sets(ort.run(in_file ? std::string_view() : request[2],
+                                   in_file ? std::string(request[2]) : std::string(),
+                                   decode_sets(request[3]), outputs));
 }
 
 [[noreturn]] void serve(int fd) {
@@ -47,11 +50,12 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string>& reque
   if (!util::send_all(fd, util::encode_fields({hello})) || !ort) {
     ::_exit(0);
   }
+  std::string buffer; // the request: a graph of up to hundreds of MB, viewed, not copied
   for (;;) {
-    std::vector<std::string> request;
+    std::vector<std::string_view> request;
     std::string reply;
     try {
-      if (!util::receive_message(fd, 4, request)) {
+      if (!util::receive_message(fd, 5, buffer, request)) {
         ::_exit(0); // the parent is done with this runtime
       }
       reply = answer(*ort, request);
@@ -107,7 +111,7 @@ public:
   // Throws npucc::Error in one line when the child could not load ONNX Runtime.
   void await_loaded();
 
-  std::vector<TensorSet> run(const std::string& what, const std::string& model,
+  std::vector<TensorSet> run(const std::string& what, const GraphSource& graph,
                              const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs) override {
     if (m_pid <= 0) {
@@ -117,23 +121,19 @@ public:
     for (const auto& name : outputs) {
       names += (names.empty() ? "" : "\n") + name;
     }
-    // Written field by field: the graph is copied once, into the request.
+    // Sent field by field: the graph is not copied into a request.
     const std::string sets = encode_sets(inputs);
-    std::string request;
-    request.reserve(what.size() + model.size() + sets.size() + names.size() + 4 * 21);
-    for (std::string_view field : {std::string_view(what), std::string_view(model),
-                                   std::string_view(sets), std::string_view(names)}) {
-      util::append_field(request, field);
-    }
+    const bool in_file = !graph.file.empty();
     std::vector<std::string> reply;
-    if (!util::send_all(m_fd, request) ||
+    if (!util::send_fields(m_fd, {what, in_file ? "f" : "b", in_file ? graph.file : graph.bytes,
+                                  sets, names}) ||
         !util::receive_message(m_fd, 1, reply) || reply[0].empty()) {
       throw crashed(what);
     }
     if (reply[0][0] != '0') {
       throw Error(what + ": " + reply[0].substr(1));
     }
-    return decode_sets(reply[0].substr(1));
+    return decode_sets(std::string_view(reply[0]).substr(1));
   }
 
 private:

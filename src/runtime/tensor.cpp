@@ -120,14 +120,14 @@ std::string encode_sets(const std::vector<TensorSet>& sets) {
   return out;
 }
 
-std::vector<TensorSet> decode_sets(const std::string& bytes) {
+std::vector<TensorSet> decode_sets(std::string_view bytes) {
   size_t at = 0;
   auto next = [&]() {
-    std::string field;
+    std::string_view field;
     if (!util::next_field(bytes, at, field)) {
       throw Error("runtime: a tensor did not arrive intact");
     }
-    return field;
+    return std::string(field);
   };
   std::vector<TensorSet> sets(static_cast<size_t>(parse_number(next())));
   for (auto& set : sets) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // Tensors as they go into and come out of a runtime: a name, an ONNX element type
@@ -34,6 +35,6 @@ std::string describe(int32_t type, const std::vector<int64_t>& shape);
 // The wire form of tensor sets between npucc and its runtime process.
 std::string encode_sets(const std::vector<TensorSet>& sets);
 // Throws npucc::Error when `bytes` is not what encode_sets wrote.
-std::vector<TensorSet> decode_sets(const std::string& bytes);
+std::vector<TensorSet> decode_sets(std::string_view bytes);
 
 } // namespace npucc::runtime

@@ -3,6 +3,7 @@
 #include "npucc/error.h"
 #include "util/eintr.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -12,7 +13,7 @@
 
 namespace npucc::util {
 
-bool send_all(int fd, const std::string& data) {
+bool send_all(int fd, std::string_view data) {
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = retry_on_eintr(
@@ -31,7 +32,7 @@ bool receive_some(int fd, std::string& buffer) {
   constexpr size_t k_read = 1 << 18;
   const size_t had = buffer.size();
   const size_t room = buffer.capacity() - had;
-  const size_t want = room >= 4096 ? room : k_read;
+  const size_t want = room >= 4096 ? std::min(room, k_read) : k_read; // resize() zero-fills
   buffer.resize(had + want);
   ssize_t n = retry_on_eintr([&] { return ::recv(fd, buffer.data() + had, want, 0); });
   buffer.resize(had + (n > 0 ? static_cast<size_t>(n) : 0));
@@ -68,9 +69,9 @@ namespace {
 
 // The length in the header at `at` ("<decimal length>:"), and where its bytes start; nullopt
 // while the header is incomplete.
-std::optional<std::pair<size_t, size_t>> field_header(const std::string& buffer, size_t at) {
+std::optional<std::pair<size_t, size_t>> field_header(std::string_view buffer, size_t at) {
   size_t colon = buffer.find(':', at);
-  if (colon == std::string::npos) {
+  if (colon == std::string_view::npos) {
     if (buffer.size() - at > 20) {
       throw Error("a field length is not a number");
     }
@@ -79,14 +80,15 @@ std::optional<std::pair<size_t, size_t>> field_header(const std::string& buffer,
   if (colon == at || colon - at > 19 || buffer.find_first_not_of("0123456789", at) < colon) {
     throw Error("a field length is not a number");
   }
-  return std::pair(static_cast<size_t>(std::stoull(buffer.substr(at, colon - at))), colon + 1);
+  return std::pair(static_cast<size_t>(std::stoull(std::string(buffer.substr(at, colon - at)))),
+                   colon + 1);
 }
 
 // How many bytes the message of `count` fields at the front of `buffer` is known to take:
 // up to the end of the last field whose header has arrived. `complete` says whether all of
 // it is there. Copies nothing: a caller that receives a large message in pieces asks after
 // each piece, and only the complete message is copied out.
-size_t message_extent(const std::string& buffer, size_t count, bool& complete) {
+size_t message_extent(std::string_view buffer, size_t count, bool& complete) {
   size_t at = 0;
   complete = false;
   for (size_t i = 0; i < count; ++i) {
@@ -111,13 +113,22 @@ void append_field(std::string& out, std::string_view field) {
   out += field;
 }
 
-bool next_field(const std::string& buffer, size_t& at, std::string& field) {
+bool next_field(std::string_view buffer, size_t& at, std::string_view& field) {
   const auto header = field_header(buffer, at);
   if (!header || buffer.size() - header->second < header->first) {
     return false;
   }
-  field.assign(buffer, header->second, header->first);
+  field = buffer.substr(header->second, header->first);
   at = header->second + header->first;
+  return true;
+}
+
+bool send_fields(int fd, const std::vector<std::string_view>& fields) {
+  for (const auto field : fields) {
+    if (!send_all(fd, std::to_string(field.size()) + ":") || !send_all(fd, field)) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -127,10 +138,11 @@ bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& 
   if (!complete) {
     return false;
   }
-  std::vector<std::string> out(count);
+  std::vector<std::string> out;
   size_t at = 0;
-  for (auto& field : out) {
-    next_field(buffer, at, field);
+  std::string_view field;
+  while (out.size() < count && next_field(buffer, at, field)) {
+    out.emplace_back(field);
   }
   buffer.erase(0, end);
   fields = std::move(out);
@@ -138,21 +150,38 @@ bool decode_fields(std::string& buffer, size_t count, std::vector<std::string>& 
 }
 
 
-bool receive_message(int fd, size_t count, std::vector<std::string>& fields) {
-  std::string buffer;
+bool receive_message(int fd, size_t count, std::string& buffer,
+                     std::vector<std::string_view>& fields) {
+  buffer.clear();
   for (;;) {
     bool complete = false;
     const size_t known = message_extent(buffer, count, complete);
     if (complete) {
-      return decode_fields(buffer, count, fields);
+      fields.clear();
+      size_t at = 0;
+      std::string_view field;
+      while (fields.size() < count && next_field(buffer, at, field)) {
+        fields.push_back(field);
+      }
+      return true;
     }
     // One allocation for a large field once its length is known, not a doubling series:
-    // each fresh page costs a fault, and a graph is tens of MB.
+    // each fresh page costs a fault, and a graph is hundreds of MB.
     buffer.reserve(known);
     if (!receive_some(fd, buffer)) {
       return false;
     }
   }
+}
+
+bool receive_message(int fd, size_t count, std::vector<std::string>& fields) {
+  std::string buffer;
+  std::vector<std::string_view> views;
+  if (!receive_message(fd, count, buffer, views)) {
+    return false;
+  }
+  fields.assign(views.begin(), views.end());
+  return true;
 }
 
 } // namespace npucc::util

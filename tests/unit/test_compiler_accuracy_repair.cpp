@@ -3,6 +3,7 @@
 
 #include "accuracy/check.h"
 #include "npucc/error.h"
+#include "util/file_io.h"
 
 #include <cmath>
 #include <cstring>
@@ -58,11 +59,11 @@ class FakeRuntime : public runtime::GraphRuntime {
 public:
   explicit FakeRuntime(std::vector<double> effects) : m_effects(std::move(effects)) {}
   std::string version() override { return "fake"; }
-  std::vector<runtime::TensorSet> run(const std::string&, const std::string& model,
+  std::vector<runtime::TensorSet> run(const std::string&, const runtime::GraphSource& graph,
                                       const std::vector<runtime::TensorSet>& inputs,
                                       const std::vector<std::string>&) override {
     onnx::ModelProto parsed;
-    REQUIRE(parsed.ParseFromString(model));
+    REQUIRE(parsed.ParseFromString(graph.file.empty() ? graph.bytes : util::read_file(graph.file)));
     double cost = 0;
     for (size_t unit = 0; unit < m_effects.size(); ++unit) {
       if (parsed.doc_string().find("|m" + std::to_string(unit) + "|") != std::string::npos) {
@@ -106,8 +107,8 @@ struct RepairCase {
     };
     unrepaired = accuracy::compare_sets(
         outputs, reference,
-        runtime.run("", accuracy::serialise_for_runtime(compiler::emulation_of(rebuild({}))),
-                    samples.sets, outputs));
+        runtime.run("", compiler::emulation_of(rebuild({})).SerializeAsString(), samples.sets,
+                    outputs));
   }
 
   compiler::RepairResult repair() {
