@@ -107,6 +107,12 @@ struct OrtRunner::State {
 };
 
 OrtRunner::OrtRunner() : m_state(std::make_unique<State>()) {
+  // ONNX Runtime 1.29 and later, as Microsoft builds it, starts a telemetry client when its
+  // environment is created: it writes a device id under ~/.cache/Microsoft, session files
+  // in $TMPDIR, and uploads an event. npucc writes nothing it did not make and sends
+  // nothing: this turns it off before the library is loaded (this runs in the runtime's own
+  // process).
+  ::setenv("ORT_DISABLE_TELEMETRY", "1", 1);
   const std::string path = library_path();
   m_state->library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m_state->library == nullptr) {
@@ -124,6 +130,7 @@ OrtRunner::OrtRunner() : m_state(std::make_unique<State>()) {
   }
   m_state->check(m_state->api->CreateEnv(ORT_LOGGING_LEVEL_ERROR, "npucc", &m_state->env),
                  "creating its environment");
+  m_state->check(m_state->api->DisableTelemetryEvents(m_state->env), "turning telemetry off");
   m_state->check(
       m_state->api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &m_state->cpu),
       "describing CPU memory");

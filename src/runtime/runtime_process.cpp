@@ -6,6 +6,7 @@
 #include "util/interrupt.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
+#include "util/test_point.h"
 
 #include <cerrno>
 #include <csignal>
@@ -121,6 +122,7 @@ public:
     for (const auto& name : outputs) {
       names += (names.empty() ? "" : "\n") + name;
     }
+    util::test_point("runtime:run");
     // Sent field by field: the graph is not copied into a request.
     const std::string sets = encode_sets(inputs);
     const bool in_file = !graph.file.empty();

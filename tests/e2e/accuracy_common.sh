@@ -6,6 +6,10 @@ PY=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME="$work/cache-home"
+# Where npucc writes the graphs it hands to ONNX Runtime (compiler/runtime_graph_file.h):
+# no_graph_files_left checks that none outlives a compile.
+export TMPDIR="$work/tmp"
+mkdir -p "$TMPDIR"
 failures=0
 fail() {
   echo "FAIL: $*"
@@ -34,4 +38,11 @@ expect_error() {
   elif [ -e "$out" ]; then
     fail "$name: output folder left behind"
   fi
+}
+
+# no_graph_files_left WHEN: fails when a graph written for ONNX Runtime is still in $TMPDIR.
+no_graph_files_left() {
+  local left
+  left=$(ls "$TMPDIR" | grep '^npucc-graph' | head -3)
+  [ -z "$left" ] || fail "$1: graph files left in \$TMPDIR: $left"
 }

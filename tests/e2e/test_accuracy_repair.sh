@@ -136,6 +136,32 @@ expect_error bad-metric 2 "unknown metric \"cosin\"" "$overflow" "${fast[@]}" --
 expect_error bad-value 2 "\"abc\" is not a number" "$overflow" "${fast[@]}" --accuracy-target 'cosine>=abc' --no-cache
 expect_error bad-direction 2 "cosine takes >=" "$overflow" "${fast[@]}" --accuracy-target 'cosine<=0.9' --no-cache
 
+# ONNX Runtime's telemetry (1.29+) stays off whatever the environment says: a check writes
+# nothing under HOME and nothing in $TMPDIR but its own graphs, which it removes.
+home="$work/home" tmp="$work/tmp-telemetry"
+mkdir -p "$home" "$tmp"
+env -u ORT_DISABLE_TELEMETRY HOME="$home" TMPDIR="$tmp" "$NPUCC" compile "$overflow" -o "$work/telemetry" \
+  "${fast[@]}" --sample-inputs "$m/samples" --no-cache >"$work/telemetry.out" 2>&1 ||
+  fail "telemetry: compile failed: $(cat "$work/telemetry.out")"
+[ -z "$(ls -A "$home")" ] || fail "telemetry: HOME holds $(find "$home" -type f | head -3)"
+[ -z "$(ls -A "$tmp")" ] || fail "telemetry: \$TMPDIR holds $(ls -A "$tmp" | head -3)"
+
+no_graph_files_left "after the compiles"
+# Ctrl-C while ONNX Runtime runs (stopped at the test point before a graph is sent, an
+# observable state): exit 130, no graph file left in $TMPDIR, no output folder.
+note="$work/stop-note"
+NPUCC_TEST_STOP_AT='runtime:run' NPUCC_TEST_STOP_NOTE="$note" "$NPUCC" compile "$overflow" \
+  -o "$work/interrupted" "${fast[@]}" --sample-inputs "$m/samples" --no-cache >"$work/interrupted.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 6000); do [ -s "$note" ] && break; sleep 0.01; done
+[ -s "$note" ] || fail "interrupt: the compile never reached runtime:run"
+kill -INT "$pid"
+status=0
+wait "$pid" || status=$?
+[ "$status" = 130 ] || fail "interrupt: exit status $status: $(cat "$work/interrupted.out")"
+no_graph_files_left "after Ctrl-C"
+[ -e "$work/interrupted" ] && fail "interrupt: output folder left"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1
