@@ -4,7 +4,6 @@
 #include "util/file_io.h"
 #include "util/interrupt.h"
 
-#include <cstdlib>
 #include <system_error>
 
 namespace npucc::compiler {
@@ -13,15 +12,10 @@ namespace {
 
 constexpr const char* k_stem = "npucc-graph";
 
-std::filesystem::path temporary_folder() {
-  const char* chosen = std::getenv("TMPDIR");
-  return chosen != nullptr && *chosen != '\0' ? chosen : "/tmp";
-}
-
 } // namespace
 
 RuntimeGraphFile::RuntimeGraphFile(onnx::ModelProto& model) {
-  const auto folder = temporary_folder();
+  const auto folder = util::temporary_folder();
   util::sweep_on_interrupt(folder, k_stem); // each name holds ".PID."
   const std::string name =
       util::temporary_sibling(folder / k_stem).filename().string() + ".onnx";

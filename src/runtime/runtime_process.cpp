@@ -3,6 +3,7 @@
 
 #include "npucc/error.h"
 #include "util/eintr.h"
+#include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -26,17 +28,20 @@ namespace npucc::runtime {
 namespace {
 
 // Messages are util::encode_fields lists: a request {what, "b" (a serialised model follows)
-// or "f" (a file's path follows), the model or path, inputs, output names (one per line)}, a reply {"0" + payload} or {"1" + error line}; the first reply, unasked,
+// or "f" (a file's path follows), the model or path, "b" or "f" again, the input sets
+// (encode_sets) or the path of a file holding them, output names (one per line)}, a reply {"0" + payload} or {"1" + error line}; the first reply, unasked,
 // says whether the runtime loaded ("0" + its version).
 std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& request) {
   std::vector<std::string> outputs;
-  if (!request[4].empty()) {
-    outputs = util::split(std::string(request[4]), '\n');
+  if (!request[5].empty()) {
+    outputs = util::split(std::string(request[5]), '\n');
   }
-  const bool in_file = request[1] == "f";
-  return "0" + encode_sets(ort.run(in_file ? std::string_view() : request[2],
-                                   in_file ? std::string(request[2]) : std::string(),
-                                   decode_sets(request[3]), outputs));
+  const bool graph_in_file = request[1] == "f";
+  const auto inputs = request[3] == "f" ? decode_sets(util::read_file(std::string(request[4])))
+                                        : decode_sets(request[4]);
+  return "0" + encode_sets(ort.run(graph_in_file ? std::string_view() : request[2],
+                                   graph_in_file ? std::string(request[2]) : std::string(),
+                                   inputs, outputs));
 }
 
 [[noreturn]] void serve(int fd) {
@@ -56,7 +61,7 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
     std::vector<std::string_view> request;
     std::string reply;
     try {
-      if (!util::receive_message(fd, 5, buffer, request)) {
+      if (!util::receive_message(fd, 6, buffer, request)) {
         ::_exit(0); // the parent is done with this runtime
       }
       reply = answer(*ort, request);
@@ -93,6 +98,38 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
   serve(fd);
 }
 
+// Encoded input sets for a request: inline when small, else in a temporary file (the
+// interrupt sweep knows the name) removed when this ends.
+class InputsFile {
+public:
+  explicit InputsFile(std::string encoded) {
+    if (encoded.size() < k_inline_limit) {
+      m_encoded = std::move(encoded);
+      return;
+    }
+    const auto folder = util::temporary_folder();
+    util::sweep_on_interrupt(folder, "npucc-inputs");
+    m_path = util::temporary_sibling(folder / "npucc-inputs");
+    util::write_file_atomic(m_path, encoded, util::Durability::unsynced);
+  }
+  ~InputsFile() {
+    if (!m_path.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove(m_path, ignored);
+    }
+  }
+  InputsFile(const InputsFile&) = delete;
+  InputsFile& operator=(const InputsFile&) = delete;
+
+  std::string_view kind() const { return m_path.empty() ? "b" : "f"; }
+  std::string_view field() const { return m_path.empty() ? m_encoded : m_path.native(); }
+
+private:
+  static constexpr size_t k_inline_limit = 1 << 20;
+  std::string m_encoded;
+  std::filesystem::path m_path;
+};
+
 class RuntimeProcess : public GraphRuntime {
 public:
   // Forks the child; await_loaded() then waits for it to load the library.
@@ -123,12 +160,13 @@ public:
       names += (names.empty() ? "" : "\n") + name;
     }
     util::test_point("runtime:run");
-    // Sent field by field: the graph is not copied into a request.
-    const std::string sets = encode_sets(inputs);
+    // Large input sets go through a file, as graphs do: written at once, read at once, where
+    // the socket would pass them a buffer's worth per wakeup of each side.
+    const InputsFile file(encode_sets(inputs));
     const bool in_file = !graph.file.empty();
     std::vector<std::string> reply;
     if (!util::send_fields(m_fd, {what, in_file ? "f" : "b", in_file ? graph.file : graph.bytes,
-                                  sets, names}) ||
+                                  file.kind(), file.field(), names}) ||
         !util::receive_message(m_fd, 1, reply) || reply[0].empty()) {
       throw crashed(what);
     }

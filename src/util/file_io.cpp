@@ -1,5 +1,7 @@
 #include "util/file_io.h"
 
+#include <cstdlib>
+
 #include "npucc/error.h"
 #include "util/disk.h"
 #include "util/eintr.h"
@@ -195,6 +197,11 @@ void write_file_atomic(const fs::path& path, const std::string& data, Durability
   AtomicFile file(path, durability, mode);
   file.write(data);
   file.commit();
+}
+
+fs::path temporary_folder() {
+  const char* chosen = std::getenv("TMPDIR");
+  return chosen != nullptr && *chosen != '\0' ? fs::path(chosen) : fs::path("/tmp");
 }
 
 } // namespace npucc::util

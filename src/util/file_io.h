@@ -91,4 +91,7 @@ void write_file_atomic(const fs::path& path, const std::string& data,
 // A unique name for a temporary sibling of `path`: "<path>.tmp.<pid>.<random>".
 fs::path temporary_sibling(const fs::path& path);
 
+// The folder for temporary files: $TMPDIR, else /tmp.
+fs::path temporary_folder();
+
 } // namespace npucc::util

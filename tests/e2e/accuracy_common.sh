@@ -43,6 +43,6 @@ expect_error() {
 # no_graph_files_left WHEN: fails when a graph written for ONNX Runtime is still in $TMPDIR.
 no_graph_files_left() {
   local left
-  left=$(ls "$TMPDIR" | grep '^npucc-graph' | head -3)
+  left=$(ls "$TMPDIR" | grep -E '^npucc-(graph|inputs)' | head -3)
   [ -z "$left" ] || fail "$1: graph files left in \$TMPDIR: $left"
 }
