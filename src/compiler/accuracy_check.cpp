@@ -55,10 +55,6 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   // the check (runtime.h: the same bits either way).
   auto runtime = runtime::start_runtime(
       std::min<size_t>(util::thread_budget(), std::max<size_t>(2, samples.sets.size())));
-  if (log) {
-    log("accuracy: running the high graph and the low graph's emulation on " +
-        std::to_string(samples.sets.size()) + " input set(s) in " + runtime->version());
-  }
   std::vector<std::string> outputs;
   for (const auto& output : high->model.graph().output()) {
     outputs.push_back(output.name());
@@ -70,6 +66,10 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   onnx::ModelProto emulation = emulation_of(variants);
   const RuntimeGraphFile high_file(high_model);
   const RuntimeGraphFile emulation_file(emulation);
+  if (log) { // version(): the runtime has loaded meanwhile
+    log("accuracy: running the high graph and the low graph's emulation on " +
+        std::to_string(samples.sets.size()) + " input set(s) in " + runtime->version());
+  }
   auto first = runtime->run_each({{"the high graph", high_file.source()},
                                   {"the emulation of the low graph", emulation_file.source()}},
                                  samples.sets, outputs);

@@ -61,9 +61,10 @@ public:
 // ONNX Runtime in `processes` child processes forked now, which the returned object ends
 // and waits for when it is destroyed. With more than one, a run's input sets are shared out
 // among them and run at once: each set still runs on one thread in one session, so the
-// outputs are the same bits however many there are. Throws npucc::Error in one line when
-// npucc was built without ONNX Runtime, or its library cannot be loaded or lacks C API
-// version 29.
+// outputs are the same bits however many there are. The children load the library while
+// the caller goes on; the first version() or run() waits for them and throws npucc::Error
+// in one line when npucc was built without ONNX Runtime, or its library cannot be loaded or
+// lacks C API version 29.
 std::unique_ptr<GraphRuntime> start_runtime(size_t processes = 1);
 
 } // namespace npucc::runtime

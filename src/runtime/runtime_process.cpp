@@ -132,13 +132,17 @@ private:
 
 class RuntimeProcess : public GraphRuntime {
 public:
-  // Forks the child; await_loaded() then waits for it to load the library.
+  // Forks the child, which loads the library while the caller goes on (writing the graphs
+  // it will run); the first version() or run() waits for it.
   RuntimeProcess() { launch(); }
   ~RuntimeProcess() override { stop(); }
   RuntimeProcess(const RuntimeProcess&) = delete;
   RuntimeProcess& operator=(const RuntimeProcess&) = delete;
 
-  std::string version() override { return m_version; }
+  std::string version() override {
+    await_loaded();
+    return m_version;
+  }
 
   void restart_if_stopped() override {
     if (m_pid <= 0) {
@@ -146,7 +150,7 @@ public:
     }
   }
 
-  // Throws npucc::Error in one line when the child could not load ONNX Runtime.
+  // Once: throws npucc::Error in one line when the child could not load ONNX Runtime.
   void await_loaded();
 
   std::vector<TensorSet> run(const std::string& what, const GraphSource& graph,
@@ -155,6 +159,7 @@ public:
     if (m_pid <= 0) {
       start(); // the one before crashed
     }
+    await_loaded();
     std::string names;
     for (const auto& name : outputs) {
       names += (names.empty() ? "" : "\n") + name;
@@ -198,6 +203,7 @@ private:
 };
 
 void RuntimeProcess::launch() {
+  m_version.clear(); // a new child says hello again
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     throw Error(std::string("runtime: cannot create a socket: ") + std::strerror(errno));
@@ -221,6 +227,9 @@ void RuntimeProcess::launch() {
 }
 
 void RuntimeProcess::await_loaded() {
+  if (!m_version.empty()) {
+    return;
+  }
   std::vector<std::string> hello;
   if (!util::receive_message(m_fd, 1, hello) || hello[0].empty()) {
     int status = stop();
@@ -250,18 +259,13 @@ int RuntimeProcess::stop() {
 } // namespace
 
 namespace detail {
-// All forked first, then each awaited: the children load the library at the same time.
+// All forked at once: the children load the library while the caller goes on.
 std::vector<std::unique_ptr<GraphRuntime>> start_runtime_processes(size_t count) {
-  std::vector<std::unique_ptr<RuntimeProcess>> started;
+  std::vector<std::unique_ptr<GraphRuntime>> started;
   for (size_t i = 0; i < count; ++i) {
     started.push_back(std::make_unique<RuntimeProcess>());
   }
-  std::vector<std::unique_ptr<GraphRuntime>> loaded;
-  for (auto& process : started) {
-    process->await_loaded();
-    loaded.push_back(std::move(process));
-  }
-  return loaded;
+  return started;
 }
 } // namespace detail
 
