@@ -1,7 +1,3 @@
-// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json when its
-// iteration is inlined here (a false positive, as in precision/report.cpp).
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-
 #include "compiler/output_folder.h"
 
 #include "npucc/error.h"

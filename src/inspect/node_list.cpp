@@ -1,8 +1,5 @@
 // `npucc inspect --nodes`: node names, ops, element types and the graph holding each node,
 // which is what a --keep-dtype file is written from.
-// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json's value() when
-// it is inlined here (a false positive, as in precision/report.cpp).
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "check/validate.h"
 #include "inspect/compiled_output.h"
 #include "inspect/graph_stats.h"

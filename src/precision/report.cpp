@@ -1,7 +1,3 @@
-// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json's
-// iteration_proxy when it is inlined here (a false positive: the values are objects).
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-
 #include "precision/report.h"
 
 #include "precision/low_graph_opset.h"
