@@ -149,11 +149,11 @@ std::string target_opset_hint_line(const nlohmann::json& report) {
   const int64_t low = hint->at("low_nodes").get<int64_t>();
   return "opset: " + low_graph_opset_held(*hint) +
          " stay float32 for their schema; --target-opset " +
-         std::to_string(hint->at("target_opset").get<int64_t>()) + " lowers " +
+         std::to_string(hint->at("target_opset").get<int64_t>()) + " lowers about " +
          std::to_string(low) + " of " + std::to_string(hint->at("float_nodes").get<int64_t>()) +
-         " float nodes (" + std::to_string(low - count_low_nodes(report).low) + " more), " +
-         std::to_string(hint->at("casts_inserted").get<int64_t>()) + " casts inserted instead of " +
-         std::to_string(report.at("casts").at("inserted").get<int64_t>());
+         " float nodes (" + std::to_string(low - count_low_nodes(report).low) +
+         " more) and inserts about " + std::to_string(hint->at("casts_inserted").get<int64_t>()) +
+         " casts instead of " + std::to_string(report.at("casts").at("inserted").get<int64_t>());
 }
 
 } // namespace npucc::precision

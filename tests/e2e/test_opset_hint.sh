@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A model whose opset keeps most of its low graph float32 says so (issue 31): ppocr_cls at
 # opset 9 keeps its BatchNormalizations float32 with `fast` (BatchNormalization-9 ties the
-# statistics' type to the input's), and the report names --target-opset 15 with the count
-# that compile really gets; the manifest and --json carry it. No hint when --target-opset
+# statistics' type to the input's), and the report names --target-opset 15 with about the
+# count that compile really gets (an estimate: the passes run after a real raise); the
+# manifest and --json carry it. No hint when --target-opset
 # is given, when fast1 raises its low graph itself, or when a raise would lower nothing.
 set -euo pipefail
 : "${NPUCC:?}" "${TESTDATA:?}"
@@ -20,6 +21,11 @@ compile() {
     fail "$name: compile failed: $(cat "$work/$name.err")"
 }
 
+# near A B LIMIT: A and B are whole numbers at most LIMIT apart.
+near() {
+  [[ $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ ]] && (($1 - $2 <= $3 && $2 - $1 <= $3))
+}
+
 # report_json NAME EXPR: a Python expression over the manifest's precision report `r`.
 report_json() {
   /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['precision_report']; print($2)" \
@@ -29,19 +35,26 @@ report_json() {
 compile fast "$model" --accelerate-train-mode 'fast|step|0.9'
 hint=$(grep '^  opset: ' "$work/fast.out" || true)
 case "$hint" in
-*"35 BatchNormalization stay float32 for their schema; --target-opset 15 lowers "*) ;;
+*"35 BatchNormalization stay float32 for their schema; --target-opset 15 lowers about "*) ;;
 *) fail "fast at opset 9: no --target-opset hint: $(cat "$work/fast.out")" ;;
 esac
 
-# The count the hint gives is the count --target-opset 15 gets.
-compile raised "$model" --accelerate-train-mode 'fast|step|0.9' --target-opset 15
-promised=$(sed -n 's/.* lowers \([0-9]* of [0-9]*\) float nodes .*/\1/p' <<<"$hint")
-got=$(sed -n 's/^  precision: float16 (mixed): \([0-9]* of [0-9]*\) float nodes low.*/\1/p' "$work/raised.out")
-[ -n "$promised" ] && [ "$promised" = "$got" ] ||
-  fail "the hint promises '$promised', --target-opset 15 lowers '$got'"
-casts=$(sed -n 's/.* \([0-9]*\) casts inserted instead of [0-9]*$/\1/p' <<<"$hint")
-grep -q "^  casts inserted $casts," "$work/raised.out" ||
-  fail "the hint's casts ($casts) are not --target-opset 15's: $(grep casts "$work/raised.out")"
+# The hint's low nodes and casts are --target-opset 15's, within a few (with and without
+# --input-shape, which lets the passes fold more).
+for shape in "" "--input-shape x:1,3,48,192"; do
+  # shellcheck disable=SC2086
+  compile hinted "$model" --accelerate-train-mode 'fast|step|0.9' $shape
+  # shellcheck disable=SC2086
+  compile raised "$model" --accelerate-train-mode 'fast|step|0.9' --target-opset 15 $shape
+  promised=$(sed -n 's/.* lowers about \([0-9]*\) of .* inserts about \([0-9]*\) casts .*/\1 \2/p' \
+    "$work/hinted.out")
+  got=$(sed -n 's/^  precision: float16 (mixed): \([0-9]*\) of .*/\1/p; s/^  casts inserted \([0-9]*\),.*/\1/p' \
+    "$work/raised.out" | xargs)
+  read -r low casts <<<"${promised:-x x}"
+  read -r real_low real_casts <<<"${got:-y y}"
+  near "$low" "$real_low" 2 && near "$casts" "$real_casts" 4 ||
+    fail "${shape:-no shape}: the hint promises '$promised' (low, casts), --target-opset 15 gives '$got'"
+done
 grep -q '^  opset: .*--target-opset' "$work/raised.out" &&
   fail "--target-opset 15 given: still a hint: $(cat "$work/raised.out")"
 
