@@ -4,6 +4,7 @@
 #include "models_file.h"
 #include "npucc/error.h"
 #include "pipeline/populate_shard.h"
+#include "terminal.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
 
@@ -170,7 +171,7 @@ std::function<int()> setup_populate(CLI::App& command, const GlobalOptions& glob
     }
     options.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
     options.invalidate_first = args->invalidate ? InvalidateFirst::yes : InvalidateFirst::no;
-    bool bar = !args->json && !global.quiet && isatty(2) != 0;
+    bool bar = !args->json && !global.quiet && is_terminal(STDERR_FILENO);
     // Off a terminal (a CI log) a line per model instead of the bar: a long populate is
     // not silent there.
     bool lines = !args->json && !global.quiet && !bar;

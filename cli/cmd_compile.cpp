@@ -152,7 +152,8 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
     util::test_point("cli:compiling");
-    CachedCompile cached = compile_cached(options, request.cache, request.use, log);
+    CachedCompile cached =
+        compile_cached(options, request.cache, request.use, log, progress.write_progress());
     util::test_point("cli:compiled"); // the output is complete: an interrupt says 1 of 1
     progress.finish();
     const CompileResult& result = cached.result;

@@ -1,7 +1,6 @@
 #include "progress.h"
 
 #include "terminal.h"
-#include "util/progress_line.h"
 #include "util/strings.h"
 
 #include <iostream>
@@ -41,7 +40,7 @@ void Progress::draw_locked(bool force) {
   }
   m_last_draw = now;
   double elapsed = std::chrono::duration<double>(now - m_start).count();
-  util::ProgressFrame frame{m_label, m_done, m_total, m_item, elapsed, m_tick};
+  util::ProgressFrame frame{m_label, m_done, m_total, m_item, elapsed, m_tick, m_measure};
   std::string line = util::format_progress_line(frame, terminal_width(STDERR_FILENO),
                                                 m_color ? util::Colour::yes : util::Colour::no);
   std::cerr << "\r" << line << "\033[K" << std::flush;
@@ -61,8 +60,22 @@ void Progress::update(size_t done, size_t total, std::string_view item) {
   draw_locked(done == total);
 }
 
+void Progress::update_bytes(uint64_t done, uint64_t total, std::string_view item) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_measure = util::Measure::bytes;
+  m_done = done;
+  m_total = total;
+  m_item = util::printable(item);
+  draw_locked(done == total);
+}
+
 void Progress::step(std::string_view item) {
   std::lock_guard<std::mutex> lock(m_mutex);
+  if (m_measure == util::Measure::bytes) { // the write is over: back to a step of its own
+    m_measure = util::Measure::count;
+    m_done = 0;
+    m_total = 0;
+  }
   m_item = util::printable(item);
   draw_locked(false);
 }
@@ -93,6 +106,14 @@ LogSink Progress::log_sink(Verbose verbose) {
     }
     step(line);
   };
+}
+
+WriteProgress Progress::write_progress() {
+  if (!m_shown) {
+    return {}; // nothing to draw: the library need not wake to report
+  }
+  return
+      [this](uint64_t written, uint64_t total) { update_bytes(written, total, "writing graphs"); };
 }
 
 void Progress::tick_loop() {

@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "npucc/compile.h"
+#include "util/progress_line.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -34,6 +35,8 @@ public:
 
   // Counted work: `done` of `total` finished, now on `item`.
   void update(size_t done, size_t total, std::string_view item);
+  // Bytes: `done` of about `total` written, on `item`. The next step() ends it.
+  void update_bytes(uint64_t done, uint64_t total, std::string_view item);
   // Work of unknown length: the step now running.
   void step(std::string_view item);
   // A line (warning, --verbose output) printed above the bar.
@@ -44,6 +47,9 @@ public:
   // A LogSink for npucc::compile: each line becomes the current step; with Verbose::yes it
   // is also printed ("npucc: LINE"), above the bar or plainly when there is none.
   LogSink log_sink(Verbose verbose);
+  // A WriteProgress for npucc::compile: the graphs' write in bytes (a large model's weights
+  // take seconds).
+  WriteProgress write_progress();
 
 private:
   void draw_locked(bool force);
@@ -56,6 +62,7 @@ private:
   bool m_finished = false;
   size_t m_done = 0;
   size_t m_total = 0;
+  util::Measure m_measure = util::Measure::count;
   std::string m_item;
   int m_tick = 0;
   std::chrono::steady_clock::time_point m_start;

@@ -184,8 +184,9 @@ struct CachedCompile {
 // options.output_dir (as config.link_mode says) with no compile work; a miss compiles and
 // stores the result; a model with uncacheable (resource) ops compiles and is not stored. Counts
 // hits, misses and bypasses in the cache's statistics. Throws npucc::Error like compile().
+// `write_progress` hears how the write of the compiled graphs goes (compile.h).
 CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
-                             const LogSink& log = {});
+                             const LogSink& log = {}, const WriteProgress& write_progress = {});
 
 // `npucc cache populate`: compile every model not yet cached, for CI.
 enum class InvalidateFirst { no, yes };

@@ -128,14 +128,21 @@ std::string canonical_options(const CompileOptions& options);
 // Receives progress and --verbose lines; the library itself never prints.
 using LogSink = std::function<void(const std::string&)>;
 
+// A long write's progress: bytes of the compiled files written so far, of about `total`
+// (an estimate until the last call, where the two are equal). Called by the thread that
+// waits for the writers, about ten times a second, and once when they are done.
+using WriteProgress = std::function<void(uint64_t written, uint64_t total)>;
+
 // Reads, validates (ONNX checker, strict typed shape inference), optimises and writes
 // the compiled graph(s) and manifest.json into options.output_dir. On error nothing is
 // left in the output folder. Throws npucc::Error.
-CompileResult compile(const CompileOptions& options, const LogSink& log = {});
+CompileResult compile(const CompileOptions& options, const LogSink& log = {},
+                      const WriteProgress& write_progress = {});
 
 // The same, for a model already read (by read_model(options.model_path)): the compile
 // cache reads and hashes the model for its key, and a miss then compiles it without
 // reading it again.
-CompileResult compile(Model model, const CompileOptions& options, const LogSink& log = {});
+CompileResult compile(Model model, const CompileOptions& options, const LogSink& log = {},
+                      const WriteProgress& write_progress = {});
 
 } // namespace npucc

@@ -254,6 +254,9 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   if (options.check_accuracy || !options.accuracy_target.empty()) {
     in_file(file, [&] { check_accuracy(prepared, model.proto, options, overflow, log); });
   }
+  in_file(file, [&] {
+    precision::add_target_opset_hint(prepared.variants, model.proto, options, overflow);
+  });
   prepared.model = std::move(model);
   return prepared;
 }
@@ -265,13 +268,14 @@ void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
   in_file(options.model_path.string(), [&] {
     prepared.variants =
         precision::build_precision_variants(prepared.model.proto, repaired, overflow);
+    precision::add_target_opset_hint(prepared.variants, prepared.model.proto, options, overflow);
   });
   carry_ir_annotations(prepared.model.proto, prepared.variants, {});
 }
 
 WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
-                             const CacheKey& cache_key) {
-  return GraphWriting(std::move(prepared), options).finish(options, cache_key);
+                             const CacheKey& cache_key, const WriteProgress& progress) {
+  return GraphWriting(std::move(prepared), options).finish(options, cache_key, progress);
 }
 
 namespace {
@@ -283,7 +287,8 @@ bool needs_overflow_counts(const CompileOptions& options) {
          !options.precision.precision_mode_v2.empty();
 }
 
-CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log) {
+CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log,
+                            const WriteProgress& write_progress) {
   // Fail on a bad output folder before any real work.
   compiler::check_output_folder(options);
   if (preread == nullptr) {
@@ -294,23 +299,27 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
                     ? std::move(*preread)
                     : read_model(options.model_path, options.limits, Weights::in_table);
   if (!needs_overflow_counts(options)) {
-    return write_compile(prepare_compile(std::move(model), options, log), options, {}).result;
+    return write_compile(prepare_compile(std::move(model), options, log), options, {},
+                         write_progress)
+        .result;
   }
   precision::OverflowPrescan prescan(model.proto);
   precision::PrescanReader reader(prescan, util::thread_budget() > 1);
   return write_compile(prepare_compile(std::move(model), options, log, {&prescan, nullptr}),
-                       options, {})
+                       options, {}, write_progress)
       .result;
 }
 
 } // namespace
 
-CompileResult compile(const CompileOptions& options, const LogSink& log) {
-  return compile_model(options, nullptr, log);
+CompileResult compile(const CompileOptions& options, const LogSink& log,
+                      const WriteProgress& write_progress) {
+  return compile_model(options, nullptr, log, write_progress);
 }
 
-CompileResult compile(Model model, const CompileOptions& options, const LogSink& log) {
-  return compile_model(options, &model, log);
+CompileResult compile(Model model, const CompileOptions& options, const LogSink& log,
+                      const WriteProgress& write_progress) {
+  return compile_model(options, &model, log, write_progress);
 }
 
 } // namespace npucc

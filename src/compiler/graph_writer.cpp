@@ -20,7 +20,10 @@ namespace npucc::compiler {
 
 namespace fs = std::filesystem;
 
-namespace {
+// Named, not anonymous: GraphPairWriter::Plan, a type the header declares, holds two
+// InlinePlans, and a type with linkage cannot hold one from an anonymous namespace (GCC's
+// -Wsubobject-linkage, once this file is merged into a unity build's batch).
+namespace layout {
 
 constexpr uint64_t k_external_threshold = 1024;
 constexpr uint64_t k_external_alignment = 64;
@@ -95,8 +98,8 @@ struct Moved {
 class Externalizer {
 public:
   Externalizer(onnx::ModelProto& model, const fs::path& data_path, const std::string& location,
-               const std::atomic<bool>* stop)
-      : m_model(model), m_location(location), m_file(data_path, stop) {}
+               WriteControl* control)
+      : m_model(model), m_location(location), m_file(data_path, control) {}
   ~Externalizer() { restore(); }
 
   void run() {
@@ -149,7 +152,7 @@ public:
       moved.tensor->mutable_raw_data()->swap(moved.data);
     }
     m_moved.clear();
-    compiler::restore(m_references);
+    layout::restore(m_references);
   }
 
 private:
@@ -312,29 +315,29 @@ void write_rest(HashedFile& file, const InlinePlan& plan, const std::vector<bool
   file.write(plan.head);
 }
 
-} // namespace
+} // namespace layout
 
 std::string graph_padding(uint64_t bytes) {
   std::string out;
   while (bytes > 0) {
     bool placed = false;
     for (uint64_t length_bytes = 1; length_bytes <= 10 && !placed; ++length_bytes) {
-      if (bytes < k_padding_tag.size() + length_bytes) {
+      if (bytes < layout::k_padding_tag.size() + length_bytes) {
         break;
       }
-      uint64_t length = bytes - k_padding_tag.size() - length_bytes;
-      if (varint(length).size() == length_bytes) {
-        out += k_padding_tag + varint(length) + std::string(length, '\0');
+      uint64_t length = bytes - layout::k_padding_tag.size() - length_bytes;
+      if (layout::varint(length).size() == length_bytes) {
+        out += layout::k_padding_tag + layout::varint(length) + std::string(length, '\0');
         bytes = 0;
         placed = true;
       }
     }
     if (!placed) {
-      if (bytes < k_padding_minimum) {
+      if (bytes < layout::k_padding_minimum) {
         throw std::logic_error("no padding field takes " + std::to_string(bytes) + " bytes");
       }
-      out += k_padding_tag + varint(0);
-      bytes -= k_padding_minimum;
+      out += layout::k_padding_tag + layout::varint(0);
+      bytes -= layout::k_padding_minimum;
     }
   }
   return out;
@@ -342,39 +345,41 @@ std::string graph_padding(uint64_t bytes) {
 
 namespace {
 
-WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path,
-                         const std::atomic<bool>* stop, FileIdentity& written_as) {
-  InlinePlan plan(model, path);
-  HashedFile file(path, stop);
-  file.write(std::string(1, k_model_graph_tag) + varint(plan.graph_bytes()));
-  write_rest(file, plan, std::vector<bool>(plan.pieces.size(), false), 0);
+WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path, WriteControl* control,
+                         FileIdentity& written_as) {
+  layout::InlinePlan plan(model, path);
+  HashedFile file(path, control);
+  file.write(std::string(1, layout::k_model_graph_tag) + layout::varint(plan.graph_bytes()));
+  layout::write_rest(file, plan, std::vector<bool>(plan.pieces.size(), false), 0);
   return file.commit(path.filename().string(), written_as);
 }
 
 } // namespace
 
 WrittenGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
-                         const std::string& file_name, ExternalData mode,
-                         const std::atomic<bool>* stop) {
+                         const std::string& file_name, ExternalData mode, WriteControl* control) {
   WrittenGraph result;
   const fs::path path = folder / file_name;
-  bool external = mode == ExternalData::always ||
-                  model.ByteSizeLong() + stored_weight_bytes(model) > k_inline_limit;
+  bool external = mode == ExternalData::always || graph_file_bytes(model) > layout::k_inline_limit;
   if (!external) {
-    result.graph = write_inline(model, path, stop, result.written_as[file_name]);
+    result.graph = write_inline(model, path, control, result.written_as[file_name]);
     return result;
   }
   const std::string data_name = file_name + k_external_data_suffix;
-  Externalizer externalizer(model, folder / data_name, data_name, stop);
+  layout::Externalizer externalizer(model, folder / data_name, data_name, control);
   externalizer.run();
   if (model.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     throw Error(path.string() + ": graph is too large for one protobuf message",
                 "its structure alone (not the weights) is over 2 GiB");
   }
-  result.graph = write_inline(model, path, stop, result.written_as[file_name]);
+  result.graph = write_inline(model, path, control, result.written_as[file_name]);
   result.external_data.push_back(externalizer.commit(result.written_as[data_name]));
   externalizer.restore();
   return result;
+}
+
+uint64_t graph_file_bytes(onnx::ModelProto& model) {
+  return model.ByteSizeLong() + layout::stored_weight_bytes(model);
 }
 
 struct GraphPairWriter::Plan {
@@ -382,8 +387,8 @@ struct GraphPairWriter::Plan {
       : a(first, first_path), b(second, second_path), a_path(std::move(first_path)),
         b_path(std::move(second_path)) {}
 
-  InlinePlan a;
-  InlinePlan b;
+  layout::InlinePlan a;
+  layout::InlinePlan b;
   fs::path a_path;
   fs::path b_path;
   std::vector<std::pair<size_t, size_t>> shared; // piece indexes in a and in b
@@ -395,8 +400,7 @@ GraphPairWriter::plan(onnx::ModelProto& first, onnx::ModelProto& second, const f
                       const std::string& first_name, const std::string& second_name,
                       ExternalData mode) {
   for (auto* model : {&first, &second}) {
-    if (mode == ExternalData::always ||
-        model->ByteSizeLong() + stored_weight_bytes(*model) > k_inline_limit) {
+    if (mode == ExternalData::always || graph_file_bytes(*model) > layout::k_inline_limit) {
       return nullptr;
     }
   }
@@ -430,8 +434,9 @@ GraphPairWriter::plan(onnx::ModelProto& first, onnx::ModelProto& second, const f
   uint64_t b_bytes = plan->b.graph_bytes();
   uint64_t longest = std::max(a_bytes, b_bytes);
   uint64_t difference = longest - std::min(a_bytes, b_bytes);
-  plan->length =
-      difference == 0 || difference >= k_padding_minimum ? longest : longest + k_padding_minimum;
+  plan->length = difference == 0 || difference >= layout::k_padding_minimum
+                     ? longest
+                     : longest + layout::k_padding_minimum;
   return std::unique_ptr<GraphPairWriter>(new GraphPairWriter(std::move(plan)));
 }
 
@@ -439,21 +444,21 @@ GraphPairWriter::GraphPairWriter(std::unique_ptr<Plan> plan) : m_plan(std::move(
 
 GraphPairWriter::~GraphPairWriter() = default;
 
-std::pair<WrittenGraph, WrittenGraph> GraphPairWriter::write(const std::atomic<bool>* stop) {
+std::pair<WrittenGraph, WrittenGraph> GraphPairWriter::write(WriteControl* control) {
   Plan& plan = *m_plan;
   std::vector<bool> a_written(plan.a.pieces.size(), false);
   std::vector<bool> b_written(plan.b.pieces.size(), false);
-  HashedFile a_file(plan.a_path, stop);
+  HashedFile a_file(plan.a_path, control);
   a_file.mirror_to(plan.b_path);
-  a_file.write(std::string(1, k_model_graph_tag) + varint(plan.length));
+  a_file.write(std::string(1, layout::k_model_graph_tag) + layout::varint(plan.length));
   for (auto [i, j] : plan.shared) {
     plan.a.pieces[i].write_to(a_file);
     a_written[i] = true;
     b_written[j] = true;
   }
   std::unique_ptr<HashedFile> b_file = a_file.split_mirror();
-  write_rest(a_file, plan.a, a_written, plan.length - plan.a.graph_bytes());
-  write_rest(*b_file, plan.b, b_written, plan.length - plan.b.graph_bytes());
+  layout::write_rest(a_file, plan.a, a_written, plan.length - plan.a.graph_bytes());
+  layout::write_rest(*b_file, plan.b, b_written, plan.length - plan.b.graph_bytes());
   std::pair<WrittenGraph, WrittenGraph> result;
   const std::string a_name = plan.a_path.filename().string();
   const std::string b_name = plan.b_path.filename().string();

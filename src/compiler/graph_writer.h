@@ -1,5 +1,6 @@
 #pragma once
 
+#include "compiler/write_control.h"
 #include "npucc/compile.h"
 #include "npucc/file_identity.h"
 
@@ -21,16 +22,16 @@ struct WrittenGraph : CompiledGraph {
 // Writes `model` as `folder/file_name`. With ExternalData::always, or when the graph
 // would not fit one protobuf message, tensors of 1 KiB or more go to
 // `folder/file_name.data` (64-byte aligned offsets) and the graph refers to them.
-// The model is left as it was passed in. Returns what was written. When `stop` becomes
-// true, the write ends early by throwing WriteStopped (hashed_file.h) at most a buffer's
-// worth later.
+// The model is left as it was passed in. Returns what was written. When `control->stop`
+// becomes true, the write ends early by throwing WriteStopped (hashed_file.h) at most a
+// buffer's worth later; control->bytes_written counts the bytes written.
 //
 // An inline graph file is laid out as: the graph field, its initializers first, then the
 // graph's other fields, then the model's other fields (protobuf takes fields in any
 // order).
 WrittenGraph write_graph(onnx::ModelProto& model, const std::filesystem::path& folder,
                          const std::string& file_name, ExternalData mode,
-                         const std::atomic<bool>* stop = nullptr);
+                         WriteControl* control = nullptr);
 
 // Writes two graphs that hold mostly the same weights (high and low: the low graph keeps
 // float32 master weights) so that both files begin with the same bytes: the graph field,
@@ -51,8 +52,8 @@ public:
   GraphPairWriter(const GraphPairWriter&) = delete;
   GraphPairWriter& operator=(const GraphPairWriter&) = delete;
 
-  // Once. `stop` as for write_graph.
-  std::pair<WrittenGraph, WrittenGraph> write(const std::atomic<bool>* stop = nullptr);
+  // Once. `control` as for write_graph.
+  std::pair<WrittenGraph, WrittenGraph> write(WriteControl* control = nullptr);
 
   struct Plan;
 
@@ -60,6 +61,10 @@ private:
   explicit GraphPairWriter(std::unique_ptr<Plan> plan);
   std::unique_ptr<Plan> m_plan;
 };
+
+// About how many bytes write_graph writes for `model` (its files' sizes): the progress of a
+// long write is shown against it.
+uint64_t graph_file_bytes(onnx::ModelProto& model);
 
 // The field number of the padding in a paired graph (GraphProto uses 1..16).
 constexpr uint32_t k_graph_padding_field = 8191;

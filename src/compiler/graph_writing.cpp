@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -28,8 +31,12 @@ struct GraphWriting::State {
   ExternalData external_data = ExternalData::automatic;
   std::vector<compiler::WrittenGraph> written;
   std::vector<WriteJob> jobs; // after `prepared`, whose models a pair holds: gone first
-  std::atomic<bool> stop{false};
+  compiler::WriteControl control;
+  uint64_t bytes_total = 0; // about: the progress's measure
   std::exception_ptr failure;
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;  // the runner is through the jobs
   std::thread runner; // runs util::parallel_for over the jobs
 
   void plan_jobs() {
@@ -65,17 +72,49 @@ struct GraphWriting::State {
     try {
       WriteJob& job = jobs[k];
       if (job.pair) {
-        auto [first, second] = job.pair->write(&stop);
+        auto [first, second] = job.pair->write(&control);
         written[job.first] = std::move(first);
         written[*job.second] = std::move(second);
       } else {
         auto& variant = prepared.variants.graphs[job.first];
         written[job.first] = compiler::write_graph(variant.model, output->staging(),
-                                                   variant.role + ".onnx", external_data, &stop);
+                                                   variant.role + ".onnx", external_data, &control);
       }
     } catch (...) {
-      stop = true; // the others stop within a buffer's worth
+      control.stop = true; // the others stop within a buffer's worth
       throw;
+    }
+  }
+
+  void run() {
+    try {
+      util::parallel_for(jobs.size(), [this](size_t k) { write(k); });
+    } catch (...) {
+      failure = std::current_exception(); // read after join()
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+    finished.notify_all();
+  }
+
+  // Waits for the runner, telling `progress` of the bytes written meanwhile.
+  void wait(const WriteProgress& progress) {
+    if (progress) {
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          if (finished.wait_for(lock, k_progress_interval, [this] { return done; })) {
+            break;
+          }
+        }
+        uint64_t bytes = control.bytes_written.load(std::memory_order_relaxed);
+        progress(bytes, std::max(bytes, bytes_total));
+      }
+    }
+    join();
+    if (progress && !failure) {
+      uint64_t bytes = control.bytes_written.load(std::memory_order_relaxed);
+      progress(bytes, bytes);
     }
   }
 
@@ -84,6 +123,8 @@ struct GraphWriting::State {
       runner.join();
     }
   }
+
+  static constexpr auto k_progress_interval = std::chrono::milliseconds(100);
 };
 
 namespace {
@@ -125,34 +166,32 @@ GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& optio
   size_t graphs = state.prepared.variants.graphs.size();
   // Before the threads: a failure here leaves nothing running.
   state.written.resize(graphs);
+  for (auto& variant : state.prepared.variants.graphs) { // before a pair takes the weights
+    state.bytes_total += compiler::graph_file_bytes(variant.model);
+  }
   state.plan_jobs();
-  state.runner = std::thread([&state] {
-    try {
-      util::parallel_for(state.jobs.size(), [&state](size_t k) { state.write(k); });
-    } catch (...) {
-      state.failure = std::current_exception(); // read after join()
-    }
-  });
+  state.runner = std::thread([&state] { state.run(); });
 }
 
 GraphWriting::~GraphWriting() {
   if (m_state) {
-    m_state->stop = true;
+    m_state->control.stop = true;
     m_state->join();
   }
 }
 
 PreparedCompile GraphWriting::abandon() {
-  m_state->stop = true;
+  m_state->control.stop = true;
   m_state->join();
   m_state->jobs.clear();   // gives the pairs' initializers back
   m_state->output.reset(); // removes the staging folder
   return std::move(m_state->prepared);
 }
 
-WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKey& cache_key) {
+WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKey& cache_key,
+                                    const WriteProgress& progress) {
   State& state = *m_state;
-  state.join();
+  state.wait(progress);
   util::test_point("write:joined");
   state.jobs.clear();
   if (state.failure) {

@@ -118,15 +118,16 @@ private:
   std::thread m_thread;
 };
 
-HashedFile::HashedFile(const fs::path& path, const std::atomic<bool>* stop)
-    : m_file(std::make_unique<util::AtomicFile>(path, util::Durability::unsynced)), m_stop(stop) {
+HashedFile::HashedFile(const fs::path& path, WriteControl* control)
+    : m_file(std::make_unique<util::AtomicFile>(path, util::Durability::unsynced)),
+      m_control(control) {
   util::test_point(("write:" + path.filename().string() + ":opened").c_str());
   start_buffers();
 }
 
 HashedFile::HashedFile(std::unique_ptr<util::AtomicFile> file, const util::Sha256& hash,
-                       uint64_t bytes, const std::atomic<bool>* stop)
-    : m_file(std::move(file)), m_hash(hash), m_stop(stop), m_bytes(bytes) {
+                       uint64_t bytes, WriteControl* control)
+    : m_file(std::move(file)), m_hash(hash), m_control(control), m_bytes(bytes) {
   start_buffers();
 }
 
@@ -194,7 +195,8 @@ std::unique_ptr<HashedFile> HashedFile::split_mirror() {
   if (m_behind) {
     m_behind->set_targets({m_file.get()});
   }
-  return std::unique_ptr<HashedFile>(new HashedFile(std::move(m_mirror), m_hash, m_bytes, m_stop));
+  return std::unique_ptr<HashedFile>(
+      new HashedFile(std::move(m_mirror), m_hash, m_bytes, m_control));
 }
 
 WrittenFile HashedFile::commit(const std::string& name, FileIdentity& written_as) {
@@ -215,11 +217,14 @@ void HashedFile::flush_if_full() {
 
 void HashedFile::flush() {
   util::test_point("write:buffer");
-  if (m_stop != nullptr && m_stop->load(std::memory_order_relaxed)) {
+  if (m_control != nullptr && m_control->stop.load(std::memory_order_relaxed)) {
     throw WriteStopped();
   }
   if (m_fill == 0) {
     return;
+  }
+  if (m_control != nullptr) { // a mirrored buffer fills two files
+    m_control->bytes_written.fetch_add(m_mirror ? 2 * m_fill : m_fill, std::memory_order_relaxed);
   }
   m_hash.update(m_buffer, m_fill);
   if (m_behind) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "compiler/write_control.h"
 #include "model/weight_store.h"
 #include "npucc/compile.h"
 #include "util/fd.h"
@@ -14,7 +15,7 @@
 
 namespace npucc::compiler {
 
-// Thrown by a write once its `stop` flag is set (GraphWriting: a cache hit, an error in
+// Thrown by a write once its control's `stop` flag is set (GraphWriting: a cache hit, an error in
 // another writer).
 struct WriteStopped : std::exception {
   const char* what() const noexcept override { return "graph write stopped"; }
@@ -29,7 +30,8 @@ struct WriteStopped : std::exception {
 // work, and split_mirror() then hands the second file on with a copy of the hash state.
 class HashedFile {
 public:
-  HashedFile(const std::filesystem::path& path, const std::atomic<bool>* stop);
+  // `control` (may be null): stops the write, and counts the bytes as they leave.
+  HashedFile(const std::filesystem::path& path, WriteControl* control);
   ~HashedFile();
   HashedFile(const HashedFile&) = delete;
   HashedFile& operator=(const HashedFile&) = delete;
@@ -52,7 +54,7 @@ public:
 private:
   class WriteBehind;
   HashedFile(std::unique_ptr<util::AtomicFile> file, const util::Sha256& hash, uint64_t bytes,
-             const std::atomic<bool>* stop);
+             WriteControl* control);
   void start_buffers();
   void flush_if_full();
   void flush();
@@ -61,7 +63,7 @@ private:
   std::unique_ptr<util::AtomicFile> m_file;
   std::unique_ptr<util::AtomicFile> m_mirror;
   util::Sha256 m_hash;
-  const std::atomic<bool>* m_stop;
+  WriteControl* m_control;
   std::unique_ptr<WriteBehind> m_behind; // null with one core
   std::unique_ptr<char[]> m_own_buffer;  // the buffer without a helper thread
   char* m_buffer = nullptr;

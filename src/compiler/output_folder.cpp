@@ -1,12 +1,9 @@
-// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json when its
-// iteration is inlined here (a false positive, as in precision/report.cpp).
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-
 #include "compiler/output_folder.h"
 
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
+#include "util/json_fields.h"
 #include "util/test_point.h"
 
 #include <algorithm>
@@ -100,7 +97,7 @@ std::set<std::string> files_of_earlier_compile(const fs::path& dir) {
   std::set<std::string> out;
   try {
     auto manifest = nlohmann::json::parse(util::read_file(dir / k_manifest));
-    if (!manifest.is_object() || manifest.value("format", "") != "npucc-manifest") {
+    if (!manifest.is_object() || util::string_field(manifest, "format") != "npucc-manifest") {
       return out;
     }
     out.insert(k_manifest);
@@ -113,9 +110,9 @@ std::set<std::string> files_of_earlier_compile(const fs::path& dir) {
       }
     };
     for (const auto& graph : manifest.at("graphs")) {
-      add(graph.value("file", ""));
+      add(util::string_field(graph, "file"));
       for (const auto& data : graph.value("external_data", nlohmann::json::array())) {
-        add(data.value("file", ""));
+        add(util::string_field(data, "file"));
       }
     }
   } catch (const std::exception&) {

@@ -39,7 +39,7 @@ struct WrittenCompile {
   std::map<std::string, FileIdentity> written_as;
 };
 WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
-                             const CacheKey& cache_key);
+                             const CacheKey& cache_key, const WriteProgress& progress = {});
 
 // write_compile begun early: the graphs are written on up to thread_budget() threads
 // into a staging folder beside options.output_dir while the caller goes on (a cache looks
@@ -54,7 +54,9 @@ public:
   GraphWriting(const GraphWriting&) = delete;
   GraphWriting& operator=(const GraphWriting&) = delete;
 
-  WrittenCompile finish(const CompileOptions& options, const CacheKey& cache_key);
+  // `progress` hears of the bytes written while it waits.
+  WrittenCompile finish(const CompileOptions& options, const CacheKey& cache_key,
+                        const WriteProgress& progress = {});
   // Stops the writers and hands the prepared compile back, as prepared.
   PreparedCompile abandon();
 

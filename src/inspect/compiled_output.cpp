@@ -2,28 +2,19 @@
 
 #include "accuracy/check.h"
 #include "util/file_io.h"
+#include "util/json_fields.h"
 
 namespace npucc::inspect {
-
-namespace {
-
-// json::value(key, "") would do, but GCC 12 then warns of a null dereference inside it.
-std::string string_field(const nlohmann::json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
-} // namespace
 
 CompiledGraph compiled_graph(const std::filesystem::path& model) {
   try {
     auto manifest = nlohmann::json::parse(util::read_file(model.parent_path() / "manifest.json"));
-    if (string_field(manifest, "format") != "npucc-manifest") {
+    if (util::string_field(manifest, "format") != "npucc-manifest") {
       return {};
     }
     for (const auto& graph : manifest.at("graphs")) {
-      if (string_field(graph, "file") == model.filename().string()) {
-        return {std::move(manifest), string_field(graph, "role")};
+      if (util::string_field(graph, "file") == model.filename().string()) {
+        return {std::move(manifest), util::string_field(graph, "role")};
       }
     }
   } catch (const std::exception&) {

@@ -1,15 +1,13 @@
 // `npucc inspect --nodes`: node names, ops, element types and the graph holding each node,
 // which is what a --keep-dtype file is written from.
-// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json's value() when
-// it is inlined here (a false positive, as in precision/report.cpp).
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "check/validate.h"
 #include "inspect/compiled_output.h"
 #include "inspect/graph_stats.h"
-#include "util/text_table.h"
 #include "model/graph_walk.h"
 #include "model/tensor_info.h"
 #include "npucc/inspect.h"
+#include "util/json_fields.h"
+#include "util/text_table.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -124,14 +122,14 @@ nlohmann::json compiled_precisions(const std::filesystem::path& model) {
 void add_precisions(const nlohmann::json& precisions, std::vector<NodeSummary>& nodes) {
   std::unordered_map<std::string, const nlohmann::json*> by_output;
   for (const auto& entry : precisions) {
-    by_output.emplace(entry.value("output", ""), &entry);
+    by_output.emplace(util::string_field(entry, "output"), &entry);
   }
   for (auto& node : nodes) {
     const std::string output = node.outputs.empty() ? "" : node.outputs[0].name;
     auto found = by_output.find(output);
-    if (found != by_output.end() && found->second->value("op_type", "") == node.op_type) {
-      node.precision = found->second->value("precision", "");
-      node.reason = found->second->value("reason", "");
+    if (found != by_output.end() && util::string_field(*found->second, "op_type") == node.op_type) {
+      node.precision = util::string_field(*found->second, "precision");
+      node.reason = util::string_field(*found->second, "reason");
     } else if (node.op_type == "Cast" && node.domain == "ai.onnx") {
       node.precision = "inserted";
     }

@@ -18,6 +18,7 @@ enum class Deliver { output_folder, cache_only };
 std::string unmade_cache_folder(const std::filesystem::path& dir);
 
 CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
-                         const CompileOptions& options, Deliver deliver, const LogSink& log);
+                         const CompileOptions& options, Deliver deliver, const LogSink& log,
+                         const WriteProgress& write_progress = {});
 
 } // namespace npucc::pipeline

@@ -55,6 +55,7 @@ struct CachedRun {
   const CompileOptions& given;
   const Deliver deliver;
   const LogSink& log;
+  WriteProgress write_progress; // of the graphs' write, on a miss
   CompileOptions options; // given, and for populate with its scratch output folder
 
   // The model file's digest as the lookup computed it, if it did (read_mapped_model).
@@ -79,14 +80,14 @@ struct CachedRun {
 void finish_compile(CachedRun& run) {
   WrittenCompile written;
   if (run.writing) {
-    written = run.writing->finish(run.options, run.key);
+    written = run.writing->finish(run.options, run.key, run.write_progress);
     run.writing.reset();
   } else {
     if (!run.prepared) {
       compiler::check_output_folder(run.options); // as compile() does, before any work
       run.prepared = prepare_compile(std::move(run.model), run.options, run.log);
     }
-    written = write_compile(std::move(*run.prepared), run.options, run.key);
+    written = write_compile(std::move(*run.prepared), run.options, run.key, run.write_progress);
   }
   run.out.result = std::move(written.result);
   run.written_as = std::move(written.written_as);
@@ -375,13 +376,14 @@ namespace {
 
 CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& digests,
                          const CacheConfig& config, const CompileOptions& given, Deliver deliver,
-                         const LogSink& log) {
+                         const LogSink& log, const WriteProgress& write_progress) {
   std::optional<model::PriorDigest> hashed;
   std::optional<CacheKey> known_key;
   if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, hashed, known_key)) {
     return *found;
   }
   CachedRun run(storage, digests, config, given, deliver, log);
+  run.write_progress = write_progress;
   run.model_hashed = std::move(hashed);
   if (known_key && run.model_hashed && !config.remote.url.empty()) {
     if (auto found = remote_by_known_key(run, std::move(*known_key))) {
@@ -420,9 +422,10 @@ std::string unmade_cache_folder(const std::filesystem::path& dir) {
 }
 
 CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config,
-                         const CompileOptions& given, Deliver deliver, const LogSink& log) {
+                         const CompileOptions& given, Deliver deliver, const LogSink& log,
+                         const WriteProgress& write_progress) {
   cache::InputDigests digests(&storage, config.digest_cache);
-  CachedCompile out = run_phases(storage, digests, config, given, deliver, log);
+  CachedCompile out = run_phases(storage, digests, config, given, deliver, log, write_progress);
   out.digests_from_stamps = digests.tally().from_stamp;
   out.digests_hashed = digests.tally().hashed;
   out.why_hashed = digests.tally().why_hashed;
@@ -437,10 +440,10 @@ CacheKey explain_cache_key(const CompileOptions& options) {
 }
 
 CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,
-                             const LogSink& log) {
+                             const LogSink& log, const WriteProgress& write_progress) {
   if (use == CacheUse::disabled) {
     CachedCompile out;
-    out.result = compile(options, log);
+    out.result = compile(options, log, write_progress);
     out.outcome = CacheOutcome::disabled;
     out.reason = "--no-cache";
     return out;
@@ -448,8 +451,8 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
   std::string before = pipeline::unmade_cache_folder(config.dir);
   cache::LocalStorage storage = cache::open_local_storage(config);
   util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C
-  CachedCompile out =
-      pipeline::run_cached(storage, config, options, pipeline::Deliver::output_folder, log);
+  CachedCompile out = pipeline::run_cached(storage, config, options,
+                                           pipeline::Deliver::output_folder, log, write_progress);
   if (!before.empty()) {
     out.cache_made = "made " + storage.root().string() + " an npucc cache (the folder " + before + ")";
   }

@@ -1,6 +1,7 @@
 #include "pipeline/manifest_reader.h"
 
 #include "npucc/error.h"
+#include "util/json_fields.h"
 
 #include <cstdint>
 #include <limits>
@@ -43,8 +44,8 @@ Int whole_number(const json& object, const char* key, Int fallback, const std::s
 
 WrittenFile written_from(const json& file, const std::string& where) {
   WrittenFile out;
-  out.file = file.value("file", "");
-  out.sha256 = file.value("sha256", "");
+  out.file = util::string_field(file, "file");
+  out.sha256 = util::string_field(file, "sha256");
   out.bytes = whole_number(file, "bytes", uint64_t{0}, where);
   return out;
 }
@@ -80,8 +81,8 @@ CompileResult parse_cached_manifest(const std::string& text,
     manifest = json::parse(text);
     for (const auto& graph : manifest.at("graphs")) {
       CompiledGraph compiled;
-      compiled.role = graph.value("role", "");
-      compiled.precision = graph.value("precision", "");
+      compiled.role = util::string_field(graph, "role");
+      compiled.precision = util::string_field(graph, "precision");
       compiled.graph = written_from(graph, where);
       for (const auto& data : graph.value("external_data", json::array())) {
         compiled.external_data.push_back(written_from(data, where));
@@ -89,13 +90,13 @@ CompileResult parse_cached_manifest(const std::string& text,
       result.graphs.push_back(std::move(compiled));
     }
     for (const auto& pass : manifest.value("passes", json::array())) {
-      result.passes.push_back({pass.value("name", ""), pass.value("unit", ""),
+      result.passes.push_back({util::string_field(pass, "name"), util::string_field(pass, "unit"),
                                whole_number(pass, "changed", int64_t{0}, where)});
     }
     read_precision_reports(manifest, result);
     const json& plan = manifest.at("memory_plan");
     result.memory_plan.available = plan.value("available", false);
-    result.memory_plan.reason = plan.value("reason", "");
+    result.memory_plan.reason = util::string_field(plan, "reason");
     result.memory_plan.arena_bytes = whole_number(plan, "arena_bytes", uint64_t{0}, where);
     result.memory_plan.lower_bound_bytes =
         whole_number(plan, "lower_bound_bytes", uint64_t{0}, where);
@@ -103,7 +104,7 @@ CompileResult parse_cached_manifest(const std::string& text,
     result.memory_plan.alignment = whole_number(plan, "alignment", uint64_t{64}, where);
     for (const auto& tensor : plan.value("tensors", json::array())) {
       result.memory_plan.tensors.push_back(
-          {tensor.value("name", ""), whole_number(tensor, "bytes", uint64_t{0}, where),
+          {util::string_field(tensor, "name"), whole_number(tensor, "bytes", uint64_t{0}, where),
            whole_number(tensor, "offset", uint64_t{0}, where),
            whole_number(tensor, "first", 0, where), whole_number(tensor, "last", 0, where)});
     }

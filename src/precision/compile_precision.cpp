@@ -2,10 +2,12 @@
 
 #include "check/validate.h"
 #include "npucc/error.h"
+#include "opset/raise_opset.h"
 #include "passes/fuse_hard_activations.h"
 #include "passes/pass_manager.h"
 #include "precision/emulation.h"
 #include "precision/low_graph_opset.h"
+#include "precision/opset_hint.h"
 #include "precision/precision_modes.h"
 #include "precision/report.h"
 #include "util/test_point.h"
@@ -240,6 +242,35 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
     build.graphs.push_back(std::move(emulation));
   }
   return build;
+}
+
+void add_target_opset_hint(PrecisionBuild& build, const onnx::ModelProto& model,
+                           const CompileOptions& options, const OverflowSource& overflow) {
+  // fast1's raise and a given --target-opset say their own piece (low_graph_opset.h).
+  if (!build.report.is_object() || build.report.contains("opset") || options.target_opset != 0) {
+    return;
+  }
+  const int64_t target = opset_freeing_schema_holds(model, build.report);
+  if (target == 0) {
+    return;
+  }
+  const ModePlan plan = options.accelerate_train_mode
+                            ? plan_for_accelerate_mode(*options.accelerate_train_mode)
+                            : plan_for_precision_mode(options.precision, model);
+  onnx::ModelProto raised = model; // weights are in the store: metadata only
+  try {
+    opset::raise_opset(raised, target);
+    check::check_and_infer(raised, check::Checker::after);
+    nlohmann::json hint =
+        target_opset_hint(build.report, lower(raised, plan, options, overflow, "low"), target);
+    if (!hint.is_null()) {
+      build.report["target_opset_hint"] = std::move(hint);
+    }
+  } catch (const check::InferenceCrash&) {
+    throw;
+  } catch (const Error&) {
+    // The raise is refused (or its lowering fails): there is nothing to suggest.
+  }
 }
 
 } // namespace npucc::precision

@@ -36,4 +36,11 @@ struct PrecisionBuild {
 PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOptions& options,
                                         const OverflowSource& overflow = {});
 
+// When the low graph keeps nodes float32 for their schema at the model's opset and a later
+// opset runs them low: how many more nodes --target-opset N would lower, as
+// build.report["target_opset_hint"] (opset_hint.h). Lowers a raised copy of the optimised
+// `model` once more, so only then; not with --target-opset, nor when fast1 raises.
+void add_target_opset_hint(PrecisionBuild& build, const onnx::ModelProto& model,
+                           const CompileOptions& options, const OverflowSource& overflow = {});
+
 } // namespace npucc::precision

@@ -1,5 +1,5 @@
 // GCC 12 reports a "potential null pointer dereference" inside nlohmann::json when its
-// iteration and value() are inlined here (a false positive, as in report.cpp).
+// iteration and value() are inlined here (a false positive; accuracy/check.cpp has the same).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 
 // fast1 below opset 22: ONNX allows bfloat16 for Conv, the pools, the normalisations, the

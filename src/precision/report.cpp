@@ -1,10 +1,8 @@
-// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json's
-// iteration_proxy when it is inlined here (a false positive: the values are objects).
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-
 #include "precision/report.h"
 
 #include "precision/low_graph_opset.h"
+#include "precision/opset_hint.h"
+#include "util/json_fields.h"
 #include "util/strings.h"
 
 namespace npucc::precision {
@@ -75,26 +73,20 @@ std::vector<std::string> format_precision_summary(const json& report) {
   if (!report.is_object()) {
     return {};
   }
-  const std::string low = report.value("low_type", "");
-  int64_t float_nodes = 0;
-  int64_t low_nodes = 0;
+  const std::string low = util::string_field(report, "low_type");
   std::vector<std::string> matrix;
   for (const auto& [op, by_precision] : report.at("nodes").items()) {
-    if (op == "Constant") {
-      continue; // values, not compute: counted under constants
-    }
     int64_t op_low = by_precision.value(low, int64_t{0});
     int64_t op_float = op_low + by_precision.value("float32", int64_t{0});
-    float_nodes += op_float;
-    low_nodes += op_low;
     if (op_float > 0 && (op == "MatMul" || op == "Gemm" || op == "Conv" || op == "ConvTranspose" ||
                          op == "LSTM" || op == "GRU" || op == "Einsum")) {
       matrix.push_back(op + " " + std::to_string(op_low) + "/" + std::to_string(op_float));
     }
   }
+  const LowCount lowered = count_low_nodes(report);
   std::vector<std::string> lines;
-  lines.push_back("precision: " + low + " (" + report.value("policy", "") +
-                  "): " + std::to_string(low_nodes) + " of " + std::to_string(float_nodes) +
+  lines.push_back("precision: " + low + " (" + util::string_field(report, "policy") + "): " +
+                  std::to_string(lowered.low) + " of " + std::to_string(lowered.float_nodes) +
                   " float nodes low" + (matrix.empty() ? "" : "; " + util::join(matrix, ", ")));
   std::vector<std::string> reasons;
   for (const auto& [reason, count] : report.at("kept_float32_reasons").items()) {
@@ -105,6 +97,9 @@ std::vector<std::string> format_precision_summary(const json& report) {
   }
   if (std::string opset = low_graph_opset_line(report.value("opset", json())); !opset.empty()) {
     lines.push_back(opset);
+  }
+  if (std::string hint = target_opset_hint_line(report); !hint.empty()) {
+    lines.push_back(hint);
   }
   if (report.contains("fused_activations")) {
     std::vector<std::string> fused;

@@ -14,7 +14,8 @@ namespace npucc::precision {
 //  "bytes_before", "bytes_after", "weight_bytes_saved", "master_weight_bytes",
 //  "kept_float32": [{"name", "reason", "bytes", "overflow_values"?}]},
 //  "low_precision_weights", "warnings": [...], "note"?,
-//  "opset"?: low_graph_opset.h (bfloat16 below opset 22)}
+//  "opset"?: low_graph_opset.h (bfloat16 below opset 22),
+//  "target_opset_hint"?: opset_hint.h (nodes a later opset would lower)}
 nlohmann::json report_json(const RewriteReport& report, Policy policy, WeightStorage weights,
                            const std::string& note);
 

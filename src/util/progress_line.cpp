@@ -1,5 +1,7 @@
 #include "util/progress_line.h"
 
+#include "util/strings.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -45,8 +47,10 @@ std::string format_progress_line(const ProgressFrame& frame, int width, Colour c
     if (filled < bar_width && done > 0) {
       bar[filled] = '>';
     }
-    counts = std::to_string(done) + "/" + std::to_string(frame.total) + " " +
-             std::to_string(done * 100 / frame.total) + "%";
+    counts = frame.measure == Measure::bytes
+                 ? format_bytes(done) + "/" + format_bytes(frame.total)
+                 : std::to_string(done) + "/" + std::to_string(frame.total);
+    counts += " " + std::to_string(done * 100 / frame.total) + "%";
     if (done > 0 && done < frame.total) {
       clock +=
           " ETA " + format_clock(frame.elapsed_seconds * static_cast<double>(frame.total - done) /

@@ -4,6 +4,7 @@
 //
 //   populate [=========>          ]  3/10  30%  resnet50.onnx  0:04 ETA 0:09
 //   compile  [    <=>             ]  pass eliminate_identity changed 3 nodes  0:02
+//   compile  [=====>              ]  256.0 MiB/1.0 GiB 25%  writing graphs  0:03 ETA 0:09
 //
 // Pure formatting, so it is unit-tested without a terminal.
 
@@ -13,6 +14,10 @@
 
 namespace npucc::util {
 
+enum class Colour { no, yes };
+// What done and total count: items (3/10) or bytes (256.0 MiB/1.0 GiB).
+enum class Measure { count, bytes };
+
 struct ProgressFrame {
   std::string_view label;
   size_t done = 0;
@@ -20,9 +25,8 @@ struct ProgressFrame {
   std::string_view item;
   double elapsed_seconds = 0;
   int tick = 0; // position of the bouncing marker
+  Measure measure = Measure::count;
 };
-
-enum class Colour { no, yes };
 
 // Fits in `width` columns (less one, so the cursor never wraps); with Colour::yes the bar
 // is green.

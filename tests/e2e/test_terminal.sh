@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Terminal sessions in tmux: the progress display appears on a terminal and never in a
-# pipe or with --quiet; the generated bash (and zsh) completion completes subcommands,
-# sub-subcommands, options and option values in a real interactive shell; output to a
-# full disk is an error.
+# Terminal sessions in tmux: the progress display appears on a terminal (the graphs' write
+# in bytes and percent) and never in a pipe or with --quiet; the generated bash (and zsh)
+# completion completes subcommands, sub-subcommands, options and option values in a real
+# interactive shell; output to a full disk is an error.
 set -u
 : "${NPUCC:?NPUCC must point at the npucc binary}"
 : "${TESTDATA:?TESTDATA must point at testdata/}"
@@ -58,6 +58,9 @@ cases=$((cases + 1))
 if wait_for progress "EXIT=0"; then
   grep -a -q "compile ppocrv4_det.onnx \[" "$work/pane.log" || fail "no progress line on the terminal"
   grep -a -q $'\033\\[K' "$work/pane.log" || fail "the progress line is never erased"
+  # The graphs' write in bytes and percent (issue 31): its last frame is always drawn.
+  grep -a -q "[0-9.]* [KMG]iB/[0-9.]* [KMG]iB 100%  writing graphs" "$work/pane.log" ||
+    fail "no bytes written on the progress line: $(tr '\r' '\n' <"$work/pane.log" | cat -v | tail -5)"
   # Erased before the summary: the screen shows the summary, not a stale bar.
   tmux_ capture-pane -p -t progress | grep -q "compile ppocrv4_det.onnx \[" && fail "a stale progress line is left on screen"
 else

@@ -21,6 +21,18 @@ TEST_SUITE("npucc::util::progress_line") {
           "verify [                   ]  0/7 0%  0:00");
   }
 
+  TEST_CASE("bytes: sizes written of the total, percentage and ETA") {
+    ProgressFrame frame{
+        "compile m.onnx", uint64_t{256} << 20, uint64_t{1} << 30, "writing graphs", 3, 0,
+        Measure::bytes};
+    CHECK(format_progress_line(frame, 100, Colour::no) ==
+          "compile m.onnx [======>                 ]  256.0 MiB/1.0 GiB 25%  writing graphs  0:03 "
+          "ETA 0:09");
+    frame.done = frame.total;
+    CHECK(format_progress_line(frame, 100, Colour::no).find("]  1.0 GiB/1.0 GiB 100%  writing") !=
+          std::string::npos);
+  }
+
   TEST_CASE("unknown length: a bouncing marker") {
     ProgressFrame frame{"compile m.onnx", 0, 0, "validated", 2, 0};
     CHECK(format_progress_line(frame, 80, Colour::no) ==
