@@ -138,7 +138,7 @@ Model read_model(const fs::path& path, const ReadLimits& limits, Weights weights
 namespace model {
 
 TableScope table_scope(Weights weights) {
-  return weights == Weights::all_in_table ? TableScope::every_tensor : TableScope::initializers;
+  return weights == Weights::in_proto ? TableScope::initializers : TableScope::every_tensor;
 }
 
 Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
