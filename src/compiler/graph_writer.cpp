@@ -91,7 +91,7 @@ public:
       if (stored) {
         m_references.push_back(save_reference(tensor));
         write_stored(m_file, *stored);
-        length = stored->bytes.size();
+        length = stored->size;
       } else {
         Moved moved{&tensor, {}};
         moved.data.swap(*tensor.mutable_raw_data());
@@ -138,7 +138,7 @@ uint64_t stored_weight_bytes(onnx::ModelProto& model) {
   uint64_t total = 0;
   model::for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (model::is_stored(tensor)) {
-      total += model::raw_bytes(tensor)->size();
+      total += model::stored_size(tensor);
     }
   });
   return total;
@@ -153,35 +153,26 @@ struct Piece {
   uint64_t body_bytes() const {
     uint64_t body = head.size();
     if (raw) {
-      body += 1 + varint(raw->bytes.size()).size() + raw->bytes.size();
+      body += 1 + varint(raw->size).size() + raw->size;
     }
     return body;
   }
   uint64_t field_bytes() const { return 1 + varint(body_bytes()).size() + body_bytes(); }
-  uint64_t raw_bytes() const { return raw ? raw->bytes.size() : 0; }
+  uint64_t raw_bytes() const { return raw ? raw->size : 0; }
 
   // The same bytes in a file: same message, same weight bytes from the same place.
   bool same_as(const Piece& other) const {
     if (head != other.head || raw.has_value() != other.raw.has_value()) {
       return false;
     }
-    if (!raw) {
-      return true;
-    }
-    if (raw->slice && other.raw->slice) {
-      return raw->slice->file == other.raw->slice->file &&
-             raw->slice->offset == other.raw->slice->offset &&
-             raw->slice->length == other.raw->slice->length;
-    }
-    return raw->bytes.data() == other.raw->bytes.data() &&
-           raw->bytes.size() == other.raw->bytes.size();
+    return !raw || raw->same_as(*other.raw);
   }
 
   void write_to(HashedFile& file) const {
     file.write(std::string(1, k_graph_initializer_tag) + varint(body_bytes()));
     file.write(head);
     if (raw) {
-      file.write(std::string(1, k_tensor_raw_data_tag) + varint(raw->bytes.size()));
+      file.write(std::string(1, k_tensor_raw_data_tag) + varint(raw->size));
       write_stored(file, *raw);
     }
   }

@@ -8,11 +8,32 @@ namespace npucc::compiler {
 using namespace model::onnx_fields; // model/onnx_fields.h
 
 StoredBytes stored_bytes(const onnx::TensorProto& tensor) {
-  return {*model::raw_bytes(tensor), model::mapped_slice(tensor)};
+  if (auto typed = model::typed_slice(tensor)) {
+    return {std::string_view(), std::nullopt, typed, typed->values.raw_length()};
+  }
+  std::string_view bytes = *model::raw_bytes(tensor);
+  return {bytes, model::mapped_slice(tensor), std::nullopt, bytes.size()};
+}
+
+bool StoredBytes::same_as(const StoredBytes& other) const {
+  if (slice && other.slice) {
+    return slice->file == other.slice->file && slice->offset == other.slice->offset &&
+           slice->length == other.slice->length;
+  }
+  if (typed && other.typed) {
+    return typed->file == other.typed->file && typed->values.begin == other.typed->values.begin;
+  }
+  return !typed && !other.typed && bytes.data() == other.bytes.data() &&
+         bytes.size() == other.bytes.size();
 }
 
 void write_stored(HashedFile& file, const StoredBytes& stored) {
-  if (stored.slice) {
+  if (stored.typed) {
+    model::decode_typed_slice(*stored.typed, [&](std::string_view block) {
+      file.write(block);
+      return true;
+    });
+  } else if (stored.slice) {
     file.write(*stored.slice);
   } else {
     file.write(stored.bytes);
@@ -39,7 +60,7 @@ void MessageStream::append(std::string bytes) {
 }
 
 void MessageStream::append(const StoredBytes& stored) {
-  m_size += stored.bytes.size();
+  m_size += stored.size;
   m_segments.push_back({std::string(), stored});
 }
 
@@ -110,7 +131,7 @@ MessageStream stream_tensor(const onnx::TensorProto& tensor) {
   meta.clear_data_location();
   MessageStream stream = literal(meta);
   StoredBytes stored = stored_bytes(tensor);
-  stream.append(varint((uint64_t{k_tensor_raw_data} << 3) | 2) + varint(stored.bytes.size()));
+  stream.append(varint((uint64_t{k_tensor_raw_data} << 3) | 2) + varint(stored.size));
   stream.append(stored);
   return stream;
 }

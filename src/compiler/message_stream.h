@@ -19,10 +19,15 @@
 namespace npucc::compiler {
 
 // A stored tensor's bytes as the writer takes them: a slice of a mapped file when they
-// are one, else the bytes themselves.
+// are one, typed values decoded as they are written, else the bytes themselves.
 struct StoredBytes {
   std::string_view bytes;
   std::optional<model::MappedSlice> slice;
+  std::optional<model::TypedSlice> typed;
+  uint64_t size = 0;
+
+  // The same bytes from the same place.
+  bool same_as(const StoredBytes& other) const;
 };
 
 StoredBytes stored_bytes(const onnx::TensorProto& tensor);

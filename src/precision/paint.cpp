@@ -65,6 +65,14 @@ uint64_t count_overflows(const TensorProto& tensor, int32_t low, const OverflowS
   if (tensor.data_type() != TensorProto::FLOAT || model::is_unloaded_external(tensor)) {
     return 0;
   }
+  if (auto typed = model::typed_slice(tensor)) { // unpacked float_data: a block at a time
+    uint64_t overflows = 0;
+    model::decode_typed_slice(*typed, [&](std::string_view block) {
+      overflows += count_raw(block, low);
+      return true;
+    });
+    return overflows;
+  }
   if (auto raw = model::raw_bytes(tensor)) {
     if (auto known = prescanned_overflows(source, *raw, low)) {
       return *known;

@@ -100,9 +100,11 @@ def constant_node(output, value):
 
 
 def matmul_graph(side, weight, layout):
-    """y = x @ W, W of side x side, `weight` the TensorProto's bytes."""
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, side])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, side])
+    """y = x @ W, W of side x side, `weight` the TensorProto's bytes (x and y float64 with a
+    float64 W)."""
+    elem = TensorProto.DOUBLE if layout == "double_data" else TensorProto.FLOAT
+    x = helper.make_tensor_value_info("x", elem, [1, side])
+    y = helper.make_tensor_value_info("y", elem, [1, side])
     matmul = helper.make_node("MatMul", ["x", "W"], ["y"], name="matmul")
     if layout == "constant":
         graph = helper.make_graph([matmul], "layout", [x], [y]).SerializeToString()
