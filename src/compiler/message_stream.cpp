@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "model/onnx_fields.h"
+#include "model/wire_source.h"
 
 namespace npucc::compiler {
 
@@ -42,11 +43,7 @@ void write_stored(HashedFile& file, const StoredBytes& stored) {
 
 std::string varint(uint64_t value) {
   std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
+  model::put_varint(out, value);
   return out;
 }
 

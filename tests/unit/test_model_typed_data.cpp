@@ -1,4 +1,5 @@
 #include "model/weight_store.h"
+#include "model/wire_source.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
 #include "test_support.h"
@@ -15,17 +16,14 @@
 namespace {
 
 namespace fs = std::filesystem;
+using npucc::test::read_error;
 using onnx::TensorProto;
 
 constexpr int k_count = 6000; // values: past the 16 KiB table threshold in every encoding
 
 std::string varint(uint64_t value) {
   std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
+  npucc::model::put_varint(out, value);
   return out;
 }
 
@@ -125,15 +123,6 @@ void check_decoded(const std::string& bytes, const std::string& raw) {
   CHECK(*npucc::model::raw_bytes(tensor) == raw); // decoded into memory on demand
   npucc::Model parsed = npucc::read_model(path, {}, npucc::Weights::in_proto);
   CHECK(parsed.proto.graph().initializer(0).dims_size() == tensor.dims_size());
-}
-
-std::string read_error(const fs::path& path, npucc::Weights weights) {
-  try {
-    npucc::read_model(path, {}, weights);
-  } catch (const npucc::Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 std::vector<int64_t> wide_values() {
