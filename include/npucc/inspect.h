@@ -136,8 +136,8 @@ struct InspectOptions {
 // the memory plan says why it is unavailable when shapes stay dynamic.
 InspectReport inspect_model(const std::filesystem::path& path, const InspectOptions& options = {});
 
-// Reads a model the way inspect_model does (for list_nodes): as compile reads it, but with
-// every large tensor, Constant values included, left in the mapped files
+// Reads a model the way inspect_model does (for list_nodes): as compile reads it, with
+// every large tensor, Constant values and typed fields included, left in the mapped files
 // (Weights::all_in_table), since inspect only counts them.
 Model read_model_for_inspect(const std::filesystem::path& path, const ReadLimits& limits = {});
 

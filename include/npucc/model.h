@@ -47,12 +47,13 @@ struct ExternalFile {
 };
 
 // Where a read model's weights go. in_proto: every tensor holds its bytes (raw_data),
-// and `proto` stands alone. in_table (what compile uses): initializers of 16 KiB or
-// more stay outside the protobuf in `weights`, external data mapped rather than
-// copied (src/model/weight_store.h): their TensorProto holds name, type and dims, and
-// `proto` is only valid while the Model (its `weights`) lives. all_in_table (what inspect
-// uses, which reads no tensor's values): the same for every large tensor, Constant values
-// and float32 float_data included.
+// and `proto` stands alone. in_table (what compile and inspect use): every tensor of
+// 16 KiB or more (initializers, Constant values, float_data, int64_data and the other
+// typed fields) stays outside the protobuf in `weights`, in the mapped model or external
+// data file rather than copied (src/model/weight_store.h): their TensorProto holds name,
+// type and dims, and `proto` is only valid while the Model (its `weights`) lives.
+// all_in_table: the same (it once added Constant values and float_data to in_table's
+// initializers; kept for callers that name it).
 enum class Weights { in_proto, in_table, all_in_table };
 
 // A model read from disk.

@@ -1,6 +1,7 @@
 #include "compiler/graph_writer.h"
 
 #include "compiler/hashed_file.h"
+#include "compiler/message_stream.h"
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
@@ -15,6 +16,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace npucc::compiler {
 
@@ -34,35 +36,6 @@ constexpr uint64_t k_inline_limit = (uint64_t{2} << 30) - (uint64_t{64} << 20);
 constexpr char k_model_graph_tag = (7 << 3) | 2;
 constexpr char k_graph_initializer_tag = (5 << 3) | 2;
 constexpr char k_tensor_raw_data_tag = (9 << 3) | 2;
-
-std::string varint(uint64_t value) {
-  std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-  return out;
-}
-
-// A stored tensor's bytes as the writer takes them: a slice of a mapped file when they
-// are one, else the bytes themselves.
-struct StoredBytes {
-  std::string_view bytes;
-  std::optional<model::MappedSlice> slice;
-};
-
-StoredBytes stored_bytes(const onnx::TensorProto& tensor) {
-  return {*model::raw_bytes(tensor), model::mapped_slice(tensor)};
-}
-
-void write_stored(HashedFile& file, const StoredBytes& stored) {
-  if (stored.slice) {
-    file.write(*stored.slice);
-  } else {
-    file.write(stored.bytes);
-  }
-}
 
 // Puts a tensor's table reference (weight_store.h) back after it was replaced for
 // writing, so the caller's model is unchanged.
@@ -121,7 +94,7 @@ public:
       if (stored) {
         m_references.push_back(save_reference(tensor));
         write_stored(m_file, *stored);
-        length = stored->bytes.size();
+        length = stored->size;
       } else {
         Moved moved{&tensor, {}};
         moved.data.swap(*tensor.mutable_raw_data());
@@ -168,7 +141,7 @@ uint64_t stored_weight_bytes(onnx::ModelProto& model) {
   uint64_t total = 0;
   model::for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (model::is_stored(tensor)) {
-      total += model::raw_bytes(tensor)->size();
+      total += model::stored_size(tensor);
     }
   });
   return total;
@@ -183,44 +156,36 @@ struct Piece {
   uint64_t body_bytes() const {
     uint64_t body = head.size();
     if (raw) {
-      body += 1 + varint(raw->bytes.size()).size() + raw->bytes.size();
+      body += 1 + varint(raw->size).size() + raw->size;
     }
     return body;
   }
   uint64_t field_bytes() const { return 1 + varint(body_bytes()).size() + body_bytes(); }
-  uint64_t raw_bytes() const { return raw ? raw->bytes.size() : 0; }
+  uint64_t raw_bytes() const { return raw ? raw->size : 0; }
 
   // The same bytes in a file: same message, same weight bytes from the same place.
   bool same_as(const Piece& other) const {
     if (head != other.head || raw.has_value() != other.raw.has_value()) {
       return false;
     }
-    if (!raw) {
-      return true;
-    }
-    if (raw->slice && other.raw->slice) {
-      return raw->slice->file == other.raw->slice->file &&
-             raw->slice->offset == other.raw->slice->offset &&
-             raw->slice->length == other.raw->slice->length;
-    }
-    return raw->bytes.data() == other.raw->bytes.data() &&
-           raw->bytes.size() == other.raw->bytes.size();
+    return !raw || raw->same_as(*other.raw);
   }
 
   void write_to(HashedFile& file) const {
     file.write(std::string(1, k_graph_initializer_tag) + varint(body_bytes()));
     file.write(head);
     if (raw) {
-      file.write(std::string(1, k_tensor_raw_data_tag) + varint(raw->bytes.size()));
+      file.write(std::string(1, k_tensor_raw_data_tag) + varint(raw->size));
       write_stored(file, *raw);
     }
   }
 };
 
 // What an inline write streams, serialised up front: the graph's initializers (weights
-// from the table, not copied), the graph's other fields (`rest`) and the model's other
+// from the table, not copied), the graph's other fields (`rest`, whose stored tensors in
+// subgraphs and Constant values are streamed from the table too) and the model's other
 // fields (`head`). The model's top-level initializers are moved out while the plan lives
-// and put back by its destructor, with any table references in subgraphs, which are
+// and put back by its destructor, with any table references of sparse tensors, which are
 // rare and copied into raw_data here.
 class InlinePlan {
 public:
@@ -238,7 +203,7 @@ public:
   InlinePlan& operator=(const InlinePlan&) = delete;
 
   std::vector<Piece> pieces;
-  std::string rest;
+  MessageStream rest;
   std::string head;
 
   // The graph field's content without padding.
@@ -252,13 +217,7 @@ public:
 
 private:
   void build(onnx::ModelProto& model, const fs::path& path) {
-    model::for_each_tensor(m_graph, [&](onnx::TensorProto& tensor) {
-      if (model::is_stored(tensor)) {
-        std::string bytes(*model::raw_bytes(tensor));
-        m_nested.push_back(save_reference(tensor));
-        tensor.set_raw_data(std::move(bytes));
-      }
-    });
+    copy_stored_sparse();
     for (const auto& tensor : m_initializers) {
       Piece piece;
       if (model::is_stored(tensor)) {
@@ -275,10 +234,25 @@ private:
     onnx::GraphProto* released = model.release_graph();
     bool ok = model.SerializeToString(&head);
     model.set_allocated_graph(released);
-    ok = ok && m_graph.SerializeToString(&rest);
     if (!ok) {
       throw Error(path.string() + ": cannot serialise the graph");
     }
+    rest = stream_graph(m_graph);
+  }
+
+  // Sparse tensors' values and indices are the one place stream_graph does not follow.
+  void copy_stored_sparse() {
+    std::unordered_set<const onnx::TensorProto*> dense;
+    model::for_each_tensor(
+        m_graph, [&](onnx::TensorProto& tensor) { dense.insert(&tensor); },
+        model::SparseTensors::skip);
+    model::for_each_tensor(m_graph, [&](onnx::TensorProto& tensor) {
+      if (dense.count(&tensor) == 0 && model::is_stored(tensor)) {
+        std::string bytes(*model::raw_bytes(tensor));
+        m_nested.push_back(save_reference(tensor));
+        tensor.set_raw_data(std::move(bytes));
+      }
+    });
   }
 
   void put_back() {
@@ -310,7 +284,7 @@ void write_rest(HashedFile& file, const InlinePlan& plan, const std::vector<bool
       plan.pieces[i].write_to(file);
     }
   }
-  file.write(plan.rest);
+  plan.rest.write_to(file);
   file.write(graph_padding(padding_bytes));
   file.write(plan.head);
 }

@@ -58,7 +58,7 @@ void add(Groups& groups, const std::string& source, int32_t data_type, uint64_t 
 // The bytes a tensor of no fixed element size holds, wherever the reader left them.
 uint64_t held_bytes(const onnx::TensorProto& tensor) {
   if (model::is_stored(tensor)) {
-    return model::raw_bytes(tensor)->size();
+    return model::stored_size(tensor);
   }
   return model::stored_bytes(tensor);
 }

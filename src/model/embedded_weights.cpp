@@ -1,9 +1,9 @@
 #include "model/embedded_weights.h"
-#include "model/onnx_fields.h"
 
 #include "model/graph_walk.h"
+#include "model/onnx_fields.h"
+#include "model/typed_data.h"
 #include "npucc/error.h"
-#include "util/eintr.h"
 
 #include <algorithm>
 #include <climits>
@@ -19,11 +19,6 @@ constexpr uint32_t k_tensor_value_fields[] = {4, 5, 6, 7, 9, 10, 11};
 // The marker put in a left-out raw_data's place: a varint field no ONNX version defines,
 // which protobuf keeps as an unknown field. A file that has one already is parsed whole.
 constexpr uint32_t k_marker_field = 8190;
-
-constexpr uint32_t k_wire_varint = 0;
-constexpr uint32_t k_wire_fixed64 = 1;
-constexpr uint32_t k_wire_bytes = 2;
-constexpr uint32_t k_wire_fixed32 = 5;
 
 // The messages the walk enters: those that lead to an initializer's raw_data, the same
 // graphs for_each_graph visits (a node's graph attributes, at any depth), and with
@@ -55,118 +50,12 @@ std::optional<Kind> child_kind(Kind parent, uint32_t field, TableScope scope) {
   return std::nullopt;
 }
 
-void put_varint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
-} // namespace
-
-bool WireSource::byte(uint64_t pos, uint8_t& out) {
-  if (m_fd < 0) {
-    out = static_cast<uint8_t>(m_bytes[pos]);
-    return true;
-  }
-  if (pos < m_window_start || pos >= m_window_start + m_window.size()) {
-    m_window.resize(k_window);
-    ssize_t n = util::pread_full(m_fd, m_window.data(), k_window, pos);
-    if (n <= 0) {
-      m_window.clear();
-      return false;
-    }
-    m_window.resize(static_cast<size_t>(n));
-    m_window_start = pos;
-  }
-  out = static_cast<uint8_t>(m_window[pos - m_window_start]);
-  return true;
-}
-
-bool WireSource::append(uint64_t pos, uint64_t length, std::string& out) {
-  if (m_fd < 0) {
-    out.append(m_bytes.substr(pos, length));
-    return true;
-  }
-  size_t old_size = out.size();
-  out.resize(old_size + length);
-  ssize_t n = util::pread_full(m_fd, out.data() + old_size, length, pos);
-  return n == static_cast<ssize_t>(length);
-}
-
-namespace {
-
-// One field of a message: [start, end) in the file; a bytes field's contents are
-// [body, end), a varint's value is `value`.
-struct Field {
-  uint32_t number = 0;
-  uint32_t wire = 0;
-  uint64_t value = 0;
-  uint64_t start = 0;
-  uint64_t body = 0;
-  uint64_t end = 0;
-};
-
-bool read_varint(WireSource& file, uint64_t& pos, uint64_t end, uint64_t& value) {
-  value = 0;
-  for (int shift = 0; shift < 64 && pos < end; shift += 7) {
-    uint8_t byte = 0;
-    if (!file.byte(pos++, byte)) {
-      return false;
-    }
-    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// The field at `pos` (which moves past it); false for anything malformed or a group.
-bool next_field(WireSource& file, uint64_t& pos, uint64_t end, Field& field) {
-  field.start = pos;
-  field.value = 0;
-  uint64_t tag = 0;
-  if (!read_varint(file, pos, end, tag) || (tag >> 3) == 0 || (tag >> 3) > (1u << 29) - 1) {
-    return false;
-  }
-  field.number = static_cast<uint32_t>(tag >> 3);
-  field.wire = static_cast<uint32_t>(tag & 7);
-  uint64_t value = 0;
-  switch (field.wire) {
-  case k_wire_varint:
-    if (!read_varint(file, pos, end, field.value)) {
-      return false;
-    }
-    break;
-  case k_wire_fixed64:
-  case k_wire_fixed32: {
-    uint64_t size = field.wire == k_wire_fixed64 ? 8 : 4;
-    if (end - pos < size) {
-      return false;
-    }
-    pos += size;
-    break;
-  }
-  case k_wire_bytes:
-    if (!read_varint(file, pos, end, value) || value > end - pos) {
-      return false;
-    }
-    field.body = pos;
-    pos += value;
-    break;
-  default:
-    return false; // groups (deprecated) and invalid wire types
-  }
-  field.end = pos;
-  return true;
-}
-
 // What the cut needs to know of a tensor before it leaves one of its fields out.
 struct TensorFacts {
   int raw_data = 0;
-  int value_fields = 0;
+  int value_fields = 0;       // occurrences of value fields
+  uint32_t value_numbers = 0; // a bit per value field number present
+  uint64_t value_bytes = 0;   // on the wire, tags included
   int64_t data_type = 0;
   std::optional<uint64_t> elements = 1; // nullopt: a dim is negative or the count overflows
   bool located = false;                 // external data keys or a data location
@@ -189,8 +78,9 @@ bool is_value_field(uint32_t number) {
 
 class Cutter {
 public:
-  Cutter(WireSource& file, int max_nesting, TableScope scope)
-      : m_file(file), m_max_nesting(max_nesting), m_scope(scope) {}
+  Cutter(WireSource& file, int max_nesting, TableScope scope, uint64_t max_decoded_bytes)
+      : m_file(file), m_max_nesting(max_nesting), m_scope(scope),
+        m_max_decoded_bytes(max_decoded_bytes) {}
 
   // Writes the message [begin, end) of kind `kind` to `out`, its tensors' large data
   // replaced by markers.
@@ -237,18 +127,79 @@ private:
     if (!facts || facts->raw_data > 1) {
       return false;
     }
+    std::optional<uint32_t> decoded_field;
+    std::optional<EmbeddedSlice> decoded;
+    if (auto layout = decodable(*facts)) {
+      if (!decode(begin, end, *layout, *facts->elements, decoded)) {
+        return false;
+      }
+      decoded_field = decoded ? std::optional(layout->field) : std::nullopt;
+    }
     Field field;
     for (uint64_t pos = begin; pos < end;) {
       next_field(m_file, pos, end, field); // checked by read_facts
-      if (leaves_out(field, *facts)) {
-        put_varint(out, uint64_t{k_marker_field} << 3 | k_wire_varint);
-        put_varint(out, m_slices.size());
-        m_slices.push_back({field.body, field.end - field.body});
+      if (decoded && field.number == decoded_field) {
+        put_marker(*decoded, out); // its first occurrence; the others are left out
+        decoded.reset();
+      } else if (decoded_field && field.number == decoded_field) {
+        continue;
+      } else if (leaves_out(field, *facts)) {
+        put_marker({field.body, field.end - field.body, std::nullopt}, out);
       } else if (!m_file.append(field.start, field.end - field.start, out)) {
         return false;
       }
     }
     return true;
+  }
+
+  void put_marker(const EmbeddedSlice& slice, std::string& out) {
+    put_varint(out, uint64_t{k_marker_field} << 3 | k_wire_varint);
+    put_varint(out, m_slices.size());
+    m_slices.push_back(slice);
+  }
+
+  // How the tensor's typed field decodes to raw bytes (typed_data.h), when it is large,
+  // its only values, of the tensor's type, and not already the raw bytes (packed
+  // float_data of a float32 tensor: leaves_out takes it as it is).
+  std::optional<TypedLayout> decodable(const TensorFacts& facts) const {
+    if (m_scope != TableScope::every_tensor || facts.located || !facts.elements ||
+        facts.value_bytes < k_weight_store_threshold || facts.raw_data != 0 ||
+        __builtin_popcount(facts.value_numbers) != 1) {
+      return std::nullopt;
+    }
+    auto layout = typed_layout(facts.data_type);
+    if (!layout || facts.value_numbers != 1u << layout->field) {
+      return std::nullopt;
+    }
+    uint64_t values = 0;
+    uint64_t bytes = 0;
+    // Each value takes a byte at least on the wire, and the decoded tensor must be one a
+    // full parse would accept: else protobuf and the reader's checks judge it.
+    if (__builtin_mul_overflow(*facts.elements, uint64_t{layout->values_per_element}, &values) ||
+        __builtin_mul_overflow(values, uint64_t{layout->value_bytes}, &bytes) ||
+        values > facts.value_bytes || bytes > m_max_decoded_bytes) {
+      return std::nullopt;
+    }
+    bool packed_raw =
+        facts.value_fields == 1 && layout->values_per_element == 1 &&
+        (layout->field == k_tensor_float_data || layout->field == k_tensor_double_data);
+    if (packed_raw) {
+      return std::nullopt; // leaves_out decides
+    }
+    return layout;
+  }
+
+  // Checks that the layout's field decodes to the tensor's values (read again when the
+  // weights are written). False for a malformed field; `slice` stays empty when the
+  // values do not match the tensor's dims (the field then stays in the skeleton).
+  bool decode(uint64_t begin, uint64_t end, const TypedLayout& layout, uint64_t elements,
+              std::optional<EmbeddedSlice>& slice) {
+    TypedValues values{begin, end, layout, elements * layout.values_per_element};
+    Decoded result = decode_typed(m_file, values, nullptr);
+    if (result == Decoded::all) {
+      slice = EmbeddedSlice{begin, end - begin, values};
+    }
+    return result != Decoded::malformed;
   }
 
   bool leaves_out(const Field& field, const TensorFacts& facts) const {
@@ -285,7 +236,11 @@ private:
         return std::nullopt;
       }
       facts.raw_data += field.number == k_tensor_raw_data ? 1 : 0;
-      facts.value_fields += is_value_field(field.number) ? 1 : 0;
+      if (is_value_field(field.number)) {
+        facts.value_fields += 1;
+        facts.value_numbers |= 1u << field.number;
+        facts.value_bytes += field.end - field.start;
+      }
       facts.located = facts.located || field.number == k_tensor_external_data ||
                       (field.number == k_tensor_data_location && field.value != 0);
       if (field.number == k_tensor_data_type && field.wire == k_wire_varint) {
@@ -320,6 +275,7 @@ private:
   WireSource& m_file;
   int m_max_nesting;
   TableScope m_scope;
+  uint64_t m_max_decoded_bytes;
   std::vector<EmbeddedSlice> m_slices;
 };
 
@@ -342,8 +298,9 @@ std::optional<uint64_t> take_marker(onnx::TensorProto& tensor) {
 
 } // namespace
 
-std::optional<Skeleton> cut_embedded_weights(WireSource& file, int max_nesting, TableScope scope) {
-  Cutter cutter(file, max_nesting, scope);
+std::optional<Skeleton> cut_embedded_weights(WireSource& file, int max_nesting, TableScope scope,
+                                             uint64_t max_decoded_bytes) {
+  Cutter cutter(file, max_nesting, scope, max_decoded_bytes);
   Skeleton skeleton;
   if (!cutter.message(Kind::model, 0, file.size(), 0, skeleton.bytes)) {
     return std::nullopt;
@@ -380,7 +337,11 @@ std::vector<LeftOutWeight> take_left_out(onnx::ModelProto& proto, const Skeleton
 void adopt_left_out(const std::vector<LeftOutWeight>& weights,
                     const std::shared_ptr<const util::MappedFile>& file, WeightStore& store) {
   for (const auto& weight : weights) {
-    store.adopt_mapped(*weight.tensor, file, weight.slice.offset, weight.slice.length);
+    if (weight.slice.typed) {
+      store.adopt_typed(*weight.tensor, file, *weight.slice.typed);
+    } else {
+      store.adopt_mapped(*weight.tensor, file, weight.slice.offset, weight.slice.length);
+    }
   }
 }
 

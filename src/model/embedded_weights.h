@@ -1,6 +1,8 @@
 #pragma once
 
+#include "model/typed_data.h"
 #include "model/weight_store.h"
+#include "model/wire_source.h"
 #include "util/mapped_file.h"
 
 #include <cstdint>
@@ -23,10 +25,13 @@
 // the one a full parse gives, with the large initializers in the weight table.
 namespace npucc::model {
 
-// Where one left-out raw_data lies in the file.
+// Where one left-out raw_data lies in the file, or (`typed`) a typed field's values,
+// decoded when read (typed_data.h).
 struct EmbeddedSlice {
   uint64_t offset = 0;
   uint64_t length = 0;
+  std::optional<TypedValues> typed;
+  uint64_t raw_length() const { return typed ? typed->raw_length() : length; }
 };
 
 struct Skeleton {
@@ -34,39 +39,19 @@ struct Skeleton {
   std::vector<EmbeddedSlice> slices; // indexed by the markers in `bytes`
 };
 
-// Where the cut reads a serialized model from: bytes in memory, or an open file read
-// with pread() a window at a time, never through a mapping (on a kernel that keeps large
-// folios in the page cache, touching one byte of a mapping maps a megabyte or more, so
-// a walk over a file's field headers would map most of its weights).
-class WireSource {
-public:
-  explicit WireSource(std::string_view bytes) : m_bytes(bytes), m_size(bytes.size()) {}
-  WireSource(int fd, uint64_t size) : m_fd(fd), m_size(size) {}
-  uint64_t size() const { return m_size; }
-  // The byte at `pos` (< size()); false on a read error.
-  bool byte(uint64_t pos, uint8_t& out);
-  // Appends the `length` bytes at `pos` to `out`; false on a read error.
-  bool append(uint64_t pos, uint64_t length, std::string& out);
-
-private:
-  static constexpr size_t k_window = 64 * 1024;
-  std::string_view m_bytes;
-  int m_fd = -1;
-  uint64_t m_size = 0;
-  std::string m_window;
-  uint64_t m_window_start = 0;
-};
-
 // The skeleton of the serialized ModelProto `file`, leaving out the raw_data of
 // initializers (in the main graph and in subgraphs, up to `max_nesting` levels) of
 // k_weight_store_threshold bytes or more; with TableScope::every_tensor, of attribute
-// tensors (Constant values) too, and a float32 tensor's packed float_data (a float64's
-// double_data) when it is the tensor's only data and matches its dims: those bytes are
-// its raw data. nullopt when the file does not have the plain shape this walk follows (a
-// malformed field, a group, a tensor with two raw_data fields, deeper nesting): the caller
-// then parses the whole file, and protobuf's and the reader's own checks say what is wrong.
+// tensors (Constant values) too, and of a tensor's typed field (float_data, int64_data...)
+// when it is the tensor's only data and matches its dims: a float32 tensor's packed
+// float_data (a float64's double_data) is its raw data as it is, any other is checked by
+// decoding it (typed_data.h) when its raw data would be at most `max_decoded_bytes`.
+// nullopt when the file does not have the plain shape this walk follows (a malformed
+// field, a group, a tensor with two raw_data fields, deeper nesting): the caller then
+// parses the whole file, and protobuf's and the reader's own checks say what is wrong.
 std::optional<Skeleton> cut_embedded_weights(WireSource& file, int max_nesting,
-                                             TableScope scope = TableScope::initializers);
+                                             TableScope scope = TableScope::initializers,
+                                             uint64_t max_decoded_bytes = 0);
 
 // A tensor of the parsed skeleton whose data was left out, and where it is.
 struct LeftOutWeight {
@@ -80,8 +65,8 @@ struct LeftOutWeight {
 std::vector<LeftOutWeight> take_left_out(onnx::ModelProto& proto, const Skeleton& skeleton,
                                          const std::string& file_name);
 
-// Makes each left-out tensor a reference into `store` to its slice of `file`. Their
-// sizes are checked by the reader first, as every tensor's are.
+// Makes each left-out tensor a reference into `store` to its slice (or typed values) of
+// `file`. Their sizes are checked by the reader first, as every tensor's are.
 void adopt_left_out(const std::vector<LeftOutWeight>& weights,
                     const std::shared_ptr<const util::MappedFile>& file, WeightStore& store);
 

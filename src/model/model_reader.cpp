@@ -92,7 +92,7 @@ void finish_mapped(Model& model, const model::Skeleton& skeleton,
   std::vector<model::LeftOutWeight> left_out = model::take_left_out(model.proto, skeleton, name);
   model::LeftOutBytes sizes;
   for (const auto& weight : left_out) {
-    sizes[weight.tensor] = weight.slice.length;
+    sizes[weight.tensor] = weight.slice.raw_length();
   }
   model::check_structure(model.proto, name, limits, sizes);
   model::WeightStore& store = model::ensure_weight_store(model);
@@ -138,7 +138,7 @@ Model read_model(const fs::path& path, const ReadLimits& limits, Weights weights
 namespace model {
 
 TableScope table_scope(Weights weights) {
-  return weights == Weights::all_in_table ? TableScope::every_tensor : TableScope::initializers;
+  return weights == Weights::in_proto ? TableScope::initializers : TableScope::every_tensor;
 }
 
 Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
@@ -151,7 +151,9 @@ Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
   util::Fd fd = file->reopen();
   WireSource source(fd.get(), bytes.size());
   std::optional<Skeleton> skeleton =
-      fd.get() < 0 ? std::nullopt : cut_embedded_weights(source, limits.max_subgraph_depth, scope);
+      fd.get() < 0
+          ? std::nullopt
+          : cut_embedded_weights(source, limits.max_subgraph_depth, scope, limits.max_tensor_bytes);
   Model model;
   if (!skeleton || !parse_bytes(skeleton->bytes, model.proto)) {
     // Not the plain shape the cut follows: the whole file, whose errors say what is wrong.

@@ -16,13 +16,14 @@ struct PriorDigest {
   FileIdentity identity;
 };
 
-// read_model(path, limits, Weights::in_table): the file is mapped and its large
-// initializers' bytes (with TableScope::every_tensor, Weights::all_in_table, every large
-// tensor's), embedded (embedded_weights.h) or external, stay in the mapping.
+// read_model(path, limits, Weights::in_table): the file is mapped and every large
+// tensor's bytes (initializers, Constant values, typed fields; with
+// TableScope::initializers, the initializers' raw data only), embedded
+// (embedded_weights.h) or external, stay in the mapping.
 // `prior` spares hashing the file again when it still is the file that was hashed.
 Model read_mapped_model(const std::filesystem::path& path, const ReadLimits& limits,
                         const std::optional<PriorDigest>& prior,
-                        TableScope scope = TableScope::initializers);
+                        TableScope scope = TableScope::every_tensor);
 
 // The scope of the table `weights` asks for (in_proto: none, as initializers).
 TableScope table_scope(Weights weights);

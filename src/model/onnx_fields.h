@@ -17,8 +17,11 @@ constexpr uint32_t k_attribute_graphs = 11;
 constexpr uint32_t k_tensor_dims = 1;
 constexpr uint32_t k_tensor_data_type = 2;
 constexpr uint32_t k_tensor_float_data = 4;
+constexpr uint32_t k_tensor_int32_data = 5;
+constexpr uint32_t k_tensor_int64_data = 7;
 constexpr uint32_t k_tensor_raw_data = 9;
 constexpr uint32_t k_tensor_double_data = 10;
+constexpr uint32_t k_tensor_uint64_data = 11;
 constexpr uint32_t k_tensor_external_data = 13;
 constexpr uint32_t k_tensor_data_location = 14;
 

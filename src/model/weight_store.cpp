@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "npucc/error.h"
+#include "util/fd.h"
 
 #include <atomic>
 #include <mutex>
@@ -20,6 +21,7 @@ struct Entry {
   std::shared_ptr<const util::MappedFile> file;
   std::string owned;
   std::string_view bytes;
+  std::optional<TypedValues> typed; // bytes: empty until decoded into `owned`
 };
 
 struct Table {
@@ -120,6 +122,16 @@ void WeightStore::adopt_mapped(onnx::TensorProto& tensor,
   refer(tensor, add_entry(std::move(entry)));
 }
 
+void WeightStore::adopt_typed(onnx::TensorProto& tensor,
+                              std::shared_ptr<const util::MappedFile> file,
+                              const TypedValues& values) {
+  Entry entry;
+  entry.store = m_store_id;
+  entry.file = std::move(file);
+  entry.typed = values;
+  refer(tensor, add_entry(std::move(entry)));
+}
+
 void WeightStore::adopt_initializers(onnx::GraphProto& root) {
   for_each_graph(root, [&](onnx::GraphProto& graph, int) {
     for (auto& tensor : *graph.mutable_initializer()) {
@@ -152,7 +164,16 @@ std::optional<std::string_view> raw_bytes(const onnx::TensorProto& tensor) {
     if (found == t.entries.end()) {
       throw Error("tensor \"" + tensor.name() + "\": its weights were released (npucc bug)");
     }
-    return found->second.bytes;
+    Entry& entry = found->second;
+    if (entry.typed && entry.owned.size() != entry.typed->raw_length()) {
+      entry.owned.reserve(entry.typed->raw_length());
+      decode_typed_slice({entry.file, *entry.typed}, [&](std::string_view block) {
+        entry.owned.append(block);
+        return true;
+      });
+      entry.bytes = entry.owned;
+    }
+    return entry.bytes;
   }
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     return std::nullopt;
@@ -166,11 +187,44 @@ std::optional<std::string_view> raw_bytes(const onnx::TensorProto& tensor) {
 std::optional<MappedSlice> mapped_slice(const onnx::TensorProto& tensor) {
   std::unique_lock<std::mutex> lock;
   const Entry* entry = find_entry(tensor, lock);
-  if (entry == nullptr || !entry->file) {
+  if (entry == nullptr || !entry->file || entry->typed) {
     return std::nullopt;
   }
   auto offset = static_cast<uint64_t>(entry->bytes.data() - entry->file->bytes().data());
   return MappedSlice{entry->file, offset, entry->bytes.size()};
+}
+
+uint64_t stored_size(const onnx::TensorProto& tensor) {
+  std::unique_lock<std::mutex> lock;
+  const Entry* entry = find_entry(tensor, lock);
+  if (entry == nullptr) {
+    return 0;
+  }
+  return entry->typed ? entry->typed->raw_length() : entry->bytes.size();
+}
+
+std::optional<TypedSlice> typed_slice(const onnx::TensorProto& tensor) {
+  std::unique_lock<std::mutex> lock;
+  const Entry* entry = find_entry(tensor, lock);
+  if (entry == nullptr || !entry->typed) {
+    return std::nullopt;
+  }
+  return TypedSlice{entry->file, *entry->typed};
+}
+
+void decode_typed_slice(const TypedSlice& slice, const RawBlocks& out) {
+  util::Fd fd = slice.file->reopen();
+  std::optional<WireSource> source;
+  if (fd.get() >= 0) {
+    source.emplace(fd.get(), slice.file->bytes().size());
+  } else {
+    source.emplace(slice.file->bytes());
+  }
+  Decoded result = decode_typed(*source, slice.values, &out);
+  if (result != Decoded::all && result != Decoded::stopped) {
+    throw Error(slice.file->path().string() + ": the file changed while it was read",
+                "run again once it is written");
+  }
 }
 
 void materialize(onnx::TensorProto& tensor) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/typed_data.h"
 #include "npucc/model.h"
 #include "util/mapped_file.h"
 
@@ -23,10 +24,11 @@ namespace npucc::model {
 // arguments that shape inference reads) stay in raw_data.
 inline constexpr uint64_t k_weight_store_threshold = 16 * 1024;
 
-// Which tensors a reader puts in the table. Compile puts initializers' raw data there only
-// (the form its passes are written and tested for); inspect, which reads no tensor's
-// values, puts every large tensor there: Constant values too, and packed float_data or
-// double_data, which hold the same bytes raw_data would.
+// Which tensors a reader puts in the table. Compile and inspect put every large tensor
+// there: initializers, Constant values (PaddlePaddle's exporter writes its weights so),
+// and typed fields (float_data, int64_data..., as older TensorFlow converters write
+// them; typed_data.h). `initializers` (raw data of initializers only) is what readers
+// did before, kept for tests that compare the two.
 enum class TableScope { initializers, every_tensor };
 
 // Owns the table entries it created; they are released with it. Held by a Model.
@@ -42,6 +44,10 @@ public:
   // Points `tensor` at `length` bytes of `file` from `offset` (checked by the caller).
   void adopt_mapped(onnx::TensorProto& tensor, std::shared_ptr<const util::MappedFile> file,
                     uint64_t offset, uint64_t length);
+  // Points `tensor` at typed values in `file` (checked by the caller): its raw bytes are
+  // decoded when they are read, a block at a time by the writers (typed_slice).
+  void adopt_typed(onnx::TensorProto& tensor, std::shared_ptr<const util::MappedFile> file,
+                   const TypedValues& values);
   // Moves every large raw_data of the graph's initializers (any depth) into the table.
   void adopt_initializers(onnx::GraphProto& graph);
 
@@ -60,8 +66,11 @@ bool is_stored(const onnx::TensorProto& tensor);
 bool is_unloaded_external(const onnx::TensorProto& tensor);
 // The tensor's bytes when they are raw: raw_data, or its table entry. nullopt for
 // typed fields (float_data...) and unloaded external data. The view stays valid while
-// the owning WeightStore lives.
+// the owning WeightStore lives. An entry of typed values is decoded into memory on the
+// first call (passes that read a few values call it; writers stream typed_slice).
 std::optional<std::string_view> raw_bytes(const onnx::TensorProto& tensor);
+// The size of a table reference's raw bytes, without decoding typed values.
+uint64_t stored_size(const onnx::TensorProto& tensor);
 // Where a table reference's bytes are when they are a slice of a mapped file.
 struct MappedSlice {
   std::shared_ptr<const util::MappedFile> file;
@@ -70,6 +79,16 @@ struct MappedSlice {
 };
 // nullopt unless `tensor` refers to a table entry that is a slice of a mapped file.
 std::optional<MappedSlice> mapped_slice(const onnx::TensorProto& tensor);
+// Where a table reference's bytes are when they are typed values in a mapped file.
+struct TypedSlice {
+  std::shared_ptr<const util::MappedFile> file;
+  TypedValues values;
+};
+// nullopt unless `tensor` refers to typed values (adopt_typed).
+std::optional<TypedSlice> typed_slice(const onnx::TensorProto& tensor);
+// Decodes `slice` from its file (read with pread, not through the mapping) into `out`.
+// Throws npucc::Error when the file changed since it was read.
+void decode_typed_slice(const TypedSlice& slice, const RawBlocks& out);
 // Replaces a table reference by ordinary raw_data (a copy), e.g. before a tensor is
 // handed to code that reads raw_data itself.
 void materialize(onnx::TensorProto& tensor);

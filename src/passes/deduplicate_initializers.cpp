@@ -64,6 +64,12 @@ std::optional<size_t> hash_mapped(const model::MappedSlice& slice) {
 }
 
 size_t hash_raw(const onnx::TensorProto& tensor) {
+  // Typed values (typed_data.h) would be decoded into memory to be hashed: each is taken
+  // as unlike any other (their place in the file), so such weights are not merged.
+  if (auto typed = model::typed_slice(tensor)) {
+    return combine(std::hash<const void*>()(typed->file.get()),
+                   std::hash<uint64_t>()(typed->values.begin));
+  }
   if (auto slice = model::mapped_slice(tensor)) {
     if (auto hashed = hash_mapped(*slice)) {
       return *hashed;
@@ -101,6 +107,9 @@ std::string unknown_fields_of(const onnx::TensorProto& tensor) {
 
 // Bitwise equality of what is stored (so -0.0 and 0.0, or two NaN payloads, differ).
 bool same_tensor(const onnx::TensorProto& a, const onnx::TensorProto& b) {
+  if (model::typed_slice(a) || model::typed_slice(b)) {
+    return false; // hash_raw: not merged
+  }
   if (a.data_type() != b.data_type() || bytes_of(a.dims()) != bytes_of(b.dims()) ||
       model::raw_bytes(a).value_or(std::string_view()) !=
           model::raw_bytes(b).value_or(std::string_view()) ||

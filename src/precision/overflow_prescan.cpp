@@ -33,24 +33,35 @@ struct OverflowPrescan::Span {
 OverflowPrescan::OverflowPrescan(const onnx::ModelProto& model)
     : m_scratch(new float[k_scratch_floats]) {
   std::map<std::filesystem::path, std::map<uint64_t, std::unique_ptr<Span>>> by_file;
-  // Initializers: where external data is (other tensors are counted by the rewrite).
+  auto collect = [&](const onnx::TensorProto& tensor) {
+    if (tensor.data_type() != onnx::TensorProto::FLOAT) {
+      return;
+    }
+    auto slice = model::mapped_slice(tensor);
+    if (!slice || slice->length < sizeof(float)) {
+      return;
+    }
+    auto span = std::make_unique<Span>();
+    span->data = slice->file->bytes().data() + slice->offset;
+    span->offset = slice->offset;
+    span->length = slice->length;
+    span->ended = &m_ended;
+    // One span per start; a weight that shares or overlaps another's bytes is counted
+    // by the rewrite itself.
+    by_file[slice->file->path()].emplace(slice->offset, std::move(span));
+  };
+  // Where weights are mapped: initializers, and Constant values (PaddlePaddle's exporter
+  // writes its weights as Constant nodes); other tensors are counted by the rewrite.
   model::for_each_graph(model.graph(), [&](const onnx::GraphProto& graph, int) {
     for (const auto& tensor : graph.initializer()) {
-      if (tensor.data_type() != onnx::TensorProto::FLOAT) {
-        continue;
+      collect(tensor);
+    }
+    for (const auto& node : graph.node()) {
+      for (const auto& attribute : node.attribute()) {
+        if (attribute.has_t()) {
+          collect(attribute.t());
+        }
       }
-      auto slice = model::mapped_slice(tensor);
-      if (!slice || slice->length < sizeof(float)) {
-        continue;
-      }
-      auto span = std::make_unique<Span>();
-      span->data = slice->file->bytes().data() + slice->offset;
-      span->offset = slice->offset;
-      span->length = slice->length;
-      span->ended = &m_ended;
-      // One span per start; a weight that shares or overlaps another's bytes is counted
-      // by the rewrite itself.
-      by_file[slice->file->path()].emplace(slice->offset, std::move(span));
     }
   });
   for (auto& [path, spans] : by_file) {

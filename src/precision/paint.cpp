@@ -36,30 +36,51 @@ int32_t type_of(const onnx::TypeProto& type) {
   return type.has_tensor_type() ? type.tensor_type().elem_type() : 0;
 }
 
+uint64_t count_in(const float* values, size_t count, int32_t low) {
+  return low == TensorProto::FLOAT16 ? npucc::precision::count_half_overflows(values, count)
+                                     : npucc::precision::count_bfloat16_overflows(values, count);
+}
+
+// Raw float32 bytes, counted in place when aligned, else a block at a time (a mapped
+// Constant value or float_data may start at any offset of the file: a copy of the whole
+// would cost the weight's size in memory).
+uint64_t count_raw(std::string_view raw, int32_t low) {
+  size_t count = raw.size() / sizeof(float);
+  if (reinterpret_cast<uintptr_t>(raw.data()) % alignof(float) == 0) {
+    return count_in(reinterpret_cast<const float*>(raw.data()), count, low);
+  }
+  constexpr size_t k_block = 16 * 1024;
+  std::vector<float> block(std::min(count, k_block));
+  uint64_t overflows = 0;
+  for (size_t done = 0; done < count;) {
+    size_t n = std::min(count - done, k_block);
+    std::memcpy(block.data(), raw.data() + done * sizeof(float), n * sizeof(float));
+    overflows += count_in(block.data(), n, low);
+    done += n;
+  }
+  return overflows;
+}
+
 uint64_t count_overflows(const TensorProto& tensor, int32_t low, const OverflowSource& source) {
   if (tensor.data_type() != TensorProto::FLOAT || model::is_unloaded_external(tensor)) {
     return 0;
   }
-  std::vector<float> values;
+  if (auto typed = model::typed_slice(tensor)) { // unpacked float_data: a block at a time
+    uint64_t overflows = 0;
+    model::decode_typed_slice(*typed, [&](std::string_view block) {
+      overflows += count_raw(block, low);
+      return true;
+    });
+    return overflows;
+  }
   if (auto raw = model::raw_bytes(tensor)) {
     if (auto known = prescanned_overflows(source, *raw, low)) {
       return *known;
     }
-    size_t count = raw->size() / sizeof(float);
-    // Mapped weights are usually aligned: scan them in place rather than copy.
-    if (reinterpret_cast<uintptr_t>(raw->data()) % alignof(float) == 0) {
-      const auto* data = reinterpret_cast<const float*>(raw->data());
-      return low == TensorProto::FLOAT16 ? npucc::precision::count_half_overflows(data, count)
-                                         : npucc::precision::count_bfloat16_overflows(data, count);
-    }
-    values.resize(count);
-    std::memcpy(values.data(), raw->data(), count * sizeof(float));
-  } else {
-    values.assign(tensor.float_data().begin(), tensor.float_data().end());
+    return count_raw(*raw, low);
   }
-  return low == TensorProto::FLOAT16
-             ? npucc::precision::count_half_overflows(values.data(), values.size())
-             : npucc::precision::count_bfloat16_overflows(values.data(), values.size());
+  std::vector<float> values(tensor.float_data().begin(), tensor.float_data().end());
+  return count_in(values.data(), values.size(), low);
 }
 
 void add_tensor(Scope& scope, Context& context, Tensor tensor) {

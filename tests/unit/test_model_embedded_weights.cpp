@@ -104,15 +104,7 @@ onnx::ModelProto restored(const std::string& file, const npucc::model::Skeleton&
 
 namespace {
 
-// What reading `path` with `weights` throws ("no error" when it reads).
-std::string read_error(const fs::path& path, npucc::Weights weights) {
-  try {
-    npucc::read_model(path, {}, weights);
-  } catch (const npucc::Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using npucc::test::read_error;
 
 } // namespace
 

@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include "npucc/error.h"
+
 #include <atomic>
 #include <cstdint>
 #include <doctest/doctest.h>
@@ -69,6 +71,15 @@ fake_getenv(std::map<std::string, std::string> variables) {
     }
     return found->second;
   };
+}
+
+std::string read_error(const fs::path& path, Weights weights) {
+  try {
+    read_model(path, {}, weights);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 } // namespace npucc::test

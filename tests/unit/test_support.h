@@ -1,5 +1,7 @@
 #pragma once
 
+#include "npucc/model.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -41,5 +43,8 @@ fake_getenv(std::map<std::string, std::string> variables);
 // Makes `tensor` refer to `length` bytes of external data in `location` from `offset`.
 void set_external(onnx::TensorProto& tensor, const std::string& location, uint64_t offset,
                   uint64_t length);
+
+// What reading `path` with `weights` throws ("no error" when it reads).
+std::string read_error(const fs::path& path, Weights weights);
 
 } // namespace npucc::test
