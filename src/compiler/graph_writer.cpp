@@ -300,8 +300,8 @@ std::string graph_padding(uint64_t bytes) {
         break;
       }
       uint64_t length = bytes - layout::k_padding_tag.size() - length_bytes;
-      if (layout::varint(length).size() == length_bytes) {
-        out += layout::k_padding_tag + layout::varint(length) + std::string(length, '\0');
+      if (varint(length).size() == length_bytes) {
+        out += layout::k_padding_tag + varint(length) + std::string(length, '\0');
         bytes = 0;
         placed = true;
       }
@@ -310,7 +310,7 @@ std::string graph_padding(uint64_t bytes) {
       if (bytes < layout::k_padding_minimum) {
         throw std::logic_error("no padding field takes " + std::to_string(bytes) + " bytes");
       }
-      out += layout::k_padding_tag + layout::varint(0);
+      out += layout::k_padding_tag + varint(0);
       bytes -= layout::k_padding_minimum;
     }
   }
@@ -323,7 +323,7 @@ WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path, WriteCon
                          FileIdentity& written_as) {
   layout::InlinePlan plan(model, path);
   HashedFile file(path, control);
-  file.write(std::string(1, layout::k_model_graph_tag) + layout::varint(plan.graph_bytes()));
+  file.write(std::string(1, layout::k_model_graph_tag) + varint(plan.graph_bytes()));
   layout::write_rest(file, plan, std::vector<bool>(plan.pieces.size(), false), 0);
   return file.commit(path.filename().string(), written_as);
 }
@@ -424,7 +424,7 @@ std::pair<WrittenGraph, WrittenGraph> GraphPairWriter::write(WriteControl* contr
   std::vector<bool> b_written(plan.b.pieces.size(), false);
   HashedFile a_file(plan.a_path, control);
   a_file.mirror_to(plan.b_path);
-  a_file.write(std::string(1, layout::k_model_graph_tag) + layout::varint(plan.length));
+  a_file.write(std::string(1, layout::k_model_graph_tag) + varint(plan.length));
   for (auto [i, j] : plan.shared) {
     plan.a.pieces[i].write_to(a_file);
     a_written[i] = true;
