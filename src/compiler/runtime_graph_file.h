@@ -1,10 +1,9 @@
 #pragma once
 
 #include "runtime/runtime.h"
+#include "util/file_io.h"
 
-#include <filesystem>
 #include <onnx/onnx_pb.h>
-#include <vector>
 
 // A graph handed to ONNX Runtime as a file it reads itself (runtime::GraphSource), written as
 // a compile writes its outputs: weights streamed from where npucc keeps them, external data
@@ -17,15 +16,11 @@ class RuntimeGraphFile {
 public:
   // `model` is left as it was passed in.
   explicit RuntimeGraphFile(onnx::ModelProto& model);
-  ~RuntimeGraphFile();
-  RuntimeGraphFile(const RuntimeGraphFile&) = delete;
-  RuntimeGraphFile& operator=(const RuntimeGraphFile&) = delete;
 
-  runtime::GraphSource source() const { return runtime::GraphSource::in_file(m_path.string()); }
+  runtime::GraphSource source() const { return runtime::GraphSource::in_file(m_file.path()); }
 
 private:
-  std::filesystem::path m_path;
-  std::vector<std::filesystem::path> m_files; // the graph and its external data
+  util::TemporaryPath m_file; // the graph, and its external data beside it
 };
 
 } // namespace npucc::compiler

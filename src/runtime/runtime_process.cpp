@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
+#include <optional>
 #include <string_view>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -98,8 +98,8 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
   serve(fd);
 }
 
-// Encoded input sets for a request: inline when small, else in a temporary file (the
-// interrupt sweep knows the name) removed when this ends.
+// Encoded input sets for a request: inline when small, else in a temporary file removed
+// when this ends.
 class InputsFile {
 public:
   explicit InputsFile(std::string encoded) {
@@ -107,27 +107,17 @@ public:
       m_encoded = std::move(encoded);
       return;
     }
-    const auto folder = util::temporary_folder();
-    util::sweep_on_interrupt(folder, "npucc-inputs");
-    m_path = util::temporary_sibling(folder / "npucc-inputs");
-    util::write_file_atomic(m_path, encoded, util::Durability::unsynced);
+    m_file.emplace("npucc-inputs");
+    util::write_file_atomic(m_file->path(), encoded, util::Durability::unsynced);
   }
-  ~InputsFile() {
-    if (!m_path.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove(m_path, ignored);
-    }
-  }
-  InputsFile(const InputsFile&) = delete;
-  InputsFile& operator=(const InputsFile&) = delete;
 
-  std::string_view kind() const { return m_path.empty() ? "b" : "f"; }
-  std::string_view field() const { return m_path.empty() ? m_encoded : m_path.native(); }
+  std::string_view kind() const { return m_file ? "f" : "b"; }
+  std::string_view field() const { return m_file ? m_file->path().native() : m_encoded; }
 
 private:
   static constexpr size_t k_inline_limit = 1 << 20;
   std::string m_encoded;
-  std::filesystem::path m_path;
+  std::optional<util::TemporaryPath> m_file;
 };
 
 class RuntimeProcess : public GraphRuntime {
