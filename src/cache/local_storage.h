@@ -50,6 +50,9 @@ struct EntryInfo {
   std::optional<SignatureState> signature;
   uint64_t bytes = 0;    // on disk
   int64_t last_used = 0; // seconds since the epoch
+  // The same to the nanosecond: eviction's order. A hit and the next store often fall in
+  // one second, and a tie broken by key would then evict the entry just used or stored.
+  int64_t last_used_ns = 0;
 };
 
 // How closely to look at an entry:

@@ -411,7 +411,7 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
   debug_pause("evict");
   // Least recently used first; ties by key so runs are reproducible.
   std::sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) {
-    return a.last_used != b.last_used ? a.last_used < b.last_used : a.key < b.key;
+    return a.last_used_ns != b.last_used_ns ? a.last_used_ns < b.last_used_ns : a.key < b.key;
   });
   uint64_t total = 0;
   for (const auto& info : entries) {
