@@ -12,7 +12,7 @@
 //
 // Errors are npucc::Error with the same one-line messages as the CLI.
 
-#include "npucc/cache.h"
+#include "npucc/cache_config.h"
 
 #include <cstdint>
 #include <filesystem>

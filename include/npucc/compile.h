@@ -77,9 +77,6 @@ struct PassSummary {
   int64_t changed = 0;
 };
 
-// A graph's external data file is named after it: GRAPH.onnx + this suffix.
-inline constexpr const char* k_external_data_suffix = ".data";
-
 struct WrittenFile {
   std::string file; // name inside the output folder
   std::string sha256;

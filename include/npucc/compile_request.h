@@ -10,7 +10,7 @@
 //       "model.onnx", "out", {{"accelerate-train-mode", "fast|step|0.9"}});
 //   npucc::compile_cached(request.options, request.cache, request.use);
 
-#include "npucc/cache.h"
+#include "npucc/cache_config.h"
 #include "npucc/compile.h"
 #include "npucc/config.h"
 

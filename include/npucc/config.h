@@ -13,6 +13,9 @@
 // the variable, the options-file key or the option), so a bad default in a file read
 // months ago is not reported as if the user had just typed it.
 
+#include "npucc/cache_config.h"
+#include "npucc/setting_source.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -24,7 +27,6 @@
 
 namespace npucc {
 
-enum class SettingSource { built_in, config_file, environment, options_file, command_line };
 
 // "default", "config file", "environment", "options file", "command line".
 const char* setting_source_name(SettingSource source);
@@ -40,24 +42,6 @@ enum class SettingKind {
   precision_mode_v2, // Ascend precision_mode_v2 values
   remote_url,        // http://host:port/path or redis://host:port/db
   seconds,           // a positive number of seconds ("2", "0.5")
-};
-
-// The shared remote tier (--remote-cache URL; src/cache/remote/): a local miss looks it
-// up, a remote hit is imported into the local cache, a local compile is uploaded unless
-// read-only. An empty URL: no remote tier.
-struct RemoteCacheConfig {
-  std::string url; // http://host:port/path or redis://host:port/db
-  bool read_only = false;
-  double connect_timeout = 2.0; // seconds to connect
-  double timeout = 5.0;         // seconds without progress before a transfer is abandoned
-  // Authentication (src/cache/remote/credentials.h): files that hold the secrets, read
-  // when the transport is made, never the secrets themselves (those stay out of ps and
-  // `config show`). Empty: none.
-  std::filesystem::path token_file;       // HTTP bearer token / Redis password
-  std::filesystem::path credentials_file; // USER:PASSWORD: HTTP basic / Redis ACL user
-  std::filesystem::path ca_file;          // https: the certificates to trust
-  std::filesystem::path client_cert;      // https: a client certificate and its key
-  std::filesystem::path client_key;
 };
 
 // One row of the settings table: the one place a setting's names live.
@@ -145,5 +129,9 @@ std::filesystem::path config_file_path(const GetEnv& getenv);
 // 1024, KB/MB/GB/TB powers of 1000, the rule of every size npucc reads (src/util/size.h).
 // Throws usage_error naming `where`.
 uint64_t parse_size_setting(const std::string& text, const std::string& where);
+
+// The cache settings of `config` (every source, npucc/config.h has the order), with the
+// source of each kept for messages. Throws usage_error naming the source of a bad value.
+CacheConfig resolve_cache_config(const Config& config);
 
 } // namespace npucc

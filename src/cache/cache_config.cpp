@@ -1,6 +1,6 @@
 #include "cache/file_ops.h"
 #include "cache/local_storage.h"
-#include "npucc/cache.h"
+#include "npucc/cache_config.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/strings.h"
@@ -91,20 +91,6 @@ DigestCacheMode parse_digest_cache_mode(const std::string& text, const std::stri
     }
   }
   throw usage_error(where + ": \"" + text + "\" is not a digest cache mode", "use auto, on or off");
-}
-
-const char* outcome_name(CacheOutcome outcome) {
-  switch (outcome) {
-  case CacheOutcome::hit:
-    return "hit";
-  case CacheOutcome::miss:
-    return "miss";
-  case CacheOutcome::bypass:
-    return "bypass";
-  case CacheOutcome::disabled:
-    return "disabled";
-  }
-  return "disabled";
 }
 
 int64_t parse_age(const std::string& text) {

@@ -1,7 +1,7 @@
 #include "cache/file_ops.h"
 
 #include "cache/dir_handle.h"
-#include "npucc/compile.h"
+#include "model/graph_files.h"
 #include "npucc/error.h"
 #include "util/disk.h"
 #include "util/eintr.h"

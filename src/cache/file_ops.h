@@ -1,6 +1,6 @@
 #pragma once
 
-#include "npucc/cache.h"
+#include "npucc/cache_config.h"
 #include "util/sha256.h"
 
 #include <cstdint>

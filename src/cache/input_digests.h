@@ -1,7 +1,7 @@
 #pragma once
 
 #include "cache/entry_signature.h"
-#include "npucc/cache.h"
+#include "npucc/cache_config.h"
 #include "util/file_stamp.h"
 
 #include <filesystem>

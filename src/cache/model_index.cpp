@@ -10,11 +10,8 @@ namespace {
 constexpr const char* k_model_index_magic = "npucc-model-index 1";
 } // namespace
 
-std::string serialize_model_index(const Model& model) {
-  std::set<std::string> locations;
-  for (const auto& file : model.external_files) {
-    locations.insert(file.location);
-  }
+std::string serialize_model_index(const std::vector<std::string>& external_locations) {
+  std::set<std::string> locations(external_locations.begin(), external_locations.end());
   std::string out = std::string(k_model_index_magic) + "\n";
   for (const auto& location : locations) {
     out += "external " + location + "\n";

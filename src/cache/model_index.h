@@ -1,6 +1,5 @@
 #pragma once
 
-#include "npucc/model.h"
 
 #include <optional>
 #include <string>
@@ -14,7 +13,8 @@
 //   index = "npucc-model-index 1" LF *("external" SP location LF)
 namespace npucc::cache {
 
-std::string serialize_model_index(const Model& model);
+// `external_locations`: as the model writes them (ExternalFile::location), in any order.
+std::string serialize_model_index(const std::vector<std::string>& external_locations);
 // nullopt when the text is not an index.
 std::optional<std::vector<std::string>> parse_model_index(const std::string& text);
 

@@ -2,6 +2,7 @@
 
 #include "compiler/hashed_file.h"
 #include "compiler/message_stream.h"
+#include "model/graph_files.h"
 #include "model/graph_walk.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "npucc/cache.h"
+#include "npucc/cache_key.h"
 #include "npucc/compile.h"
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,6 @@
 #include "compiler/output_folder.h"
 
+#include "model/graph_files.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "npucc/cache.h"
+#include "npucc/cache_key.h"
 #include "npucc/compile.h"
 #include "npucc/file_identity.h"
 #include "precision/compile_precision.h"

@@ -1,7 +1,7 @@
 // The cache's settings, typed: what every command that opens a cache reads from the one
 // Config (load_config.cpp), with the source of each kept so that a later error (a missing
 // folder, a bad size) names the flag, variable or file line the value came from.
-#include "npucc/cache.h"
+#include "npucc/config.h"
 #include "npucc/config.h"
 
 namespace npucc {

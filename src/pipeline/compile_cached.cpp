@@ -139,7 +139,11 @@ void read_and_key(CachedRun& run) {
   }
   run.model = model::read_mapped_model(run.given.model_path, run.given.limits, run.model_hashed);
   run.model_sha256 = run.model.sha256;
-  run.model_index = cache::serialize_model_index(run.model);
+  std::vector<std::string> locations;
+  for (const auto& file : run.model.external_files) {
+    locations.push_back(file.location);
+  }
+  run.model_index = cache::serialize_model_index(locations);
   run.uncacheable = find_uncacheable_op(run.model.proto);
   // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
   // that a hit runs none (the speculative first stage would run the check).
@@ -457,6 +461,20 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     out.cache_made = "made " + storage.root().string() + " an npucc cache (the folder " + before + ")";
   }
   return out;
+}
+
+const char* outcome_name(CacheOutcome outcome) {
+  switch (outcome) {
+  case CacheOutcome::hit:
+    return "hit";
+  case CacheOutcome::miss:
+    return "miss";
+  case CacheOutcome::bypass:
+    return "bypass";
+  case CacheOutcome::disabled:
+    return "disabled";
+  }
+  return "disabled";
 }
 
 } // namespace npucc

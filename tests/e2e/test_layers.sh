@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layering of src/ and cli/ (tests/tools/check_layers.py): no cycle between folders,
 # the storage layer (src/cache) includes only model/, util/ and itself, and the runtime floor
-# (src/runtime) only util/ and itself. Runs the check
+# (src/runtime) only util/ and itself, a public header counts as the folder it stands on
+# (npucc/cache.h: pipeline), and the public types include only model/ and util/. Runs the check
 # on this tree, then on small planted trees to show it fails, naming the include, on each
 # kind of break (and passes a clean one).
 set -u
@@ -94,6 +95,41 @@ expect_failure floor 'src/runtime/process.cpp:1: #include "precision/emulation.h
 if grep -q "ort.cpp\|accuracy/check.cpp" "$work/err"; then
   fail "floor: an allowed include reported: $(cat "$work/err")"
 fi
+
+# Public headers are not exempt: one stands on a folder (npucc/cache.h is the cached
+# compile, above storage), the storage layer may take only its own (npucc/cache_config.h).
+plant public src/cache/store.cpp "npucc/cache_config.h" "npucc/model.h" "npucc/cache.h"
+plant public src/cache/remote/tier.cpp "npucc/compile.h"
+expect_failure public \
+  'src/cache/store.cpp:3: #include "npucc/cache.h": the storage layer' \
+  'not pipeline/' \
+  'src/cache/remote/tier.cpp:1: #include "npucc/compile.h": the storage layer'
+if grep -q "store.cpp:[12]:" "$work/err"; then
+  fail "public: an allowed public header reported: $(cat "$work/err")"
+fi
+
+# A public type reaching up, and a public header's own includes checked as its floor's.
+plant types include/npucc/compile.h "npucc/model.h" "npucc/config.h"
+plant types include/npucc/cache_config.h "npucc/cache.h"
+mkdir -p "$work/types/src"
+expect_failure types \
+  'include/npucc/compile.h:2: #include "npucc/config.h": the public types' \
+  'include/npucc/cache_config.h:1: #include "npucc/cache.h": the storage layer'
+
+# The storage layer reaching protobuf through an allowed folder's header.
+plant heavy src/cache/index.cpp "model/read.h"
+plant heavy src/model/read.h "model/proto.h"
+echo "#include <onnx/onnx_pb.h>" >"$work/heavy/src/model/proto.h"
+plant heavy src/cache/store.cpp "model/graph_files.h"
+expect_failure heavy \
+  "src/cache/index.cpp reaches <onnx/onnx_pb.h> through model/read.h -> model/proto.h"
+if grep -q "store.cpp" "$work/err"; then
+  fail "heavy: a light model/ header reported: $(cat "$work/err")"
+fi
+
+# A new public header without a floor is refused, naming the table to add it to.
+plant unknown src/compiler/run.cpp "npucc/new_api.h"
+expect_failure unknown "include/npucc/new_api.h: a public header without a floor" "PUBLIC_FLOORS"
 
 # Not a source tree.
 mkdir -p "$work/empty"

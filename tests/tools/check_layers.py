@@ -2,20 +2,27 @@
 """The layering of src/ and cli/, read from their #include "..." lines.
 
 Every file belongs to the folder it is in (src/cache/remote/x.cpp: cache/remote; cli/*:
-cli), and `#include "a/b/c.h"` names folder a/b. Three rules, each failure one line naming
+cli), and `#include "a/b/c.h"` names folder a/b. Four rules, each failure one line naming
 the include that breaks it:
   - no cycle between folders (a subfolder is a folder of its own: cache/remote may include
     cache, but then cache may not include cache/remote);
   - the storage layer, src/cache and its subfolders, includes nothing of src/ but model/,
-    util/ and itself: it stores entries and knows nothing of how they are compiled;
+    util/ and itself: it stores entries and knows nothing of how they are compiled, and
+    no chain of its includes reaches ONNX or protobuf headers;
   - the runtime floor, src/runtime (running a graph in ONNX Runtime's process), includes
     nothing of src/ but util/ and itself: it runs serialised graphs on tensors and knows
-    nothing of how they were made or what is compared.
-Public headers (include/npucc/, "npucc/...") are not a src/ folder: they declare the
-library's types and every layer may use them.
+    nothing of how they were made or what is compared;
+  - the public types (npucc/compile.h, train_mode.h, memory_plan.h, cache_key.h: options,
+    results, keys) include nothing of src/ but model/, util/ and each other, so every
+    layer above storage may take them without reaching up.
+Public headers (include/npucc/, "npucc/...") each stand on the floor of the src/ folder
+that implements them (PUBLIC_FLOORS: npucc/cache_config.h is cache, npucc/cache.h is
+pipeline), so including one is including that folder, and the headers' own includes are
+checked as that folder's. A public header missing from the table is a failure of its own:
+the floor of a new header is a decision, not a default.
 
 Usage: check_layers.py [ROOT]   (ROOT holds src/ and cli/; default: this repository)
-Exit status 0 when both rules hold, 1 otherwise.
+Exit status 0 when every rule holds, 1 otherwise.
 """
 
 import os
@@ -23,12 +30,39 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
+# What the storage layer must not reach, through any chain of quoted includes: parsing
+# models is model/'s business, and a cache that pulled in protobuf would rebuild with it.
+STORAGE_NEVER_REACHES = ("onnx/", "google/protobuf/")
 SOURCE_SUFFIXES = (".cpp", ".h", ".inc")
 STORAGE = "cache"
 STORAGE_MAY_INCLUDE = ("model", "util")
+API = "api"
+API_MAY_INCLUDE = ("model", "util")
 RUNTIME = "runtime"
 RUNTIME_MAY_INCLUDE = ("util",)
 PUBLIC = "npucc"
+PUBLIC_FLOORS = {
+    "error.h": "util",
+    "file_identity.h": "util",
+    "setting_source.h": "util",
+    "version.h": "util",
+    "model.h": "model",
+    # The types every layer above storage shares (options, results, keys): a floor of
+    # their own, "api", which includes only util/, model/ and itself; compile() itself is
+    # in compiler/, but precision/ and check/ below it take CompileOptions.
+    "memory_plan.h": "api",
+    "train_mode.h": "api",
+    "compile.h": "api",
+    "cache_key.h": "api",
+    "cache_config.h": "cache",
+    "cache_maintenance.h": "cache",
+    "config.h": "config",
+    "compile_request.h": "config",
+    "cache.h": "pipeline",
+    "inspect.h": "inspect",
+    "schedule.h": "schedule",
+}
 
 
 def folder_of_file(root, path):
@@ -37,35 +71,49 @@ def folder_of_file(root, path):
     return relative[len("src/"):] if relative.startswith("src/") else relative
 
 
+def public_floor(header):
+    """The src/ folder a public header stands on; KeyError when the table lacks it."""
+    return PUBLIC_FLOORS[header]
+
+
 def folder_of_include(including_folder, name):
-    """The folder an include names, or None for a public header."""
+    """The folder an include names (a public header: the folder it stands on)."""
     if "/" not in name:
         return including_folder  # a header beside the including file
-    folder = name.rsplit("/", 1)[0]
-    if folder.split("/")[0] == PUBLIC:
-        return None
+    folder, header = name.rsplit("/", 1)
+    if folder == PUBLIC:
+        return public_floor(header)
     return folder
+
+
+def source_files(root):
+    """[(path, folder)] of every source of src/ and cli/ and every public header."""
+    files = []
+    for top in ("src", "cli"):
+        for directory, _, names in os.walk(os.path.join(root, top)):
+            for file_name in sorted(names):
+                if file_name.endswith(SOURCE_SUFFIXES):
+                    path = os.path.join(directory, file_name)
+                    files.append((path, folder_of_file(root, path)))
+    public = os.path.join(root, "include", PUBLIC)
+    for file_name in sorted(os.listdir(public)) if os.path.isdir(public) else []:
+        header = file_name[:-len(".in")] if file_name.endswith(".h.in") else file_name
+        if header.endswith(".h"):
+            files.append((os.path.join(public, file_name), public_floor(header)))
+    return files
 
 
 def read_includes(root):
     """[(file, line number, include, from folder, to folder)] for every quoted include."""
     found = []
-    for top in ("src", "cli"):
-        for directory, _, files in os.walk(os.path.join(root, top)):
-            for file_name in sorted(files):
-                if not file_name.endswith(SOURCE_SUFFIXES):
-                    continue
-                path = os.path.join(directory, file_name)
-                folder = folder_of_file(root, path)
-                with open(path, encoding="utf-8", errors="replace") as source:
-                    for number, line in enumerate(source, 1):
-                        match = INCLUDE.match(line)
-                        if not match:
-                            continue
-                        target = folder_of_include(folder, match.group(1))
-                        if target is not None:
-                            relative = os.path.relpath(path, root).replace(os.sep, "/")
-                            found.append((relative, number, match.group(1), folder, target))
+    for path, folder in source_files(root):
+        with open(path, encoding="utf-8", errors="replace") as source:
+            for number, line in enumerate(source, 1):
+                match = INCLUDE.match(line)
+                if match:
+                    relative = os.path.relpath(path, root).replace(os.sep, "/")
+                    target = folder_of_include(folder, match.group(1))
+                    found.append((relative, number, match.group(1), folder, target))
     return found
 
 
@@ -81,6 +129,49 @@ def storage_violations(includes):
                        'itself, not %s/' % (path, number, name, STORAGE,
                                             ", ".join(f + "/" for f in STORAGE_MAY_INCLUDE),
                                             target))
+    return out
+
+
+def resolve_include(root, including_path, name):
+    """The file a quoted include names: beside the includer, under src/ or include/."""
+    for base in (os.path.dirname(including_path), os.path.join(root, "src"),
+                 os.path.join(root, "include")):
+        candidate = os.path.join(base, name)
+        if os.path.isfile(candidate):
+            return os.path.normpath(candidate)
+    return None
+
+
+def heavy_include_of(root, path, seen):
+    """(chain, system header) of the first STORAGE_NEVER_REACHES header `path` reaches."""
+    if path in seen:
+        return None
+    seen.add(path)
+    with open(path, encoding="utf-8", errors="replace") as source:
+        lines = source.readlines()
+    for line in lines:
+        system = SYSTEM_INCLUDE.match(line)
+        if system and system.group(1).startswith(STORAGE_NEVER_REACHES):
+            return [], system.group(1)
+    for line in lines:
+        quoted = INCLUDE.match(line)
+        target = quoted and resolve_include(root, path, quoted.group(1))
+        found = target and heavy_include_of(root, target, seen)
+        if found:
+            return [quoted.group(1)] + found[0], found[1]
+    return None
+
+
+def storage_reach_violations(root):
+    out = []
+    for path, folder in source_files(root):
+        if not in_storage(folder):
+            continue
+        found = heavy_include_of(root, path, set())
+        if found:
+            relative = os.path.relpath(path, root).replace(os.sep, "/")
+            out.append("%s reaches <%s> through %s: the storage layer never includes ONNX or "
+                       "protobuf" % (relative, found[1], " -> ".join(found[0]) or "itself"))
     return out
 
 
@@ -167,6 +258,18 @@ def runtime_violations(includes):
     return out
 
 
+def api_violations(includes):
+    out = []
+    for path, number, name, source, target in includes:
+        if source == API and target not in (API,) + API_MAY_INCLUDE:
+            out.append('%s:%d: #include "%s": the public types (%s) include only %s and each '
+                       'other, not %s/' % (path, number, name,
+                                           ", ".join(sorted(h for h, f in PUBLIC_FLOORS.items()
+                                                            if f == API)),
+                                           ", ".join(f + "/" for f in API_MAY_INCLUDE), target))
+    return out
+
+
 def cycle_violations(includes):
     edges = {}
     example = {}
@@ -190,17 +293,25 @@ def main(argv):
         print("check_layers: %s has no src/ folder: pass the repository root" % root,
               file=sys.stderr)
         return 2
-    includes = read_includes(root)
+    try:
+        includes = read_includes(root)
+    except KeyError as unknown:
+        print("check_layers: include/npucc/%s: a public header without a floor: add it to "
+              "PUBLIC_FLOORS in %s with the src/ folder that implements it"
+              % (unknown.args[0], os.path.relpath(__file__)), file=sys.stderr)
+        return 1
     problems = (cycle_violations(includes) + storage_violations(includes) +
-                runtime_violations(includes))
+                runtime_violations(includes) + api_violations(includes) +
+                storage_reach_violations(root))
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)
     if problems:
         return 1
     folders = {source for _, _, _, source, _ in includes}
     print("check_layers: %d includes of %d folders: no cycle, storage includes only %s, "
-          "runtime only %s" % (len(includes), len(folders), ", ".join(STORAGE_MAY_INCLUDE),
-                               ", ".join(RUNTIME_MAY_INCLUDE)))
+          "runtime only %s, the public types only %s" % (
+              len(includes), len(folders), ", ".join(STORAGE_MAY_INCLUDE),
+              ", ".join(RUNTIME_MAY_INCLUDE), ", ".join(API_MAY_INCLUDE)))
     return 0
 
 

@@ -2,7 +2,7 @@
 
 #include "cache/remote/bundle.h"
 #include "cache/remote/circuit_breaker.h"
-#include "npucc/cache.h"
+#include "npucc/cache_config.h"
 #include "npucc/error.h"
 
 #include <cerrno>

@@ -11,7 +11,7 @@
 // gives Status::error with a one-line reason, after at most the connect timeout plus the
 // stall timeout (no byte for that long).
 #include "cache/remote/bundle.h"
-#include "npucc/cache.h"
+#include "npucc/cache_config.h"
 
 #include <cstdint>
 #include <filesystem>
