@@ -183,11 +183,9 @@ bool is_npucc_cache(const fs::path& dir) {
       cache::path_kind(dir / "entries") != cache::PathKind::directory) {
     return false;
   }
-  try {
-    return util::starts_with(cache::read_small_file(dir / "CACHEDIR.TAG", 4096), k_own_lines);
-  } catch (const Error&) {
-    return false;
-  }
+  // An unreadable tag: not (known to be) one.
+  util::Expected<std::string> tag = cache::read_small_file(dir / "CACHEDIR.TAG", 4096);
+  return tag && util::starts_with(*tag, k_own_lines);
 }
 
 fs::path open_cache_dir(const CacheConfig& config, CacheIntent intent) {

@@ -1,5 +1,6 @@
 #include "cache/dir_handle.h"
 
+#include "util/disk.h"
 #include "util/eintr.h"
 
 #include <algorithm>
@@ -92,7 +93,7 @@ Removed DirHandle::remove(const std::string& name) const {
     return out; // already gone
   }
   if (!S_ISDIR(info.st_mode)) {
-    if (::unlinkat(fd(), name.c_str(), 0) != 0 && errno != ENOENT) {
+    if (util::disk().unlinkat(fd(), name.c_str(), 0, m_path / name) != 0 && errno != ENOENT) {
       out.error = cannot_remove(m_path / name, errno);
       return out;
     }
@@ -119,7 +120,9 @@ Removed DirHandle::remove(const std::string& name) const {
       out.error = one.error;
     }
   }
-  if (out.error.empty() && ::unlinkat(fd(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+  if (out.error.empty() &&
+      util::disk().unlinkat(fd(), name.c_str(), AT_REMOVEDIR, m_path / name) != 0 &&
+      errno != ENOENT) {
     out.error = cannot_remove(m_path / name, errno);
   }
   return out;

@@ -71,41 +71,46 @@ const Seen* find_seen(const std::vector<Seen>& seen, const std::string& name) {
 }
 
 // What read_small_file requires of a header (no symlink, a regular file, at most 16 MiB),
-// from a stat already taken. Throws npucc::Error with read_small_file's messages.
-void check_header_stat(const struct stat& st, const fs::path& dir) {
+// from a stat already taken: read_small_file's messages when it is not so.
+util::Outcome check_header_stat(const struct stat& st, const fs::path& dir) {
   auto path = [&] { return (dir / k_header_file).string(); };
   if (S_ISLNK(st.st_mode)) {
-    throw Error(path() + ": is a symlink; the cache never follows links");
+    return Error(path() + ": is a symlink; the cache never follows links");
   }
   if (!S_ISREG(st.st_mode)) {
-    throw Error(path() + ": not a regular file");
+    return Error(path() + ": not a regular file");
   }
   constexpr uint64_t limit = uint64_t{16} << 20;
   if (static_cast<uint64_t>(st.st_size) > limit) {
-    throw Error(path() + ": unexpectedly large (" + std::to_string(st.st_size) + " bytes)");
+    return Error(path() + ": unexpectedly large (" + std::to_string(st.st_size) + " bytes)");
   }
+  return util::success();
 }
 
 // read_small_file's message for a header of the folder `dir` that failed to open.
-[[noreturn]] void throw_open_failure(const fs::path& dir, int error) {
+Error open_failure(const fs::path& dir, int error) {
   std::string path = (dir / k_header_file).string();
   if (error == ELOOP) {
-    throw Error(path + ": is a symlink; the cache never follows links");
+    return Error(path + ": is a symlink; the cache never follows links");
   }
-  throw Error(path + ": cannot open: " + std::strerror(error));
+  return Error(path + ": cannot open: " + std::strerror(error));
 }
 
 // The header's bytes, read as read_small_file reads them but from the lstat already
-// taken: one open and one read. Throws npucc::Error with read_small_file's messages.
-std::string read_header(int dir_fd, const struct stat& st, const fs::path& dir) {
-  check_header_stat(st, dir);
+// taken: one open and one read. The error, with read_small_file's messages, makes the
+// entry corrupt.
+util::Expected<std::string> read_header(int dir_fd, const struct stat& st, const fs::path& dir) {
+  if (util::Outcome fits = check_header_stat(st, dir); !fits) {
+    return fits.error();
+  }
   // O_NONBLOCK: should the file be swapped for a FIFO since the lstat, the open must
   // not wait for a writer.
   Fd fd(::openat(dir_fd, k_header_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
-    throw_open_failure(dir, errno);
+    return open_failure(dir, errno);
   }
-  return util::read_up_to(fd.get(), static_cast<size_t>(st.st_size)); // short: parse says truncated
+  // Short: the parse says truncated.
+  return util::read_up_to(fd.get(), static_cast<size_t>(st.st_size), dir / k_header_file);
 }
 
 // KEY/entry.npucc under the open shard folder, opened without following any link: one
@@ -128,24 +133,31 @@ Fd open_header_beneath(int shard_fd, const std::string& key) {
 }
 
 // The bytes of KEY/entry.npucc under the open shard folder (open_header_beneath), checked
-// as read_header checks them; nullopt when there is none. Throws npucc::Error with
-// read_header's messages, naming the folder under `shard_path`.
-std::optional<std::string> read_header_beneath(int shard_fd, const std::string& key,
-                                               const fs::path& shard_path) {
+// as read_header checks them; nullopt when there is none. The error, with read_header's
+// messages naming the folder under `shard_path`, makes the entry corrupt.
+util::Expected<std::optional<std::string>> read_header_beneath(int shard_fd, const std::string& key,
+                                                               const fs::path& shard_path) {
   Fd fd = open_header_beneath(shard_fd, key);
   if (fd.get() < 0) {
     if (errno == ENOENT) {
-      return std::nullopt;
+      return std::optional<std::string>();
     }
-    throw_open_failure(shard_path / key, errno);
+    return open_failure(shard_path / key, errno);
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) {
-    throw Error((shard_path / key / k_header_file).string() +
-                ": cannot read: " + std::strerror(errno));
+    return Error((shard_path / key / k_header_file).string() +
+                 ": cannot read: " + std::strerror(errno));
   }
-  check_header_stat(st, shard_path / key);
-  return util::read_up_to(fd.get(), static_cast<size_t>(st.st_size));
+  if (util::Outcome fits = check_header_stat(st, shard_path / key); !fits) {
+    return fits.error();
+  }
+  util::Expected<std::string> text =
+      util::read_up_to(fd.get(), static_cast<size_t>(st.st_size), shard_path / key / k_header_file);
+  if (!text) {
+    return text.error();
+  }
+  return std::optional<std::string>(std::move(*text));
 }
 
 // Sets the state and problem of a damaged entry; returns false, for the judge_* below.
@@ -287,13 +299,12 @@ EntryInfo scan_entry(int at, const char* name, const fs::path& dir, const std::s
     return broken(std::move(info), EntryState::incomplete,
                   std::string(k_header_file) + " is missing");
   }
-  ParsedHeader parsed;
-  try {
-    header_text = read_header(dir_fd.get(), header_seen->st, dir);
-    parsed = parse_header(header_text);
-  } catch (const Error& e) {
-    return broken(std::move(info), EntryState::corrupt, e.what());
+  util::Expected<std::string> text = read_header(dir_fd.get(), header_seen->st, dir);
+  if (!text) {
+    return broken(std::move(info), EntryState::corrupt, text.error().what());
   }
+  header_text = std::move(*text);
+  ParsedHeader parsed = parse_header(header_text);
   if (!judge_header(info, parsed, key)) {
     return info;
   }
@@ -325,18 +336,16 @@ EntryInfo scan_entry_files(int shard_fd, const std::string& key, const fs::path&
   if (!judge_folder(info, st)) {
     return info;
   }
-  ParsedHeader parsed;
-  try {
-    std::optional<std::string> text = read_header_beneath(shard_fd, key, shard_path);
-    if (!text) {
-      return broken(std::move(info), EntryState::incomplete,
-                    std::string(k_header_file) + " is missing");
-    }
-    info.bytes += text->size();
-    parsed = parse_header(*text);
-  } catch (const Error& e) {
-    return broken(std::move(info), EntryState::corrupt, e.what());
+  util::Expected<std::optional<std::string>> text = read_header_beneath(shard_fd, key, shard_path);
+  if (!text) {
+    return broken(std::move(info), EntryState::corrupt, text.error().what());
   }
+  if (!*text) {
+    return broken(std::move(info), EntryState::incomplete,
+                  std::string(k_header_file) + " is missing");
+  }
+  info.bytes += (*text)->size();
+  ParsedHeader parsed = parse_header(**text);
   if (!judge_header(info, parsed, key)) {
     return info;
   }
@@ -358,12 +367,8 @@ EntryInfo scan_entry_files(int shard_fd, const std::string& key, const fs::path&
 }
 
 std::optional<std::string> entry_compiler_version(int shard_fd, const std::string& key) {
-  std::optional<std::string> text;
-  try {
-    text = read_header_beneath(shard_fd, key, {});
-  } catch (const Error&) {
-    return std::nullopt; // damaged: not counted
-  }
+  // Damaged or missing: not counted.
+  std::optional<std::string> text = read_header_beneath(shard_fd, key, {}).value_or(std::nullopt);
   if (!text) {
     return std::nullopt;
   }

@@ -189,7 +189,7 @@ bool record_mac_matches(const SigningKey& key, const std::string& context, const
 }
 
 void sign_entry(const fs::path& entry_dir, const SigningKey& key) {
-  std::string header = read_small_file(entry_dir / k_header_file);
+  std::string header = read_small_file(entry_dir / k_header_file).value();
   fs::path path = entry_dir / k_signature_file;
   util::AtomicFile file(path, util::Durability::unsynced); // like the entry it signs
   file.write(signature_text(key, header));
@@ -210,18 +210,19 @@ SignatureCheck check_entry_signature(const fs::path& entry_dir, const SigningKey
     check.problem = std::string(k_signature_file) + " is not a regular file";
     return check;
   }
-  try {
-    std::string signature = read_small_file(path, 4096);
-    std::string header = header_text ? *header_text : read_small_file(entry_dir / k_header_file);
-    if (signature.empty()) {
-      check.problem = std::string(k_signature_file) + " is empty";
-      return check;
-    }
-    return check_signature(key, header, signature);
-  } catch (const Error& e) {
-    check.problem = e.what();
+  util::Expected<std::string> signature = read_small_file(path, 4096);
+  util::Expected<std::string> header =
+      header_text ? *header_text : read_small_file(entry_dir / k_header_file);
+  // Unreadable: the entry's signature does not check.
+  if (!signature || !header) {
+    check.problem = (!signature ? signature : header).error().what();
     return check;
   }
+  if (signature->empty()) {
+    check.problem = std::string(k_signature_file) + " is empty";
+    return check;
+  }
+  return check_signature(key, *header, *signature);
 }
 
 } // namespace npucc::cache

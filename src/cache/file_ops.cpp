@@ -37,23 +37,31 @@ Error io_error(const fs::path& path, const std::string& what, int error) {
                                                   : "");
 }
 
-Fd open_regular(const fs::path& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+util::Expected<Fd> open_regular(const fs::path& path) {
+  Fd fd(util::disk().open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0));
   if (fd.get() < 0) {
     int error = errno;
     if (error == ELOOP) {
-      throw Error(path.string() + ": is a symlink; the cache never follows links");
+      return Error(path.string() + ": is a symlink; the cache never follows links");
     }
-    throw io_error(path, "cannot open", error);
+    return io_error(path, "cannot open", error);
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    throw Error(path.string() + ": not a regular file");
+    return Error(path.string() + ": not a regular file");
   }
   return fd;
 }
 
-void copy_bytes(int from, int to, const fs::path& to_path) {
+Fd create_exclusive(const fs::path& path) {
+  Fd fd(util::disk().open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (fd.get() < 0) {
+    throw io_error(path, "cannot create", errno);
+  }
+  return fd;
+}
+
+void copy_bytes(int from, const fs::path& from_path, int to, const fs::path& to_path) {
   // In the kernel first, as cp does (no round trip of the bytes through user space); a
   // file system or kernel that cannot falls back to read and write from where it stopped.
   while (true) {
@@ -73,9 +81,10 @@ void copy_bytes(int from, int to, const fs::path& to_path) {
   }
   std::vector<char> buffer(1 << 20);
   while (true) {
-    ssize_t n = util::read_some(from, buffer.data(), buffer.size());
+    ssize_t n = util::retry_on_eintr(
+        [&] { return util::disk().read(from, buffer.data(), buffer.size(), from_path); });
     if (n < 0) {
-      throw io_error(to_path, "read failed while copying", errno);
+      throw io_error(from_path, "read failed while copying to " + to_path.string(), errno);
     }
     if (n == 0) {
       return;
@@ -117,9 +126,12 @@ PathKind path_kind(const fs::path& path) {
   return PathKind::other;
 }
 
-FileDigest digest_file(const fs::path& path) {
-  Fd fd = open_regular(path);
-  return util::sha256_of_fd(fd.get(), path);
+util::Expected<FileDigest> digest_file(const fs::path& path) {
+  util::Expected<Fd> fd = open_regular(path);
+  if (!fd) {
+    return fd.error();
+  }
+  return util::try_sha256_of_fd(fd->get(), path);
 }
 
 AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
@@ -190,75 +202,75 @@ bool may_link(int source, AllowLink allow_link) {
 
 Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
                           Sync sync) {
-  Fd source = open_regular(from);
-  Fd target(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (target.get() < 0) {
-    throw io_error(to, "cannot create", errno);
-  }
+  Fd source = open_regular(from).value();
+  Fd target = create_exclusive(to);
   if (::ioctl(target.get(), FICLONE, source.get()) == 0) {
     return Transfer::reflink;
   }
   if (may_link(source.get(), allow_link)) {
     ::close(target.release());
-    ::unlink(to.c_str());
+    util::disk().unlink(to);
     if (::link(from.c_str(), to.c_str()) == 0) {
       return Transfer::hard_link;
     }
-    target = Fd(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (target.get() < 0) {
-      throw io_error(to, "cannot create", errno);
-    }
+    target = create_exclusive(to);
   }
   try {
-    copy_bytes(source.get(), target.get(), to);
-    if (sync == Sync::yes && ::fsync(target.get()) != 0) {
+    copy_bytes(source.get(), from, target.get(), to);
+    if (sync == Sync::yes && util::disk().fsync(target.get(), to) != 0) {
       throw io_error(to, "fsync failed", errno);
     }
     if (::close(target.release()) != 0) {
       throw io_error(to, "close failed", errno);
     }
   } catch (...) {
-    ::unlink(to.c_str());
+    // Rethrown: only the half-written copy is undone here.
+    util::disk().unlink(to);
     throw;
   }
   return Transfer::copy;
 }
 
 void sync_directory(const fs::path& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  Fd fd(util::disk().open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, 0));
   if (fd.get() >= 0) {
-    ::fsync(fd.get());
+    util::disk().fsync(fd.get(), dir);
   }
 }
 
-void make_cache_dir(const fs::path& dir, const Modes& modes) {
+util::Outcome try_make_cache_dir(const fs::path& dir, const Modes& modes) {
   const unsigned mode = modes.dir;
   for (int attempt = 0; attempt < 2; ++attempt) {
     switch (path_kind(dir)) {
     case PathKind::directory:
-      return;
+      return util::success();
     case PathKind::missing:
       if (::mkdir(dir.c_str(), mode & 0777) == 0) {
         if (::chmod(dir.c_str(), mode) != 0) {
-          throw io_error(dir, "cannot set the cache folder's mode", errno);
+          return io_error(dir, "cannot set the cache folder's mode", errno);
         }
         continue;
       }
       if (errno == EEXIST) {
         continue; // re-check: another process may have made something else
       }
-      throw io_error(dir, "cannot create the cache folder", errno);
+      return io_error(dir, "cannot create the cache folder", errno);
     case PathKind::symlink:
-      throw Error(dir.string() + ": is a symlink inside the cache; refusing to follow it",
-                  "remove it, or run npucc cache verify --fix");
+      return Error(dir.string() + ": is a symlink inside the cache; refusing to follow it",
+                   "remove it, or run npucc cache verify --fix");
     default:
-      throw Error(dir.string() + ": is not a folder; the cache layout is damaged",
-                  "remove it, or run npucc cache verify --fix");
+      return Error(dir.string() + ": is not a folder; the cache layout is damaged",
+                   "remove it, or run npucc cache verify --fix");
     }
   }
   if (path_kind(dir) != PathKind::directory) {
-    throw Error(dir.string() + ": is not a folder; the cache layout is damaged");
+    return Error(dir.string() + ": is not a folder; the cache layout is damaged");
   }
+  return util::success();
+}
+
+void make_cache_dir(const fs::path& dir, const Modes& modes) {
+  try_make_cache_dir(dir, modes).value();
 }
 
 void touch(const fs::path& path) {
@@ -315,15 +327,18 @@ fs::path unique_name(const fs::path& dir, const std::string& stem) {
 
 namespace npucc::cache {
 
-std::string read_small_file(const fs::path& path, uint64_t limit) {
-  Fd fd = open_regular(path);
-  struct stat info {};
-  ::fstat(fd.get(), &info);
-  if (static_cast<uint64_t>(info.st_size) > limit) {
-    throw Error(path.string() + ": unexpectedly large (" + std::to_string(info.st_size) +
-                " bytes)");
+util::Expected<std::string> read_small_file(const fs::path& path, uint64_t limit) {
+  util::Expected<Fd> fd = open_regular(path);
+  if (!fd) {
+    return fd.error();
   }
-  return util::read_up_to(fd.get(), static_cast<size_t>(info.st_size));
+  struct stat info {};
+  ::fstat(fd->get(), &info);
+  if (static_cast<uint64_t>(info.st_size) > limit) {
+    return Error(path.string() + ": unexpectedly large (" + std::to_string(info.st_size) +
+                 " bytes)");
+  }
+  return util::read_up_to(fd->get(), static_cast<size_t>(info.st_size), path);
 }
 
 } // namespace npucc::cache

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npucc/cache_config.h"
+#include "util/expected.h"
 #include "util/sha256.h"
 
 #include <cstdint>
@@ -30,9 +31,10 @@ using util::FileDigest;
 enum class PathKind { missing, file, directory, symlink, other };
 PathKind path_kind(const fs::path& path);
 
-// SHA-256 and size of a regular file, opened with O_NOFOLLOW; throws npucc::Error for a
-// symlink, a non-regular file or a read error.
-FileDigest digest_file(const fs::path& path);
+// SHA-256 and size of a regular file, opened with O_NOFOLLOW; the error (npucc::Error) for
+// a symlink, a non-regular file or a read error: to a check of an entry it is a finding,
+// not a failure.
+util::Expected<FileDigest> digest_file(const fs::path& path);
 
 // Makes `to` (which must not exist) hold the bytes of regular file `from`: a reflink
 // when the filesystem can share blocks, else (as allow_link says) a hard link, else a copy.
@@ -75,6 +77,9 @@ Modes modes_for(CacheSharing resolved);
 // is made here, through LocalStorage::make_dir (its lock folder by the DirectoryLock it
 // hands its modes to), so no writer's umask can lock the others out.
 void make_cache_dir(const fs::path& dir, const Modes& modes);
+// The same, the error returned: for a folder that holds only what is advisory (stamps,
+// digests, locks of statistics).
+util::Outcome try_make_cache_dir(const fs::path& dir, const Modes& modes);
 
 // Sets a path's modification time to now without following symlinks.
 void touch(const fs::path& path);
@@ -108,7 +113,10 @@ fs::path unique_name(const fs::path& dir, const std::string& stem);
 } // namespace npucc::cache
 
 namespace npucc::cache {
-// Reads a small regular file (a header) without following a symlink; throws npucc::Error.
-std::string read_small_file(const fs::path& path, uint64_t limit = uint64_t{16} << 20);
+// Reads a small regular file (a header, a stamp, a tag) without following a symlink; the
+// error when it is missing, a link, larger than `limit` or unreadable: most callers then
+// take the file as absent or damaged.
+util::Expected<std::string> read_small_file(const fs::path& path,
+                                            uint64_t limit = uint64_t{16} << 20);
 
 } // namespace npucc::cache

@@ -3,12 +3,12 @@
 #include "cache/file_ops.h"
 #include "cache/local_storage.h"
 #include "npucc/error.h"
+#include "util/disk.h"
+#include "util/fd.h"
 #include "util/file_io.h"
 #include "util/hex.h"
 #include "util/sha256.h"
 #include "util/strings.h"
-
-#include "util/fd.h"
 
 #include <cstdint>
 #include <fcntl.h>
@@ -87,13 +87,17 @@ struct DigestFile {
   struct stat info {};
 };
 std::optional<DigestFile> read_digest_file(const fs::path& path) {
-  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  util::Fd fd(util::disk().open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0));
   DigestFile out;
   if (fd.get() < 0 || ::fstat(fd.get(), &out.info) != 0 || !S_ISREG(out.info.st_mode) ||
       static_cast<uint64_t>(out.info.st_size) > k_digest_file_limit) {
     return std::nullopt;
   }
-  out.text = util::read_up_to(fd.get(), k_digest_file_limit);
+  util::Expected<std::string> text = util::read_up_to(fd.get(), k_digest_file_limit, path);
+  if (!text) {
+    return std::nullopt; // unreadable: the input is hashed instead
+  }
+  out.text = std::move(*text);
   return out;
 }
 
@@ -253,16 +257,15 @@ void InputDigests::store(const util::FileStamp& stamp, const std::string& sha256
   std::string id = digest_id(stamp, key.has_value());
   // Signed, it may be shared with the group; unsigned, it is this user's alone.
   unsigned mode = m_storage->modes().mutable_file & (key ? 0777 : 0644);
-  try {
-    m_storage->make_dir(m_storage->root() / "digests");
-    m_storage->make_dir(m_storage->root() / "digests" / id.substr(0, 2));
-    // Unsynced: one lost in a crash (or left empty) only costs hashing the file again.
-    util::write_file_atomic(
-        digest_path(m_storage->root(), id), digest_text(stamp, sha256, util::realtime_ns(), key),
-        util::Durability::unsynced, util::FileMode::exactly(mode));
-  } catch (const Error&) {
-    // Only an optimisation: the next compile hashes the file instead.
+  // Only an optimisation: when it cannot be written, the next compile hashes the file instead.
+  if (!m_storage->try_make_dir(m_storage->root() / "digests") ||
+      !m_storage->try_make_dir(m_storage->root() / "digests" / id.substr(0, 2))) {
+    return;
   }
+  // Unsynced: one lost in a crash (or left empty) only costs hashing the file again.
+  util::try_write_file_atomic(digest_path(m_storage->root(), id),
+                              digest_text(stamp, sha256, util::realtime_ns(), key),
+                              util::Durability::unsynced, util::FileMode::exactly(mode));
 }
 
 } // namespace npucc::cache

@@ -2,8 +2,7 @@
 // there by someone else (a remote tier's import): the cache's one writer also makes and
 // removes what others stage in it.
 #include "cache/local_storage.h"
-
-#include <cstdio>
+#include "util/disk.h"
 
 namespace npucc::cache {
 
@@ -45,7 +44,7 @@ bool LocalStorage::publish_staged(TempPath& staged, const std::string& key, Repl
   }
   fs::path entry = entry_dir(key);
   make_dir(entry.parent_path());
-  if (std::rename(staged.path().c_str(), entry.c_str()) != 0) {
+  if (util::disk().rename(staged.path(), entry) != 0) {
     return path_kind(entry) == PathKind::directory;
   }
   staged.release();

@@ -5,6 +5,7 @@
 #include "cache/model_index.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "util/disk.h"
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
@@ -188,12 +189,11 @@ EntryInfo LocalStorage::examine_at(int at, const char* name, const fs::path& dir
     std::vector<std::string> problems(info.header.files.size());
     parallel_for(info.header.files.size(), [&](size_t i) {
       const auto& file = info.header.files[i];
-      try {
-        if (digest_file(dir / file.name).sha256 != file.sha256) {
-          problems[i] = file.name + " does not match its checksum";
-        }
-      } catch (const Error& e) {
-        problems[i] = e.what();
+      util::Expected<FileDigest> digest = digest_file(dir / file.name);
+      if (!digest) {
+        problems[i] = digest.error().what();
+      } else if (digest->sha256 != file.sha256) {
+        problems[i] = file.name + " does not match its checksum";
       }
     });
     for (const auto& problem : problems) {
@@ -290,28 +290,23 @@ bool LocalStorage::stamp_matches(const std::string& key, const std::string& stam
   if (stamp.empty() || path_kind(path) != PathKind::file) {
     return false;
   }
-  try {
-    return read_small_file(path, 1 << 20) == stamp;
-  } catch (const Error&) {
-    return false;
-  }
+  util::Expected<std::string> recorded = read_small_file(path, 1 << 20);
+  return recorded && *recorded == stamp; // unreadable: hashed as if there were none
 }
 
 void LocalStorage::write_stamp(const std::string& key, const std::string& stamp) const {
   if (stamp.empty() || m_access == CacheAccess::read_only) {
     return;
   }
-  try {
-    make_dir(m_root / "stamps");
-    make_dir(m_root / "stamps" / key.substr(0, 2));
-    // Unsynced: an fsync right after a large entry was written waits for its data
-    // (~0.1 s for 150 MB), and a stamp lost in a crash only costs a re-hash.
-    // Readable by the group: a stamp another member cannot read makes them re-hash.
-    util::write_file_atomic(stamp_path(key), stamp, util::Durability::unsynced,
-                            util::FileMode::exactly(m_modes.mutable_file));
-  } catch (const Error&) {
-    // Only an optimisation: the next hit hashes the files instead.
+  // Only an optimisation: when it cannot be written, the next hit hashes the files instead.
+  if (!try_make_dir(m_root / "stamps") || !try_make_dir(m_root / "stamps" / key.substr(0, 2))) {
+    return;
   }
+  // Unsynced: an fsync right after a large entry was written waits for its data
+  // (~0.1 s for 150 MB), and a stamp lost in a crash only costs a re-hash.
+  // Readable by the group: a stamp another member cannot read makes them re-hash.
+  util::try_write_file_atomic(stamp_path(key), stamp, util::Durability::unsynced,
+                              util::FileMode::exactly(m_modes.mutable_file));
 }
 
 void LocalStorage::adopt_verified(const std::string& key,
@@ -344,7 +339,7 @@ bool LocalStorage::deliver_files(const fs::path& dir, const EntryHeader& header,
       if (!why.empty()) {
         // Whoever owns a writable inode, or may chmod it, could change the user's output
         // after every check: copy it instead, and say that the entry is damaged.
-        ::unlink((into / file.name).c_str());
+        util::disk().unlink(into / file.name);
         result.transfers.back() =
             materialise_file(dir / file.name, into / file.name, AllowLink::no, Sync::no);
         result.note = "cache entry file " + file.name + " " + why +
@@ -353,7 +348,7 @@ bool LocalStorage::deliver_files(const fs::path& dir, const EntryHeader& header,
     }
     // With a key the threat is a writer swapping files between the check and the copy:
     // check what was delivered (a hard link pins the checked inode).
-    if (m_key && digest_file(into / file.name).sha256 != file.sha256) {
+    if (m_key && digest_file(into / file.name).value().sha256 != file.sha256) {
       result.problem = file.name + " changed while it was fetched";
       result.status = FetchStatus::corrupt;
       result.untrusted = true;
@@ -439,8 +434,7 @@ std::vector<bool> bring_files(const fs::path& stage, const fs::path& from,
       return it != known.end() && now && *now == it->second.written_as;
     };
     bool source_as_written = as_written(from / name);
-    bool moved =
-        source == SourceFiles::move && ::rename((from / name).c_str(), target.c_str()) == 0;
+    bool moved = source == SourceFiles::move && util::disk().rename(from / name, target) == 0;
     if (moved) {
       trusted[i] = as_written(target);
     } else {
@@ -475,10 +469,11 @@ std::vector<EntryFile> table_of(const fs::path& stage, const std::vector<std::st
   }
   parallel_for(unknown.size(), [&](size_t u) {
     size_t i = unknown[u];
-    try {
-      digests[i] = digest_file(stage / names[i]);
-    } catch (const Error& e) {
-      problems[i] = e.what();
+    util::Expected<FileDigest> digest = digest_file(stage / names[i]);
+    if (digest) {
+      digests[i] = std::move(*digest);
+    } else {
+      problems[i] = digest.error().what(); // thrown below, on this thread
     }
   });
   std::vector<EntryFile> files;
@@ -506,7 +501,7 @@ void LocalStorage::write_entry_header(const fs::path& stage, const EntryHeader& 
 bool LocalStorage::publish(TempPath& stage, const std::string& key, Replace replace) const {
   fs::path target = entry_dir(key);
   for (int attempt = 0; attempt < 3; ++attempt) {
-    if (::rename(stage.path().c_str(), target.c_str()) == 0) {
+    if (util::disk().rename(stage.path(), target) == 0) {
       stage.release();
       return true;
     }
@@ -593,7 +588,8 @@ Removed LocalStorage::remove_dir(const fs::path& dir) const {
   DirHandle tmp = root.child("tmp");
   std::string trash = unique_name(m_root / "tmp", "trash").filename().string();
   debug_pause("remove-entry");
-  if (!tmp.valid() || ::renameat(shard.fd(), key.c_str(), tmp.fd(), trash.c_str()) != 0) {
+  if (!tmp.valid() || util::disk().renameat(shard.fd(), key.c_str(), tmp.fd(), trash.c_str(),
+                                            tmp.path() / trash) != 0) {
     int error = tmp.valid() ? errno : ENOTDIR;
     if (!shard.stat_of(key, info)) {
       return out; // removed meanwhile by someone else
@@ -622,11 +618,11 @@ LocalStorage::model_index(const std::string& model_sha256) const {
   if (!is_key(model_sha256) || path_kind(path) != PathKind::file) {
     return std::nullopt;
   }
-  try {
-    return parse_model_index(read_small_file(path, 1 << 20));
-  } catch (const Error&) {
-    return std::nullopt;
+  util::Expected<std::string> text = read_small_file(path, 1 << 20);
+  if (!text) {
+    return std::nullopt; // unreadable: the model is read instead, and the index rewritten
   }
+  return parse_model_index(*text);
 }
 
 void LocalStorage::record_model_index(const std::string& model_sha256,

@@ -192,6 +192,10 @@ public:
   // mode whatever the umask (setgid and group-writable in a group cache): every folder
   // npucc makes in a cache is made here, so no writer's umask can lock the others out.
   void make_dir(const std::filesystem::path& dir) const { make_cache_dir(dir, m_modes); }
+  // The same, the error returned: for folders of what is only an optimisation.
+  util::Outcome try_make_dir(const std::filesystem::path& dir) const {
+    return try_make_cache_dir(dir, m_modes);
+  }
   // The layout folders and the tag; safe to run concurrently and on an existing cache.
   void create_layout() const;
   // A new folder in tmp/ ("<stem>.<pid>.<random>"), with the cache's folder mode: it may

@@ -54,11 +54,8 @@ Counters read_unlocked(const fs::path& file) {
   if (path_kind(file) != PathKind::file) {
     return {};
   }
-  try {
-    return parse(util::read_file(file));
-  } catch (const Error&) {
-    return {};
-  }
+  // Unreadable: the counters start again (statistics are advisory).
+  return parse(util::try_read_file(file).value_or(std::string()));
 }
 
 } // namespace
@@ -113,10 +110,8 @@ DirectoryLock::DirectoryLock(const fs::path& root, const std::string& name, Wait
   const int64_t wait_ms = wait == Wait::no         ? 0
                           : wait == Wait::advisory ? k_advisory_lock_ms
                                                    : removal_lock_timeout_ms();
-  try {
-    make_cache_dir(root / "lock", modes);
-  } catch (const Error&) {
-    return;
+  if (!try_make_cache_dir(root / "lock", modes)) {
+    return; // not acquired
   }
   fs::path path = root / "lock" / name;
   // O_NONBLOCK: a FIFO planted as a lock file must not stall the open.
@@ -159,25 +154,22 @@ bool StatsFile::update(const Counters& deltas, const Counters& set) const {
   if (m_access == CacheAccess::read_only) {
     return true;
   }
-  try {
-    // Statistics are advisory: a member holding their lock must not stall a compile.
-    DirectoryLock lock(m_root, "stats", Wait::advisory, m_modes);
-    if (!lock.acquired()) {
-      return !lock.timed_out();
-    }
-    Counters counters = read_unlocked(m_root / "stats");
-    for (const auto& [name, delta] : deltas) {
-      counters[name] += delta;
-    }
-    for (const auto& [name, value] : set) {
-      counters[name] = value;
-    }
-    // Without fsync: counters are advisory, and a hit must not wait for the disk.
-    util::write_file_atomic(m_root / "stats", serialize(counters), util::Durability::unsynced,
-                            util::FileMode::exactly(m_modes.mutable_file));
-  } catch (const Error&) {
-    // statistics are advisory
+  // Statistics are advisory: a member holding their lock must not stall a compile.
+  DirectoryLock lock(m_root, "stats", Wait::advisory, m_modes);
+  if (!lock.acquired()) {
+    return !lock.timed_out();
   }
+  Counters counters = read_unlocked(m_root / "stats");
+  for (const auto& [name, delta] : deltas) {
+    counters[name] += delta;
+  }
+  for (const auto& [name, value] : set) {
+    counters[name] = value;
+  }
+  // Without fsync: counters are advisory, and a hit must not wait for the disk. Not
+  // written (a full disk): the counts are lost, the command goes on.
+  util::try_write_file_atomic(m_root / "stats", serialize(counters), util::Durability::unsynced,
+                              util::FileMode::exactly(m_modes.mutable_file));
   return true;
 }
 

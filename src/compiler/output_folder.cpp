@@ -2,6 +2,7 @@
 
 #include "model/graph_files.h"
 #include "npucc/error.h"
+#include "util/disk.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/json_fields.h"
@@ -38,7 +39,7 @@ std::set<std::string> names_npucc_writes() {
 }
 
 void unlink_checked(const fs::path& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+  if (util::disk().unlink(path) != 0 && errno != ENOENT) {
     throw Error(path.string() +
                 ": cannot remove the earlier compile's file: " + std::strerror(errno));
   }
@@ -165,9 +166,9 @@ void OutputFolder::publish() {
   util::test_point("publish:begin");
   std::error_code ec;
   if (!fs::exists(m_target, ec)) {
-    fs::rename(m_staging, m_target, ec);
-    if (ec) {
-      throw Error(m_target.string() + ": cannot move the output into place: " + ec.message());
+    if (util::disk().rename(m_staging, m_target) != 0) {
+      throw Error(m_target.string() +
+                  ": cannot move the output into place: " + std::strerror(errno));
     }
     m_published = true;
     util::count_interrupt_progress();
@@ -199,12 +200,12 @@ void OutputFolder::replace_earlier_compile() {
     files.push_back(k_manifest);
   }
   for (const auto& name : files) {
-    if (::rename((m_staging / name).c_str(), (m_target / name).c_str()) != 0) {
+    if (util::disk().rename(m_staging / name, m_target / name) != 0) {
       throw Error((m_target / name).string() + ": cannot write: " + std::strerror(errno));
     }
     // A hit links both into the same cache file; rename() of one link onto another of the
     // same file does nothing (POSIX) and leaves the staged name behind.
-    if (::unlink((m_staging / name).c_str()) != 0 && errno != ENOENT) {
+    if (util::disk().unlink(m_staging / name) != 0 && errno != ENOENT) {
       throw Error((m_staging / name).string() + ": cannot remove: " + std::strerror(errno));
     }
     util::test_point(("publish:renamed:" + name).c_str());

@@ -133,13 +133,13 @@ namespace {
 
 // The entry's manifest.json, or null when it cannot be read as JSON.
 json read_entry_manifest(const cache::LocalStorage& storage, const std::string& key) {
-  try {
-    std::string text = cache::read_small_file(storage.entry_dir(key) / "manifest.json");
-    json manifest = json::parse(text, nullptr, false);
-    return manifest.is_discarded() ? json() : manifest;
-  } catch (const Error&) {
+  util::Expected<std::string> text =
+      cache::read_small_file(storage.entry_dir(key) / "manifest.json");
+  if (!text) {
     return json(); // an entry without a readable manifest is damaged: verify reports it
   }
+  json manifest = json::parse(*text, nullptr, false);
+  return manifest.is_discarded() ? json() : manifest;
 }
 
 // Fewest known differences first, then fewest unknowns, then the newest.

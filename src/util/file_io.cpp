@@ -24,52 +24,72 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-Fd open_for_reading(const fs::path& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+Expected<Fd> open_for_reading(const fs::path& path) {
+  Fd fd(disk().open(path, O_RDONLY | O_CLOEXEC, 0));
   if (fd.get() < 0) {
-    throw Error(path.string() + ": cannot open: " + errno_text());
+    return Error(path.string() + ": cannot open: " + errno_text());
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    throw Error(path.string() + ": not a regular file");
+    return Error(path.string() + ": not a regular file");
   }
   return fd;
+}
+
+uint64_t size_of(int fd) {
+  struct stat info {};
+  ::fstat(fd, &info);
+  return static_cast<uint64_t>(info.st_size);
+}
+
+// read_exactly's work, the error returned.
+Outcome read_at(int fd, uint64_t offset, char* out, size_t size, const fs::path& path,
+                const char* when_short) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = retry_on_eintr([&] {
+      return disk().pread(fd, out + done, std::min<size_t>(size - done, 1u << 30),
+                          static_cast<off_t>(offset + done), path);
+    });
+    if (n < 0) {
+      return Error(path.string() + ": read failed: " + errno_text());
+    }
+    if (n == 0) {
+      return Error(path.string() + ": " + when_short);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return success();
 }
 
 } // namespace
 
 void read_exactly(int fd, uint64_t offset, char* out, size_t size, const fs::path& path,
                   const char* when_short) {
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = retry_on_eintr([&] {
-      return ::pread(fd, out + done, std::min<size_t>(size - done, 1u << 30),
-                     static_cast<off_t>(offset + done));
-    });
-    if (n < 0) {
-      throw Error(path.string() + ": read failed: " + errno_text());
-    }
-    if (n == 0) {
-      throw Error(path.string() + ": " + when_short);
-    }
-    done += static_cast<size_t>(n);
-  }
+  read_at(fd, offset, out, size, path, when_short).value();
 }
 
-std::string read_file(const fs::path& path) {
-  Fd fd = open_for_reading(path);
-  struct stat info {};
-  ::fstat(fd.get(), &info);
-  std::string data(static_cast<size_t>(info.st_size), '\0');
-  read_exactly(fd.get(), 0, data.data(), data.size(), path);
+Expected<std::string> try_read_file(const fs::path& path) {
+  Expected<Fd> fd = open_for_reading(path);
+  if (!fd) {
+    return fd.error();
+  }
+  std::string data(static_cast<size_t>(size_of(fd->get())), '\0');
+  Outcome read = read_at(fd->get(), 0, data.data(), data.size(), path,
+                         "file is shorter than expected (truncated?)");
+  if (!read) {
+    return read.error();
+  }
   return data;
 }
 
+std::string read_file(const fs::path& path) {
+  return try_read_file(path).value();
+}
+
 std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t length) {
-  Fd fd = open_for_reading(path);
-  struct stat info {};
-  ::fstat(fd.get(), &info);
-  uint64_t size = static_cast<uint64_t>(info.st_size);
+  Fd fd = open_for_reading(path).value();
+  uint64_t size = size_of(fd.get());
   if (offset > size || length > size - offset) {
     throw Error(path.string() + ": wants bytes " + std::to_string(offset) + ".." +
                 std::to_string(offset + length) + " but the file has " + std::to_string(size));
@@ -79,12 +99,16 @@ std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t leng
   return data;
 }
 
-std::string read_up_to(int fd, size_t size) {
+Expected<std::string> read_up_to(int fd, size_t size, const fs::path& path) {
   std::string data(size, '\0');
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = read_some(fd, data.data() + done, data.size() - done);
-    if (n <= 0) {
+    ssize_t n =
+        retry_on_eintr([&] { return disk().read(fd, data.data() + done, size - done, path); });
+    if (n < 0) {
+      return Error(path.string() + ": read failed: " + errno_text());
+    }
+    if (n == 0) {
       break; // what was read is kept: the caller's parse finds it truncated
     }
     done += static_cast<size_t>(n);
@@ -93,7 +117,7 @@ std::string read_up_to(int fd, size_t size) {
   return data;
 }
 
-void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors) {
+Outcome try_write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors) {
   size_t done = 0;
   while (done < size) {
     ssize_t n = retry_on_eintr([&] {
@@ -101,11 +125,16 @@ void write_all(int fd, const char* data, size_t size, const fs::path& path_for_e
                           path_for_errors);
     });
     if (n < 0) {
-      throw Error(path_for_errors.string() + ": write failed: " + errno_text(),
-                  errno == ENOSPC ? "free some disk space and try again" : "");
+      return Error(path_for_errors.string() + ": write failed: " + errno_text(),
+                   errno == ENOSPC ? "free some disk space and try again" : "");
     }
     done += static_cast<size_t>(n);
   }
+  return success();
+}
+
+void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors) {
+  try_write_all(fd, data, size, path_for_errors).value();
 }
 
 fs::path temporary_sibling(const fs::path& path) {
@@ -143,29 +172,34 @@ std::optional<FileIdentity> identify(const fs::path& path) {
 }
 
 AtomicFile::AtomicFile(fs::path target, Durability durability, FileMode mode)
-    : m_target(std::move(target)), m_durability(durability) {
-  m_tmp_path = temporary_sibling(m_target);
-  m_fd = ::open(m_tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                mode.exact ? *mode.exact & 07777 : 0644);
+    : AtomicFile(Deferred{}, std::move(target), durability) {
+  create(mode).value();
+}
+
+AtomicFile::AtomicFile(Deferred, fs::path target, Durability durability)
+    : m_target(std::move(target)), m_tmp_path(temporary_sibling(m_target)),
+      m_durability(durability) {}
+
+Outcome AtomicFile::create(FileMode mode) {
+  m_fd = disk().open(m_tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                     mode.exact ? *mode.exact & 07777 : 0644);
   if (m_fd < 0) {
-    throw Error(m_target.string() + ": cannot create: " + errno_text());
+    return Error(m_target.string() + ": cannot create: " + errno_text());
   }
+  m_created = true; // from here on the destructor removes it unless committed
   // The umask must not take a group's write bit, nor mkdir's rules a setgid folder's.
   if (mode.exact && ::fchmod(m_fd, *mode.exact & 07777) != 0) {
-    std::string why = errno_text();
-    ::close(m_fd);
-    m_fd = -1;
-    ::unlink(m_tmp_path.c_str());
-    throw Error(m_target.string() + ": cannot set its mode: " + why);
+    return Error(m_target.string() + ": cannot set its mode: " + errno_text());
   }
+  return success();
 }
 
 AtomicFile::~AtomicFile() {
   if (m_fd >= 0) {
     ::close(m_fd);
   }
-  if (!m_committed) {
-    ::unlink(m_tmp_path.c_str());
+  if (m_created && !m_committed) {
+    disk().unlink(m_tmp_path);
   }
 }
 
@@ -174,30 +208,43 @@ void AtomicFile::write(const char* data, size_t size) {
 }
 
 void AtomicFile::commit() {
-  if (m_durability == Durability::synced && ::fsync(m_fd) != 0) {
-    throw Error(m_target.string() + ": fsync failed: " + errno_text());
+  try_commit().value();
+}
+
+Outcome AtomicFile::try_commit() {
+  if (m_durability == Durability::synced && disk().fsync(m_fd, m_tmp_path) != 0) {
+    return Error(m_target.string() + ": fsync failed: " + errno_text());
   }
   struct stat st {};
   if (::fstat(m_fd, &st) != 0) {
-    throw Error(m_target.string() + ": fstat failed: " + errno_text());
+    return Error(m_target.string() + ": fstat failed: " + errno_text());
   }
   m_identity = identity_of(st);
   int fd = m_fd;
   m_fd = -1;
   if (::close(fd) != 0) {
-    throw Error(m_target.string() + ": close failed: " + errno_text());
+    return Error(m_target.string() + ": close failed: " + errno_text());
   }
-  if (::rename(m_tmp_path.c_str(), m_target.c_str()) != 0) {
-    throw Error(m_target.string() + ": rename failed: " + errno_text());
+  if (disk().rename(m_tmp_path, m_target) != 0) {
+    return Error(m_target.string() + ": rename failed: " + errno_text());
   }
   m_committed = true;
+  return success();
+}
+
+Outcome try_write_file_atomic(const fs::path& path, const std::string& data, Durability durability,
+                              FileMode mode) {
+  AtomicFile file(AtomicFile::Deferred{}, path, durability);
+  Outcome made = file.create(mode);
+  if (made) {
+    made = try_write_all(file.m_fd, data.data(), data.size(), path);
+  }
+  return made ? file.try_commit() : made;
 }
 
 void write_file_atomic(const fs::path& path, const std::string& data, Durability durability,
                        FileMode mode) {
-  AtomicFile file(path, durability, mode);
-  file.write(data);
-  file.commit();
+  try_write_file_atomic(path, data, durability, mode).value();
 }
 
 fs::path temporary_folder() {

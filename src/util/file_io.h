@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npucc/file_identity.h"
+#include "util/expected.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -17,6 +18,9 @@ using npucc::FileIdentity;
 
 // Reads a whole regular file; throws npucc::Error naming the path on failure.
 std::string read_file(const fs::path& path);
+// The same, the error returned: for a caller to whom an unreadable file is no error (an
+// advisory file, a cache's own bookkeeping) but a default.
+Expected<std::string> try_read_file(const fs::path& path);
 
 // Reads `length` bytes at `offset`; throws npucc::Error if the file is shorter.
 std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t length);
@@ -27,12 +31,15 @@ std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t leng
 void read_exactly(int fd, uint64_t offset, char* out, size_t size, const fs::path& path,
                   const char* when_short = "file is shorter than expected (truncated?)");
 
-// Up to `size` bytes from `fd`, fewer when the file ends first (it shrank since it was
-// stat'ed: the caller's parse then finds it truncated) or a read fails.
-std::string read_up_to(int fd, size_t size);
+// Up to `size` bytes from `fd`, the open file at `path`, fewer when the file ends first
+// (it shrank since it was stat'ed: the caller's parse then finds it truncated); the
+// error "PATH: read failed: REASON" when a read fails.
+Expected<std::string> read_up_to(int fd, size_t size, const fs::path& path);
 
 // Writes `data` to an open descriptor, retrying short writes and EINTR; throws on failure.
 void write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors);
+// The same, the error returned.
+Outcome try_write_all(int fd, const char* data, size_t size, const fs::path& path_for_errors);
 
 // lstat of `path`; nullopt when it is missing or not a regular file.
 std::optional<FileIdentity> identify(const fs::path& path);
@@ -76,10 +83,18 @@ public:
   const FileIdentity& identity() const { return m_identity; }
 
 private:
+  // try_write_file_atomic's way in: nothing created until create().
+  struct Deferred {};
+  AtomicFile(Deferred, fs::path target, Durability durability);
+  Outcome create(FileMode mode);
+  Outcome try_commit();
+  friend Outcome try_write_file_atomic(const fs::path&, const std::string&, Durability, FileMode);
+
   fs::path m_target;
   fs::path m_tmp_path;
   Durability m_durability;
   int m_fd = -1;
+  bool m_created = false;
   bool m_committed = false;
   FileIdentity m_identity;
 };
@@ -88,6 +103,11 @@ private:
 void write_file_atomic(const fs::path& path, const std::string& data,
                        Durability durability = Durability::synced,
                        FileMode mode = FileMode::from_umask());
+// The same, the error returned: for a file that is only an optimisation (a stamp, a
+// recorded digest, statistics), whose loss costs a re-hash, never a failed command.
+Outcome try_write_file_atomic(const fs::path& path, const std::string& data,
+                              Durability durability = Durability::synced,
+                              FileMode mode = FileMode::from_umask());
 
 // A unique name for a temporary sibling of `path`: "<path>.tmp.<pid>.<random>".
 fs::path temporary_sibling(const fs::path& path);

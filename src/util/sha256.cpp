@@ -1,6 +1,7 @@
 #include "util/sha256.h"
 
 #include "npucc/error.h"
+#include "util/disk.h"
 #include "util/eintr.h"
 #include "util/fd.h"
 #include "util/hex.h"
@@ -71,14 +72,15 @@ std::string sha256_hex(std::string_view data) {
   return hash.hex_digest();
 }
 
-FileDigest sha256_of_fd(int fd, const std::filesystem::path& path, size_t buffer_size) {
+Expected<FileDigest> try_sha256_of_fd(int fd, const std::filesystem::path& path,
+                                      size_t buffer_size) {
   Sha256 hash;
   FileDigest out;
   std::unique_ptr<char[]> buffer(new char[buffer_size]); // not zeroed: read() fills it
   while (true) {
-    ssize_t n = read_some(fd, buffer.get(), buffer_size);
+    ssize_t n = retry_on_eintr([&] { return disk().read(fd, buffer.get(), buffer_size, path); });
     if (n < 0) {
-      throw Error(path.string() + ": read failed: " + std::strerror(errno));
+      return Error(path.string() + ": read failed: " + std::strerror(errno));
     }
     if (n == 0) {
       break;
@@ -88,6 +90,10 @@ FileDigest sha256_of_fd(int fd, const std::filesystem::path& path, size_t buffer
   }
   out.sha256 = hash.hex_digest();
   return out;
+}
+
+FileDigest sha256_of_fd(int fd, const std::filesystem::path& path, size_t buffer_size) {
+  return try_sha256_of_fd(fd, path, buffer_size).value();
 }
 
 std::string sha256_file_hex(const std::filesystem::path& path) {

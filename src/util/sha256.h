@@ -1,5 +1,7 @@
 #pragma once
 
+#include "util/expected.h"
+
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -46,6 +48,10 @@ struct FileDigest {
 // (the compiler's outputs are hashed as they are written: compiler/hashed_file.h).
 FileDigest sha256_of_fd(int fd, const std::filesystem::path& path,
                         size_t buffer_size = size_t{1} << 20);
+// The same, the read error returned: for a caller to whom an unreadable file is a finding
+// (a damaged cache entry), not an error.
+Expected<FileDigest> try_sha256_of_fd(int fd, const std::filesystem::path& path,
+                                      size_t buffer_size = size_t{1} << 20);
 // The hex SHA-256 of the file at `path`.
 std::string sha256_file_hex(const std::filesystem::path& path);
 

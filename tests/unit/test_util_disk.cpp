@@ -20,7 +20,7 @@ namespace {
 
 // A disk that is full below `root`: every write of bytes into a file there fails with
 // ENOSPC; elsewhere the real disk serves.
-class FullDisk : public npucc::util::Disk {
+class FullDisk : public npucc::util::RealDisk {
 public:
   explicit FullDisk(fs::path root) : m_root(std::move(root)) {}
 
@@ -28,14 +28,14 @@ public:
     if (full(path)) {
       return refuse();
     }
-    return m_real.write(fd, data, size, path);
+    return RealDisk::write(fd, data, size, path);
   }
 
   ssize_t copy_range(int from, int to, size_t size, const fs::path& to_path) override {
     if (full(to_path)) {
       return refuse();
     }
-    return m_real.copy_range(from, to, size, to_path);
+    return RealDisk::copy_range(from, to, size, to_path);
   }
 
   int refused() const { return m_refused.load(); }
@@ -52,7 +52,6 @@ private:
   }
 
   fs::path m_root;
-  npucc::util::RealDisk m_real;
   std::atomic<int> m_refused{0};
 };
 

@@ -55,9 +55,11 @@ TEST_SUITE("npucc::util::eintr") {
     CHECK(errno == EBADF);
   }
 
-  TEST_CASE("read_up_to keeps what a file that shrank still had") {
+  TEST_CASE("read_up_to keeps what a file that shrank still had, and says when a read fails") {
     FilledPipe pipe("abc");
-    CHECK(npucc::util::read_up_to(pipe.fd(), 10) == "abc");
-    CHECK(npucc::util::read_up_to(-1, 10).empty());
+    CHECK(npucc::util::read_up_to(pipe.fd(), 10, "pipe").value() == "abc");
+    auto failed = npucc::util::read_up_to(-1, 10, "nowhere");
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(std::string(failed.error().what()) == "nowhere: read failed: Bad file descriptor");
   }
 }

@@ -250,10 +250,9 @@ bool BundleReceiver::write_bytes(const char* data, size_t size) {
   if (m_format_v1) {
     m_whole.update(data, size);
   }
-  try {
-    util::write_all(m_fd, data, size, m_into / m_rows[m_file].name);
-  } catch (const Error& e) {
-    return refuse(e.what());
+  util::Outcome written = util::try_write_all(m_fd, data, size, m_into / m_rows[m_file].name);
+  if (!written) {
+    return refuse(written.error().what()); // a full disk: the bundle is not taken
   }
   return true;
 }

@@ -38,7 +38,7 @@ private:
 } // namespace
 
 std::vector<std::string> entry_folder_files(const fs::path& dir) {
-  ParsedHeader parsed = parse_header(read_small_file(dir / k_header_file));
+  ParsedHeader parsed = parse_header(read_small_file(dir / k_header_file).value());
   if (parsed.problem != HeaderProblem::none) {
     throw Error((dir / k_header_file).string() + ": " + parsed.error);
   }
