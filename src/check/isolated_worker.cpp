@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,11 +33,8 @@ namespace {
 
 constexpr size_t k_left_behind = 64 * 1024; // raw data this large stays in the parent
 
-// Messages are util::encode_fields lists: a request is {kind, argument, serialised model},
-// a reply {reply}.
-bool send_fields(int fd, const std::vector<std::string>& fields) {
-  return util::send_all(fd, util::encode_fields(fields));
-}
+// Messages are util::encode_fields lists (util::send_fields): a request is {kind, argument,
+// serialised model}, a reply {reply}.
 
 // The model without its large raw data, which stays here (moved out for the
 // serialisation and put back). Sparse tensors keep theirs: the checker reads their indices.
@@ -99,7 +97,7 @@ bool ends_worker(IsolatedRequest request, const std::string& reply) {
     } catch (const std::exception& e) {
       reply = "1" + util::first_line(e.what());
     }
-    if (!send_fields(fd, {reply}) || ends_worker(kind, reply)) {
+    if (!util::send_fields(fd, {reply}) || ends_worker(kind, reply)) {
       ::_exit(0);
     }
   }
@@ -225,13 +223,14 @@ void start_isolated_worker() {
 
 std::string run_isolated(const std::string& what, IsolatedRequest request,
                          const std::string& argument, onnx::ModelProto& model) {
-  const std::vector<std::string> message{std::string(1, static_cast<char>(request)), argument,
-                                         serialise_request_model(model)};
+  const std::string kind(1, static_cast<char>(request));
+  const std::string serialised = serialise_request_model(model);
+  const std::vector<std::string_view> message{kind, argument, serialised};
   std::lock_guard<std::mutex> lock(g_mutex);
   for (int attempt = 0;; ++attempt) {
     ensure_worker();
     util::test_point("onnx-worker:request");
-    if (send_fields(g_worker.fd, message)) {
+    if (util::send_fields(g_worker.fd, message)) {
       break;
     }
     // The worker was gone before it read anything (killed from outside, or by the
