@@ -28,26 +28,33 @@ std::vector<const onnx::GraphProto*> subgraphs_of(const onnx::NodeProto& node) {
   return graphs;
 }
 
-namespace {
-
-void walk(onnx::GraphProto& graph, const std::function<void(onnx::GraphProto&, int)>& visit,
-          int depth) {
-  visit(graph, depth);
+std::vector<Body<onnx::GraphProto>> bodies_of(onnx::GraphProto& graph) {
+  std::vector<Body<onnx::GraphProto>> bodies;
   for (auto& node : *graph.mutable_node()) {
-    for (auto* sub : subgraphs_of(node)) {
-      walk(*sub, visit, depth + 1);
+    for (auto* body : subgraphs_of(node)) {
+      bodies.push_back({body, &node});
     }
   }
+  return bodies;
 }
 
-void walk(const onnx::GraphProto& graph,
-          const std::function<void(const onnx::GraphProto&, int)>& visit, int depth) {
-  visit(graph, depth);
+std::vector<Body<const onnx::GraphProto>> bodies_of(const onnx::GraphProto& graph) {
+  std::vector<Body<const onnx::GraphProto>> bodies;
   for (const auto& node : graph.node()) {
-    for (const auto* sub : subgraphs_of(node)) {
-      walk(*sub, visit, depth + 1);
+    for (const auto* body : subgraphs_of(node)) {
+      bodies.push_back({body, &node});
     }
   }
+  return bodies;
+}
+
+namespace {
+
+// for_each_graph's walk: the state is the depth.
+template <typename Graph, typename Visit> void walk_with_depth(Graph& graph, const Visit& visit) {
+  walk_graphs(
+      graph, 0, [&](Graph& each, int& depth) { visit(each, depth); },
+      [](Graph&, int& depth) { ++depth; }, [](const onnx::NodeProto&, Graph&, int&) {});
 }
 
 void collect_used(const onnx::GraphProto& graph, std::unordered_set<std::string>& used,
@@ -98,12 +105,12 @@ std::unordered_set<std::string> implicit_inputs_of_graph(const onnx::GraphProto&
 
 void for_each_graph(onnx::GraphProto& graph,
                     const std::function<void(onnx::GraphProto&, int)>& visit) {
-  walk(graph, visit, 0);
+  walk_with_depth(graph, visit);
 }
 
 void for_each_graph(const onnx::GraphProto& graph,
                     const std::function<void(const onnx::GraphProto&, int)>& visit) {
-  walk(graph, visit, 0);
+  walk_with_depth(graph, visit);
 }
 
 void for_each_tensor(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit,

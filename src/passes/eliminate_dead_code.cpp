@@ -1,6 +1,7 @@
 #include "passes/eliminate_dead_code.h"
 
 #include "model/graph_walk.h"
+#include "passes/node_rewriter.h"
 #include "passes/rename.h"
 #include "schemas/registry.h"
 
@@ -122,20 +123,13 @@ int64_t EliminateDeadCode::run_on_graph(onnx::GraphProto& graph, const GraphCont
   }
 
   std::unordered_set<std::string> removed;
-  std::vector<bool> dead(static_cast<size_t>(n), false);
-  int64_t count = 0;
-  for (int i = 0; i < n; ++i) {
-    if (!live[static_cast<size_t>(i)]) {
-      dead[static_cast<size_t>(i)] = true;
-      ++count;
-      for (const auto& name : graph.node(i).output()) {
-        removed.insert(name);
-      }
+  int64_t count = rewrite_nodes(graph, [&](onnx::NodeProto& node, int index) {
+    if (live[static_cast<size_t>(index)]) {
+      return NodeEdit::keep();
     }
-  }
-  if (count > 0) {
-    remove_nodes(graph, dead);
-  }
+    removed.insert(node.output().begin(), node.output().end());
+    return NodeEdit::remove();
+  });
 
   // An initializer that is also a graph input is a default the caller may override.
   std::unordered_set<std::string> inputs;

@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "passes/fold_values.h"
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
 
@@ -95,26 +96,23 @@ void make_identity(onnx::NodeProto& node) {
 int64_t EliminateDropout::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
   const std::unordered_set<std::string> reads = read_names(graph);
   const NestedNames nested = nested_names(graph);
-  std::vector<bool> removed(static_cast<size_t>(graph.node_size()), false);
-  int64_t count = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    auto& node = *graph.mutable_node(i);
+  int64_t count = 0; // dropouts turned into Identity, removed or not
+  rewrite_nodes(graph, [&](onnx::NodeProto& node, int index) {
     if (!is_inference_dropout(graph, node, context.model)) {
-      continue;
+      return NodeEdit::keep();
     }
     if (node.output_size() > 1 && !node.output(1).empty() && reads.count(node.output(1)) != 0) {
-      continue; // the mask is read: opset/ carries it
+      return NodeEdit::keep(); // the mask is read: opset/ carries it
     }
     std::string mask = node.output_size() > 1 ? node.output(1) : "";
     make_identity(node);
     if (!mask.empty()) {
       drop_value_info(graph, {mask});
     }
-    // An Identity whose input and output are both graph interface names stays one.
-    removed[static_cast<size_t>(i)] = bypass_node(graph, i, nested);
     ++count;
-  }
-  remove_nodes(graph, removed);
+    // An Identity whose input and output are both graph interface names stays one.
+    return bypass_node(graph, index, nested) ? NodeEdit::remove() : NodeEdit::keep();
+  });
   return count;
 }
 

@@ -1,5 +1,6 @@
 #include "passes/eliminate_identity.h"
 
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
 
@@ -25,8 +26,7 @@ int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphCont
   for (const auto& value : graph.output()) {
     outputs.insert(value.name());
   }
-  std::vector<bool> removed(static_cast<size_t>(graph.node_size()), false);
-  int64_t count = 0;
+  NodeRewriter rewriter(graph);
 
   // Identities whose output is internal: all their readers are redirected in one
   // walk over the graph (exporters can leave thousands of them), chains included.
@@ -38,8 +38,7 @@ int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphCont
     }
     if (can_redirect(nested, node.output(0), node.input(0))) {
       renames.emplace(node.output(0), node.input(0));
-      removed[static_cast<size_t>(i)] = true;
-      ++count;
+      rewriter.remove(i);
     }
   }
   // y2 = Identity(y1), y1 = Identity(x): y2's readers read x. Every link passed
@@ -58,7 +57,7 @@ int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphCont
   rename_reads(graph, renames);
   drop_value_info(graph, gone);
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (removed[static_cast<size_t>(i)]) {
+    if (rewriter.is_edited(i)) {
       // Removed below; until then it must not look like a producer.
       graph.mutable_node(i)->clear_output();
     }
@@ -66,16 +65,12 @@ int64_t EliminateIdentity::run_on_graph(onnx::GraphProto& graph, const GraphCont
 
   // Identities that are graph outputs, one at a time: each may rename its producer.
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (!removed[static_cast<size_t>(i)] && is_identity(graph.node(i), context.model) &&
+    if (!rewriter.is_edited(i) && is_identity(graph.node(i), context.model) &&
         bypass_node(graph, i, nested)) {
-      removed[static_cast<size_t>(i)] = true;
-      ++count;
+      rewriter.remove(i);
     }
   }
-  if (count > 0) {
-    remove_nodes(graph, removed);
-  }
-  return count;
+  return rewriter.apply();
 }
 
 } // namespace npucc::passes

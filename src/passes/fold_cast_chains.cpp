@@ -1,5 +1,6 @@
 #include "passes/fold_cast_chains.h"
 
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
 
@@ -136,8 +137,8 @@ int64_t FoldCastChains::run_on_graph(onnx::GraphProto& graph, const GraphContext
       }
     }
   }
-  std::vector<bool> removed(static_cast<size_t>(graph.node_size()), false);
-  int64_t count = 0;
+  NodeRewriter rewriter(graph);
+  int64_t count = 0; // inputs redirected and casts removed
   for (int i = 0; i < graph.node_size(); ++i) {
     auto& node = *graph.mutable_node(i);
     if (!is_cast(node, context.model)) {
@@ -152,7 +153,7 @@ int64_t FoldCastChains::run_on_graph(onnx::GraphProto& graph, const GraphContext
     auto it = producer.find(node.input(0));
     if (it != producer.end() && to != T::STRING) {
       const auto& first = graph.node(it->second);
-      if (!removed[static_cast<size_t>(it->second)] && is_cast(first, context.model)) {
+      if (!rewriter.is_edited(it->second) && is_cast(first, context.model)) {
         const int32_t source = context.elem_type(first.input(0));
         const int32_t middle = target_type(first, context);
         if (source != 0 && middle != 0 && cast_is_exact(source, middle)) {
@@ -162,13 +163,11 @@ int64_t FoldCastChains::run_on_graph(onnx::GraphProto& graph, const GraphContext
       }
     }
     if (context.elem_type(node.input(0)) == to && bypass_node(graph, i, nested)) {
-      removed[static_cast<size_t>(i)] = true;
+      rewriter.remove(i);
       ++count;
     }
   }
-  if (count > 0) {
-    remove_nodes(graph, removed);
-  }
+  rewriter.apply();
   return count;
 }
 

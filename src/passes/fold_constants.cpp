@@ -1,6 +1,7 @@
 #include "passes/fold_constants.h"
 
 #include "passes/fold_values.h"
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
 
@@ -80,14 +81,11 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
     return it->second ? &*it->second : nullptr;
   };
 
-  std::vector<bool> folded(static_cast<size_t>(graph.node_size()), false);
   std::unordered_set<std::string> removed;
   FoldValue like; // the type of a CastLike's non-constant second input, without values
-  int64_t count = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const auto& node = graph.node(i);
+  const int64_t count = rewrite_nodes(graph, [&](onnx::NodeProto& node, int) {
     if (!foldable_node(node)) {
-      continue;
+      return NodeEdit::keep();
     }
     std::vector<const FoldValue*> args;
     bool ready = true;
@@ -109,7 +107,7 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
       args.push_back(value);
     }
     if (!ready) {
-      continue;
+      return NodeEdit::keep();
     }
     for (const auto& name : node.output()) {
       ready = ready && !name.empty() && keep.count(name) == 0;
@@ -117,11 +115,11 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
     auto results =
         ready ? evaluate_node(node, args, op_version(node, context.model)) : std::nullopt;
     if (!results || results->size() != static_cast<size_t>(node.output_size())) {
-      continue;
+      return NodeEdit::keep();
     }
     // A disagreement with inference means an evaluator bug: keep the node.
     if (!agrees_with_inference(node, *results, context)) {
-      continue;
+      return NodeEdit::keep();
     }
     for (size_t k = 0; k < results->size(); ++k) {
       const std::string& name = node.output(static_cast<int>(k));
@@ -130,13 +128,9 @@ int64_t FoldConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
       values[name] = std::move((*results)[k]);
       removed.insert(name);
     }
-    folded[static_cast<size_t>(i)] = true;
-    ++count;
-  }
-  if (count > 0) {
-    remove_nodes(graph, folded);
-    drop_value_info(graph, removed);
-  }
+    return NodeEdit::remove();
+  });
+  drop_value_info(graph, removed);
   return count;
 }
 

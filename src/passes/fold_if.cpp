@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 #include "passes/fold_values.h"
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 
 namespace npucc::passes {
@@ -54,6 +55,34 @@ bool can_inline(const onnx::NodeProto& node, const onnx::GraphProto& branch,
   return true;
 }
 
+// The nodes that compute what the If computes, taken from its branch: the branch's nodes,
+// then an Identity per output from the branch's output name to the If's. The branch's
+// initializers and value_info move to `graph`.
+std::vector<onnx::NodeProto> inline_branch(const onnx::NodeProto& node, onnx::GraphProto& branch,
+                                           onnx::GraphProto& graph,
+                                           std::unordered_set<std::string>& taken) {
+  for (const auto& name : model::defined_names(branch)) {
+    taken.insert(name);
+  }
+  std::vector<onnx::NodeProto> nodes;
+  for (auto& inner : *branch.mutable_node()) {
+    nodes.push_back(std::move(inner));
+  }
+  for (auto& tensor : *branch.mutable_initializer()) {
+    graph.add_initializer()->Swap(&tensor);
+  }
+  for (auto& info : *branch.mutable_value_info()) {
+    graph.add_value_info()->Swap(&info);
+  }
+  for (int i = 0; i < node.output_size(); ++i) {
+    onnx::NodeProto& copy = nodes.emplace_back();
+    copy.set_op_type("Identity");
+    copy.add_input(branch.output(i).name());
+    copy.add_output(node.output(i));
+  }
+  return nodes;
+}
+
 } // namespace
 
 int64_t FoldIf::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
@@ -81,36 +110,13 @@ int64_t FoldIf::run_on_graph(onnx::GraphProto& graph, const GraphContext& contex
   std::unordered_set<std::string> taken = model::defined_names(graph);
   taken.insert(context.outer_names.begin(), context.outer_names.end());
 
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  nodes.Swap(graph.mutable_node());
-  int64_t count = 0;
-  for (auto& node : nodes) {
+  return rewrite_nodes(graph, [&](onnx::NodeProto& node, int) {
     onnx::GraphProto* branch = taken_branch(node, context.model, constants);
     if (branch == nullptr || !can_inline(node, *branch, taken)) {
-      graph.add_node()->Swap(&node);
-      continue;
+      return NodeEdit::keep();
     }
-    for (const auto& name : model::defined_names(*branch)) {
-      taken.insert(name);
-    }
-    for (auto& inner : *branch->mutable_node()) {
-      graph.add_node()->Swap(&inner);
-    }
-    for (auto& tensor : *branch->mutable_initializer()) {
-      graph.add_initializer()->Swap(&tensor);
-    }
-    for (auto& info : *branch->mutable_value_info()) {
-      graph.add_value_info()->Swap(&info);
-    }
-    for (int i = 0; i < node.output_size(); ++i) {
-      auto* copy = graph.add_node();
-      copy->set_op_type("Identity");
-      copy->add_input(branch->output(i).name());
-      copy->add_output(node.output(i));
-    }
-    ++count;
-  }
-  return count;
+    return NodeEdit::replace_with(inline_branch(node, *branch, graph, taken));
+  });
 }
 
 } // namespace npucc::passes

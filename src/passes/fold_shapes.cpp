@@ -1,6 +1,7 @@
 #include "passes/fold_shapes.h"
 
 #include "passes/fold_values.h"
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
 
@@ -85,34 +86,27 @@ int64_t FoldShapes::run_on_graph(onnx::GraphProto& graph, const GraphContext& co
   for (const auto& node : graph.node()) {
     computed.insert(node.output().begin(), node.output().end());
   }
-  std::vector<bool> folded(static_cast<size_t>(graph.node_size()), false);
   std::unordered_set<std::string> removed;
-  int64_t count = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const auto& node = graph.node(i);
+  const int64_t count = rewrite_nodes(graph, [&](onnx::NodeProto& node, int) {
     if (!is_onnx_node(node) || (node.op_type() != "Shape" && node.op_type() != "Size") ||
         node.input_size() != 1 || node.output_size() != 1 || node.output(0).empty() ||
         keep.count(node.output(0)) != 0 || !checked_version(node, context.model)) {
-      continue;
+      return NodeEdit::keep();
     }
     const std::string& source = node.input(0);
     const auto* dims = context.shape(source);
     if (dims == nullptr || (computed.count(source) != 0 && local_shapes.count(source) == 0)) {
-      continue;
+      return NodeEdit::keep();
     }
     auto value = shape_value(node, *dims, op_version(node, context.model));
     if (!value) {
-      continue;
+      return NodeEdit::keep();
     }
     *graph.add_initializer() = to_tensor(*value, node.output(0));
     removed.insert(node.output(0));
-    folded[static_cast<size_t>(i)] = true;
-    ++count;
-  }
-  if (count > 0) {
-    remove_nodes(graph, folded);
-    drop_value_info(graph, removed);
-  }
+    return NodeEdit::remove();
+  });
+  drop_value_info(graph, removed);
   return count;
 }
 

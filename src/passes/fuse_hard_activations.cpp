@@ -4,6 +4,7 @@
 #include "opset/raise_opset.h"
 #include "passes/fold_ops.h"
 #include "passes/fold_values.h"
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
 
@@ -45,8 +46,7 @@ struct Match {
 class Forms {
 public:
   Forms(onnx::GraphProto& graph, const GraphContext& context, const std::set<std::string>& keep)
-      : m_graph(graph), m_context(context), m_keep(keep),
-        m_dead(static_cast<size_t>(graph.node_size()), false) {
+      : m_graph(graph), m_context(context), m_keep(keep), m_rewriter(graph) {
     for (int i = 0; i < graph.node_size(); ++i) {
       for (const auto& output : graph.node(i).output()) {
         m_producer[output] = i;
@@ -68,7 +68,7 @@ public:
   // not yet replaced, not pinned by --keep-dtype.
   bool usable(int index, const std::string& op, std::initializer_list<int> versions) const {
     const auto& node = m_graph.node(index);
-    return !m_dead[static_cast<size_t>(index)] && node.op_type() == op &&
+    return !m_rewriter.is_edited(index) && node.op_type() == op &&
            version_is_one_of(node, m_context.model, versions) && m_keep.count(node.name()) == 0;
   }
 
@@ -152,7 +152,7 @@ public:
       if (index != last) {
         m_gone.insert(node.output().begin(), node.output().end());
         node.clear_output();
-        m_dead[static_cast<size_t>(index)] = true;
+        m_rewriter.remove(index);
       }
     }
     *m_graph.mutable_node(last) = std::move(fused);
@@ -167,7 +167,7 @@ public:
       }
       auto producer = m_producer.find(name);
       if (producer != m_producer.end() && m_graph.node(producer->second).op_type() == "Constant") {
-        m_dead[static_cast<size_t>(producer->second)] = true;
+        m_rewriter.remove(producer->second);
         m_gone.insert(name);
       } else if (m_initializers.count(name) != 0) {
         m_unread_initializers.insert(name);
@@ -180,7 +180,7 @@ public:
         initializers->DeleteSubrange(i, 1);
       }
     }
-    remove_nodes(m_graph, m_dead);
+    m_rewriter.apply();
     drop_value_info(m_graph, m_gone);
   }
 
@@ -189,7 +189,7 @@ private:
   void count_reads() {
     m_reads.clear();
     for (int i = 0; i < m_graph.node_size(); ++i) {
-      if (m_dead[static_cast<size_t>(i)]) {
+      if (m_rewriter.is_edited(i)) {
         continue;
       }
       const auto& node = m_graph.node(i);
@@ -211,7 +211,7 @@ private:
       return init->second;
     }
     auto it = m_producer.find(name);
-    if (it == m_producer.end() || m_dead[static_cast<size_t>(it->second)]) {
+    if (it == m_producer.end() || m_rewriter.is_edited(it->second)) {
       return nullptr;
     }
     const auto& node = m_graph.node(it->second);
@@ -225,7 +225,7 @@ private:
   onnx::GraphProto& m_graph;
   const GraphContext& m_context;
   const std::set<std::string>& m_keep;
-  std::vector<bool> m_dead;
+  NodeRewriter m_rewriter;
   std::unordered_map<std::string, int> m_producer;
   std::unordered_map<std::string, int> m_reads;
   std::unordered_map<std::string, const onnx::TensorProto*> m_initializers;

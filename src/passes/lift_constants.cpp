@@ -1,6 +1,7 @@
 #include "passes/lift_constants.h"
 
 #include "passes/fold_values.h"
+#include "passes/node_rewriter.h"
 #include "passes/op_version.h"
 #include "passes/rename.h"
 
@@ -89,14 +90,10 @@ int64_t lift_constants_the_opset_forbids(onnx::ModelProto& model) {
     }
   }
   auto& graph = *model.mutable_graph();
-  std::vector<bool> lifted(static_cast<size_t>(graph.node_size()), false);
-  int64_t count = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    auto& node = *graph.mutable_node(i);
+  return rewrite_nodes(graph, [&](onnx::NodeProto& node, int) {
     if (!is_constant(node, &model) || node.attribute(0).name() != "value" ||
-        !node.attribute(0).has_t() ||
-        constant_allows(opset, node.attribute(0).t().data_type())) {
-      continue;
+        !node.attribute(0).has_t() || constant_allows(opset, node.attribute(0).t().data_type())) {
+      return NodeEdit::keep();
     }
     onnx::TensorProto tensor;
     take_value(*node.mutable_attribute(0), tensor);
@@ -105,13 +102,8 @@ int64_t lift_constants_the_opset_forbids(onnx::ModelProto& model) {
       *graph.add_input() = input_for(tensor);
     }
     graph.add_initializer()->Swap(&tensor);
-    lifted[static_cast<size_t>(i)] = true;
-    ++count;
-  }
-  if (count > 0) {
-    remove_nodes(graph, lifted);
-  }
-  return count;
+    return NodeEdit::remove();
+  });
 }
 
 int64_t LiftConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext& context) {
@@ -122,27 +114,19 @@ int64_t LiftConstants::run_on_graph(onnx::GraphProto& graph, const GraphContext&
   for (const auto& value : graph.output()) {
     outputs.insert(value.name());
   }
-  std::vector<bool> lifted(static_cast<size_t>(graph.node_size()), false);
-  int64_t count = 0;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    auto& node = *graph.mutable_node(i);
+  return rewrite_nodes(graph, [&](onnx::NodeProto& node, int) {
     // Runtimes differ on initializers that are also graph outputs: keep the node.
     if (!is_constant(node, context.model) || outputs.count(node.output(0)) != 0) {
-      continue;
+      return NodeEdit::keep();
     }
     onnx::TensorProto tensor;
     if (!take_value(*node.mutable_attribute(0), tensor)) {
-      continue;
+      return NodeEdit::keep();
     }
     tensor.set_name(node.output(0));
     graph.add_initializer()->Swap(&tensor);
-    lifted[static_cast<size_t>(i)] = true;
-    ++count;
-  }
-  if (count > 0) {
-    remove_nodes(graph, lifted);
-  }
-  return count;
+    return NodeEdit::remove();
+  });
 }
 
 } // namespace npucc::passes

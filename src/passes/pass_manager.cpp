@@ -52,37 +52,29 @@ void add_types(const onnx::GraphProto& graph, GraphContext& context) {
   }
 }
 
+bool is_loop_body_owner(const onnx::NodeProto& node) {
+  return node.op_type() == "Loop" || node.op_type() == "Scan";
+}
+
+// The pass on every graph of the model, each with the context of where it sits.
 int64_t run_on_graph_tree(Pass& pass, onnx::GraphProto& graph, GraphContext context) {
-  add_types(graph, context);
-  int64_t changed = pass.run_on_graph(graph, context);
-  // The pass may have rewritten the graph: its bodies are looked up afterwards.
-  struct Body {
-    onnx::GraphProto* graph;
-    bool in_loop;
+  int64_t changed = 0;
+  auto visit = [&](onnx::GraphProto& each, GraphContext& here) {
+    add_types(each, here);
+    changed += pass.run_on_graph(each, here);
   };
-  std::vector<Body> bodies;
-  for (auto& node : *graph.mutable_node()) {
-    bool loop = node.op_type() == "Loop" || node.op_type() == "Scan";
-    for (auto* body : model::subgraphs_of(node)) {
-      bodies.push_back({body, loop});
-    }
-  }
   // Most graphs have no bodies: then the context (every name's type and shape) is
   // neither copied nor extended, which cost more than most passes themselves.
-  if (bodies.empty()) {
-    return changed;
-  }
-  GraphContext inner = std::move(context);
-  inner.depth += 1;
-  for (const auto& name : model::defined_names(graph)) {
-    inner.outer_names.insert(name);
-  }
-  for (size_t i = 0; i < bodies.size(); ++i) {
-    bool in_loop = inner.in_loop_body || bodies[i].in_loop;
-    GraphContext body_context = i + 1 == bodies.size() ? std::move(inner) : inner;
-    body_context.in_loop_body = in_loop;
-    changed += run_on_graph_tree(pass, *bodies[i].graph, std::move(body_context));
-  }
+  auto open = [](const onnx::GraphProto& each, GraphContext& inner) {
+    inner.depth += 1;
+    for (const auto& name : model::defined_names(each)) {
+      inner.outer_names.insert(name);
+    }
+  };
+  auto enter = [](const onnx::NodeProto& owner, const onnx::GraphProto&, GraphContext& body) {
+    body.in_loop_body = body.in_loop_body || is_loop_body_owner(owner);
+  };
+  model::walk_graphs(graph, std::move(context), visit, open, enter);
   return changed;
 }
 

@@ -159,20 +159,4 @@ void drop_value_info(onnx::GraphProto& graph, const std::unordered_set<std::stri
   }
 }
 
-void remove_nodes(onnx::GraphProto& graph, const std::vector<bool>& dead) {
-  auto* nodes = graph.mutable_node();
-  int kept = 0;
-  for (int i = 0; i < nodes->size(); ++i) {
-    if (!dead[static_cast<size_t>(i)]) {
-      if (kept != i) {
-        nodes->SwapElements(kept, i);
-      }
-      ++kept;
-    }
-  }
-  while (nodes->size() > kept) {
-    nodes->RemoveLast();
-  }
-}
-
 } // namespace npucc::passes

@@ -5,7 +5,6 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
-#include <vector>
 
 namespace npucc::passes {
 
@@ -43,8 +42,5 @@ bool bypass_node(onnx::GraphProto& graph, int index, const NestedNames& nested);
 
 // Removes the value_info entries of `names`.
 void drop_value_info(onnx::GraphProto& graph, const std::unordered_set<std::string>& names);
-
-// Removes the nodes whose `dead` flag is set, keeping the order of the others.
-void remove_nodes(onnx::GraphProto& graph, const std::vector<bool>& dead);
 
 } // namespace npucc::passes

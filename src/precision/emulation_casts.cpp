@@ -1,6 +1,7 @@
 #include "precision/emulation_casts.h"
 
 #include "model/graph_walk.h"
+#include "passes/node_rewriter.h"
 #include "precision/fusion_guards.h"
 
 #include <algorithm>
@@ -34,16 +35,14 @@ std::unordered_map<std::string, std::string>
 remove_unread_returns(onnx::GraphProto& graph, const RoundTrips& trips,
                       const std::unordered_set<std::string>& read) {
   std::unordered_map<std::string, std::string> removed;
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  for (auto& node : *graph.mutable_node()) {
+  passes::rewrite_nodes(graph, [&](onnx::NodeProto& node, int) {
     auto trip = is_cast_to(node, TensorProto::FLOAT) ? trips.find(node.output(0)) : trips.end();
-    if (trip != trips.end() && read.count(node.output(0)) == 0) {
-      removed[trip->second.name] = node.output(0);
-      continue;
+    if (trip == trips.end() || read.count(node.output(0)) != 0) {
+      return passes::NodeEdit::keep();
     }
-    *kept.Add() = std::move(node);
-  }
-  graph.mutable_node()->Swap(&kept);
+    removed[trip->second.name] = node.output(0);
+    return passes::NodeEdit::remove();
+  });
   return removed;
 }
 

@@ -14,6 +14,7 @@
 #include "precision/fusion_guards.h"
 
 #include "model/graph_walk.h"
+#include "passes/node_rewriter.h"
 
 namespace npucc::precision::detail {
 
@@ -63,23 +64,22 @@ int64_t guard_layer_norm_inputs(onnx::GraphProto& root,
   int64_t guards = 0;
   model::for_each_graph(root, [&](onnx::GraphProto& graph, int) {
     const auto reduced = reduce_mean_inputs(graph);
-    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-    for (auto& node : *graph.mutable_node()) {
+    guards += passes::rewrite_nodes(graph, [&](onnx::NodeProto& node, int) {
       const bool guarded = is_cast_to(node, onnx::TensorProto::FLOAT) &&
                            low_values.count(node.input(0)) != 0 &&
                            reduced.count(node.output(0)) != 0;
       if (!guarded) {
-        *nodes.Add() = std::move(node);
-        continue;
+        return passes::NodeEdit::keep();
       }
+      // The Cast now computes `unfused`; the guard copies it to the name readers read.
       const std::string output = node.output(0);
       const std::string unfused = unique(output + "_unfused");
       node.set_output(0, unfused);
-      *nodes.Add() = std::move(node);
-      *nodes.Add() = guard(unfused, output, unique(output + "_fusion_guard"));
-      ++guards;
-    }
-    graph.mutable_node()->Swap(&nodes);
+      std::vector<onnx::NodeProto> guarded_cast;
+      guarded_cast.push_back(std::move(node));
+      guarded_cast.push_back(guard(unfused, output, unique(output + "_fusion_guard")));
+      return passes::NodeEdit::replace_with(std::move(guarded_cast));
+    });
   });
   return guards;
 }

@@ -434,7 +434,8 @@ void decide_nodes(Scope& scope, Context& context) {
   }
 }
 
-std::unique_ptr<Scope> paint(onnx::GraphProto& graph, Scope* parent, Context& context) {
+// Paints one graph: its scope, a child of `parent` (the scope of the graph holding it).
+std::unique_ptr<Scope> paint_graph(onnx::GraphProto& graph, Scope* parent, Context& context) {
   auto scope = std::make_unique<Scope>();
   scope->graph = &graph;
   scope->parent = parent;
@@ -446,12 +447,28 @@ std::unique_ptr<Scope> paint(onnx::GraphProto& graph, Scope* parent, Context& co
   }
   decide_nodes(*scope, context);
   scope->casts_after.resize(static_cast<size_t>(graph.node_size()));
-  for (auto& node : *graph.mutable_node()) {
-    for (auto* body : model::subgraphs_of(node)) {
-      scope->children.push_back(paint(*body, scope.get(), context));
-    }
-  }
   return scope;
+}
+
+// Paints every graph, outer before inner (a body's decisions read its parents'), into a
+// tree of scopes shaped like the nesting of the graphs.
+std::unique_ptr<Scope> paint(onnx::GraphProto& graph, Context& context) {
+  std::unique_ptr<Scope> root;
+  // The walk's state is the scope of the enclosing graph (null for the main graph).
+  auto visit = [&](onnx::GraphProto& each, Scope*& parent) {
+    auto scope = paint_graph(each, parent, context);
+    Scope* painted = scope.get();
+    if (parent == nullptr) {
+      root = std::move(scope);
+    } else {
+      parent->children.push_back(std::move(scope));
+    }
+    parent = painted;
+  };
+  model::walk_graphs(
+      graph, static_cast<Scope*>(nullptr), visit, [](const onnx::GraphProto&, Scope*&) {},
+      [](const onnx::NodeProto&, const onnx::GraphProto&, Scope*&) {});
+  return root;
 }
 
 } // namespace
@@ -467,7 +484,7 @@ std::unique_ptr<Scope> build_and_paint(onnx::GraphProto& graph, Context& context
   context.cast_supports_low = schema != nullptr &&
                               schema_accepts(*schema, {TensorProto::FLOAT}, {context.low}) &&
                               schema_accepts(*schema, {context.low}, {TensorProto::FLOAT});
-  return paint(graph, nullptr, context);
+  return paint(graph, context);
 }
 
 } // namespace npucc::precision::detail
