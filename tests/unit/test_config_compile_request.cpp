@@ -116,6 +116,7 @@ TEST_SUITE("config::compile_request") {
     CHECK(request({{"check-accuracy", "true"}}).options.check_accuracy);
     CHECK(usage_line({{"sample-inputs", ""}}) ==
           "--sample-inputs: expected a file or folder, got ''");
+    CHECK(usage_line({{"accuracy-target", ""}}).rfind("--accuracy-target: empty clause", 0) == 0);
   }
 
   TEST_CASE("a later value of a name wins") {
