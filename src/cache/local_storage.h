@@ -128,6 +128,9 @@ struct PurgeOptions {
   bool all = false;
   std::optional<int64_t> older_than; // seconds since last use
   std::optional<uint64_t> max_size;  // bytes; least recently used go first
+  // The entry just stored: the most recently used, whatever its folder's time says. A file
+  // system with whole-second times ties it with an entry hit in the same second.
+  std::string just_stored;
 };
 
 struct PurgeReport {
@@ -231,7 +234,7 @@ public:
   InvalidateReport invalidate(const Selection& selection, DryRun dry_run) const;
   PurgeReport purge(const PurgeOptions& options, DryRun dry_run) const;
   // After a store: trims to `max_size` unless another process is already cleaning.
-  PurgeReport enforce_max_size(uint64_t max_size) const;
+  PurgeReport enforce_max_size(uint64_t max_size, const std::string& just_stored = {}) const;
 
   // The model index (model_index.h) of the model whose bytes hash to `model_sha256`.
   std::optional<std::vector<std::string>> model_index(const std::string& model_sha256) const;

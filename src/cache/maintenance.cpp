@@ -326,7 +326,8 @@ PurgeReport LocalStorage::purge(const PurgeOptions& options, DryRun dry_run) con
   return purge_locked(options, dry_run);
 }
 
-PurgeReport LocalStorage::enforce_max_size(uint64_t max_size) const {
+PurgeReport LocalStorage::enforce_max_size(uint64_t max_size,
+                                           const std::string& just_stored) const {
   if (m_access == CacheAccess::read_only) {
     return {};
   }
@@ -336,6 +337,7 @@ PurgeReport LocalStorage::enforce_max_size(uint64_t max_size) const {
   }
   PurgeOptions options;
   options.max_size = max_size;
+  options.just_stored = just_stored;
   return purge_locked(options, DryRun::no);
 }
 
@@ -409,8 +411,14 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
   }
   std::vector<EntryInfo> entries = list(Check::sizes);
   debug_pause("evict");
-  // Least recently used first; ties by key so runs are reproducible.
-  std::sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) {
+  // Least recently used first, the entry just stored last; ties by key so runs are
+  // reproducible.
+  std::sort(entries.begin(), entries.end(), [&](const EntryInfo& a, const EntryInfo& b) {
+    bool a_newest = a.key == options.just_stored;
+    bool b_newest = b.key == options.just_stored;
+    if (a_newest != b_newest) {
+      return b_newest;
+    }
     return a.last_used_ns != b.last_used_ns ? a.last_used_ns < b.last_used_ns : a.key < b.key;
   });
   uint64_t total = 0;

@@ -346,7 +346,7 @@ void store(CachedRun& run, cache::Replace replace) {
         {{stored.status == cache::StoreStatus::stored ? "stores" : "stores.raced", 1}});
     run.storage.record_model_index(run.model_sha256, run.model_index);
     if (run.config.max_size) {
-      warn_if_evicted(run, run.storage.enforce_max_size(*run.config.max_size));
+      warn_if_evicted(run, run.storage.enforce_max_size(*run.config.max_size, run.key.key));
     }
   } catch (const Error& e) {
     run.storage.stats().update({{"store_errors", 1}});

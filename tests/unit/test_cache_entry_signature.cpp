@@ -268,10 +268,10 @@ TEST_SUITE("npucc::cache::LocalStorage read-only and sharing") {
     CHECK_FALSE(fs::exists(storage.entry_dir(key_of('b'))));
     CHECK_THROWS_AS(storage.remove(key_of('a')), npucc::Error);
     CHECK_THROWS_AS(storage.invalidate({std::string("0.0.0"), "", ""}, DryRun::no), npucc::Error);
-    CHECK_THROWS_AS(storage.purge({true, std::nullopt, std::nullopt}, DryRun::no), npucc::Error);
+    CHECK_THROWS_AS(storage.purge({true, std::nullopt, std::nullopt, ""}, DryRun::no), npucc::Error);
     CHECK_THROWS_AS(storage.verify(Fix::yes), npucc::Error);
     CHECK_THROWS_AS(storage.stats().zero(), npucc::Error);
-    CHECK(storage.purge({true, std::nullopt, std::nullopt}, DryRun::yes).removed.size() == 1);
+    CHECK(storage.purge({true, std::nullopt, std::nullopt, ""}, DryRun::yes).removed.size() == 1);
     CHECK(storage.enforce_max_size(1).removed.empty());
     CHECK(fs::exists(f.entry()));
     CHECK_FALSE(fs::exists(f.root / "lock" / "cleanup"));

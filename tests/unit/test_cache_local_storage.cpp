@@ -276,6 +276,22 @@ TEST_SUITE("npucc::cache::LocalStorage") {
     CHECK(f.storage.list(Check::sizes).empty());
   }
 
+  TEST_CASE("enforcing a size limit after a store evicts an entry used in the same second first") {
+    Fixture f;
+    f.put(key_of('1')); // just stored: its key sorts first, so a tie by key would evict it
+    f.put(key_of('2')); // hit in the same second
+    set_mtime(f.storage.entry_dir(key_of('1')), 5000);
+    set_mtime(f.storage.entry_dir(key_of('2')), 5000);
+    uint64_t entry = f.storage.list(Check::sizes)[0].bytes;
+    auto report = f.storage.enforce_max_size(entry, key_of('1'));
+    REQUIRE(report.removed.size() == 1);
+    CHECK(report.removed[0].key == key_of('2'));
+    REQUIRE(f.storage.list(Check::sizes).size() == 1);
+    CHECK(f.storage.list(Check::sizes)[0].key == key_of('1'));
+    // Alone over the limit, the entry just stored goes too.
+    CHECK(f.storage.enforce_max_size(1, key_of('1')).removed.size() == 1);
+  }
+
   TEST_CASE("invalidate removes other versions by default, or exactly the selection") {
     Fixture f;
     f.put(key_of('a'));
