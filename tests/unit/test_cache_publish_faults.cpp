@@ -135,17 +135,13 @@ struct CachedCompileFixture {
     config.dir = dir / "cache";
     config.dir_source = npucc::SettingSource::command_line;
     npucc::init_cache_dir(config.dir);
-    auto model = npucc::test::parse_text_model(R"(
+    options.model_path = npucc::test::write_text_model(dir / "m.onnx", R"(
       <ir_version: 8, opset_import: ["" : 17]>
       g (float[1,4] x) => (float[1,4] y) {
         a = Relu(x)
         y = Neg(a)
       }
     )");
-    std::string bytes;
-    model.SerializeToString(&bytes);
-    npucc::util::write_file_atomic(dir / "m.onnx", bytes);
-    options.model_path = dir / "m.onnx";
     options.output_dir = dir / "out";
   }
 

@@ -14,11 +14,7 @@ namespace {
 
 fs::path write_model(const fs::path& dir, const std::string& text,
                      const std::string& name = "m.onnx") {
-  auto model = npucc::test::parse_text_model(text);
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  npucc::util::write_file_atomic(dir / name, bytes);
-  return dir / name;
+  return npucc::test::write_text_model(dir / name, text);
 }
 
 const char* k_model = R"(

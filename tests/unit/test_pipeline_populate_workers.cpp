@@ -43,17 +43,13 @@ WorkerReply pid_reply(const std::string& extra = {}) {
 }
 
 fs::path write_model(const fs::path& dir, const std::string& name, const std::string& op) {
-  auto model = npucc::test::parse_text_model(R"(
+  return npucc::test::write_text_model(dir / name, R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[1,4] x) => (float[1,4] y) {
       a = Relu(x)
       y = )" + op + R"((a)
     }
   )");
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  npucc::util::write_file_atomic(dir / name, bytes);
-  return dir / name;
 }
 
 // Every file of every entry, by path relative to the cache; entry.npucc without its

@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include "npucc/error.h"
+#include "util/file_io.h"
 
 #include <atomic>
 #include <cstdint>
@@ -43,6 +44,13 @@ onnx::ModelProto parse_text_model(const std::string& text) {
   INFO(status.ErrorMessage());
   REQUIRE(status.IsOK());
   return model;
+}
+
+fs::path write_text_model(const fs::path& path, const std::string& text) {
+  std::string bytes;
+  parse_text_model(text).SerializeToString(&bytes);
+  util::write_file_atomic(path, bytes);
+  return path;
 }
 
 void set_external(onnx::TensorProto& tensor, const std::string& location, uint64_t offset,

@@ -33,6 +33,8 @@ fs::path temp_dir(const std::string& label);
 // Parses a model written in ONNX's text format (onnx::OnnxParser); fails the test
 // on a syntax error.
 onnx::ModelProto parse_text_model(const std::string& text);
+// Writes the model `text` (as parse_text_model reads it) to `path`; returns `path`.
+fs::path write_text_model(const fs::path& path, const std::string& text);
 
 fs::path testdata(const std::string& relative);
 

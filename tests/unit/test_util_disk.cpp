@@ -56,17 +56,13 @@ private:
 };
 
 fs::path write_model(const fs::path& dir) {
-  auto model = npucc::test::parse_text_model(R"(
+  return npucc::test::write_text_model(dir / "m.onnx", R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[1,4] x) => (float[1,4] y) {
       a = Relu(x)
       y = Neg(a)
     }
   )");
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  npucc::util::write_file_atomic(dir / "m.onnx", bytes);
-  return dir / "m.onnx";
 }
 
 bool empty_folder(const fs::path& dir) {
