@@ -37,7 +37,7 @@ json nearby_json(const NearbyEntry& entry) {
   const cache::EntryInfo& info = entry.info;
   return {{"key", info.key},
           {"created", info.header.created},
-          {"last_used", info.last_used},
+          {"last_used", info.last_used()},
           {"compiler_version", info.header.compiler_version},
           {"state", cache::entry_state_name(info.state)},
           {"differing", differing},

@@ -25,7 +25,7 @@ CacheEntry entry_of(const cache::EntryInfo& info) {
   entry.problem = info.problem;
   entry.bytes = info.bytes;
   entry.created = info.header.created;
-  entry.last_used = info.last_used;
+  entry.last_used = info.last_used();
   return entry;
 }
 

@@ -176,8 +176,8 @@ EntryInfo broken(EntryInfo info, EntryState state, std::string problem) {
 // The entry folder's own (lstat) status: its last use, and whether it is a real folder.
 // False, with the state and problem set, when it is not.
 bool judge_folder(EntryInfo& info, const struct stat& st) {
-  info.last_used = static_cast<int64_t>(st.st_mtim.tv_sec);
-  info.last_used_ns = info.last_used * 1000000000 + static_cast<int64_t>(st.st_mtim.tv_nsec);
+  info.last_used_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                      static_cast<int64_t>(st.st_mtim.tv_nsec);
   if (S_ISLNK(st.st_mode)) {
     return mark_broken(info, EntryState::corrupt, "the entry is a symlink");
   }

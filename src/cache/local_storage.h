@@ -49,10 +49,10 @@ struct EntryInfo {
   // Checked only with a signing key and Check::contents; not valid makes the entry corrupt.
   std::optional<SignatureState> signature;
   uint64_t bytes = 0;    // on disk
-  int64_t last_used = 0; // seconds since the epoch
-  // The same to the nanosecond: eviction's order. A hit and the next store often fall in
-  // one second, and a tie broken by key would then evict the entry just used or stored.
+  // The entry folder's mtime in nanoseconds since the epoch: eviction orders by it, since
+  // entries used within one second would otherwise tie.
   int64_t last_used_ns = 0;
+  int64_t last_used() const { return last_used_ns / 1000000000; } // seconds
 };
 
 // How closely to look at an entry:

@@ -429,8 +429,8 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
     std::string why;
     if (options.all) {
       why = "--all";
-    } else if (options.older_than && info.last_used < now() - *options.older_than) {
-      why = "unused for " + std::to_string((now() - info.last_used) / 86400) + " day(s)";
+    } else if (options.older_than && info.last_used() < now() - *options.older_than) {
+      why = "unused for " + std::to_string((now() - info.last_used()) / 86400) + " day(s)";
     } else if (options.max_size && total > *options.max_size) {
       why = "over the size limit (least recently used)";
     } else {

@@ -111,7 +111,7 @@ TEST_SUITE("npucc::cache::EntryScan") {
         scan_entry(AT_FDCWD, f.dir(f.original).c_str(), f.dir(f.original), f.original, header_text);
     CHECK(info.state == EntryState::ok);
     CHECK(info.problem.empty());
-    CHECK(info.last_used == 1700000000);
+    CHECK(info.last_used() == 1700000000);
     CHECK(info.header.model == "m");
     CHECK(info.header.files.size() == 2);
     CHECK(header_text == npucc::util::read_file(f.dir(f.original) / k_header_file));
@@ -240,7 +240,7 @@ TEST_SUITE("npucc::cache::EntryScan") {
     CHECK(light.problem == problem);
     CHECK(light.truncated == truncated);
     CHECK(light.strays.empty());
-    CHECK(light.last_used == info.last_used);
+    CHECK(light.last_used() == info.last_used());
     CHECK(light.header.model == info.header.model);
     if (state == EntryState::ok) {
       CHECK(light.bytes == find(listed, f.original).bytes);
