@@ -207,28 +207,12 @@ InputDigest InputDigests::recorded_for(const util::FileStamp& stamp) const {
   return out;
 }
 
-std::optional<InputDigest> InputDigests::digest(int fd, const fs::path& path) {
-  std::optional<util::FileStamp> before = util::stamp_of(fd);
-  if (!before) {
-    return std::nullopt;
+InputDigest InputDigests::use_recorded(int fd) {
+  InputDigest found = look_up(fd);
+  std::optional<util::FileStamp> stamp = util::stamp_of(fd);
+  if (found.from_stamp && stamp) {
+    m_tally.count(found, std::make_pair(stamp->device, stamp->inode));
   }
-  std::string why = why_untrusted(fd);
-  InputDigest found = why.empty() ? recorded_for(*before) : hashed_because(why);
-  if (!found.from_stamp) {
-    int64_t started = util::realtime_ns();
-    if (::lseek(fd, 0, SEEK_SET) != 0) {
-      return std::nullopt;
-    }
-    found.sha256 = util::sha256_of_fd(fd, path).sha256;
-    // A write while it was hashed: the digest may stand for no version of the file.
-    if (util::stamp_of(fd) != before) {
-      return std::nullopt;
-    }
-    if (why.empty()) {
-      store_unless_racy(*before, started, found.sha256);
-    }
-  }
-  m_tally.count(found, std::make_pair(before->device, before->inode));
   return found;
 }
 

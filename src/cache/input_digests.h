@@ -76,16 +76,14 @@ public:
   // Without storage: nothing recorded, nothing looked up (a compile without the cache).
   InputDigests(const LocalStorage* storage, DigestCacheMode mode);
 
-  // The SHA-256 of the open file `fd` (named `path` in errors): the recorded one when
-  // its stamp matches and may be trusted, else hashed from the start (and recorded when
-  // it may be). nullopt when the file changed while it was hashed.
-  std::optional<InputDigest> digest(int fd, const std::filesystem::path& path);
-  // What digest() would find for `fd` without hashing it: a recorded digest, or why
-  // it would hash (`cache explain`). Records nothing.
+  // The digest recorded for the open file `fd` when its stamp matches and may be trusted
+  // (counted as found by stamp), or why it must be hashed (not counted: record() does).
+  InputDigest use_recorded(int fd);
+  // What use_recorded() would find for `fd`, for `cache explain`: counts nothing.
   InputDigest look_up(int fd) const;
-  // For a file hashed elsewhere (pipeline::KeyHashing), `before` and `started` taken
-  // before its first byte was read: counts it as hashed (`why`), and records `sha256` as
-  // digest() would.
+  // For a file hashed (pipeline/input_digest.h, pipeline::KeyHashing), `before` and
+  // `started` taken before its first byte was read: counts it as hashed (`why`), and
+  // records `sha256` when the file may be trusted and looks as it did before.
   void record(int fd, const util::FileStamp& before, int64_t started_ns, const std::string& sha256,
               const std::string& why);
 

@@ -2,6 +2,7 @@
 #include "compiler/accuracy_check.h"
 #include "check/validate.h"
 #include "compiler/output_folder.h"
+#include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
 #include "model/ir_fields.h"
 #include "model/shape_check.h"
@@ -14,8 +15,8 @@
 #include "passes/registry.h"
 #include "precision/compile_precision.h"
 #include "precision/overflow_prescan.h"
-#include "precision/prescan_reader.h"
 #include "schemas/known_ops.h"
+#include "util/input_scan.h"
 #include "util/parallel.h"
 #include "util/test_point.h"
 
@@ -166,7 +167,8 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
 } // namespace
 
 PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
-                                const precision::OverflowSource& overflow) {
+                                const compiler::OverflowCounts* counts) {
+  const precision::OverflowSource overflow = counts ? counts->source() : precision::OverflowSource{};
   const std::string file = options.model_path.string();
   auto say = [&](const std::string& line) {
     if (log) {
@@ -262,7 +264,8 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
 }
 
 void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
-                      const precision::OverflowSource& overflow) {
+                      const compiler::OverflowCounts* counts) {
+  const precision::OverflowSource overflow = counts ? counts->source() : precision::OverflowSource{};
   CompileOptions repaired = options; // what the accuracy repair kept stays kept
   repaired.accuracy_kept_nodes = prepared.accuracy_kept_nodes;
   in_file(options.model_path.string(), [&] {
@@ -303,10 +306,13 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
                          write_progress)
         .result;
   }
-  precision::OverflowPrescan prescan(model.proto);
-  precision::PrescanReader reader(prescan, util::thread_budget() > 1);
-  return write_compile(prepare_compile(std::move(model), options, log, {&prescan, nullptr}),
-                       options, {}, write_progress)
+  // No key to hash: the weights files are read for the counts alone.
+  compiler::OverflowCounts counts(model.proto);
+  util::InputScan reader({}, &counts.observer(),
+                         util::thread_budget() > 1 ? util::InputScan::On::second_thread
+                                                   : util::InputScan::On::this_thread);
+  return write_compile(prepare_compile(std::move(model), options, log, &counts), options, {},
+                       write_progress)
       .result;
 }
 

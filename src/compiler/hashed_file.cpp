@@ -159,20 +159,12 @@ void HashedFile::write(std::string_view data) {
 }
 
 void HashedFile::write(const model::MappedSlice& slice) {
-  if (slice.file.get() != m_source) {
-    m_source = slice.file.get();
-    m_source_fd = slice.file->reopen();
-  }
-  if (m_source_fd.get() < 0) {
-    write(slice.file->bytes().substr(slice.offset, slice.length));
-    return;
-  }
   m_bytes += slice.length;
   uint64_t offset = slice.offset;
   uint64_t left = slice.length;
   while (left > 0) {
     size_t take = static_cast<size_t>(std::min<uint64_t>(k_buffer - m_fill, left));
-    util::read_exactly(m_source_fd.get(), offset, m_buffer + m_fill, take, slice.file->path(),
+    util::read_exactly(slice.file->read_fd(), offset, m_buffer + m_fill, take, slice.file->path(),
                        "read failed: the file is shorter than when it was read");
     m_fill += take;
     offset += take;

@@ -38,8 +38,7 @@ public:
 
   void write(std::string_view data);
   // A slice of a mapped input file (a weight), read with pread() rather than copied from
-  // the mapping, whose pages would each be faulted in (util::MappedFile::reopen). Falls
-  // back to the mapping when the file cannot be reopened.
+  // the mapping, whose pages would each be faulted in (util::MappedFile::read_fd).
   void write(const model::MappedSlice& slice);
 
   // Before the first write: every byte goes to `path` too.
@@ -69,8 +68,6 @@ private:
   char* m_buffer = nullptr;
   size_t m_fill = 0;
   uint64_t m_bytes = 0;
-  const util::MappedFile* m_source = nullptr;
-  util::Fd m_source_fd{-1};
 };
 
 } // namespace npucc::compiler

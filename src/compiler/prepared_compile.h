@@ -1,5 +1,6 @@
 #pragma once
 
+#include "compiler/overflow_counts.h"
 #include "npucc/cache_key.h"
 #include "npucc/compile.h"
 #include "npucc/file_identity.h"
@@ -23,14 +24,14 @@ struct PreparedCompile {
   std::vector<std::string> accuracy_kept_nodes;
 };
 
-// `overflow`: the weights' overflow counts a cache key's read made, for the precision
-// rewrite (precision/overflow_prescan.h); it must outlive the call.
+// `counts`: the weights' overflow counts a read of the input files made, for the precision
+// rewrite (compiler/overflow_counts.h); null: the rewrite counts them itself.
 PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
-                                const precision::OverflowSource& overflow = {});
+                                const compiler::OverflowCounts* counts = nullptr);
 // Builds prepared.variants again from the optimised model (after a wrong speculation:
-// precision::OverflowAssumption).
+// OverflowCounts::speculation_held).
 void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
-                      const precision::OverflowSource& overflow);
+                      const compiler::OverflowCounts* counts);
 // A compile's result, and for the cache's store, each file as its writer left it (by file
 // name): while a file still looks so, the store takes the writer's digest instead of
 // reading the file again. Neither the key nor these are for the library's users.

@@ -97,16 +97,18 @@ struct Pending {
 // reading the first of them.
 class ExternalDataPlan {
 public:
-  ExternalDataPlan(const fs::path& model_path, const ReadLimits& limits, uint64_t already_loaded)
+  ExternalDataPlan(const fs::path& model_path, const ReadLimits& limits, uint64_t already_loaded,
+                   util::InputFiles& inputs)
       : m_model_file(model_path.string()), m_folder(model_path.parent_path()), m_limits(limits),
-        m_loaded(already_loaded) {}
+        m_loaded(already_loaded), m_inputs(inputs) {}
 
   void add(onnx::TensorProto& tensor) {
     ExternalRef ref = read_external_ref(tensor, m_model_file);
     const fs::path& path = resolve(ref.location, tensor.name());
     auto& map = m_mapped[path.string()];
     if (!map) {
-      map = util::MappedFile::open(path);
+      // Resolved: a link in its last component now was put there since.
+      map = util::MappedFile::map(m_inputs.open(path, util::InputFile::Links::refuse));
     }
     uint64_t file_size = map->bytes().size();
     uint64_t bytes =
@@ -167,6 +169,7 @@ private:
   fs::path m_folder;
   const ReadLimits& m_limits;
   uint64_t m_loaded;
+  util::InputFiles& m_inputs;
   std::map<std::string, std::shared_ptr<const util::MappedFile>> m_mapped;
   std::map<std::string, fs::path> m_resolved;
   std::vector<Pending> m_pending;
@@ -201,7 +204,9 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto, const fs::
                                              const ReadLimits& limits, uint64_t already_loaded,
                                              WeightStore* store, TableScope scope) {
   const std::unordered_set<const onnx::TensorProto*> initializers = initializers_of(proto);
-  ExternalDataPlan plan(model_path, limits, already_loaded);
+  util::InputFiles own_inputs; // without a store, the files are the mappings' alone
+  ExternalDataPlan plan(model_path, limits, already_loaded,
+                        store != nullptr ? store->inputs() : own_inputs);
   for_each_tensor(*proto.mutable_graph(), [&](onnx::TensorProto& tensor) {
     if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
       plan.add(tensor);

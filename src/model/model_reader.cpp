@@ -11,6 +11,9 @@
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <google/protobuf/io/coded_stream.h>
 #include <utility>
 
@@ -67,20 +70,22 @@ void check_before_reading(const fs::path& path, const ReadLimits& limits) {
   }
 }
 
-// The SHA-256 of the mapped file's bytes: the caller's when it hashed this very file
-// (same device, inode, size and mtime), else read and hashed now, through read() rather
-// than the mapping (whose pages would then count as the process's memory).
-std::string digest_of(const util::MappedFile& file,
-                      const std::optional<model::PriorDigest>& prior) {
-  if (prior && prior->identity == file.identity()) {
-    return prior->sha256;
+// The SHA-256 of the model file's bytes: known already when the cache's lookup hashed this
+// very open file and nothing wrote to it since (its stamp is as it was opened), else read
+// and hashed now, through pread() rather than the mapping (whose pages would then count as
+// the process's memory).
+std::string digest_of(util::InputFile& file) {
+  if (!file.sha256() || util::stamp_of(file.fd()) != file.stamp()) {
+    constexpr size_t k_chunk = 1 << 20;
+    std::unique_ptr<char[]> buffer(new char[k_chunk]);
+    util::Sha256 hash;
+    if (!file.read_all(buffer.get(), k_chunk,
+                       [&](uint64_t, std::string_view chunk) { hash.update(chunk); })) {
+      throw Error(file.path().string() + ": read failed: " + std::strerror(errno));
+    }
+    file.set_sha256(hash.hex_digest());
   }
-  util::Fd fd = file.reopen();
-  if (fd.get() < 0) {
-    throw Error(file.path().string() + ": the file changed while it was read",
-                "run again once it is written");
-  }
-  return util::sha256_of_fd(fd.get(), file.path()).sha256;
+  return *file.sha256();
 }
 
 // The large tensors of a parsed skeleton become slices of the mapped file; the rest as
@@ -106,10 +111,16 @@ void finish_mapped(Model& model, const model::Skeleton& skeleton,
 
 Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimits& limits,
                   Weights weights) {
+  return model::parse_into(Model(), bytes, path, limits, weights);
+}
+
+namespace model {
+
+Model parse_into(Model model, const std::string& bytes, const fs::path& path,
+                 const ReadLimits& limits, Weights weights) {
   const std::string file = path.string();
   refuse_empty(bytes.size(), file);
   model::check_file_size(bytes.size(), file, limits);
-  Model model;
   model.path = path;
   model.file_bytes = bytes.size();
   model.sha256 = util::sha256_hex(bytes);
@@ -127,9 +138,11 @@ Model parse_model(const std::string& bytes, const fs::path& path, const ReadLimi
   return model;
 }
 
+} // namespace model
+
 Model read_model(const fs::path& path, const ReadLimits& limits, Weights weights) {
   if (weights != Weights::in_proto) {
-    return model::read_mapped_model(path, limits, std::nullopt, model::table_scope(weights));
+    return model::read_mapped_model(path, limits, nullptr, model::table_scope(weights));
   }
   check_before_reading(path, limits);
   return parse_model(util::read_file(path), path, limits, weights);
@@ -142,28 +155,31 @@ TableScope table_scope(Weights weights) {
 }
 
 Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
-                        const std::optional<PriorDigest>& prior, TableScope scope) {
+                        std::shared_ptr<util::InputFiles> inputs, TableScope scope) {
   check_before_reading(path, limits);
-  auto file = util::MappedFile::open(path);
+  if (!inputs) {
+    inputs = std::make_shared<util::InputFiles>();
+  }
+  std::shared_ptr<util::InputFile> input = inputs->open(path, util::InputFile::Links::follow);
+  auto file = util::MappedFile::map(input);
   std::string_view bytes = file->bytes();
   refuse_empty(bytes.size(), path.string());
   model::check_file_size(bytes.size(), path.string(), limits);
-  util::Fd fd = file->reopen();
-  WireSource source(fd.get(), bytes.size());
+  WireSource source(input->fd(), bytes.size());
   std::optional<Skeleton> skeleton =
-      fd.get() < 0
-          ? std::nullopt
-          : cut_embedded_weights(source, limits.max_subgraph_depth, scope, limits.max_tensor_bytes);
+      cut_embedded_weights(source, limits.max_subgraph_depth, scope, limits.max_tensor_bytes);
   Model model;
+  ensure_weight_store(model).share_inputs(inputs);
   if (!skeleton || !parse_bytes(skeleton->bytes, model.proto)) {
     // Not the plain shape the cut follows: the whole file, whose errors say what is wrong.
-    return parse_model(std::string(bytes), path, limits,
-                       scope == TableScope::every_tensor ? Weights::all_in_table
-                                                         : Weights::in_table);
+    model.proto.Clear();
+    return parse_into(std::move(model), std::string(bytes), path, limits,
+                      scope == TableScope::every_tensor ? Weights::all_in_table
+                                                        : Weights::in_table);
   }
   model.path = path;
   model.file_bytes = bytes.size();
-  model.sha256 = digest_of(*file, prior);
+  model.sha256 = digest_of(*input);
   finish_mapped(model, *skeleton, file, limits, scope);
   return model;
 }

@@ -10,20 +10,20 @@
 
 namespace npucc::model {
 
-// A model file's SHA-256 as a caller computed it, and the file as it was then.
-struct PriorDigest {
-  std::string sha256;
-  FileIdentity identity;
-};
-
 // read_model(path, limits, Weights::in_table): the file is mapped and every large
 // tensor's bytes (initializers, Constant values, typed fields; with
 // TableScope::initializers, the initializers' raw data only), embedded
 // (embedded_weights.h) or external, stay in the mapping.
-// `prior` spares hashing the file again when it still is the file that was hashed.
+// `inputs`: the files a caller opened already (the cache's lookup hashes the model file
+// first, util/input_file.h); the model's store keeps them (input_files()), and the
+// files opened here join them. A file whose digest the caller knows is not hashed again.
 Model read_mapped_model(const std::filesystem::path& path, const ReadLimits& limits,
-                        const std::optional<PriorDigest>& prior,
+                        std::shared_ptr<util::InputFiles> inputs = nullptr,
                         TableScope scope = TableScope::every_tensor);
+
+// parse_model into `model`, whose weight store (and so its input files) it keeps.
+Model parse_into(Model model, const std::string& bytes, const std::filesystem::path& path,
+                 const ReadLimits& limits, Weights weights);
 
 // The scope of the table `weights` asks for (in_proto: none, as initializers).
 TableScope table_scope(Weights weights);

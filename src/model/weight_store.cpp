@@ -91,7 +91,8 @@ void point_at(onnx::TensorProto& tensor, uint64_t id) {
 
 } // namespace
 
-WeightStore::WeightStore() : m_store_id(g_next_store++) {}
+WeightStore::WeightStore()
+    : m_store_id(g_next_store++), m_inputs(std::make_shared<util::InputFiles>()) {}
 
 WeightStore::~WeightStore() {
   auto& t = table();
@@ -213,14 +214,8 @@ std::optional<TypedSlice> typed_slice(const onnx::TensorProto& tensor) {
 }
 
 void decode_typed_slice(const TypedSlice& slice, const RawBlocks& out) {
-  util::Fd fd = slice.file->reopen();
-  std::optional<WireSource> source;
-  if (fd.get() >= 0) {
-    source.emplace(fd.get(), slice.file->bytes().size());
-  } else {
-    source.emplace(slice.file->bytes());
-  }
-  Decoded result = decode_typed(*source, slice.values, &out);
+  WireSource source(slice.file->read_fd(), slice.file->bytes().size());
+  Decoded result = decode_typed(source, slice.values, &out);
   if (result != Decoded::all && result != Decoded::stopped) {
     throw Error(slice.file->path().string() + ": the file changed while it was read",
                 "run again once it is written");
@@ -260,6 +255,11 @@ WeightStore& ensure_weight_store(Model& model) {
     model.weights = std::make_shared<WeightStore>();
   }
   return *weight_store(model);
+}
+
+std::shared_ptr<util::InputFiles> input_files(const Model& model) {
+  WeightStore* store = weight_store(model);
+  return store == nullptr ? nullptr : store->shared_inputs();
 }
 
 } // namespace npucc::model

@@ -51,9 +51,17 @@ public:
   // Moves every large raw_data of the graph's initializers (any depth) into the table.
   void adopt_initializers(onnx::GraphProto& graph);
 
+  // The model's input files, each opened once (util/input_file.h): the model file and its
+  // external data, opened by the reader or by whoever read them before it (the cache's
+  // lookup hashes the model file first), for every later reader to share.
+  util::InputFiles& inputs() { return *m_inputs; }
+  const std::shared_ptr<util::InputFiles>& shared_inputs() const { return m_inputs; }
+  void share_inputs(std::shared_ptr<util::InputFiles> inputs) { m_inputs = std::move(inputs); }
+
 private:
   void refer(onnx::TensorProto& tensor, uint64_t id);
   uint64_t m_store_id;
+  std::shared_ptr<util::InputFiles> m_inputs;
 };
 
 // Makes `tensor` a reference to no table entry, dropping its raw_data: what a copy sent
@@ -101,5 +109,8 @@ void replace_bytes(onnx::TensorProto& tensor, std::string bytes);
 WeightStore* weight_store(const Model& model);
 // The same, made (empty) when the model has none.
 WeightStore& ensure_weight_store(Model& model);
+// The input files the model was read from, opened once (WeightStore::inputs), or null for
+// a model read with Weights::in_proto: whoever reads them again asks these.
+std::shared_ptr<util::InputFiles> input_files(const Model& model);
 
 } // namespace npucc::model

@@ -42,19 +42,19 @@ size_t hash_bytes(std::string_view bytes) {
 
 // hash_bytes of a slice of a mapped file, its windows read with pread: touching the
 // mapping would map each window's whole page-cache folio (a megabyte or more on kernels
-// with large folios), three per weight. nullopt when the file cannot be read again.
+// with large folios), three per weight. nullopt when a read fails.
 std::optional<size_t> hash_mapped(const model::MappedSlice& slice) {
   if (slice.length <= 4 * k_window) {
     return std::nullopt; // small: hashed whole, from the mapping
   }
-  util::Fd fd = slice.file->reopen();
+  int fd = slice.file->read_fd();
   std::string windows(3 * k_window, '\0');
   const uint64_t starts[3] = {0, slice.length / 2 - k_window / 2, slice.length - k_window};
   std::hash<std::string_view> hash;
   size_t seed = std::hash<size_t>()(static_cast<size_t>(slice.length));
   for (int i = 0; i < 3; ++i) {
     char* window = windows.data() + i * k_window;
-    if (fd.get() < 0 || util::pread_full(fd.get(), window, k_window, slice.offset + starts[i]) !=
+    if (util::pread_full(fd, window, k_window, slice.offset + starts[i]) !=
                             static_cast<ssize_t>(k_window)) {
       return std::nullopt;
     }

@@ -1,14 +1,14 @@
 #include "pipeline/cache_explain.h"
 
 #include "compiler/manifest.h"
+#include "model/weight_store.h"
 #include "npucc/error.h"
 #include "pipeline/cache_key.h"
+#include "pipeline/input_digest.h"
 #include "pipeline/resource_ops.h"
-#include "util/fd.h"
 #include "util/sha256.h"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <map>
 
 namespace npucc::pipeline {
@@ -185,6 +185,10 @@ void look_up(CacheExplanation& out, const cache::LocalStorage& storage) {
 std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::LocalStorage& storage,
                                              DigestCacheMode mode) {
   cache::InputDigests digests(&storage, mode);
+  std::shared_ptr<util::InputFiles> inputs = model::input_files(model);
+  if (!inputs) {
+    inputs = std::make_shared<util::InputFiles>();
+  }
   std::vector<std::filesystem::path> paths{model.path};
   for (const auto& file : model.external_files) {
     paths.push_back(file.path);
@@ -195,12 +199,15 @@ std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::Lo
   for (size_t i = 0; i < paths.size(); ++i) {
     InputFileDigest input;
     input.path = paths[i];
-    util::Fd fd(::open(paths[i].c_str(), O_RDONLY | O_CLOEXEC));
-    cache::InputDigest found = digests.look_up(fd.get());
+    // Open since the model was read: the files the compile would read.
+    std::shared_ptr<util::InputFile> file =
+        inputs->open(paths[i], i == 0 ? util::InputFile::Links::follow
+                                      : util::InputFile::Links::refuse);
+    cache::InputDigest found = digests.look_up(file->fd());
     input.from_stamp = found.from_stamp;
     input.why_hashed = found.why_hashed;
     if (found.from_stamp) {
-      std::string actual = i == 0 ? model.sha256 : util::sha256_file_hex(paths[i]);
+      std::string actual = i == 0 ? model.sha256 : digest_of_input(*file, nullptr).value();
       input.matches_bytes = actual == found.sha256;
     }
     out.push_back(std::move(input));

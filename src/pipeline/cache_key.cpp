@@ -1,24 +1,13 @@
 #include "pipeline/cache_key.h"
 
-#include "cache/file_ops.h"
-#include "compiler/key_options.h"
+#include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "precision/prescan_reader.h"
+#include "pipeline/input_digest.h"
 #include "util/build_identity.h"
-#include "util/eintr.h"
-#include "util/fd.h"
-#include "util/file_stamp.h"
 #include "util/sha256.h"
-#include "util/strings.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <set>
-#include <thread>
-#include <unistd.h>
 
 namespace npucc::pipeline {
 
@@ -63,18 +52,18 @@ CacheKey key_from(const ModelIdentity& model, const compiler::KeyOptions& option
   return key;
 }
 
-// An external data file's digest through the digest cache.
-std::string external_digest(const std::filesystem::path& path, cache::InputDigests& digests) {
-  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  }
-  std::optional<cache::InputDigest> digest = digests.digest(fd.get(), path);
-  if (!digest) {
-    throw Error(path.string() + ": changed while npucc read it for the cache key",
-                "compile again once nothing writes to it");
-  }
-  return digest->sha256;
+// The model's input files, open since it was read; opened here for a model read another
+// way (Weights::in_proto).
+std::shared_ptr<util::InputFiles> inputs_of(const Model& model) {
+  std::shared_ptr<util::InputFiles> inputs = model::input_files(model);
+  return inputs ? inputs : std::make_shared<util::InputFiles>();
+}
+
+// An external data file, open once: resolved inside the model's folder already, so a link
+// in its last component now was put there since.
+std::shared_ptr<util::InputFile> open_external(util::InputFiles& inputs,
+                                               const std::filesystem::path& path) {
+  return inputs.open(path, util::InputFile::Links::refuse);
 }
 
 ModelIdentity identity_of(const Model& model) {
@@ -89,13 +78,14 @@ ModelIdentity identity_of(const Model& model) {
 }
 
 CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
-                cache::InputDigests* digests) {
+                cache::InputDigests* digests, util::InputFiles& inputs) {
   auto external = sorted_external(model.external);
   std::vector<std::string> sha256;
   uint64_t external_bytes = 0;
-  for (const auto& [location, path] : external) {
-    sha256.push_back(digests ? external_digest(path, *digests) : util::sha256_file_hex(path));
-    external_bytes += std::filesystem::file_size(path);
+  for (const auto& entry : external) {
+    std::shared_ptr<util::InputFile> file = open_external(inputs, entry.second);
+    sha256.push_back(digest_of_input(*file, digests).value());
+    external_bytes += file->stamp().size;
   }
   return key_from(model, options, external, sha256, external_bytes);
 }
@@ -104,127 +94,42 @@ CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
 
 CacheKey compute_key(const Model& model, const CompileOptions& options,
                      cache::InputDigests* digests) {
-  return key_of(identity_of(model), compiler::key_options(options, &model.proto), digests);
+  return key_of(identity_of(model), compiler::key_options(options, &model.proto), digests,
+                *inputs_of(model));
 }
 
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
-                     cache::InputDigests* digests) {
-  return key_of(model, compiler::key_options(options, nullptr), digests);
-}
-
-constexpr size_t k_read_size = 1 << 20;
-
-struct KeyHashing::Job {
-  ModelIdentity model;
-  compiler::KeyOptions options;
-  std::vector<std::pair<std::string, std::filesystem::path>> external;
-  std::vector<util::Fd> files;
-  std::vector<std::unique_ptr<util::Sha256>> hashes;
-  std::vector<uint64_t> bytes;
-  std::vector<int> errors;        // errno of a failed read, per file
-  std::unique_ptr<char[]> buffer; // k_read_size bytes, filled by read() (not zeroed)
-  // Counts float overflows in the chunks read (see precision/overflow_prescan.h).
-  std::unique_ptr<precision::OverflowPrescan> prescan;
-  std::vector<int> prescan_files; // per external file: its index in prescan, or -1
-  // Files whose weights the prescan counts that are not hashed here: the model file's own
-  // initializers (embedded weights, model/embedded_weights.h), read for the counts alone.
-  std::vector<std::pair<util::Fd, int>> count_only;
-  // For recording the external files' digests: their stamps and the clock before the first
-  // byte was read.
-  cache::InputDigests* digests = nullptr;
-  std::vector<util::FileStamp> stamps;
-  int64_t started_ns = 0;
-  std::thread thread;
-};
-
-void KeyHashing::read_files(Job& job) {
-  for (size_t i = 0; i < job.files.size(); ++i) {
-    while (true) {
-      ssize_t n = util::read_some(job.files[i].get(), job.buffer.get(), k_read_size);
-      if (n <= 0) {
-        job.errors[i] = n < 0 ? errno : 0;
-        break;
-      }
-      job.hashes[i]->update(job.buffer.get(), static_cast<size_t>(n));
-      job.prescan->feed(job.prescan_files[i], job.bytes[i],
-                        std::string_view(job.buffer.get(), static_cast<size_t>(n)));
-      job.bytes[i] += static_cast<uint64_t>(n);
-    }
-  }
-  for (auto& [fd, file] : job.count_only) {
-    precision::feed_file(*job.prescan, file, fd.get(), job.buffer.get(), k_read_size);
-  }
-  job.prescan->end();
+                     cache::InputDigests* digests, util::InputFiles& inputs) {
+  return key_of(model, compiler::key_options(options, nullptr), digests, inputs);
 }
 
 KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
-                       cache::InputDigests* digests)
-    : m_job(std::make_unique<Job>()) {
-  Job& job = *m_job;
-  job.model = identity_of(model);
-  job.options = compiler::key_options(options, &model.proto);
-  job.external = sorted_external(job.model.external);
-  for (const auto& entry : job.external) {
-    const auto& path = entry.second;
-    job.files.emplace_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (job.files.back().get() < 0) {
-      throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-    }
-    job.hashes.push_back(std::make_unique<util::Sha256>());
-    job.stamps.push_back(util::stamp_of(job.files.back().get()).value_or(util::FileStamp{}));
+                       cache::InputDigests* digests, util::FileObserver* observer)
+    : m_model(identity_of(model)), m_options(compiler::key_options(options, &model.proto)),
+      m_external(sorted_external(m_model.external)), m_digests(digests) {
+  std::shared_ptr<util::InputFiles> inputs = inputs_of(model);
+  for (const auto& entry : m_external) {
+    m_files.push_back(open_external(*inputs, entry.second));
   }
-  job.digests = digests;
-  job.started_ns = util::realtime_ns();
-  job.bytes.assign(job.external.size(), 0);
-  job.errors.assign(job.external.size(), 0);
-  job.buffer.reset(new char[k_read_size]);
-  job.prescan = std::make_unique<precision::OverflowPrescan>(model.proto);
-  for (const auto& entry : job.external) {
-    job.prescan_files.push_back(job.prescan->file_index(entry.second));
-  }
-  std::vector<std::filesystem::path> hashed;
-  for (const auto& entry : job.external) {
-    hashed.push_back(entry.second);
-  }
-  job.count_only = precision::open_prescan_files(*job.prescan, hashed);
-  if (where == HashOn::this_thread) {
-    read_files(job);
-    return;
-  }
-  // Only read(), SHA-256 updates and counting from here on: no allocation, no lock.
-  job.thread = std::thread([&job] { read_files(job); });
-}
-
-KeyHashing::~KeyHashing() {
-  if (m_job && m_job->thread.joinable()) {
-    m_job->thread.join();
-  }
-}
-
-precision::OverflowSource KeyHashing::overflow(precision::OverflowAssumption* assumption) const {
-  return {m_job->prescan.get(), assumption};
+  m_scan = std::make_unique<util::InputScan>(m_files, observer,
+                                             where == HashOn::this_thread
+                                                 ? util::InputScan::On::this_thread
+                                                 : util::InputScan::On::second_thread);
 }
 
 CacheKey KeyHashing::get() {
-  Job& job = *m_job;
-  if (job.thread.joinable()) {
-    job.thread.join();
-  }
+  std::vector<util::InputScan::Hashed> hashed = m_scan->wait();
   std::vector<std::string> digests;
   uint64_t total = 0;
-  for (size_t i = 0; i < job.external.size(); ++i) {
-    if (job.errors[i] != 0) {
-      throw Error(job.external[i].second.string() +
-                  ": read failed: " + std::strerror(job.errors[i]));
-    }
-    digests.push_back(job.hashes[i]->hex_digest());
-    total += job.bytes[i];
-    if (job.digests) {
-      job.digests->record(job.files[i].get(), job.stamps[i], job.started_ns, digests.back(),
-                          "read by the compile");
+  for (size_t i = 0; i < m_files.size(); ++i) {
+    digests.push_back(hashed[i].sha256);
+    total += hashed[i].bytes;
+    if (m_digests) {
+      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(),
+                        digests.back(), "read by the compile");
     }
   }
-  return key_from(job.model, job.options, job.external, digests, total);
+  return key_from(m_model, m_options, m_external, digests, total);
 }
 
 } // namespace npucc::pipeline

@@ -1,10 +1,13 @@
 #pragma once
 
 #include "cache/input_digests.h"
+#include "compiler/key_options.h"
 #include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "npucc/model.h"
-#include "precision/overflow_prescan.h"
+#include "util/file_observer.h"
+#include "util/input_file.h"
+#include "util/input_scan.h"
 
 #include <memory>
 #include <optional>
@@ -41,7 +44,8 @@ inline constexpr const char* k_key_salt = "npucc-cache-key/2";
 // Paths (model, output) are not part of it: the same model compiled from two places
 // hits the same entry.
 // `digests`, when given, finds the external files' digests (cache/input_digests.h) and
-// records those it hashes; a file that changes while hashed is an npucc::Error.
+// records those it hashes; a file that changes while hashed is an npucc::Error. The files
+// are the ones the model was read from, open already (model::input_files).
 CacheKey compute_key(const Model& model, const CompileOptions& options,
                      cache::InputDigests* digests = nullptr);
 
@@ -55,37 +59,33 @@ struct ModelIdentity {
   std::string sha256;
   std::vector<std::pair<std::string, std::filesystem::path>> external; // location, resolved path
 };
+// `inputs` opens the external files, once: a miss reads the model from the same ones.
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
-                     cache::InputDigests* digests = nullptr);
+                     cache::InputDigests* digests, util::InputFiles& inputs);
 
 // compute_key(model, options) for a compile that goes on meanwhile: the external data
-// is read once, on a second thread (HashOn::second_thread) or in the constructor
-// (HashOn::this_thread, when the process may use one core: `populate -j 1`), and the
-// chunks read are also handed to a precision::OverflowPrescan, so the mixed-precision
-// rewrite, given overflow(), finds its float16/bfloat16 overflow counts done. On the second thread,
-// whatever allocates or may take a lock (opening the files, the hash contexts, the
-// buffer, the digests) happens in the calling thread before the thread starts and in
-// get(); the thread only reads, hashes and counts, so a fork() meanwhile (the isolated
-// ONNX checker, check/validate.cpp) cannot copy a lock it holds. Throws (here or
-// from get()) what compute_key would. `digests`, when given, records the digests of the
+// is read once (util::InputScan), on a second thread (HashOn::second_thread) or in the
+// constructor (HashOn::this_thread, when the process may use one core: `populate -j 1`),
+// and `observer`, when given, sees every chunk read (the precision rewrite's overflow
+// counts: compiler/overflow_counts.h), so it finds its counts done. Throws (here or from
+// get()) what compute_key would. `digests`, when given, records the digests of the
 // external files hashed (they are read for the compile anyway, so never looked up).
 enum class HashOn { second_thread, this_thread };
 class KeyHashing {
 public:
   KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
-             cache::InputDigests* digests = nullptr);
-  ~KeyHashing();
+             cache::InputDigests* digests = nullptr, util::FileObserver* observer = nullptr);
   KeyHashing(const KeyHashing&) = delete;
   KeyHashing& operator=(const KeyHashing&) = delete;
   CacheKey get();
-  // The counts, for prepare_compile (compiler/prepared_compile.h) while this lives;
-  // `assumption`: for a compile stage that runs before the counts are known.
-  precision::OverflowSource overflow(precision::OverflowAssumption* assumption = nullptr) const;
 
 private:
-  struct Job;
-  static void read_files(Job& job);
-  std::unique_ptr<Job> m_job;
+  ModelIdentity m_model;
+  compiler::KeyOptions m_options;
+  std::vector<std::pair<std::string, std::filesystem::path>> m_external; // sorted
+  std::vector<std::shared_ptr<const util::InputFile>> m_files;           // in m_external's order
+  cache::InputDigests* m_digests;
+  std::unique_ptr<util::InputScan> m_scan;
 };
 
 } // namespace npucc::pipeline

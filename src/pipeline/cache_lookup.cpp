@@ -6,13 +6,11 @@
 #include "model/external_data.h"
 #include "npucc/error.h"
 #include "pipeline/cache_key.h"
+#include "pipeline/input_digest.h"
 #include "pipeline/manifest_reader.h"
-#include "util/fd.h"
 #include "util/file_io.h"
-#include "util/sha256.h"
 #include "util/test_point.h"
 
-#include <fcntl.h>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -44,45 +42,31 @@ void restate_request(const fs::path& manifest_path, const CompileOptions& option
                           manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
-// The model file's SHA-256 and what the file looked like when it was known; nullopt when
-// it cannot be opened (read_model gives the error) or changed while it was hashed.
-std::optional<model::PriorDigest> hash_model_file(const fs::path& path,
-                                                  cache::InputDigests& digests) {
-  util::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  std::optional<FileIdentity> before = fd.get() < 0 ? std::nullopt : util::identify(fd.get());
-  if (!before) {
-    return std::nullopt;
-  }
-  std::optional<cache::InputDigest> digest = digests.digest(fd.get(), path);
-  if (!digest) {
-    return std::nullopt;
-  }
-  return model::PriorDigest{digest->sha256, *before};
-}
-
 // What the key needs of the model at options.model_path without parsing it, when its
-// bytes have a model index here; nullopt otherwise. `hashed`: the model file's digest,
-// when it was computed, for the reader to take over on a miss.
+// bytes have a model index here; nullopt otherwise. The model file stays open in `inputs`
+// with its digest, for the reader to take over on a miss.
 std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
                                                  cache::InputDigests& digests,
                                                  const CompileOptions& options,
-                                                 std::optional<model::PriorDigest>& hashed) {
-  std::error_code ec;
-  if (!fs::is_regular_file(options.model_path, ec)) {
-    return std::nullopt; // read_model gives the error
+                                                 util::InputFiles& inputs) {
+  // Absent, not a regular file, or changed while it was hashed: read_model says what is
+  // wrong, or hashes it.
+  auto file = inputs.try_open(options.model_path, util::InputFile::Links::follow);
+  if (!file) {
+    return std::nullopt;
   }
   ModelIdentity identity;
   identity.file_name = options.model_path.filename().string();
-  identity.bytes = fs::file_size(options.model_path, ec);
-  if (ec || identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+  identity.bytes = (*file)->stamp().size;
+  if (identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
       identity.bytes > options.limits.max_memory_bytes) {
     return std::nullopt; // read_model refuses it without reading it
   }
-  hashed = hash_model_file(options.model_path, digests);
-  if (!hashed) {
+  util::Expected<std::string> sha256 = digest_of_input(**file, &digests);
+  if (!sha256) {
     return std::nullopt;
   }
-  identity.sha256 = hashed->sha256;
+  identity.sha256 = *sha256;
   auto locations = storage.model_index(identity.sha256);
   if (!locations) {
     return std::nullopt;
@@ -145,17 +129,17 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log,
-                                                   std::optional<model::PriorDigest>& hashed,
+                                                   util::InputFiles& inputs,
                                                    std::optional<CacheKey>& known_key) {
   util::test_point("cache:model-index");
   if (compiler::key_options_need_model(options)) {
     return std::nullopt; // whether an option is a no-op is the model's to say
   }
-  std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, hashed);
+  std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, inputs);
   if (!identity) {
     return std::nullopt;
   }
-  CacheKey key = compute_key(*identity, options, &digests);
+  CacheKey key = compute_key(*identity, options, &digests, inputs);
   cache::FetchResult fetched = fetch_and_deliver(storage, storage, key, options, deliver);
   if (fetched.status != cache::FetchStatus::hit) {
     known_key = std::move(key);

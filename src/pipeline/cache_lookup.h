@@ -2,9 +2,9 @@
 
 #include "cache/input_digests.h"
 #include "cache/local_storage.h"
-#include "model/model_reader.h"
 #include "npucc/cache.h"
 #include "pipeline/cached_compile.h"
+#include "util/input_file.h"
 
 #include <optional>
 #include <string>
@@ -14,9 +14,9 @@ namespace npucc::pipeline {
 
 // A model whose bytes were seen before: its model index gives the external locations,
 // so the key needs only hashes and a hit never parses the model. nullopt: not found this
-// way (the full path reads the model, and says why when it cannot); `hashed` then holds
-// the model file's digest if it was known, for model::read_mapped_model to take over.
-// The digests come through `digests` (cache/input_digests.h). `known_key`: the key, when
+// way (the full path reads the model, and says why when it cannot). The files are opened
+// through `inputs`, where the model's reader finds them open, the model file's digest
+// known if it was computed. The digests come through `digests` (cache/input_digests.h). `known_key`: the key, when
 // the index gave it and the local store missed it (a remote tier can be asked at once).
 // Options whose no-op the model decides (an --input-shape, --target-opset) are not looked
 // up this way: the full path reads the model (compiler::key_options_need_model).
@@ -24,7 +24,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log,
-                                                   std::optional<model::PriorDigest>& hashed,
+                                                   util::InputFiles& inputs,
                                                    std::optional<CacheKey>& known_key);
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder

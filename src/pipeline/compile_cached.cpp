@@ -4,6 +4,7 @@
 #include "compiler/key_options.h"
 #include "compiler/output_folder.h"
 #include "compiler/prepared_compile.h"
+#include "compiler/overflow_counts.h"
 #include "model/model_reader.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
@@ -58,8 +59,9 @@ struct CachedRun {
   WriteProgress write_progress; // of the graphs' write, on a miss
   CompileOptions options; // given, and for populate with its scratch output folder
 
-  // The model file's digest as the lookup computed it, if it did (read_mapped_model).
-  std::optional<model::PriorDigest> model_hashed;
+  // The input files, each opened once: the lookup opens the model file (and hashes it),
+  // the reader maps the same (util/input_file.h).
+  std::shared_ptr<util::InputFiles> inputs = std::make_shared<util::InputFiles>();
   Model model;
   std::string model_sha256;
   std::string model_index;
@@ -69,6 +71,8 @@ struct CachedRun {
   // being written).
   std::optional<PreparedCompile> prepared;
   std::unique_ptr<GraphWriting> writing;
+  // The weights' overflow counts, fed by the key's read: they outlive it and the stages.
+  std::unique_ptr<compiler::OverflowCounts> overflow;
   std::unique_ptr<cache::remote::TieredStorage> tiered;
   CachedCompile out;
   // The compiled files as their writer left them (compiler/prepared_compile.h).
@@ -95,19 +99,19 @@ void finish_compile(CachedRun& run) {
 
 // The second stage (writing the graphs, most of a compile's time) starts before the key is
 // known: the rewrite assumes that the weights the key's reading has yet to reach do not
-// overflow the low type (precision::OverflowAssumption), and is built again, its graphs
+// overflow the low type (compiler::OverflowCounts::speculate), and is built again, its graphs
 // rewritten, on the rare model where one does. A hit stops the writers.
 void speculative_write(CachedRun& run, KeyHashing& hashing) {
-  precision::OverflowAssumption assumption;
-  PreparedCompile early =
-      prepare_compile(std::move(run.model), run.options, run.log, hashing.overflow(&assumption));
+  run.overflow->speculate();
+  PreparedCompile early = prepare_compile(std::move(run.model), run.options, run.log,
+                                          run.overflow.get());
   run.writing = std::make_unique<GraphWriting>(std::move(early), run.options);
   run.key = hashing.get();
-  if (!assumption.holds()) {
+  if (!run.overflow->speculation_held()) {
     run.prepared = run.writing->abandon();
     run.writing.reset();
     run.say("precision: a weight overflows the low type: rewriting the low graph");
-    rebuild_variants(*run.prepared, run.options, hashing.overflow());
+    rebuild_variants(*run.prepared, run.options, run.overflow.get());
   }
 }
 
@@ -117,15 +121,17 @@ void speculative_write(CachedRun& run, KeyHashing& hashing) {
 // With a second core and an output folder, the second stage runs early too.
 void key_beside_compile(CachedRun& run) {
   bool second_core = util::thread_budget() > 1;
+  run.overflow = std::make_unique<compiler::OverflowCounts>(run.model.proto);
   KeyHashing hashing(run.model, run.options,
-                     second_core ? HashOn::second_thread : HashOn::this_thread, &run.digests);
+                     second_core ? HashOn::second_thread : HashOn::this_thread, &run.digests,
+                     &run.overflow->observer());
   if (run.deliver == Deliver::output_folder) {
     compiler::check_output_folder(run.options);
   }
   if (second_core && run.deliver == Deliver::output_folder) {
     speculative_write(run, hashing);
   } else {
-    run.prepared = prepare_compile(std::move(run.model), run.options, run.log, hashing.overflow());
+    run.prepared = prepare_compile(std::move(run.model), run.options, run.log, run.overflow.get());
     run.key = hashing.get();
   }
 }
@@ -134,10 +140,11 @@ void key_beside_compile(CachedRun& run) {
 // remote hit, which needs no compile work: the key alone comes first there.
 void read_and_key(CachedRun& run) {
   check::start_isolated_worker(); // while this process is small
-  if (!run.model_hashed) {
+  std::shared_ptr<util::InputFile> opened = run.inputs->find(run.given.model_path);
+  if (!opened || !opened->sha256()) {
     run.digests.count_hashed("hashed as the model was read");
   }
-  run.model = model::read_mapped_model(run.given.model_path, run.given.limits, run.model_hashed);
+  run.model = model::read_mapped_model(run.given.model_path, run.given.limits, run.inputs);
   run.model_sha256 = run.model.sha256;
   std::vector<std::string> locations;
   for (const auto& file : run.model.external_files) {
@@ -215,7 +222,7 @@ CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
 // nullopt on a miss there (the compile goes on; fetch() does not ask again).
 std::optional<CachedCompile> remote_by_known_key(CachedRun& run, CacheKey key) {
   run.key = std::move(key);
-  run.model_sha256 = run.model_hashed->sha256;
+  run.model_sha256 = *run.inputs->find(run.given.model_path)->sha256();
   cache::FetchResult fetched = fetch(run);
   if (fetched.status != cache::FetchStatus::hit) {
     return std::nullopt;
@@ -381,15 +388,15 @@ namespace {
 CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& digests,
                          const CacheConfig& config, const CompileOptions& given, Deliver deliver,
                          const LogSink& log, const WriteProgress& write_progress) {
-  std::optional<model::PriorDigest> hashed;
+  CachedRun run(storage, digests, config, given, deliver, log);
   std::optional<CacheKey> known_key;
-  if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, hashed, known_key)) {
+  if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, *run.inputs,
+                                         known_key)) {
     return *found;
   }
-  CachedRun run(storage, digests, config, given, deliver, log);
   run.write_progress = write_progress;
-  run.model_hashed = std::move(hashed);
-  if (known_key && run.model_hashed && !config.remote.url.empty()) {
+  // A known key: the lookup hashed the model file.
+  if (known_key && !config.remote.url.empty()) {
     if (auto found = remote_by_known_key(run, std::move(*known_key))) {
       return *found;
     }

@@ -32,7 +32,9 @@ struct OverflowPrescan::Span {
 
 OverflowPrescan::OverflowPrescan(const onnx::ModelProto& model)
     : m_scratch(new float[k_scratch_floats]) {
+  // By path, so that the files' order does not depend on where they sit in memory.
   std::map<std::filesystem::path, std::map<uint64_t, std::unique_ptr<Span>>> by_file;
+  std::map<std::filesystem::path, std::shared_ptr<const util::InputFile>> inputs;
   auto collect = [&](const onnx::TensorProto& tensor) {
     if (tensor.data_type() != onnx::TensorProto::FLOAT) {
       return;
@@ -49,6 +51,7 @@ OverflowPrescan::OverflowPrescan(const onnx::ModelProto& model)
     // One span per start; a weight that shares or overlaps another's bytes is counted
     // by the rewrite itself.
     by_file[slice->file->path()].emplace(slice->offset, std::move(span));
+    inputs[slice->file->path()] = slice->file->input();
   };
   // Where weights are mapped: initializers, and Constant values (PaddlePaddle's exporter
   // writes its weights as Constant nodes); other tensors are counted by the rewrite.
@@ -76,7 +79,7 @@ OverflowPrescan::OverflowPrescan(const onnx::ModelProto& model)
     for (const auto& span : kept) {
       m_by_address[span->data] = span.get();
     }
-    m_paths.push_back(path);
+    m_files.push_back(inputs[path]);
     m_spans.push_back(std::move(kept));
   }
   m_cursor.assign(m_spans.size(), 0);
@@ -88,15 +91,6 @@ const OverflowPrescan::Span* OverflowPrescan::find(std::string_view bytes) const
   auto found = m_by_address.find(bytes.data());
   return found == m_by_address.end() || found->second->length != bytes.size() ? nullptr
                                                                               : found->second;
-}
-
-int OverflowPrescan::file_index(const std::filesystem::path& path) const {
-  for (size_t i = 0; i < m_paths.size(); ++i) {
-    if (m_paths[i] == path) {
-      return static_cast<int>(i);
-    }
-  }
-  return -1;
 }
 
 void OverflowPrescan::end() {

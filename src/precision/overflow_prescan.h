@@ -1,5 +1,8 @@
 #pragma once
 
+#include "util/file_observer.h"
+#include "util/input_file.h"
+
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -21,25 +24,25 @@
 // the rewrite takes a finished count (prescanned_overflows) or counts itself.
 namespace npucc::precision {
 
-class OverflowPrescan {
+class OverflowPrescan : public util::FileObserver {
 public:
   // Collects the model's float32 weights that are slices of mapped files (main thread).
   explicit OverflowPrescan(const onnx::ModelProto& model);
-  ~OverflowPrescan();
+  ~OverflowPrescan() override;
   OverflowPrescan(const OverflowPrescan&) = delete;
   OverflowPrescan& operator=(const OverflowPrescan&) = delete;
 
-  // Index of the file at `path` among those with weights to count, or -1.
-  int file_index(const std::filesystem::path& path) const;
-  // The files with weights to count, by index.
-  const std::vector<std::filesystem::path>& paths() const { return m_paths; }
+  // The files with weights to count, by index (the mappings' open files).
+  const std::vector<std::shared_ptr<const util::InputFile>>& files() const override {
+    return m_files;
+  }
   // Counts the weights in `chunk`, the bytes of file `file` from `position`. Chunks of a
   // file must come in order, from position 0, from one thread. No allocation, no lock
   // (the thread may run while the process forks).
-  void feed(int file, uint64_t position, std::string_view chunk);
+  void feed(int file, uint64_t position, std::string_view chunk) override;
 
   // The reading thread is done (every file read, or given up): nothing left to wait for.
-  void end();
+  void end() override;
 
   struct Span;
   // The span of the weight whose raw bytes are `bytes` (the same address and length in
@@ -49,7 +52,7 @@ public:
 private:
   std::vector<std::vector<std::unique_ptr<Span>>> m_spans;   // per file, by offset
   std::unordered_map<const char*, const Span*> m_by_address; // a weight's bytes -> its span
-  std::vector<std::filesystem::path> m_paths;
+  std::vector<std::shared_ptr<const util::InputFile>> m_files;
   std::vector<size_t> m_cursor; // per file: first span not yet finished
   std::unique_ptr<float[]> m_scratch;
   std::atomic<bool> m_ended{false};

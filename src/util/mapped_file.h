@@ -1,7 +1,7 @@
 #pragma once
 
 #include "npucc/file_identity.h"
-#include "util/fd.h"
+#include "util/input_file.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -14,31 +14,33 @@ namespace npucc::util {
 // copied: the page cache holds them once, and a file of any size (past 2 GiB) fits.
 class MappedFile {
 public:
-  // Throws npucc::Error naming the path when the file cannot be opened or mapped.
+  // Maps the open input file, which stays open while the mapping lives. Throws
+  // npucc::Error naming the path when it cannot be mapped.
+  static std::shared_ptr<const MappedFile> map(std::shared_ptr<const InputFile> file);
+  // Opens the file (InputFile::open, links followed), then maps it.
   static std::shared_ptr<const MappedFile> open(const std::filesystem::path& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  std::string_view bytes() const { return {m_data, m_identity.size}; }
-  const std::filesystem::path& path() const { return m_path; }
+  std::string_view bytes() const { return {m_data, m_file->stamp().size}; }
+  const std::filesystem::path& path() const { return m_file->path(); }
   // The file as it was when mapped.
-  const FileIdentity& identity() const { return m_identity; }
+  FileIdentity identity() const { return m_file->identity(); }
+  const std::shared_ptr<const InputFile>& input() const { return m_file; }
 
-  // The mapped file opened again for pread(), or an invalid Fd when the path now names
-  // another file. Streaming a whole file through read() costs far less than touching
-  // every page of its mapping once the pages must be faulted in one by one (a virtual
-  // machine's shadow page tables: measured 0.3 s against 0.12 s for 500 MB), so
-  // passes over all the weights read rather than map.
-  Fd reopen() const;
+  // The mapped file's descriptor, for pread(). Streaming a whole file through read()
+  // costs far less than touching every page of its mapping once the pages must be
+  // faulted in one by one (a virtual machine's shadow page tables: measured 0.3 s against
+  // 0.12 s for 500 MB), so passes over all the weights read rather than map.
+  int read_fd() const { return m_file->fd(); }
 
 private:
-  MappedFile(std::filesystem::path path, const char* data, const FileIdentity& identity)
-      : m_path(std::move(path)), m_data(data), m_identity(identity) {}
+  MappedFile(std::shared_ptr<const InputFile> file, const char* data)
+      : m_file(std::move(file)), m_data(data) {}
 
-  std::filesystem::path m_path;
+  std::shared_ptr<const InputFile> m_file;
   const char* m_data = nullptr;
-  FileIdentity m_identity;
 };
 
 } // namespace npucc::util

@@ -36,7 +36,8 @@ TEST_SUITE("npucc::pipeline::CacheKey") {
     identity.bytes = bytes.size();
     identity.sha256 = model.sha256;
     npucc::CacheKey parsed = compute_key(model, options);
-    npucc::CacheKey fast = compute_key(identity, options);
+    npucc::util::InputFiles inputs;
+    npucc::CacheKey fast = compute_key(identity, options, nullptr, inputs);
     CHECK(parsed.key == fast.key);
     REQUIRE(parsed.components.size() == 6);
     CHECK(parsed.components[0].value == k_key_salt);
@@ -52,7 +53,7 @@ TEST_SUITE("npucc::pipeline::CacheKey") {
     }
     SUBCASE("an output folder is not part of the key") {
       options.output_dir = "/somewhere";
-      CHECK(compute_key(identity, options).key == fast.key);
+      CHECK(compute_key(identity, options, nullptr, inputs).key == fast.key);
     }
   }
 

@@ -3,9 +3,12 @@
 #include "npucc/error.h"
 #include "npucc/train_mode.h"
 #include "test_support.h"
+#include "util/disk.h"
 #include "util/file_io.h"
 
 #include <doctest/doctest.h>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
@@ -43,9 +46,67 @@ struct Fixture {
   }
 };
 
+// Counts the opens of each file (any thread: the key's hash and the writers run beside).
+class CountingDisk : public npucc::util::RealDisk {
+public:
+  int open(const fs::path& path, int flags, mode_t mode) override {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    ++m_opens[fs::weakly_canonical(path)];
+    return RealDisk::open(path, flags, mode);
+  }
+  int opens(const fs::path& path) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_opens[fs::weakly_canonical(path)];
+  }
+
+private:
+  std::mutex m_mutex;
+  std::map<fs::path, int> m_opens;
+};
+
+// A model whose weight (32 KiB of float32: mapped, counted for overflows) is external data.
+fs::path write_external_model(const fs::path& dir) {
+  auto proto = npucc::test::parse_text_model(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[8192] x) => (float[8192] y) { y = Mul(x, w) }
+  )");
+  auto* w = proto.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(8192);
+  npucc::test::set_external(*w, "m.onnx.data", 0, 8192 * 4);
+  npucc::util::write_file_atomic(dir / "m.onnx.data", std::string(8192 * 4, '\x01'));
+  npucc::util::write_file_atomic(dir / "m.onnx", proto.SerializeAsString());
+  return dir / "m.onnx";
+}
+
 } // namespace
 
 TEST_SUITE("npucc::compile_cached") {
+  TEST_CASE("each input file is opened once, on a miss and on a hit through the model index") {
+    Fixture f;
+    fs::path model = write_external_model(f.dir);
+    npucc::CompileOptions options;
+    options.model_path = model;
+    options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast|step");
+    for (const char* out : {"miss", "hit"}) {
+      CAPTURE(out);
+      options.output_dir = f.dir / out;
+      CountingDisk counting;
+      npucc::CachedCompile result;
+      {
+        npucc::util::ScopedDisk use(counting);
+        result = npucc::compile_cached(options, f.config, npucc::CacheUse::enabled);
+      }
+      CHECK(result.outcome ==
+            (std::string(out) == "miss" ? npucc::CacheOutcome::miss : npucc::CacheOutcome::hit));
+      // Before: the model four times on a miss (its digest, its mapping, the cut of its
+      // weights, the overflow prescan), its data twice (mapping, key).
+      CHECK(counting.opens(model) == 1);
+      CHECK(counting.opens(f.dir / "m.onnx.data") == 1);
+    }
+  }
+
   TEST_CASE("a hit carries the stored compile's precision reports") {
     Fixture f;
     fs::path model = write_model(f.dir, k_model);

@@ -83,8 +83,9 @@ struct Fixture {
 
   // Feeds the whole file in chunks of `chunk` bytes, as the key's reader does.
   void feed(OverflowPrescan& prescan, size_t chunk) const {
-    int index = prescan.file_index(data_path);
-    REQUIRE(index >= 0);
+    REQUIRE(prescan.files().size() == 1);
+    REQUIRE(prescan.files()[0] == file->input());
+    int index = 0;
     std::string_view all = file->bytes();
     for (uint64_t position = 0; position < all.size(); position += chunk) {
       prescan.feed(index, position, all.substr(position, chunk));
@@ -124,8 +125,7 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     {
       // Ended before reaching the weight (a read error): no wait, no count.
       OverflowPrescan cut_short(fixture.model);
-      cut_short.feed(cut_short.file_index(fixture.data_path), 0,
-                     fixture.file->bytes().substr(0, 1000));
+      cut_short.feed(0, 0, fixture.file->bytes().substr(0, 1000));
       cut_short.end();
       CHECK_FALSE(prescanned_overflows({&cut_short}, fixture.raw(0), onnx::TensorProto::FLOAT16));
     }
@@ -139,7 +139,7 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
       CHECK(whole.find(fixture.raw(0)) != nullptr);
       CHECK(whole.find(fixture.raw(0).substr(0, 400)) == nullptr);
     }
-    CHECK(OverflowPrescan(fixture.model).file_index("/no/such/file.data") == -1);
+    CHECK(OverflowPrescan(fixture.model).files().size() == 1);
   }
 
   TEST_CASE("the cache key's reader counts a read model's external weights") {
@@ -164,12 +164,13 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     auto raw = *npucc::model::raw_bytes(read.proto.graph().initializer(0));
     for (auto where :
          {npucc::pipeline::HashOn::second_thread, npucc::pipeline::HashOn::this_thread}) {
-      npucc::pipeline::KeyHashing key(read, options, where);
-      CHECK(prescanned_overflows(key.overflow(), raw, onnx::TensorProto::FLOAT16) ==
+      OverflowPrescan prescan(read.proto);
+      npucc::pipeline::KeyHashing key(read, options, where, nullptr, &prescan);
+      CHECK(prescanned_overflows({&prescan}, raw, onnx::TensorProto::FLOAT16) ==
             npucc::precision::count_half_overflows(values.data(), values.size()));
       CHECK(key.get().key == npucc::pipeline::compute_key(read, options).key);
       npucc::precision::OverflowAssumption assumption;
-      CHECK(prescanned_overflows(key.overflow(&assumption), raw, onnx::TensorProto::FLOAT16) == 0);
+      CHECK(prescanned_overflows({&prescan, &assumption}, raw, onnx::TensorProto::FLOAT16) == 0);
       CHECK(assumption.assumed());
     }
   }
