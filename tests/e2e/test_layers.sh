@@ -2,7 +2,8 @@
 # The layering of src/ and cli/ (tests/tools/check_layers.py): no cycle between folders,
 # the storage layer (src/cache) includes only model/, util/ and itself, and the runtime floor
 # (src/runtime) only util/ and itself, a public header counts as the folder it stands on
-# (npucc/cache.h: pipeline), and the public types include only model/ and util/. Runs the check
+# (npucc/cache.h: pipeline), the public types include only model/ and util/, and the cached
+# compile (src/pipeline) nothing of precision/. Runs the check
 # on this tree, then on small planted trees to show it fails, naming the include, on each
 # kind of break (and passes a clean one).
 set -u
@@ -94,6 +95,14 @@ plant floor src/accuracy/check.cpp "runtime/runtime.h" "precision/emulation.h"
 expect_failure floor 'src/runtime/process.cpp:1: #include "precision/emulation.h": the runtime floor'
 if grep -q "ort.cpp\|accuracy/check.cpp" "$work/err"; then
   fail "floor: an allowed include reported: $(cat "$work/err")"
+fi
+
+# The cached compile reaching into the precision rewrite (its counts come through compiler/).
+plant pipeline src/pipeline/cache_key.cpp "compiler/overflow_counts.h" "precision/overflow_prescan.h"
+expect_failure pipeline \
+  'src/pipeline/cache_key.cpp:2: #include "precision/overflow_prescan.h": the cached compile'
+if grep -q "cache_key.cpp:1:" "$work/err"; then
+  fail "pipeline: an allowed include reported: $(cat "$work/err")"
 fi
 
 # Public headers are not exempt: one stands on a folder (npucc/cache.h is the cached

@@ -14,7 +14,10 @@ the include that breaks it:
     nothing of how they were made or what is compared;
   - the public types (npucc/compile.h, train_mode.h, memory_plan.h, cache_key.h: options,
     results, keys) include nothing of src/ but model/, util/ and each other, so every
-    layer above storage may take them without reaching up.
+    layer above storage may take them without reaching up;
+  - the cached compile, src/pipeline, includes nothing of precision/: the rewrite's
+    overflow counts reach it as compiler/overflow_counts.h and util/file_observer.h, so
+    it knows how to read input files, not what the rewrite counts in them.
 Public headers (include/npucc/, "npucc/...") each stand on the floor of the src/ folder
 that implements them (PUBLIC_FLOORS: npucc/cache_config.h is cache, npucc/cache.h is
 pipeline), so including one is including that folder, and the headers' own includes are
@@ -39,6 +42,8 @@ STORAGE = "cache"
 STORAGE_MAY_INCLUDE = ("model", "util")
 API = "api"
 API_MAY_INCLUDE = ("model", "util")
+PIPELINE = "pipeline"
+PIPELINE_NEVER_INCLUDES = ("precision",)
 RUNTIME = "runtime"
 RUNTIME_MAY_INCLUDE = ("util",)
 PUBLIC = "npucc"
@@ -258,6 +263,16 @@ def runtime_violations(includes):
     return out
 
 
+def pipeline_violations(includes):
+    out = []
+    for path, number, name, source, target in includes:
+        if source == PIPELINE and target in PIPELINE_NEVER_INCLUDES:
+            out.append('%s:%d: #include "%s": the cached compile (src/%s) does not include %s/: '
+                       'what it needs of the compile comes through compiler/' % (
+                           path, number, name, PIPELINE, target))
+    return out
+
+
 def api_violations(includes):
     out = []
     for path, number, name, source, target in includes:
@@ -302,6 +317,7 @@ def main(argv):
         return 1
     problems = (cycle_violations(includes) + storage_violations(includes) +
                 runtime_violations(includes) + api_violations(includes) +
+                pipeline_violations(includes) +
                 storage_reach_violations(root))
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)
@@ -309,9 +325,10 @@ def main(argv):
         return 1
     folders = {source for _, _, _, source, _ in includes}
     print("check_layers: %d includes of %d folders: no cycle, storage includes only %s, "
-          "runtime only %s, the public types only %s" % (
+          "runtime only %s, the public types only %s, pipeline none of %s" % (
               len(includes), len(folders), ", ".join(STORAGE_MAY_INCLUDE),
-              ", ".join(RUNTIME_MAY_INCLUDE), ", ".join(API_MAY_INCLUDE)))
+              ", ".join(RUNTIME_MAY_INCLUDE), ", ".join(API_MAY_INCLUDE),
+              ", ".join(PIPELINE_NEVER_INCLUDES)))
     return 0
 
 
