@@ -5,6 +5,7 @@
 #include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
 #include "model/ir_fields.h"
+#include "model/model_reader.h"
 #include "model/shape_check.h"
 #include "model/weight_store.h"
 #include "npucc/compile.h"
@@ -290,6 +291,60 @@ bool needs_overflow_counts(const CompileOptions& options) {
          !options.precision.precision_mode_v2.empty();
 }
 
+// The model file's digest (for the manifest) when the reader left it to be taken in the
+// read below, or empty.
+std::string digest_taken(const std::vector<util::InputScan::Hashed>& hashed) {
+  return hashed.empty() ? std::string() : hashed.front().sha256;
+}
+
+// One read of the model file on a second core: it hashes the file for the manifest and
+// feeds the overflow counts of the weights in it (the external data is read for the counts
+// alone), beside the compile. With that core the graphs are written meanwhile, the rewrite
+// taking the weights the read has yet to reach to fit the low type
+// (OverflowCounts::speculate), and written again on the rare model where one does not (as
+// the cached compile does beside the key's read, pipeline/compile_cached.cpp).
+CompileResult compile_beside_read(Model model, const CompileOptions& options, const LogSink& log,
+                                  const WriteProgress& write_progress) {
+  std::vector<std::shared_ptr<const util::InputFile>> to_hash;
+  if (model.sha256.empty()) {
+    to_hash.push_back(model::input_files(model)->find(model.path));
+  }
+  std::unique_ptr<compiler::OverflowCounts> counts;
+  if (needs_overflow_counts(options)) {
+    counts = std::make_unique<compiler::OverflowCounts>(model.proto);
+  }
+  const bool second_core = util::thread_budget() > 1;
+  util::InputScan scan(to_hash, counts ? &counts->observer() : nullptr,
+                       second_core ? util::InputScan::On::second_thread
+                                   : util::InputScan::On::this_thread);
+  // An accuracy check judges the low graph as built: it is built on the counts, not on an
+  // assumption.
+  const bool checks_accuracy = options.check_accuracy || !options.accuracy_target.empty();
+  if (!second_core || !counts || checks_accuracy) {
+    PreparedCompile prepared = prepare_compile(std::move(model), options, log, counts.get());
+    std::string sha256 = digest_taken(scan.wait());
+    if (!sha256.empty()) {
+      prepared.result.model_sha256 = sha256;
+    }
+    return write_compile(std::move(prepared), options, {}, write_progress).result;
+  }
+  counts->speculate();
+  GraphWriting writing(prepare_compile(std::move(model), options, log, counts.get()), options);
+  std::string sha256 = digest_taken(scan.wait());
+  if (counts->speculation_held()) {
+    return writing.finish(options, {}, write_progress, sha256).result;
+  }
+  PreparedCompile prepared = writing.abandon();
+  if (log) {
+    log("precision: a weight overflows the low type: rewriting the low graph");
+  }
+  rebuild_variants(prepared, options, counts.get());
+  if (!sha256.empty()) {
+    prepared.result.model_sha256 = sha256;
+  }
+  return write_compile(std::move(prepared), options, {}, write_progress).result;
+}
+
 CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log,
                             const WriteProgress& write_progress) {
   // Fail on a bad output folder before any real work.
@@ -298,22 +353,11 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
     check::start_isolated_worker(); // while this process is small
   }
   util::test_point("compile:reading");
-  Model model = preread != nullptr
-                    ? std::move(*preread)
-                    : read_model(options.model_path, options.limits, Weights::in_table);
-  if (!needs_overflow_counts(options)) {
-    return write_compile(prepare_compile(std::move(model), options, log), options, {},
-                         write_progress)
-        .result;
-  }
-  // No key to hash: the weights files are read for the counts alone.
-  compiler::OverflowCounts counts(model.proto);
-  util::InputScan reader({}, &counts.observer(),
-                         util::thread_budget() > 1 ? util::InputScan::On::second_thread
-                                                   : util::InputScan::On::this_thread);
-  return write_compile(prepare_compile(std::move(model), options, log, &counts), options, {},
-                       write_progress)
-      .result;
+  Model model = preread != nullptr ? std::move(*preread)
+                                   : model::read_mapped_model(options.model_path, options.limits,
+                                                              nullptr, model::TableScope::every_tensor,
+                                                              model::ModelDigest::later);
+  return compile_beside_read(std::move(model), options, log, write_progress);
 }
 
 } // namespace

@@ -189,7 +189,8 @@ PreparedCompile GraphWriting::abandon() {
 }
 
 WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKey& cache_key,
-                                    const WriteProgress& progress) {
+                                    const WriteProgress& progress,
+                                    const std::string& model_sha256) {
   State& state = *m_state;
   state.wait(progress);
   util::test_point("write:joined");
@@ -200,6 +201,10 @@ WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKe
   WrittenCompile out;
   CompileResult& result = out.result;
   result = std::move(state.prepared.result);
+  if (!model_sha256.empty()) {
+    result.model_sha256 = model_sha256;
+    state.prepared.model.sha256 = model_sha256;
+  }
   auto& variants = state.prepared.variants;
   for (size_t i = 0; i < variants.graphs.size(); ++i) {
     state.written[i].role = variants.graphs[i].role;

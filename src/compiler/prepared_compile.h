@@ -55,9 +55,10 @@ public:
   GraphWriting(const GraphWriting&) = delete;
   GraphWriting& operator=(const GraphWriting&) = delete;
 
-  // `progress` hears of the bytes written while it waits.
+  // `progress` hears of the bytes written while it waits. `model_sha256`, when not empty:
+  // the model file's digest, taken beside the writing (the manifest's model.sha256).
   WrittenCompile finish(const CompileOptions& options, const CacheKey& cache_key,
-                        const WriteProgress& progress = {});
+                        const WriteProgress& progress = {}, const std::string& model_sha256 = {});
   // Stops the writers and hands the prepared compile back, as prepared.
   PreparedCompile abandon();
 

@@ -155,7 +155,8 @@ TableScope table_scope(Weights weights) {
 }
 
 Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
-                        std::shared_ptr<util::InputFiles> inputs, TableScope scope) {
+                        std::shared_ptr<util::InputFiles> inputs, TableScope scope,
+                        ModelDigest digest) {
   check_before_reading(path, limits);
   if (!inputs) {
     inputs = std::make_shared<util::InputFiles>();
@@ -179,7 +180,9 @@ Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
   }
   model.path = path;
   model.file_bytes = bytes.size();
-  model.sha256 = digest_of(*input);
+  if (digest == ModelDigest::now || input->sha256()) {
+    model.sha256 = digest_of(*input);
+  }
   finish_mapped(model, *skeleton, file, limits, scope);
   return model;
 }
