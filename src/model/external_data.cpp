@@ -14,46 +14,53 @@ namespace npucc::model {
 
 namespace fs = std::filesystem;
 
-fs::path resolve_external_location(const std::string& location, const fs::path& folder,
-                                   const std::string& model_file, const std::string& tensor_name) {
+util::Expected<fs::path> try_resolve_external_location(const std::string& location,
+                                                       const fs::path& folder,
+                                                       const std::string& model_file,
+                                                       const std::string& tensor_name) {
   const std::string what =
       model_file + ": tensor \"" + tensor_name + "\": external data location \"" + location + "\"";
   const std::string hint = "external data files must sit in the model's folder or below it";
   if (location.empty()) {
-    throw Error(what + " is empty");
+    return Error(what + " is empty");
   }
   if (location.find('\0') != std::string::npos) {
-    throw Error(what + " contains a NUL byte");
+    return Error(what + " contains a NUL byte");
   }
   fs::path relative(location);
   if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory()) {
-    throw Error(what + " is an absolute path", hint);
+    return Error(what + " is an absolute path", hint);
   }
   for (const auto& part : relative) {
     if (part == "..") {
-      throw Error(what + " leaves the model's folder (\"..\")", hint);
+      return Error(what + " leaves the model's folder (\"..\")", hint);
     }
   }
   std::error_code ec;
   fs::path base = fs::canonical(folder.empty() ? fs::path(".") : folder, ec);
   if (ec) {
-    throw Error(what + ": cannot resolve the model's folder: " + ec.message());
+    return Error(what + ": cannot resolve the model's folder: " + ec.message());
   }
   fs::path resolved = fs::canonical(base / relative, ec);
   if (ec) {
-    throw Error(what + ": file not found next to the model", "copy the data file beside the model");
+    return Error(what + ": file not found next to the model", "copy the data file beside the model");
   }
   // A symlink inside the folder may still point outside it.
   auto [base_end, unused] =
       std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
   (void)unused;
   if (base_end != base.end()) {
-    throw Error(what + " resolves to " + resolved.string() + ", outside the model's folder", hint);
+    return Error(what + " resolves to " + resolved.string() + ", outside the model's folder", hint);
   }
   if (!fs::is_regular_file(resolved, ec)) {
-    throw Error(what + " is not a regular file");
+    return Error(what + " is not a regular file");
   }
   return resolved;
+}
+
+fs::path resolve_external_location(const std::string& location, const fs::path& folder,
+                                   const std::string& model_file, const std::string& tensor_name) {
+  return try_resolve_external_location(location, folder, model_file, tensor_name).value();
 }
 
 namespace {

@@ -2,6 +2,7 @@
 
 #include "model/weight_store.h"
 #include "npucc/model.h"
+#include "util/expected.h"
 
 #include <filesystem>
 #include <vector>
@@ -20,8 +21,12 @@ std::vector<ExternalFile> load_external_data(onnx::ModelProto& proto,
                                              WeightStore* store,
                                              TableScope scope = TableScope::initializers);
 
-// Checks a location string and resolves it inside `folder`; throws npucc::Error
-// naming `model_file` and the tensor when it escapes or does not exist.
+// Checks a location string and resolves it inside `folder`; the npucc::Error naming
+// `model_file` and the tensor when it escapes or does not exist.
+util::Expected<std::filesystem::path>
+try_resolve_external_location(const std::string& location, const std::filesystem::path& folder,
+                              const std::string& model_file, const std::string& tensor_name);
+// try_resolve_external_location, throwing its error.
 std::filesystem::path resolve_external_location(const std::string& location,
                                                 const std::filesystem::path& folder,
                                                 const std::string& model_file,

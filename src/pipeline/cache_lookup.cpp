@@ -71,14 +71,13 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
   if (!locations) {
     return std::nullopt;
   }
-  try {
-    for (const auto& location : *locations) {
-      identity.external.emplace_back(
-          location, model::resolve_external_location(location, options.model_path.parent_path(),
-                                                     options.model_path.string(), "(external)"));
+  for (const auto& location : *locations) {
+    auto path = model::try_resolve_external_location(
+        location, options.model_path.parent_path(), options.model_path.string(), "(external)");
+    if (!path) {
+      return std::nullopt; // a missing data file: read_model says which
     }
-  } catch (const Error&) {
-    return std::nullopt; // a missing data file: read_model says which
+    identity.external.emplace_back(location, std::move(*path));
   }
   return identity;
 }

@@ -13,11 +13,11 @@ util::Expected<std::string> digest_of_input(util::InputFile& file, cache::InputD
   if (!found.from_stamp) {
     std::shared_ptr<const util::InputFile> view(&file, [](const util::InputFile*) {});
     util::InputScan scan({view}, nullptr, util::InputScan::On::this_thread);
-    try {
-      found.sha256 = scan.wait().front().sha256;
-    } catch (const Error& error) {
-      return error;
+    auto hashed = scan.try_wait();
+    if (!hashed) {
+      return hashed.error();
     }
+    found.sha256 = hashed->front().sha256;
     // A write while it was hashed: the digest may stand for no version of the file.
     if (util::stamp_of(file.fd()) != file.stamp()) {
       return Error(file.path().string() + ": changed while npucc read it for the cache key",

@@ -96,7 +96,7 @@ void InputScan::read_all() {
   }
 }
 
-std::vector<InputScan::Hashed> InputScan::wait() {
+Expected<std::vector<InputScan::Hashed>> InputScan::try_wait() {
   if (m_thread.joinable()) {
     m_thread.join();
   }
@@ -106,7 +106,7 @@ std::vector<InputScan::Hashed> InputScan::wait() {
       continue; // the observer counts what it lacks itself
     }
     if (file.error != 0) {
-      throw Error(file.file->path().string() + ": read failed: " + std::strerror(file.error));
+      return Error(file.file->path().string() + ": read failed: " + std::strerror(file.error));
     }
     out.push_back({file.hash->hex_digest(), file.bytes});
   }

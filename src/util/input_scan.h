@@ -1,5 +1,6 @@
 #pragma once
 
+#include "util/expected.h"
 #include "util/file_observer.h"
 #include "util/input_file.h"
 
@@ -33,9 +34,11 @@ public:
     std::string sha256;
     uint64_t bytes = 0;
   };
-  // Waits for the read; the hashes in the order given. Throws npucc::Error naming a file
+  // Waits for the read; the hashes in the order given, or the npucc::Error naming a file
   // whose read failed.
-  std::vector<Hashed> wait();
+  Expected<std::vector<Hashed>> try_wait();
+  // try_wait, throwing its error.
+  std::vector<Hashed> wait() { return try_wait().value(); }
   // The clock (util::realtime_ns) before the first byte was read.
   int64_t started_ns() const { return m_started_ns; }
 
