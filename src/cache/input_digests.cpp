@@ -128,7 +128,8 @@ InputDigest hashed_because(std::string why) {
 
 std::string input_digest_problem(const fs::path& path, const std::optional<SigningKey>& key) {
   std::optional<DigestFile> file = read_digest_file(path);
-  std::optional<RecordedDigest> digest = file ? parse_digest(file->text, std::nullopt) : std::nullopt;
+  std::optional<RecordedDigest> digest =
+      file ? parse_digest(file->text, std::nullopt) : std::nullopt;
   if (!digest) {
     return "not an input digest";
   }

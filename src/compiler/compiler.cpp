@@ -1,6 +1,6 @@
 #include "check/isolated_worker.h"
-#include "compiler/accuracy_check.h"
 #include "check/validate.h"
+#include "compiler/accuracy_check.h"
 #include "compiler/output_folder.h"
 #include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
@@ -169,7 +169,8 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
 
 PreparedCompile prepare_compile(Model model, const CompileOptions& options, const LogSink& log,
                                 const compiler::OverflowCounts* counts) {
-  const precision::OverflowSource overflow = counts ? counts->source() : precision::OverflowSource{};
+  const precision::OverflowSource overflow =
+      counts ? counts->source() : precision::OverflowSource{};
   const std::string file = options.model_path.string();
   auto say = [&](const std::string& line) {
     if (log) {
@@ -266,7 +267,8 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
 
 void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
                       const compiler::OverflowCounts* counts) {
-  const precision::OverflowSource overflow = counts ? counts->source() : precision::OverflowSource{};
+  const precision::OverflowSource overflow =
+      counts ? counts->source() : precision::OverflowSource{};
   CompileOptions repaired = options; // what the accuracy repair kept stays kept
   repaired.accuracy_kept_nodes = prepared.accuracy_kept_nodes;
   in_file(options.model_path.string(), [&] {
@@ -353,10 +355,11 @@ CompileResult compile_model(const CompileOptions& options, Model* preread, const
     check::start_isolated_worker(); // while this process is small
   }
   util::test_point("compile:reading");
-  Model model = preread != nullptr ? std::move(*preread)
-                                   : model::read_mapped_model(options.model_path, options.limits,
-                                                              nullptr, model::TableScope::every_tensor,
-                                                              model::ModelDigest::later);
+  Model model =
+      preread != nullptr
+          ? std::move(*preread)
+          : model::read_mapped_model(options.model_path, options.limits, nullptr,
+                                     model::TableScope::every_tensor, model::ModelDigest::later);
   return compile_beside_read(std::move(model), options, log, write_progress);
 }
 

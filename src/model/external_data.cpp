@@ -43,7 +43,8 @@ util::Expected<fs::path> try_resolve_external_location(const std::string& locati
   }
   fs::path resolved = fs::canonical(base / relative, ec);
   if (ec) {
-    return Error(what + ": file not found next to the model", "copy the data file beside the model");
+    return Error(what + ": file not found next to the model",
+                 "copy the data file beside the model");
   }
   // A symlink inside the folder may still point outside it.
   auto [base_end, unused] =

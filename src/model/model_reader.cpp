@@ -13,7 +13,6 @@
 
 #include <cerrno>
 #include <cstring>
-
 #include <google/protobuf/io/coded_stream.h>
 #include <utility>
 

@@ -55,7 +55,7 @@ std::optional<size_t> hash_mapped(const model::MappedSlice& slice) {
   for (int i = 0; i < 3; ++i) {
     char* window = windows.data() + i * k_window;
     if (util::pread_full(fd, window, k_window, slice.offset + starts[i]) !=
-                            static_cast<ssize_t>(k_window)) {
+        static_cast<ssize_t>(k_window)) {
       return std::nullopt;
     }
     seed = combine(seed, hash(std::string_view(window, k_window)));

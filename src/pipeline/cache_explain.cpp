@@ -200,9 +200,8 @@ std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::Lo
     InputFileDigest input;
     input.path = paths[i];
     // Open since the model was read: the files the compile would read.
-    std::shared_ptr<util::InputFile> file =
-        inputs->open(paths[i], i == 0 ? util::InputFile::Links::follow
-                                      : util::InputFile::Links::refuse);
+    std::shared_ptr<util::InputFile> file = inputs->open(
+        paths[i], i == 0 ? util::InputFile::Links::follow : util::InputFile::Links::refuse);
     cache::InputDigest found = digests.look_up(file->fd());
     input.from_stamp = found.from_stamp;
     input.why_hashed = found.why_hashed;

@@ -125,8 +125,8 @@ CacheKey KeyHashing::get() {
     digests.push_back(hashed[i].sha256);
     total += hashed[i].bytes;
     if (m_digests) {
-      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(),
-                        digests.back(), "read by the compile");
+      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(), digests.back(),
+                        "read by the compile");
     }
   }
   return key_from(m_model, m_options, m_external, digests, total);

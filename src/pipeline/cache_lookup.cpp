@@ -72,8 +72,8 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
     return std::nullopt;
   }
   for (const auto& location : *locations) {
-    auto path = model::try_resolve_external_location(
-        location, options.model_path.parent_path(), options.model_path.string(), "(external)");
+    auto path = model::try_resolve_external_location(location, options.model_path.parent_path(),
+                                                     options.model_path.string(), "(external)");
     if (!path) {
       return std::nullopt; // a missing data file: read_model says which
     }
@@ -127,8 +127,7 @@ CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
-                                                   const LogSink& log,
-                                                   util::InputFiles& inputs,
+                                                   const LogSink& log, util::InputFiles& inputs,
                                                    std::optional<CacheKey>& known_key) {
   util::test_point("cache:model-index");
   if (compiler::key_options_need_model(options)) {

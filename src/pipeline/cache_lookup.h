@@ -16,15 +16,14 @@ namespace npucc::pipeline {
 // so the key needs only hashes and a hit never parses the model. nullopt: not found this
 // way (the full path reads the model, and says why when it cannot). The files are opened
 // through `inputs`, where the model's reader finds them open, the model file's digest
-// known if it was computed. The digests come through `digests` (cache/input_digests.h). `known_key`: the key, when
-// the index gave it and the local store missed it (a remote tier can be asked at once).
-// Options whose no-op the model decides (an --input-shape, --target-opset) are not looked
-// up this way: the full path reads the model (compiler::key_options_need_model).
+// known if it was computed. The digests come through `digests` (cache/input_digests.h).
+// `known_key`: the key, when the index gave it and the local store missed it (a remote tier can be
+// asked at once). Options whose no-op the model decides (an --input-shape, --target-opset) are not
+// looked up this way: the full path reads the model (compiler::key_options_need_model).
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
-                                                   const LogSink& log,
-                                                   util::InputFiles& inputs,
+                                                   const LogSink& log, util::InputFiles& inputs,
                                                    std::optional<CacheKey>& known_key);
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder

@@ -3,8 +3,8 @@
 #include "check/isolated_worker.h"
 #include "compiler/key_options.h"
 #include "compiler/output_folder.h"
-#include "compiler/prepared_compile.h"
 #include "compiler/overflow_counts.h"
+#include "compiler/prepared_compile.h"
 #include "model/model_reader.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
@@ -57,7 +57,7 @@ struct CachedRun {
   const Deliver deliver;
   const LogSink& log;
   WriteProgress write_progress; // of the graphs' write, on a miss
-  CompileOptions options; // given, and for populate with its scratch output folder
+  CompileOptions options;       // given, and for populate with its scratch output folder
 
   // The input files, each opened once: the lookup opens the model file (and hashes it),
   // the reader maps the same (util/input_file.h).
@@ -103,8 +103,8 @@ void finish_compile(CachedRun& run) {
 // rewritten, on the rare model where one does. A hit stops the writers.
 void speculative_write(CachedRun& run, KeyHashing& hashing) {
   run.overflow->speculate();
-  PreparedCompile early = prepare_compile(std::move(run.model), run.options, run.log,
-                                          run.overflow.get());
+  PreparedCompile early =
+      prepare_compile(std::move(run.model), run.options, run.log, run.overflow.get());
   run.writing = std::make_unique<GraphWriting>(std::move(early), run.options);
   run.key = hashing.get();
   if (!run.overflow->speculation_held()) {
@@ -390,8 +390,8 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
                          const LogSink& log, const WriteProgress& write_progress) {
   CachedRun run(storage, digests, config, given, deliver, log);
   std::optional<CacheKey> known_key;
-  if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, *run.inputs,
-                                         known_key)) {
+  if (auto found =
+          lookup_by_model_index(storage, digests, given, deliver, log, *run.inputs, known_key)) {
     return *found;
   }
   run.write_progress = write_progress;
@@ -465,7 +465,8 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
   CachedCompile out = pipeline::run_cached(storage, config, options,
                                            pipeline::Deliver::output_folder, log, write_progress);
   if (!before.empty()) {
-    out.cache_made = "made " + storage.root().string() + " an npucc cache (the folder " + before + ")";
+    out.cache_made =
+        "made " + storage.root().string() + " an npucc cache (the folder " + before + ")";
   }
   return out;
 }

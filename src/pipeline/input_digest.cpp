@@ -24,8 +24,7 @@ util::Expected<std::string> digest_of_input(util::InputFile& file, cache::InputD
                    "compile again once nothing writes to it");
     }
     if (digests != nullptr) {
-      digests->record(file.fd(), file.stamp(), scan.started_ns(), found.sha256,
-                      found.why_hashed);
+      digests->record(file.fd(), file.stamp(), scan.started_ns(), found.sha256, found.why_hashed);
     }
   }
   file.set_sha256(found.sha256);

@@ -35,7 +35,7 @@ int observer_index(const FileObserver* observer, const InputFile& file) {
 struct InputScan::File {
   std::shared_ptr<const InputFile> file;
   std::unique_ptr<Sha256> hash; // null: read for the observer alone
-  int observed = -1;                      // index in the observer's files, or -1
+  int observed = -1;            // index in the observer's files, or -1
   uint64_t bytes = 0;
   int error = 0; // errno of a failed read
 };
