@@ -36,11 +36,25 @@ uint64_t DataFileWriter::place(const StoredBytes& stored) {
   if (found != m_by_place.end()) {
     return found->second;
   }
+  // Bytes in memory (a converted weight) may equal bytes placed before, made separately
+  // (the same constant converted in two graphs): compared by content. A mapped slice is not
+  // read for that: its pages would all be faulted in, and the passes merged equal weights.
+  bool in_memory = !stored.slice && !stored.typed;
+  if (in_memory) {
+    auto same = m_by_content.find(stored.bytes);
+    if (same != m_by_content.end()) {
+      m_by_place.emplace(where, same->second);
+      return same->second;
+    }
+  }
   align();
   uint64_t offset = m_offset;
   write_stored(m_file, stored);
   m_offset += stored.size;
   m_by_place.emplace(where, offset);
+  if (in_memory) {
+    m_by_content.emplace(stored.bytes, offset);
+  }
   return offset;
 }
 

@@ -27,8 +27,9 @@ constexpr uint64_t k_external_alignment = 64;
 
 // One external data file being written. Each place() appends bytes at an aligned offset,
 // unless the same bytes were placed before: a table reference to the same place in the
-// weight table (model/weight_store.h), or equal raw_data. So two graphs that share their
-// master weights refer to one copy.
+// weight table (model/weight_store.h), or equal bytes held in memory (raw_data, converted
+// weights). So two graphs that share their master weights refer to one copy. The views of
+// bytes in memory must stay valid while this lives (the table's, the Externalizers').
 class DataFileWriter {
 public:
   DataFileWriter(const std::filesystem::path& folder, std::string name, WriteControl* control);
