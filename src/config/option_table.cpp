@@ -207,7 +207,8 @@ const std::vector<OptionRow>& option_table() {
                     apply_input_shape),
              OptionValueType::shapes, ";"),
       option("external-data", Group::compile, Arity::flag,
-             "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)",
+             "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB; the "
+             "graphs of a pair share OUTDIR/weights.data anyway)",
              apply_external_data),
       option("self-contained", Group::compile, Arity::flag,
              "write each graph as a file of its own with its weights, instead of one "
