@@ -1,4 +1,5 @@
 // LocalStorage's maintenance: verify, invalidate, purge (eviction).
+#include "cache/blob_store.h"
 #include "cache/dir_handle.h"
 #include "cache/input_digests.h"
 #include "cache/local_storage.h"
@@ -12,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <sys/stat.h>
 
 namespace npucc::cache {
 
@@ -119,7 +121,8 @@ public:
       std::string name = path.filename().string();
       PathKind kind = path_kind(path);
       bool expected_dir = name == "entries" || name == "tmp" || name == "lock" ||
-                          name == "models" || name == "stamps" || name == "digests";
+                          name == "models" || name == "stamps" || name == "digests" ||
+                          name == "blobs";
       bool expected_file = name == "CACHEDIR.TAG" || name == "stats";
       bool transient = util::starts_with(name, "stats.tmp.") && kind == PathKind::file &&
                        mtime_of(path) > now() - k_stale_temporary_seconds;
@@ -264,6 +267,14 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
       progress(i + 1, entries.size());
     }
   }
+  // After the entries: a blob only damaged entries used is unused once --fix removed them.
+  // A damaged blob in use shows as the entries it makes fail their checksums.
+  layout.sharded_files(m_root / "blobs", "blobs/", [&](const std::string& name) {
+    struct stat st {};
+    bool unused = ::lstat((m_root / "blobs" / name.substr(0, 2) / name).c_str(), &st) == 0 &&
+                  st.st_nlink == 1;
+    return unused ? "a weight blob no entry uses" : "";
+  });
   return report;
 }
 
@@ -305,6 +316,10 @@ InvalidateReport LocalStorage::invalidate(const Selection& selection, DryRun dry
       }
     }
     report.removed.push_back(removal_of(info, "compiler " + header.compiler_version));
+  }
+  if (dry_run == DryRun::no) {
+    BlobSweep swept = sweep_blobs(m_root, false); // the weights only those entries used
+    report.failures.insert(report.failures.end(), swept.failures.begin(), swept.failures.end());
   }
   if (dry_run == DryRun::no && !report.removed.empty()) {
     uint64_t bytes = 0;
@@ -447,6 +462,10 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
     report.freed += info.bytes;
     report.removed.push_back(removal_of(info, why));
   }
+  BlobSweep swept = sweep_blobs(m_root, dry_run == DryRun::yes); // after the entries that used them
+  report.unused_blobs = swept.removed;
+  report.unused_blob_bytes = swept.bytes;
+  report.failures.insert(report.failures.end(), swept.failures.begin(), swept.failures.end());
   if (dry_run == DryRun::no) {
     m_stats.update(
         {{"evictions", report.removed.size()}, {"evicted_bytes", report.freed}, {"cleanups", 1}},
