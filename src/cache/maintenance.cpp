@@ -242,6 +242,13 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
   layout.sharded_files(m_root / "digests", "digests/", [&](const std::string& name) {
     return input_digest_problem(m_root / "digests" / name.substr(0, 2) / name, m_key);
   });
+  // A damaged blob in use shows as the entries it makes fail their checksums.
+  layout.sharded_files(m_root / "blobs", "blobs/", [&](const std::string& name) {
+    struct stat st {};
+    bool unused = ::lstat((m_root / "blobs" / name.substr(0, 2) / name).c_str(), &st) == 0 &&
+                  st.st_nlink == 1;
+    return unused ? "a weight blob no entry uses" : "";
+  });
   auto entries = layout.entries(m_root / "entries");
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& [dir, key] = entries[i];
@@ -267,14 +274,11 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
       progress(i + 1, entries.size());
     }
   }
-  // After the entries: a blob only damaged entries used is unused once --fix removed them.
-  // A damaged blob in use shows as the entries it makes fail their checksums.
-  layout.sharded_files(m_root / "blobs", "blobs/", [&](const std::string& name) {
-    struct stat st {};
-    bool unused = ::lstat((m_root / "blobs" / name.substr(0, 2) / name).c_str(), &st) == 0 &&
-                  st.st_nlink == 1;
-    return unused ? "a weight blob no entry uses" : "";
-  });
+  if (fix == Fix::yes) {
+    // The blobs only the damaged entries just removed used: part of removing them.
+    BlobSweep swept = sweep_blobs(m_root, false);
+    report.failures.insert(report.failures.end(), swept.failures.begin(), swept.failures.end());
+  }
   return report;
 }
 

@@ -156,6 +156,19 @@ TEST_SUITE("npucc::cache::blobs") {
     CHECK(fs::exists(outside / "target"));
   }
 
+  TEST_CASE("an entry imported from a remote bundle shares the blob too") {
+    BlobFixture f;
+    f.put(key_of('a'));
+    TempPath staged = f.storage.temp_folder("import");
+    npucc::util::write_file_atomic(staged.path() / "high.onnx", "graph");
+    npucc::util::write_file_atomic(staged.path() / "weights.data", k_weights);
+    ::chmod((staged.path() / "weights.data").c_str(), 0444);
+    REQUIRE(f.storage.publish_staged(staged, key_of('b'), Replace::no,
+                                     {{"weights.data", npucc::util::sha256_hex(k_weights)}}));
+    CHECK(stat_of(f.data_of(key_of('b'))).st_ino == stat_of(f.blob()).st_ino);
+    CHECK(stat_of(f.blob()).st_nlink == 3);
+  }
+
   TEST_CASE("stores of one blob at once all publish whole entries") {
     BlobFixture f;
     std::vector<std::thread> threads;
