@@ -7,6 +7,7 @@
 #include "util/sha256.h"
 #include "util/strings.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
@@ -108,6 +109,44 @@ void share_blobs(const fs::path& root, const Modes& modes, const fs::path& stage
       }
     }
   }
+}
+
+size_t SharedDiskUse::add(const fs::path& dir, const EntryHeader& header, uint64_t bytes) {
+  Entry entry;
+  entry.own = bytes;
+  for (const auto& file : header.files) {
+    struct stat st {};
+    if (!is_blob_file(file.name) || ::lstat((dir / file.name).c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_nlink < 2) {
+      continue; // its own copy
+    }
+    auto id = std::make_pair(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    entry.own -= std::min(entry.own, size);
+    entry.blobs.push_back(id);
+    Blob& blob = m_blobs[id];
+    if (blob.users++ == 0) {
+      blob.bytes = size;
+      m_total += size;
+    }
+  }
+  m_total += entry.own;
+  m_entries.push_back(std::move(entry));
+  return m_entries.size() - 1;
+}
+
+uint64_t SharedDiskUse::remove(size_t index) {
+  Entry& entry = m_entries.at(index);
+  uint64_t freed = entry.own;
+  for (const auto& id : entry.blobs) {
+    Blob& blob = m_blobs[id];
+    if (--blob.users == 0) {
+      freed += blob.bytes;
+    }
+  }
+  entry = Entry{};
+  m_total -= std::min(m_total, freed);
+  return freed;
 }
 
 namespace {

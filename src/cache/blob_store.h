@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,31 @@ bool is_blob_file(const std::string& name);
 // own copy: sharing saves space, the entry is whole either way.
 void share_blobs(const std::filesystem::path& root, const Modes& modes,
                  const std::filesystem::path& stage, const std::vector<EntryFile>& files);
+
+// The disk a set of entries takes, a blob they share counted once: what a size limit
+// weighs, and what removing an entry frees (its own files, and each blob only with the last
+// entry that links it).
+class SharedDiskUse {
+public:
+  // An entry: its folder, its table, its bytes as its files' sizes add up. Returns its index.
+  size_t add(const std::filesystem::path& dir, const EntryHeader& header, uint64_t bytes);
+  uint64_t total() const { return m_total; }
+  // Takes entry `index` away: the bytes that frees.
+  uint64_t remove(size_t index);
+
+private:
+  struct Entry {
+    uint64_t own = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> blobs; // device, inode
+  };
+  struct Blob {
+    uint64_t bytes = 0;
+    size_t users = 0;
+  };
+  std::vector<Entry> m_entries;
+  std::map<std::pair<uint64_t, uint64_t>, Blob> m_blobs;
+  uint64_t m_total = 0;
+};
 
 // What a sweep of blobs/ removed (or, dry run, would remove).
 struct BlobSweep {

@@ -440,11 +440,13 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
     }
     return a.last_used_ns != b.last_used_ns ? a.last_used_ns < b.last_used_ns : a.key < b.key;
   });
-  uint64_t total = 0;
+  SharedDiskUse use; // weights entries share count once (blob_store.h)
   for (const auto& info : entries) {
-    total += info.bytes;
+    use.add(entry_dir(info.key), info.header, info.bytes);
   }
-  for (const auto& info : entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const EntryInfo& info = entries[i];
+    uint64_t total = use.total();
     std::string why;
     if (options.all) {
       why = "--all";
@@ -462,8 +464,7 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
         continue; // still there: neither freed nor counted
       }
     }
-    total -= info.bytes;
-    report.freed += info.bytes;
+    report.freed += use.remove(i);
     report.removed.push_back(removal_of(info, why));
   }
   BlobSweep swept = sweep_blobs(m_root, dry_run == DryRun::yes); // after the entries that used them

@@ -102,6 +102,30 @@ TEST_SUITE("npucc::cache::blobs") {
     CHECK(!fs::exists(f.blob()));
   }
 
+  TEST_CASE("a size limit weighs a shared blob once") {
+    BlobFixture f;
+    f.put(key_of('a'));
+    f.write_output("another graph");
+    f.put(key_of('b'));
+    uint64_t headers = 0;
+    for (char c : {'a', 'b'}) {
+      headers += fs::file_size(f.storage.entry_dir(key_of(c)) / "entry.npucc");
+    }
+    // On disk: the weights once, two graphs, two headers; each entry counts the weights.
+    const uint64_t disk = k_weights.size() + 5 + 13 + headers;
+    PurgeOptions limit;
+    limit.max_size = disk + 10;
+    CHECK(f.storage.purge(limit, DryRun::no).removed.empty());
+    limit.max_size = disk - 10; // the older entry goes: its graph and header alone
+    PurgeReport report = f.storage.purge(limit, DryRun::no);
+    REQUIRE(report.removed.size() == 1);
+    CHECK(report.freed < 1000);
+    CHECK(report.unused_blobs == 0);
+    PurgeOptions all;
+    all.all = true;
+    CHECK(f.storage.purge(all, DryRun::no).freed > k_weights.size()); // then the weights
+  }
+
   TEST_CASE("a damaged blob is found through its entries, never linked again, and healed") {
     BlobFixture f;
     f.put(key_of('a'));
