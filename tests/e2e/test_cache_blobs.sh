@@ -7,7 +7,9 @@
 #   the dead staging folder links it, the compile again stores whole, purge clears the rest;
 # - a damaged blob: every entry using it misses (replaced by the compile, its output right),
 #   verify names the others, --fix removes them and the damaged copy, verify is then clean;
-# - invalidating one of two entries keeps the blob the other uses; purge --all removes it.
+# - invalidating one of two entries keeps the blob the other uses; purge --all removes it;
+# - signed entries (NPUCC_CACHE_KEY_FILE) share a blob; a damaged one is a miss for a reader
+#   with the key, never a misread.
 set -euo pipefail
 
 : "${NPUCC:?set NPUCC to the npucc binary}"
@@ -115,6 +117,34 @@ compile hit2 || fail "compile hit2"
 "$NPUCC" cache purge --cache-dir "$C" --all >/dev/null || fail "purge --all"
 [ -z "$(blobs)" ] || fail "purge --all left blobs: $(blobs)"
 echo "ok: a blob goes with its last entry"
+
+# Signed entries: the signature covers the header's checksums, a blob's too.
+S="$WORK/signed"
+K="$WORK/key"
+openssl rand -hex 32 >"$K"
+chmod 600 "$K"
+"$NPUCC" cache init "$S" >/dev/null
+signed() { # signed OUT [OPTIONS...]
+  local out=$1
+  shift
+  NPUCC_CACHE_KEY_FILE="$K" "$NPUCC" compile "$MODEL" -o "$WORK/$out" --cache-dir "$S" \
+    --accelerate-train-mode 'fast|step' "$@" >"$WORK/$out.log" 2>&1
+}
+signed s1 || fail "signed compile: $(cat "$WORK/s1.log")"
+signed s2 --input-shape x:1,3,48,192 || fail "signed compile 2: $(cat "$WORK/s2.log")"
+[ "$(find "$S/blobs" -type f | wc -l)" = 1 ] || fail "signed: blobs $(find "$S/blobs" -type f)"
+signed s3 || fail "signed hit: $(cat "$WORK/s3.log")"
+grep -q "cache: hit" "$WORK/s3.log" || fail "signed: not a hit: $(cat "$WORK/s3.log")"
+NPUCC_CACHE_KEY_FILE="$K" "$NPUCC" cache verify --cache-dir "$S" >"$WORK/verify.log" 2>&1 ||
+  fail "signed verify: $(cat "$WORK/verify.log")"
+blob=$(find "$S/blobs" -type f)
+chmod u+w "$blob"
+printf 'X' | dd of="$blob" bs=1 seek=1000 conv=notrunc 2>/dev/null
+chmod 0444 "$blob"
+signed s4 --input-shape x:1,3,48,192 || fail "signed over a damaged blob: $(cat "$WORK/s4.log")"
+grep -q "cache: miss: corrupt entry replaced" "$WORK/s4.log" || fail "signed, damaged blob: $(grep cache: "$WORK/s4.log")"
+cmp "$WORK/s4/weights.data" "$WORK/s1/weights.data" || fail "signed: the output after a damaged blob differs"
+echo "ok: signed entries share a blob; a damaged one is a miss"
 
 [ "$status" = 0 ] && echo "PASS: cache blobs"
 exit "$status"
