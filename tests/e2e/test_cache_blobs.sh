@@ -2,7 +2,8 @@
 # Weights shared across cache entries (issue 32 item 1, src/cache/blob_store.h): entries of one
 # model that differ in an option hold its weights.data once, as hard links to
 # CACHE_DIR/blobs/<kk>/<sha256>. Checked with the real binary:
-# - four compiles at once (other options, same weights) publish four whole entries, one blob;
+# - four compiles at once (other options, same weights) publish four whole entries, one blob,
+#   which cache stats counts once;
 # - kill -9 after the blob is published and before the entry is: no entry, the blob kept while
 #   the dead staging folder links it, the compile again stores whole, purge clears the rest;
 # - a damaged blob: every entry using it misses (replaced by the compile, its output right),
@@ -60,6 +61,12 @@ for i in 1 2 3; do
   cmp "$WORK/c0/weights.data" "$WORK/c$i/weights.data" || fail "c$i: other weights"
 done
 verify_clean "concurrent"
+# stats weighs the blob once (as eviction does); ls gives each entry's size in full.
+stats_bytes=$("$NPUCC" cache stats --cache-dir "$C" --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["bytes"])')
+listed_bytes=$("$NPUCC" cache ls --cache-dir "$C" --json | /usr/bin/python3 -c 'import json,sys; print(sum(e["bytes"] for e in json.load(sys.stdin)["entries"]))')
+weights=$(stat -c %s "$WORK/c0/weights.data")
+[ "$stats_bytes" = $((listed_bytes - 3 * weights)) ] ||
+  fail "stats: $stats_bytes bytes; ls: $listed_bytes for four entries of $weights-byte weights"
 echo "ok: four entries at once, one blob"
 
 # kill -9 between the blob and the entry.
