@@ -47,7 +47,8 @@ bool blob_holds_its_name(const DirHandle& shard, const std::string& sha256) {
 }
 
 // Replaces the staged file by a link to the blob. `again` when the blob went meanwhile.
-BlobStep link_staged_to_blob(const DirHandle& shard, const EntryFile& file, const fs::path& staged) {
+BlobStep link_staged_to_blob(const DirHandle& shard, const EntryFile& file,
+                             const fs::path& staged) {
   const fs::path link = staged.parent_path() / ("." + file.name + ".blob");
   if (::linkat(shard.fd(), file.sha256.c_str(), AT_FDCWD, link.c_str(), 0) != 0) {
     return errno == ENOENT ? BlobStep::again : BlobStep::done;

@@ -13,7 +13,8 @@ DataFileWriter::DataFileWriter(const fs::path& folder, std::string name, WriteCo
     : m_file(folder / name, control), m_name(std::move(name)) {}
 
 void DataFileWriter::align() {
-  uint64_t padding = (k_external_alignment - m_offset % k_external_alignment) % k_external_alignment;
+  uint64_t padding =
+      (k_external_alignment - m_offset % k_external_alignment) % k_external_alignment;
   if (padding > 0) {
     static const char zeros[k_external_alignment] = {};
     m_file.write(std::string_view(zeros, padding));

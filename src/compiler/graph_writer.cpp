@@ -274,8 +274,8 @@ std::vector<WrittenGraph> write_graphs_sharing_weights(const std::vector<GraphTo
   std::vector<WrittenGraph> written(graphs.size());
   for (size_t i = 0; i < graphs.size(); ++i) {
     const std::string& name = graphs[i].file_name;
-    written[i].graph = write_inline(*graphs[i].model, folder / name, control,
-                                    written[i].written_as[name]);
+    written[i].graph =
+        write_inline(*graphs[i].model, folder / name, control, written[i].written_as[name]);
   }
   if (!data.empty()) { // else no tensor was large enough: self-contained graphs, no file
     FileIdentity identity;

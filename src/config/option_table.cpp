@@ -48,8 +48,7 @@ void apply_external_data(const OptionRow& row, const std::string& text, CompileO
   options.external_data = flag_value(row, text) ? ExternalData::always : ExternalData::automatic;
 }
 
-void apply_self_contained(const OptionRow& row, const std::string& text,
-                          CompileOptions& options) {
+void apply_self_contained(const OptionRow& row, const std::string& text, CompileOptions& options) {
   options.weight_layout =
       flag_value(row, text) ? WeightLayout::self_contained : WeightLayout::shared;
 }

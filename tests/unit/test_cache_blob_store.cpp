@@ -42,9 +42,7 @@ struct BlobFixture {
     return storage.root() / "blobs" / sha.substr(0, 2) / sha;
   }
 
-  fs::path data_of(const std::string& key) const {
-    return storage.entry_dir(key) / "weights.data";
-  }
+  fs::path data_of(const std::string& key) const { return storage.entry_dir(key) / "weights.data"; }
 };
 
 struct stat stat_of(const fs::path& path) {

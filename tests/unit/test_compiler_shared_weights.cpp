@@ -97,7 +97,8 @@ TEST_SUITE("npucc::compiler::write_graphs_sharing_weights") {
       CHECK(graph.external_data[0].file == "weights.data");
       CHECK(graph.external_data[0].sha256 == npucc::util::sha256_hex(data));
       CHECK(graph.external_data[0].bytes == data.size());
-      CHECK(graph.graph.sha256 == npucc::util::sha256_hex(npucc::util::read_file(out / graph.graph.file)));
+      CHECK(graph.graph.sha256 ==
+            npucc::util::sha256_hex(npucc::util::read_file(out / graph.graph.file)));
       CHECK(graph.written_as.count("weights.data") == 1);
     }
     auto high_refs = references_in(out / "high.onnx");
