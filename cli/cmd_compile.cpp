@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <set>
 
 namespace npucc::cli {
 
@@ -89,11 +90,14 @@ void print_summary(const CompileOptions& options, const CompileResult& result, d
 }
 
 size_t files_delivered(const CompileResult& result) {
-  size_t files = 1; // manifest.json
+  std::set<std::string> files{"manifest.json"};
   for (const auto& graph : result.graphs) {
-    files += 1 + graph.external_data.size();
+    files.insert(graph.graph.file);
+    for (const auto& data : graph.external_data) {
+      files.insert(data.file); // weights.data once, though every graph refers to it
+    }
   }
-  return files;
+  return files.size();
 }
 
 // A hit compiled nothing: its first line says where the files came from and how they

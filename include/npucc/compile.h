@@ -26,6 +26,12 @@ enum class ExternalData {
   always,
 };
 
+// Where the weights of a compile that writes several graphs (high, low, emulation) go.
+enum class WeightLayout {
+  shared,         // one OUTDIR/weights.data, each distinct weight once, every graph refers to it
+  self_contained, // each graph holds its own (as a single file up to 2 GiB)
+};
+
 // What a compile may replace in its output folder: the files an earlier npucc compile
 // wrote there (its manifest.json lists them), or, with --force, any file of a name npucc
 // writes (src/compiler/output_folder.h).
@@ -36,6 +42,7 @@ struct CompileOptions {
   std::filesystem::path output_dir;
   std::vector<InputShape> input_shapes;
   ExternalData external_data = ExternalData::automatic;
+  WeightLayout weight_layout = WeightLayout::shared; // --self-contained: self_contained
   OutputReplace replace_output = OutputReplace::npucc_files; // not in the cache key
   // --target-opset: raise the model's ai.onnx opset to this before the passes (0: keep it;
   // then fast1 raises its low graph only, to opset 22: npucc-precision(7)).

@@ -2,6 +2,7 @@
 // intent of what it does, as the CLI's commands do, and hands off to LocalStorage.
 #include "npucc/cache_maintenance.h"
 
+#include "cache/blob_store.h"
 #include "cache/entry_format.h"
 #include "cache/local_storage.h"
 #include "npucc/error.h"
@@ -118,10 +119,12 @@ CacheStatistics Cache::stats() const {
   stats.counters = storage.stats().read();
   auto entries = storage.list(cache::Check::files);
   stats.entries = entries.size();
+  cache::SharedDiskUse disk; // a blob entries share counted once, as eviction weighs it
   for (const auto& info : entries) {
-    stats.bytes += info.bytes;
+    disk.add(storage.entry_dir(info.key), info.header, info.bytes);
     ++stats.states[cache::entry_state_name(info.state)];
   }
+  stats.bytes = disk.total();
   return stats;
 }
 

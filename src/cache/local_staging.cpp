@@ -1,8 +1,11 @@
 // LocalStorage's temporaries in CACHE_DIR/tmp/ and the publication of an entry staged
 // there by someone else (a remote tier's import): the cache's one writer also makes and
 // removes what others stage in it.
+#include "cache/blob_store.h"
 #include "cache/local_storage.h"
 #include "util/disk.h"
+
+#include <sys/stat.h>
 
 namespace npucc::cache {
 
@@ -44,6 +47,16 @@ bool LocalStorage::publish_staged(TempPath& staged, const std::string& key, Repl
   }
   fs::path entry = entry_dir(key);
   make_dir(entry.parent_path());
+  // Its weights, hashed on the way in, shared with the entries that hold them already.
+  std::vector<EntryFile> files;
+  for (const auto& [name, digest] : sha256) {
+    struct stat st {};
+    if (is_plain_file_name(name) && ::lstat((staged.path() / name).c_str(), &st) == 0 &&
+        S_ISREG(st.st_mode)) {
+      files.push_back({name, digest, static_cast<uint64_t>(st.st_size)});
+    }
+  }
+  share_blobs(m_root, m_modes, staged.path(), files);
   if (util::disk().rename(staged.path(), entry) != 0) {
     return path_kind(entry) == PathKind::directory;
   }

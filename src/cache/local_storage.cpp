@@ -1,5 +1,6 @@
 #include "cache/local_storage.h"
 
+#include "cache/blob_store.h"
 #include "cache/dir_handle.h"
 #include "cache/entry_scan.h"
 #include "cache/model_index.h"
@@ -538,6 +539,9 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
       bring_files(stage.path(), from, names, source, link_allowed_by(m_link_mode), known);
   const std::string files_before = files_stamp(stage.path(), names);
   header.files = table_of(stage.path(), names, trusted, known);
+  // Weights another entry holds already become links to the one copy (blob_store.h).
+  share_blobs(m_root, m_modes, stage.path(), header.files);
+  util::test_point("store:blobs-shared");
   StoreResult result;
   for (const auto& file : header.files) {
     result.bytes += file.bytes;

@@ -14,6 +14,8 @@
 //   CACHE_DIR/CACHEDIR.TAG                  marks the folder as a cache (backup tools skip it)
 //   CACHE_DIR/entries/<kk>/<key>/           one published entry: entry.npucc + its files
 //                                           (+ entry.sig when signed: entry_signature.h)
+//   CACHE_DIR/blobs/<kk>/<sha256>           external data (weights) by content, hard-linked
+//                                           into each entry that holds it (blob_store.h)
 //   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (model_index.h), so
 //                                           a hit need not parse the model
 //   CACHE_DIR/stamps/<kk>/<key>             inode, size and times of an entry's files when last
@@ -138,6 +140,8 @@ struct PurgeReport {
   uint64_t freed = 0;
   size_t temporaries = 0; // stale staging folders and temporary files removed
   uint64_t temporary_bytes = 0;
+  size_t unused_blobs = 0; // weights no entry uses any more (blob_store.h)
+  uint64_t unused_blob_bytes = 0;
   Failures failures;
 };
 

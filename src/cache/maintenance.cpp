@@ -1,4 +1,5 @@
 // LocalStorage's maintenance: verify, invalidate, purge (eviction).
+#include "cache/blob_store.h"
 #include "cache/dir_handle.h"
 #include "cache/input_digests.h"
 #include "cache/local_storage.h"
@@ -12,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <sys/stat.h>
 
 namespace npucc::cache {
 
@@ -119,7 +121,8 @@ public:
       std::string name = path.filename().string();
       PathKind kind = path_kind(path);
       bool expected_dir = name == "entries" || name == "tmp" || name == "lock" ||
-                          name == "models" || name == "stamps" || name == "digests";
+                          name == "models" || name == "stamps" || name == "digests" ||
+                          name == "blobs";
       bool expected_file = name == "CACHEDIR.TAG" || name == "stats";
       bool transient = util::starts_with(name, "stats.tmp.") && kind == PathKind::file &&
                        mtime_of(path) > now() - k_stale_temporary_seconds;
@@ -239,6 +242,13 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
   layout.sharded_files(m_root / "digests", "digests/", [&](const std::string& name) {
     return input_digest_problem(m_root / "digests" / name.substr(0, 2) / name, m_key);
   });
+  // A damaged blob in use shows as the entries it makes fail their checksums.
+  layout.sharded_files(m_root / "blobs", "blobs/", [&](const std::string& name) {
+    struct stat st {};
+    bool unused = ::lstat((m_root / "blobs" / name.substr(0, 2) / name).c_str(), &st) == 0 &&
+                  st.st_nlink == 1;
+    return unused ? "a weight blob no entry uses" : "";
+  });
   auto entries = layout.entries(m_root / "entries");
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& [dir, key] = entries[i];
@@ -263,6 +273,11 @@ VerifyReport LocalStorage::verify(Fix fix, const Progress& progress) const {
     if (progress) {
       progress(i + 1, entries.size());
     }
+  }
+  if (fix == Fix::yes) {
+    // The blobs only the damaged entries just removed used: part of removing them.
+    BlobSweep swept = sweep_blobs(m_root, false);
+    report.failures.insert(report.failures.end(), swept.failures.begin(), swept.failures.end());
   }
   return report;
 }
@@ -305,6 +320,10 @@ InvalidateReport LocalStorage::invalidate(const Selection& selection, DryRun dry
       }
     }
     report.removed.push_back(removal_of(info, "compiler " + header.compiler_version));
+  }
+  if (dry_run == DryRun::no) {
+    BlobSweep swept = sweep_blobs(m_root, false); // the weights only those entries used
+    report.failures.insert(report.failures.end(), swept.failures.begin(), swept.failures.end());
   }
   if (dry_run == DryRun::no && !report.removed.empty()) {
     uint64_t bytes = 0;
@@ -421,11 +440,13 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
     }
     return a.last_used_ns != b.last_used_ns ? a.last_used_ns < b.last_used_ns : a.key < b.key;
   });
-  uint64_t total = 0;
+  SharedDiskUse use; // weights entries share count once (blob_store.h)
   for (const auto& info : entries) {
-    total += info.bytes;
+    use.add(entry_dir(info.key), info.header, info.bytes);
   }
-  for (const auto& info : entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const EntryInfo& info = entries[i];
+    uint64_t total = use.total();
     std::string why;
     if (options.all) {
       why = "--all";
@@ -443,10 +464,13 @@ PurgeReport LocalStorage::purge_locked(const PurgeOptions& options, DryRun dry_r
         continue; // still there: neither freed nor counted
       }
     }
-    total -= info.bytes;
-    report.freed += info.bytes;
+    report.freed += use.remove(i);
     report.removed.push_back(removal_of(info, why));
   }
+  BlobSweep swept = sweep_blobs(m_root, dry_run == DryRun::yes); // after the entries that used them
+  report.unused_blobs = swept.removed;
+  report.unused_blob_bytes = swept.bytes;
+  report.failures.insert(report.failures.end(), swept.failures.begin(), swept.failures.end());
   if (dry_run == DryRun::no) {
     m_stats.update(
         {{"evictions", report.removed.size()}, {"evicted_bytes", report.freed}, {"cleanups", 1}},

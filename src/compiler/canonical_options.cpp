@@ -17,6 +17,7 @@ std::string canonical_options(const CompileOptions& options) {
   nlohmann::json out = {
       {"input_shapes", shapes},
       {"external_data", options.external_data == ExternalData::always ? "always" : "auto"},
+      {"weights", options.weight_layout == WeightLayout::shared ? "shared" : "self_contained"},
       {"passes", options.passes.empty() ? passes::default_pipeline() : options.passes},
       {"max_tensor_bytes", options.limits.max_tensor_bytes},
       {"target_opset", options.target_opset},

@@ -1,5 +1,6 @@
 #include "compiler/graph_writer.h"
 
+#include "compiler/external_data_writer.h"
 #include "compiler/hashed_file.h"
 #include "compiler/message_stream.h"
 #include "model/graph_files.h"
@@ -28,8 +29,6 @@ namespace fs = std::filesystem;
 // -Wsubobject-linkage, once this file is merged into a unity build's batch).
 namespace layout {
 
-constexpr uint64_t k_external_threshold = 1024;
-constexpr uint64_t k_external_alignment = 64;
 // Leave headroom under protobuf's 2 GiB limit for the graph itself.
 constexpr uint64_t k_inline_limit = (uint64_t{2} << 30) - (uint64_t{64} << 20);
 
@@ -37,106 +36,6 @@ constexpr uint64_t k_inline_limit = (uint64_t{2} << 30) - (uint64_t{64} << 20);
 constexpr char k_model_graph_tag = (7 << 3) | 2;
 constexpr char k_graph_initializer_tag = (5 << 3) | 2;
 constexpr char k_tensor_raw_data_tag = (9 << 3) | 2;
-
-// Puts a tensor's table reference (weight_store.h) back after it was replaced for
-// writing, so the caller's model is unchanged.
-struct SavedReference {
-  onnx::TensorProto* tensor;
-  google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto> external_data;
-};
-
-void restore(std::vector<SavedReference>& saved) {
-  for (auto& entry : saved) {
-    entry.tensor->clear_raw_data();
-    entry.tensor->mutable_external_data()->Swap(&entry.external_data);
-    entry.tensor->set_data_location(onnx::TensorProto::EXTERNAL);
-  }
-  saved.clear();
-}
-
-SavedReference save_reference(onnx::TensorProto& tensor) {
-  SavedReference saved{&tensor, {}};
-  saved.external_data.Swap(tensor.mutable_external_data());
-  tensor.clear_data_location();
-  return saved;
-}
-
-struct Moved {
-  onnx::TensorProto* tensor;
-  std::string data;
-};
-
-// Moves large raw_data and table references out of the tensors into the data file,
-// rewriting them as external references; restore() puts everything back so the
-// caller's model is unchanged.
-class Externalizer {
-public:
-  Externalizer(onnx::ModelProto& model, const fs::path& data_path, const std::string& location,
-               WriteControl* control)
-      : m_model(model), m_location(location), m_file(data_path, control) {}
-  ~Externalizer() { restore(); }
-
-  void run() {
-    model::for_each_tensor(*m_model.mutable_graph(), [&](onnx::TensorProto& tensor) {
-      std::optional<StoredBytes> stored;
-      if (model::is_stored(tensor)) {
-        stored = stored_bytes(tensor);
-      } else if (!tensor.has_raw_data() || tensor.raw_data().size() < k_external_threshold) {
-        return;
-      }
-      uint64_t padding =
-          (k_external_alignment - m_offset % k_external_alignment) % k_external_alignment;
-      if (padding > 0) {
-        static const char zeros[k_external_alignment] = {};
-        m_file.write(std::string_view(zeros, padding));
-        m_offset += padding;
-      }
-      uint64_t length = 0;
-      if (stored) {
-        m_references.push_back(save_reference(tensor));
-        write_stored(m_file, *stored);
-        length = stored->size;
-      } else {
-        Moved moved{&tensor, {}};
-        moved.data.swap(*tensor.mutable_raw_data());
-        tensor.clear_raw_data();
-        m_file.write(moved.data);
-        length = moved.data.size();
-        m_moved.push_back(std::move(moved));
-      }
-      tensor.set_data_location(onnx::TensorProto::EXTERNAL);
-      auto add = [&](const char* key, const std::string& value) {
-        auto* entry = tensor.add_external_data();
-        entry->set_key(key);
-        entry->set_value(value);
-      };
-      add("location", m_location);
-      add("offset", std::to_string(m_offset));
-      add("length", std::to_string(length));
-      m_offset += length;
-    });
-  }
-
-  WrittenFile commit(FileIdentity& written_as) { return m_file.commit(m_location, written_as); }
-
-  void restore() {
-    for (auto& moved : m_moved) {
-      moved.tensor->clear_external_data();
-      moved.tensor->clear_data_location();
-      moved.tensor->mutable_raw_data()->swap(moved.data);
-    }
-    m_moved.clear();
-    layout::restore(m_references);
-  }
-
-private:
-  onnx::ModelProto& m_model;
-  std::string m_location;
-  HashedFile m_file;
-  uint64_t m_offset = 0;
-  std::vector<Moved> m_moved;
-  std::vector<SavedReference> m_references;
-};
 
 uint64_t stored_weight_bytes(onnx::ModelProto& model) {
   uint64_t total = 0;
@@ -260,7 +159,7 @@ private:
     for (auto& saved : m_nested) {
       saved.tensor->clear_raw_data();
     }
-    restore(m_nested);
+    restore_references(m_nested);
     if (!m_put_back) {
       m_initializers.Swap(m_graph.mutable_initializer());
       m_put_back = true;
@@ -331,6 +230,17 @@ WrittenFile write_inline(onnx::ModelProto& model, const fs::path& path, WriteCon
 
 } // namespace
 
+namespace {
+
+void check_graph_fits(onnx::ModelProto& model, const fs::path& path) {
+  if (model.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    throw Error(path.string() + ": graph is too large for one protobuf message",
+                "its structure alone (not the weights) is over 2 GiB");
+  }
+}
+
+} // namespace
+
 WrittenGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
                          const std::string& file_name, ExternalData mode, WriteControl* control) {
   WrittenGraph result;
@@ -341,16 +251,41 @@ WrittenGraph write_graph(onnx::ModelProto& model, const fs::path& folder,
     return result;
   }
   const std::string data_name = file_name + k_external_data_suffix;
-  layout::Externalizer externalizer(model, folder / data_name, data_name, control);
+  DataFileWriter data(folder, data_name, control);
+  Externalizer externalizer(model, data);
   externalizer.run();
-  if (model.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    throw Error(path.string() + ": graph is too large for one protobuf message",
-                "its structure alone (not the weights) is over 2 GiB");
-  }
+  check_graph_fits(model, path);
   result.graph = write_inline(model, path, control, result.written_as[file_name]);
-  result.external_data.push_back(externalizer.commit(result.written_as[data_name]));
+  result.external_data.push_back(data.commit(result.written_as[data_name]));
   externalizer.restore();
   return result;
+}
+
+std::vector<WrittenGraph> write_graphs_sharing_weights(const std::vector<GraphToWrite>& graphs,
+                                                       const fs::path& folder,
+                                                       WriteControl* control) {
+  DataFileWriter data(folder, k_shared_weights_file, control);
+  std::vector<std::unique_ptr<Externalizer>> externalizers;
+  for (const auto& graph : graphs) { // in order: the first graph's weights lead the file
+    externalizers.push_back(std::make_unique<Externalizer>(*graph.model, data));
+    externalizers.back()->run();
+    check_graph_fits(*graph.model, folder / graph.file_name);
+  }
+  std::vector<WrittenGraph> written(graphs.size());
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const std::string& name = graphs[i].file_name;
+    written[i].graph =
+        write_inline(*graphs[i].model, folder / name, control, written[i].written_as[name]);
+  }
+  if (!data.empty()) { // else no tensor was large enough: self-contained graphs, no file
+    FileIdentity identity;
+    WrittenFile file = data.commit(identity);
+    for (auto& graph : written) {
+      graph.external_data.push_back(file);
+      graph.written_as[file.file] = identity;
+    }
+  }
+  return written; // the externalizers, gone, put the models back
 }
 
 uint64_t graph_file_bytes(onnx::ModelProto& model) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <onnx/onnx_pb.h>
 #include <utility>
+#include <vector>
 
 namespace npucc::compiler {
 
@@ -32,6 +33,22 @@ struct WrittenGraph : CompiledGraph {
 WrittenGraph write_graph(onnx::ModelProto& model, const std::filesystem::path& folder,
                          const std::string& file_name, ExternalData mode,
                          WriteControl* control = nullptr);
+
+// One graph of several written together: the model and its file name in the folder.
+struct GraphToWrite {
+  onnx::ModelProto* model;
+  std::string file_name;
+};
+
+// Writes the graphs of one compile so that each tensor of 1 KiB or more is stored once
+// (npucc-compile(1), --self-contained): all of them go to one external data file,
+// `folder/weights.data` (k_shared_weights_file, 64-byte aligned offsets), the first
+// graph's in its order, then each later graph's tensors that no earlier graph held, and
+// every graph refers to the one copy. Without such tensors, no data file: the graphs are
+// written whole. The models are left as they were passed in; `control` as for write_graph.
+std::vector<WrittenGraph> write_graphs_sharing_weights(const std::vector<GraphToWrite>& graphs,
+                                                       const std::filesystem::path& folder,
+                                                       WriteControl* control = nullptr);
 
 // Writes two graphs that hold mostly the same weights (high and low: the low graph keeps
 // float32 master weights) so that both files begin with the same bytes: the graph field,

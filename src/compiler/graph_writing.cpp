@@ -17,18 +17,22 @@
 
 namespace npucc {
 
-// The graphs to write, one job each: high and low together when they share their
-// weights (compiler::GraphPairWriter), any other graph on its own.
+// The graphs to write, one job each: by default every graph of a compile together, so
+// that they share one copy of each weight (compiler::write_graphs_sharing_weights); with
+// --self-contained, high and low together when they share their weights
+// (compiler::GraphPairWriter), any other graph on its own.
 struct WriteJob {
   size_t first = 0;
   std::optional<size_t> second;
   std::unique_ptr<compiler::GraphPairWriter> pair;
+  bool all_sharing_weights = false;
 };
 
 struct GraphWriting::State {
   PreparedCompile prepared;
   std::optional<compiler::OutputFolder> output;
   ExternalData external_data = ExternalData::automatic;
+  WeightLayout weight_layout = WeightLayout::shared;
   std::vector<compiler::WrittenGraph> written;
   std::vector<WriteJob> jobs; // after `prepared`, whose models a pair holds: gone first
   compiler::WriteControl control;
@@ -39,8 +43,16 @@ struct GraphWriting::State {
   bool done = false;  // the runner is through the jobs
   std::thread runner; // runs util::parallel_for over the jobs
 
+  bool sharing_weights() const {
+    return weight_layout == WeightLayout::shared && prepared.variants.graphs.size() > 1;
+  }
+
   void plan_jobs() {
     auto& graphs = prepared.variants.graphs;
+    if (sharing_weights()) {
+      jobs.push_back({0, std::nullopt, nullptr, true});
+      return;
+    }
     auto index_of = [&](const std::string& role) -> std::optional<size_t> {
       for (size_t i = 0; i < graphs.size(); ++i) {
         if (graphs[i].role == role) {
@@ -71,7 +83,9 @@ struct GraphWriting::State {
   void write(size_t k) {
     try {
       WriteJob& job = jobs[k];
-      if (job.pair) {
+      if (job.all_sharing_weights) {
+        write_sharing_weights();
+      } else if (job.pair) {
         auto [first, second] = job.pair->write(&control);
         written[job.first] = std::move(first);
         written[*job.second] = std::move(second);
@@ -84,6 +98,14 @@ struct GraphWriting::State {
       control.stop = true; // the others stop within a buffer's worth
       throw;
     }
+  }
+
+  void write_sharing_weights() {
+    std::vector<compiler::GraphToWrite> graphs;
+    for (auto& variant : prepared.variants.graphs) {
+      graphs.push_back({&variant.model, variant.role + ".onnx"});
+    }
+    written = compiler::write_graphs_sharing_weights(graphs, output->staging(), &control);
   }
 
   void run() {
@@ -163,11 +185,15 @@ GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& optio
   state.prepared = std::move(prepared);
   state.output.emplace(options);
   state.external_data = options.external_data;
+  state.weight_layout = options.weight_layout;
   size_t graphs = state.prepared.variants.graphs.size();
   // Before the threads: a failure here leaves nothing running.
   state.written.resize(graphs);
   for (auto& variant : state.prepared.variants.graphs) { // before a pair takes the weights
-    state.bytes_total += compiler::graph_file_bytes(variant.model);
+    uint64_t bytes = compiler::graph_file_bytes(variant.model);
+    // Shared weights are written once: about the largest graph's bytes in all.
+    state.bytes_total =
+        state.sharing_weights() ? std::max(state.bytes_total, bytes) : state.bytes_total + bytes;
   }
   state.plan_jobs();
   state.runner = std::thread([&state] { state.run(); });

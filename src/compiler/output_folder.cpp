@@ -28,9 +28,10 @@ bool is_plain_name(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
 }
 
-// Every name a compile may write: manifest.json, each role's graph and its external data.
+// Every name a compile may write: manifest.json, each role's graph and its external data,
+// the weights its graphs share.
 std::set<std::string> names_npucc_writes() {
-  std::set<std::string> names{k_manifest};
+  std::set<std::string> names{k_manifest, k_shared_weights_file};
   for (const char* role : {"high", "low", "emulation"}) {
     names.insert(std::string(role) + ".onnx");
     names.insert(std::string(role) + ".onnx" + k_external_data_suffix);

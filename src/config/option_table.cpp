@@ -48,6 +48,11 @@ void apply_external_data(const OptionRow& row, const std::string& text, CompileO
   options.external_data = flag_value(row, text) ? ExternalData::always : ExternalData::automatic;
 }
 
+void apply_self_contained(const OptionRow& row, const std::string& text, CompileOptions& options) {
+  options.weight_layout =
+      flag_value(row, text) ? WeightLayout::self_contained : WeightLayout::shared;
+}
+
 void apply_passes(const OptionRow&, const std::string& text, CompileOptions& options) {
   for (const auto& name : util::split(text, ',')) {
     options.passes.emplace_back(util::trim(name));
@@ -201,8 +206,13 @@ const std::vector<OptionRow>& option_table() {
                     apply_input_shape),
              OptionValueType::shapes, ";"),
       option("external-data", Group::compile, Arity::flag,
-             "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB)",
+             "store weights in OUTDIR/<graph>.onnx.data (always done past 2 GiB; the "
+             "graphs of a pair share OUTDIR/weights.data anyway)",
              apply_external_data),
+      option("self-contained", Group::compile, Arity::flag,
+             "write each graph as a file of its own with its weights, instead of one "
+             "OUTDIR/weights.data that the graphs share (each weight stored once)",
+             apply_self_contained),
       listed(option("passes", Group::compile, Arity::text,
                     "comma-separated passes to run instead of the default pipeline", apply_passes),
              OptionValueType::names, ","),

@@ -17,6 +17,7 @@
 #include "util/strings.h"
 #include "util/test_point.h"
 
+#include <algorithm>
 #include <ctime>
 #include <memory>
 
@@ -271,13 +272,16 @@ std::string variants_of(const CompileResult& result) {
   return out;
 }
 
-// The files one compile wrote: manifest.json, each graph and its external data.
+// The files one compile wrote: manifest.json, each graph and its external data (once,
+// though the graphs share it).
 std::vector<std::string> written_files(const CompileResult& result) {
   std::vector<std::string> names;
   for (const auto& graph : result.graphs) {
     names.push_back(graph.graph.file);
     for (const auto& data : graph.external_data) {
-      names.push_back(data.file);
+      if (std::find(names.begin(), names.end(), data.file) == names.end()) {
+        names.push_back(data.file);
+      }
     }
   }
   names.push_back(result.manifest_path.filename().string());

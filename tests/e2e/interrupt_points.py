@@ -34,7 +34,7 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
-NPUCC_NAMES = {"manifest.json"} | {
+NPUCC_NAMES = {"manifest.json", "weights.data"} | {
     role + suffix for role in ("high", "low", "emulation") for suffix in (".onnx", ".onnx.data")}
 
 

@@ -51,7 +51,8 @@ expect_status 0 "$NPUCC" compile "$M" -o "$WORK/h1" --cache-dir "$C" --accelerat
 grep '^  precision: \|^  kept float32: ' "$WORK/out" >"$WORK/miss-precision"
 [ -s "$WORK/miss-precision" ] || fail "a miss printed no precision lines"
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/h2" --cache-dir "$C" --accelerate-train-mode 'fast|step'
-contains "$WORK/out" "^from the cache: .*ppocr_cls.onnx -> $WORK/h2 in [0-9.]* s, 3 files of entry [0-9a-f]\{12\} materialised by "
+# high.onnx, low.onnx, the weights.data they share and manifest.json
+contains "$WORK/out" "^from the cache: .*ppocr_cls.onnx -> $WORK/h2 in [0-9.]* s, 4 files of entry [0-9a-f]\{12\} materialised by "
 contains "$WORK/out" "cache: hit"
 grep '^  precision: \|^  kept float32: ' "$WORK/out" >"$WORK/hit-precision"
 cmp -s "$WORK/miss-precision" "$WORK/hit-precision" ||
