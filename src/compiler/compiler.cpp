@@ -280,8 +280,10 @@ void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
 }
 
 WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
-                             const CacheKey& cache_key, const WriteProgress& progress) {
-  return GraphWriting(std::move(prepared), options).finish(options, cache_key, progress);
+                             const CacheKey& cache_key, const WriteProgress& progress,
+                             const std::string& model_sha256) {
+  return GraphWriting(std::move(prepared), options)
+      .finish(options, cache_key, progress, model_sha256);
 }
 
 namespace {
@@ -324,11 +326,9 @@ CompileResult compile_beside_read(Model model, const CompileOptions& options, co
   const bool checks_accuracy = options.check_accuracy || !options.accuracy_target.empty();
   if (!second_core || !counts || checks_accuracy) {
     PreparedCompile prepared = prepare_compile(std::move(model), options, log, counts.get());
-    std::string sha256 = digest_taken(scan.wait());
-    if (!sha256.empty()) {
-      prepared.result.model_sha256 = sha256;
-    }
-    return write_compile(std::move(prepared), options, {}, write_progress).result;
+    return write_compile(std::move(prepared), options, {}, write_progress,
+                         digest_taken(scan.wait()))
+        .result;
   }
   counts->speculate();
   GraphWriting writing(prepare_compile(std::move(model), options, log, counts.get()), options);
@@ -341,10 +341,7 @@ CompileResult compile_beside_read(Model model, const CompileOptions& options, co
     log("precision: a weight overflows the low type: rewriting the low graph");
   }
   rebuild_variants(prepared, options, counts.get());
-  if (!sha256.empty()) {
-    prepared.result.model_sha256 = sha256;
-  }
-  return write_compile(std::move(prepared), options, {}, write_progress).result;
+  return write_compile(std::move(prepared), options, {}, write_progress, sha256).result;
 }
 
 CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log,

@@ -39,8 +39,10 @@ struct WrittenCompile {
   CompileResult result;
   std::map<std::string, FileIdentity> written_as;
 };
+// `model_sha256`: as for GraphWriting::finish.
 WrittenCompile write_compile(PreparedCompile prepared, const CompileOptions& options,
-                             const CacheKey& cache_key, const WriteProgress& progress = {});
+                             const CacheKey& cache_key, const WriteProgress& progress = {},
+                             const std::string& model_sha256 = {});
 
 // write_compile begun early: the graphs are written on up to thread_budget() threads
 // into a staging folder beside options.output_dir while the caller goes on (a cache looks

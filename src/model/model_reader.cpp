@@ -8,11 +8,10 @@
 #include "npucc/error.h"
 #include "npucc/model.h"
 #include "util/file_io.h"
+#include "util/input_scan.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 
-#include <cerrno>
-#include <cstring>
 #include <google/protobuf/io/coded_stream.h>
 #include <utility>
 
@@ -73,18 +72,12 @@ void check_before_reading(const fs::path& path, const ReadLimits& limits) {
 // very open file and nothing wrote to it since (its stamp is as it was opened), else read
 // and hashed now, through pread() rather than the mapping (whose pages would then count as
 // the process's memory).
-std::string digest_of(util::InputFile& file) {
-  if (!file.sha256() || util::stamp_of(file.fd()) != file.stamp()) {
-    constexpr size_t k_chunk = 1 << 20;
-    std::unique_ptr<char[]> buffer(new char[k_chunk]);
-    util::Sha256 hash;
-    if (!file.read_all(buffer.get(), k_chunk,
-                       [&](uint64_t, std::string_view chunk) { hash.update(chunk); })) {
-      throw Error(file.path().string() + ": read failed: " + std::strerror(errno));
-    }
-    file.set_sha256(hash.hex_digest());
+std::string digest_of(const std::shared_ptr<util::InputFile>& file) {
+  if (!file->sha256() || util::stamp_of(file->fd()) != file->stamp()) {
+    util::InputScan scan({file}, nullptr, util::InputScan::On::this_thread);
+    file->set_sha256(scan.wait().front().sha256);
   }
-  return *file.sha256();
+  return *file->sha256();
 }
 
 // The large tensors of a parsed skeleton become slices of the mapped file; the rest as
@@ -180,7 +173,7 @@ Model read_mapped_model(const fs::path& path, const ReadLimits& limits,
   model.path = path;
   model.file_bytes = bytes.size();
   if (digest == ModelDigest::now || input->sha256()) {
-    model.sha256 = digest_of(*input);
+    model.sha256 = digest_of(input);
   }
   finish_mapped(model, *skeleton, file, limits, scope);
   return model;

@@ -206,7 +206,7 @@ std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::Lo
     input.from_stamp = found.from_stamp;
     input.why_hashed = found.why_hashed;
     if (found.from_stamp) {
-      std::string actual = i == 0 ? model.sha256 : digest_of_input(*file, nullptr).value();
+      std::string actual = i == 0 ? model.sha256 : digest_of_input(file, nullptr).value();
       input.matches_bytes = actual == found.sha256;
     }
     out.push_back(std::move(input));

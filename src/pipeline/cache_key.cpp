@@ -84,7 +84,7 @@ CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
   uint64_t external_bytes = 0;
   for (const auto& entry : external) {
     std::shared_ptr<util::InputFile> file = open_external(inputs, entry.second);
-    sha256.push_back(digest_of_input(*file, digests).value());
+    sha256.push_back(digest_of_input(file, digests).value());
     external_bytes += file->stamp().size;
   }
   return key_from(model, options, external, sha256, external_bytes);

@@ -62,7 +62,7 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
       identity.bytes > options.limits.max_memory_bytes) {
     return std::nullopt; // read_model refuses it without reading it
   }
-  util::Expected<std::string> sha256 = digest_of_input(**file, &digests);
+  util::Expected<std::string> sha256 = digest_of_input(*file, &digests);
   if (!sha256) {
     return std::nullopt;
   }

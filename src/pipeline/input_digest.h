@@ -14,6 +14,7 @@ namespace npucc::pipeline {
 // recorded there. The file keeps it for the readers after. `digests` may be null: then the
 // file is hashed. An error when a read fails or the file changed while it was hashed, which
 // a lookup takes as a miss and a compile as the end.
-util::Expected<std::string> digest_of_input(util::InputFile& file, cache::InputDigests* digests);
+util::Expected<std::string> digest_of_input(const std::shared_ptr<util::InputFile>& file,
+                                            cache::InputDigests* digests);
 
 } // namespace npucc::pipeline

@@ -64,10 +64,6 @@ Expected<std::shared_ptr<InputFile>> InputFile::open(const std::filesystem::path
   return std::shared_ptr<InputFile>(new InputFile(path, std::move(fd), *stamp));
 }
 
-FileIdentity InputFile::identity() const {
-  return {m_stamp.device, m_stamp.inode, m_stamp.size, m_stamp.mtime_ns};
-}
-
 ssize_t InputFile::read_at(char* buffer, size_t size, uint64_t offset) const {
   return retry_on_eintr(
       [&] { return ::pread(m_fd.get(), buffer, size, static_cast<off_t>(offset)); });
@@ -81,7 +77,6 @@ Expected<std::shared_ptr<InputFile>> InputFiles::try_open(const std::filesystem:
     return found->second;
   }
   Expected<std::shared_ptr<InputFile>> opened = InputFile::open(path, links);
-  ++m_opens;
   if (!opened) {
     return opened;
   }
@@ -94,11 +89,6 @@ std::shared_ptr<InputFile> InputFiles::find(const std::filesystem::path& path) c
   std::lock_guard<std::mutex> lock(m_mutex);
   auto found = m_files.find(path);
   return found == m_files.end() ? nullptr : found->second;
-}
-
-size_t InputFiles::opens() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_opens;
 }
 
 } // namespace npucc::util

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "npucc/file_identity.h"
 #include "util/expected.h"
 #include "util/fd.h"
 #include "util/file_stamp.h"
@@ -39,7 +38,6 @@ public:
   const std::filesystem::path& path() const { return m_path; }
   // The file as the open found it (one fstat).
   const FileStamp& stamp() const { return m_stamp; }
-  FileIdentity identity() const;
 
   // The SHA-256 of the bytes, once a reader has it (the digest cache or a hash): the
   // others take it from here instead of reading the file again. Set from one thread,
@@ -87,13 +85,10 @@ public:
   }
   // The file already open at `path`, or nullptr.
   std::shared_ptr<InputFile> find(const std::filesystem::path& path) const;
-  // How many opens there were (a test's count).
-  size_t opens() const;
 
 private:
   mutable std::mutex m_mutex;
   std::map<std::filesystem::path, std::shared_ptr<InputFile>> m_files;
-  size_t m_opens = 0;
 };
 
 } // namespace npucc::util

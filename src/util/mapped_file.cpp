@@ -23,10 +23,6 @@ std::shared_ptr<const MappedFile> MappedFile::map(std::shared_ptr<const InputFil
   return std::shared_ptr<const MappedFile>(new MappedFile(std::move(file), data));
 }
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& path) {
-  return map(InputFile::open(path, InputFile::Links::follow).value());
-}
-
 MappedFile::~MappedFile() {
   if (m_data != nullptr) {
     ::munmap(const_cast<char*>(m_data), m_file->stamp().size);

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "npucc/file_identity.h"
 #include "util/input_file.h"
 
 #include <cstdint>
@@ -17,16 +16,12 @@ public:
   // Maps the open input file, which stays open while the mapping lives. Throws
   // npucc::Error naming the path when it cannot be mapped.
   static std::shared_ptr<const MappedFile> map(std::shared_ptr<const InputFile> file);
-  // Opens the file (InputFile::open, links followed), then maps it.
-  static std::shared_ptr<const MappedFile> open(const std::filesystem::path& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::string_view bytes() const { return {m_data, m_file->stamp().size}; }
   const std::filesystem::path& path() const { return m_file->path(); }
-  // The file as it was when mapped.
-  FileIdentity identity() const { return m_file->identity(); }
   const std::shared_ptr<const InputFile>& input() const { return m_file; }
 
   // The mapped file's descriptor, for pread(). Streaming a whole file through read()

@@ -67,7 +67,8 @@ struct Fixture {
     data += "tail";
     data_path = npucc::test::temp_dir("prescan") / "w.data";
     npucc::util::write_file_atomic(data_path, data);
-    file = npucc::util::MappedFile::open(data_path);
+    file = npucc::util::MappedFile::map(
+        npucc::util::InputFile::open(data_path, npucc::util::InputFile::Links::follow).value());
     for (const auto& weight : weights) {
       auto* tensor = model.mutable_graph()->add_initializer();
       tensor->set_name(weight.name);
