@@ -23,8 +23,8 @@ constexpr size_t k_buffers = 4; // with a helper thread: one being filled, the r
 
 } // namespace
 
-// The helper thread: writes queued buffers to the target files in order and hands them
-// back. A write error is kept and rethrown to the caller at its next take() or drain().
+// The helper thread: hashes queued buffers and writes them to the target files in order,
+// and hands them back. A write error is kept and rethrown to the caller at its next take() or drain().
 class HashedFile::WriteBehind {
 public:
   WriteBehind() {
@@ -44,8 +44,12 @@ public:
     m_thread.join();
   }
 
-  // Only while nothing is queued (drain() first).
-  void set_targets(std::vector<util::AtomicFile*> targets) { m_targets = std::move(targets); }
+  // Only while nothing is queued (drain() first). Each buffer is hashed into `hash`, then
+  // written to the targets.
+  void set_targets(util::Sha256* hash, std::vector<util::AtomicFile*> targets) {
+    m_hash = hash;
+    m_targets = std::move(targets);
+  }
 
   char* take() {
     std::unique_lock<std::mutex> lock(m_mutex);
@@ -90,6 +94,7 @@ private:
       lock.unlock();
       std::exception_ptr error;
       try {
+        m_hash->update(buffer, size);
         for (auto* target : m_targets) {
           target->write(buffer, size);
         }
@@ -111,6 +116,7 @@ private:
   std::vector<std::unique_ptr<char[]>> m_storage;
   std::vector<char*> m_free;
   std::deque<std::pair<char*, size_t>> m_queue;
+  util::Sha256* m_hash = nullptr;
   std::vector<util::AtomicFile*> m_targets;
   bool m_busy = false;
   bool m_quit = false;
@@ -136,7 +142,7 @@ HashedFile::~HashedFile() = default;
 void HashedFile::start_buffers() {
   if (util::thread_budget() > 1) {
     m_behind = std::make_unique<WriteBehind>();
-    m_behind->set_targets({m_file.get()});
+    m_behind->set_targets(&m_hash, {m_file.get()});
     m_buffer = m_behind->take();
   } else {
     m_own_buffer.reset(new char[k_buffer]);
@@ -177,7 +183,7 @@ void HashedFile::mirror_to(const fs::path& path) {
   m_mirror = std::make_unique<util::AtomicFile>(path, util::Durability::unsynced);
   util::test_point(("write:" + path.filename().string() + ":mirrored").c_str());
   if (m_behind) {
-    m_behind->set_targets({m_file.get(), m_mirror.get()});
+    m_behind->set_targets(&m_hash, {m_file.get(), m_mirror.get()});
   }
 }
 
@@ -185,7 +191,7 @@ std::unique_ptr<HashedFile> HashedFile::split_mirror() {
   flush();
   drain();
   if (m_behind) {
-    m_behind->set_targets({m_file.get()});
+    m_behind->set_targets(&m_hash, {m_file.get()});
   }
   return std::unique_ptr<HashedFile>(
       new HashedFile(std::move(m_mirror), m_hash, m_bytes, m_control));
@@ -218,11 +224,12 @@ void HashedFile::flush() {
   if (m_control != nullptr) { // a mirrored buffer fills two files
     m_control->bytes_written.fetch_add(m_mirror ? 2 * m_fill : m_fill, std::memory_order_relaxed);
   }
-  m_hash.update(m_buffer, m_fill);
-  if (m_behind) {
+  if (m_behind) { // the helper hashes the buffer too: decoding typed weights keeps this
+                  // thread busy enough (model/typed_data.h)
     m_behind->submit(m_buffer, m_fill);
     m_buffer = m_behind->take();
   } else {
+    m_hash.update(m_buffer, m_fill);
     m_file->write(m_buffer, m_fill);
     if (m_mirror) {
       m_mirror->write(m_buffer, m_fill);

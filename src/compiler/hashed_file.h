@@ -24,8 +24,9 @@ struct WriteStopped : std::exception {
 // An output file (util::AtomicFile, unsynced: a compiler's outputs, see util::Durability)
 // written through 1 MiB buffers and hashed (SHA-256) as it goes.
 //
-// With a second core (util::thread_budget), a helper thread writes each full buffer
-// while the caller reads and hashes the next. mirror_to() sends every byte to a second
+// With a second core (util::thread_budget), a helper thread hashes and writes each full
+// buffer while the caller fills the next (reading a weight, or decoding a typed one, which
+// costs as much as the hash). mirror_to() sends every byte to a second
 // file as well, hashed once: two graphs that begin with the same weights share that
 // work, and split_mirror() then hands the second file on with a copy of the hash state.
 class HashedFile {

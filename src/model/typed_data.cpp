@@ -153,33 +153,32 @@ private:
   }
 
   // The varint at `p`, with at least 16 bytes readable there; its length, or 0 when it runs
-  // past ten bytes. The first eight bytes' 7-bit groups are packed in three steps (pairs,
-  // quads, the word) instead of one shift per byte.
+  // past ten bytes. Branch-free: int64_data holds nine-byte (positive) and ten-byte
+  // (negative) values in any order, and a branch on the length mispredicted on every sign
+  // change. The first eight bytes' 7-bit groups are packed in three steps (pairs, quads,
+  // the word) instead of one shift per byte.
   static size_t decode_varint_word(const uint8_t* p, uint64_t& value) {
     constexpr uint64_t k_high_bits = 0x8080808080808080ull;
     uint64_t word = 0;
     std::memcpy(&word, p, sizeof(word));
     word = little(word);
-    const uint64_t ends = ~word & k_high_bits;
-    size_t length = ends != 0 ? static_cast<size_t>(__builtin_ctzll(ends)) / 8 + 1 : 8;
-    uint64_t groups = word & 0x7f7f7f7f7f7f7f7full;
-    if (length < 8) {
-      groups &= (uint64_t{1} << (8 * length)) - 1;
-    }
+    // A bit at 8k for each byte k that ends the varint, and a sentinel past the last byte
+    // (bit 63 for the word, bit 16 for bytes 8 and 9): the lowest bit gives the length.
+    const uint64_t ends = ((~word & k_high_bits) >> 7) | (uint64_t{1} << 63);
+    const uint32_t tail_ends = ((~(p[8] | uint32_t{p[9]} << 8) & 0x8080u) >> 7) | (1u << 16);
+    const size_t first = static_cast<size_t>(__builtin_ctzll(ends)) / 8 + 1; // 1..8
+    const size_t more = static_cast<size_t>(__builtin_ctz(tail_ends)) / 8 + 1; // 1..3
+    const bool past_word = __builtin_ctzll(ends) == 63;
+    const size_t length = first + (more & -static_cast<size_t>(past_word));
+    uint64_t groups = word & 0x7f7f7f7f7f7f7f7full & (~uint64_t{0} >> (64 - 8 * first));
     groups = ((groups & 0x7f007f007f007f00ull) >> 1) | (groups & 0x007f007f007f007full);
     groups = ((groups & 0x3fff00003fff0000ull) >> 2) | (groups & 0x00003fff00003fffull);
     groups = ((groups & 0x0fffffff00000000ull) >> 4) | (groups & 0x000000000fffffffull);
-    value = groups;
-    if (ends != 0) {
-      return length;
-    }
-    // Nine or ten bytes: 56 bits so far; what lies past bit 63 is dropped, as protobuf does.
-    value |= uint64_t{p[8] & 0x7fu} << 56;
-    if ((p[8] & 0x80) == 0) {
-      return 9;
-    }
-    value |= uint64_t{p[9] & 0x7fu} << 63;
-    return (p[9] & 0x80) == 0 ? 10 : 0;
+    // Bytes 8 and 9 add bits 56-63; what lies past bit 63 is dropped, as protobuf does.
+    const uint64_t ninth = (uint64_t{p[8] & 0x7fu} << 56) & -uint64_t{length >= 9};
+    const uint64_t tenth = (uint64_t{p[9] & 0x01u} << 63) & -uint64_t{length >= 10};
+    value = groups | ninth | tenth;
+    return length <= k_max_varint ? length : 0;
   }
 
   // varints() when only their count matters (the reader's check): a value ends at each
