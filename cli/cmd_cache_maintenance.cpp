@@ -244,6 +244,8 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
                                         {"freed_bytes", report.freed},
                                         {"temporaries", report.temporaries},
                                         {"temporary_bytes", report.temporary_bytes},
+                                        {"unused_blobs", report.unused_blobs},
+                                        {"unused_blob_bytes", report.unused_blob_bytes},
                                         {"failures", failures_json(report.failures)}});
       return report_failures(report.failures, 0);
     }
@@ -251,6 +253,11 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     if (report.temporaries > 0) {
       std::cout << (args->dry_run ? "would remove " : "removed ") << report.temporaries
                 << " stale temporary item(s), " << util::format_bytes(report.temporary_bytes)
+                << "\n";
+    }
+    if (report.unused_blobs > 0) { // weights.data blobs whose last entry went (blob_store.h)
+      std::cout << (args->dry_run ? "would remove " : "removed ") << report.unused_blobs
+                << " shared weight file(s) no entry uses any more, " << util::format_bytes(report.unused_blob_bytes)
                 << "\n";
     }
     if (!options.all && !options.older_than && !options.max_size && !global.quiet) {

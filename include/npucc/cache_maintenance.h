@@ -97,6 +97,8 @@ struct CacheRemoval {
   uint64_t freed = 0;                // purge: bytes of the removed entries
   size_t temporaries = 0;            // purge: stale staging folders and temporary files
   uint64_t temporary_bytes = 0;
+  size_t unused_blobs = 0;           // purge: weight blobs no entry links any more
+  uint64_t unused_blob_bytes = 0;
   std::vector<std::string> failures; // refused removals, one line each
 };
 

@@ -107,7 +107,8 @@ class Removal:
     """What purge() or invalidate() removed.
 
     freed: bytes of the removed entries; temporaries, temporary_bytes: stale staging files
-    purge() removed; failures: removals the system refused, one line each (the CLI prints
+    purge() removed; unused_blobs, unused_blob_bytes: shared weight files (weights.data)
+    that purge() removed because no entry used them any more; failures: removals the system refused, one line each (the CLI prints
     them as errors and exits with status 1).
     """
 
@@ -115,6 +116,8 @@ class Removal:
     freed: int
     temporaries: int
     temporary_bytes: int
+    unused_blobs: int
+    unused_blob_bytes: int
     failures: List[str]
 
 
@@ -129,7 +132,13 @@ def _entry(text: str) -> CacheEntry:
 def _removal(item: Dict[str, Any]) -> Removal:
     removed = [RemovedEntry(**entry) for entry in item["removed"]]
     return Removal(
-        removed, item["freed"], item["temporaries"], item["temporary_bytes"], item["failures"]
+        removed,
+        item["freed"],
+        item["temporaries"],
+        item["temporary_bytes"],
+        item["unused_blobs"],
+        item["unused_blob_bytes"],
+        item["failures"],
     )
 
 

@@ -158,6 +158,8 @@ CacheRemoval Cache::purge(const PurgeRequest& request) const {
   removal.freed = report.freed;
   removal.temporaries = report.temporaries;
   removal.temporary_bytes = report.temporary_bytes;
+  removal.unused_blobs = report.unused_blobs;
+  removal.unused_blob_bytes = report.unused_blob_bytes;
   return removal;
 }
 

@@ -121,8 +121,13 @@ compile hit --input-shape x:1,3,48,192 || fail "compile hit"
 compile hit2 || fail "compile hit2"
 [ "$(grep -c "cache: hit" "$WORK/hit.log" "$WORK/hit2.log" | grep -c ':1$')" = 1 ] ||
   fail "one of the two is still a hit"
-"$NPUCC" cache purge --cache-dir "$C" --all >/dev/null || fail "purge --all"
+"$NPUCC" cache purge --cache-dir "$C" --all --dry-run --json >"$WORK/purge.json" || fail "purge --dry-run"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["unused_blobs"] != 0)' \
+  "$WORK/purge.json" || fail "a dry run counts blobs entries still link: $(cat "$WORK/purge.json")"
+"$NPUCC" cache purge --cache-dir "$C" --all >"$WORK/purge.txt" || fail "purge --all"
 [ -z "$(blobs)" ] || fail "purge --all left blobs: $(blobs)"
+grep -q "^removed 1 shared weight file(s) no entry uses any more, " "$WORK/purge.txt" ||
+  fail "purge does not say it removed the blob: $(cat "$WORK/purge.txt")"
 echo "ok: a blob goes with its last entry"
 
 # Signed entries: the signature covers the header's checksums, a blob's too.
