@@ -52,8 +52,9 @@ std::string why_not_linkable(const fs::path& path, const fs::path& cache_root);
 AllowLink link_allowed_by(LinkMode mode);
 
 // Whether a file of this name may be delivered as a hard link to the cache's inode.
-// Not external data (NAME.data): ONNX Runtime refuses to load an external data file with
-// more than one link ("a potential hardlink attack"), so those are copied (or reflinked).
+// Not external data (NAME.data): ONNX Runtime refuses to load a graph whose subgraph (an If
+// branch) keeps a tensor in a data file with more than one link (ONNX's checker, "a
+// potential hardlink attack"; seen with silero_vad), so those are copied (or reflinked).
 AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted);
 
 // fsync of a directory, so a rename inside it survives a crash.
