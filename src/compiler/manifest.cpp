@@ -98,18 +98,26 @@ json key_components_json(const CacheKey& key) {
   return components;
 }
 
-void restate_request(json& manifest, const CompileOptions& options, const CacheKey& key) {
+bool restate_request(json& manifest, const CompileOptions& options, const CacheKey& key) {
+  bool changed = false;
+  auto restate = [&](json& field, json value) {
+    if (field != value) {
+      field = std::move(value);
+      changed = true;
+    }
+  };
   auto model = manifest.find("model");
   if (model != manifest.end() && model->is_object()) {
-    (*model)["file"] = options.model_path.filename().string();
+    restate((*model)["file"], options.model_path.filename().string());
   }
   if (options.accelerate_train_mode) {
-    manifest["schedule"] = schedule_json(*options.accelerate_train_mode);
+    restate(manifest["schedule"], schedule_json(*options.accelerate_train_mode));
   } else {
-    manifest.erase("schedule");
+    changed = manifest.erase("schedule") > 0 || changed;
   }
-  manifest["cache_key"] = key.key;
-  manifest["cache_key_components"] = key_components_json(key);
+  restate(manifest["cache_key"], key.key);
+  restate(manifest["cache_key_components"], key_components_json(key));
+  return changed;
 }
 
 json build_manifest(const CompileOptions& options, const Model& model, const CompileResult& result,

@@ -47,7 +47,8 @@ nlohmann::json schedule_json(const AccelerateTrainMode& mode);
 // Restates in a stored manifest what is the request's, not the entry's: the model file's
 // name, the schedule (from the request's accelerate_train_mode), the key and its
 // components (the request's omissions). Everything else the entry's compile wrote stays.
-void restate_request(nlohmann::json& manifest, const CompileOptions& options, const CacheKey& key);
+// Returns whether anything changed (a hit then writes the manifest anew).
+bool restate_request(nlohmann::json& manifest, const CompileOptions& options, const CacheKey& key);
 
 // `cache_key`: an empty key when not compiled through the cache.
 nlohmann::json build_manifest(const CompileOptions& options, const Model& model,

@@ -26,20 +26,19 @@ namespace {
 // options): the user's manifest states their own (compiler::restate_request). The entry's
 // signature covers the stored bytes; what is restated comes from the request alone.
 // Written as a new file (the delivered one may be a hard link to the cache's, which stays
-// as it was).
-void restate_request(const fs::path& manifest_path, const CompileOptions& options,
+// as it was). Returns the manifest as delivered; not JSON: null (parse_cached_manifest says
+// what is wrong).
+json restate_request(const fs::path& manifest_path, const CompileOptions& options,
                      const CacheKey& key) {
-  const json stored = json::parse(util::read_file(manifest_path));
-  if (!stored.is_object()) {
-    return; // parse_cached_manifest says what is wrong
+  json manifest = json::parse(util::read_file(manifest_path), nullptr, false);
+  if (!manifest.is_object()) {
+    return nullptr;
   }
-  json manifest = stored;
-  compiler::restate_request(manifest, options, key);
-  if (manifest == stored) {
-    return;
+  if (compiler::restate_request(manifest, options, key)) {
+    util::write_file_atomic(manifest_path,
+                            manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   }
-  util::write_file_atomic(manifest_path,
-                          manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  return manifest;
 }
 
 // What the key needs of the model at options.model_path without parsing it, when its
@@ -84,30 +83,32 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
 
 } // namespace
 
-cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
-                                     const CacheKey& cache_key, const CompileOptions& options,
-                                     Deliver deliver) {
+Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
+                            const CacheKey& cache_key, const CompileOptions& options,
+                            Deliver deliver) {
   const std::string& key = cache_key.key;
+  Delivered out;
   if (deliver == Deliver::output_folder) {
     compiler::OutputFolder output(options);
-    cache::FetchResult fetched = tier.fetch(key, output.staging());
-    if (fetched.status == cache::FetchStatus::hit) {
-      restate_request(output.staging() / "manifest.json", options, cache_key);
+    static_cast<cache::FetchResult&>(out) = tier.fetch(key, output.staging());
+    if (out.status == cache::FetchStatus::hit) {
+      out.manifest = restate_request(output.staging() / "manifest.json", options, cache_key);
       util::test_point("cache:hit-staged");
       output.publish();
     }
-    return fetched;
+    return out;
   }
-  cache::FetchResult local = storage.fetch(key, {}); // checked, nothing copied
-  if (local.status == cache::FetchStatus::hit || &tier == &storage) {
-    return local;
+  static_cast<cache::FetchResult&>(out) = storage.fetch(key, {}); // checked, nothing copied
+  if (out.status == cache::FetchStatus::hit || &tier == &storage) {
+    return out;
   }
   // The remote tier imports a hit into the local store, which checks every checksum.
   cache::TempPath scratch = storage.temp_folder("check"); // a group member may purge it
-  return tier.fetch(key, scratch.path());
+  static_cast<cache::FetchResult&>(out) = tier.fetch(key, scratch.path());
+  return out;
 }
 
-CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions& options,
+CachedCompile hit_result(const Delivered& fetched, const CompileOptions& options,
                          const std::string& key, const std::string& model_sha256, Deliver deliver) {
   CachedCompile out;
   out.outcome = CacheOutcome::hit;
@@ -117,7 +118,7 @@ CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions
                  (fetched.note.empty() ? "" : "; " + fetched.note);
     // A hit does no compile work, so the result comes from the stored manifest.
     fs::path manifest_path = options.output_dir / "manifest.json";
-    out.result = parse_cached_manifest(util::read_file(manifest_path), manifest_path, model_sha256);
+    out.result = parse_cached_manifest(fetched.manifest, manifest_path, model_sha256);
   } else {
     out.reason = "already cached";
   }
@@ -138,7 +139,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
     return std::nullopt;
   }
   CacheKey key = compute_key(*identity, options, &digests, inputs);
-  cache::FetchResult fetched = fetch_and_deliver(storage, storage, key, options, deliver);
+  Delivered fetched = fetch_and_deliver(storage, storage, key, options, deliver);
   if (fetched.status != cache::FetchStatus::hit) {
     known_key = std::move(key);
     return std::nullopt;

@@ -6,6 +6,7 @@
 #include "pipeline/cached_compile.h"
 #include "util/input_file.h"
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -31,13 +32,17 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
 // request's schedule and file name, compiler::restate_request), or for populate only checks
 // them: a local entry as a fetch does (its stamp, else every checksum) without copying a
 // file, a remote one by importing it into the local store.
-cache::FetchResult fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
-                                     const CacheKey& key, const CompileOptions& options,
-                                     Deliver deliver);
+struct Delivered : cache::FetchResult {
+  // A hit into an output folder: its manifest.json as delivered, parsed once (a model's
+  // precision report makes it 100 KB and more; a hit's other work takes milliseconds).
+  nlohmann::json manifest;
+};
+Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
+                            const CacheKey& key, const CompileOptions& options, Deliver deliver);
 
 // The outcome of a hit `fetch_and_deliver` delivered: with an output folder, the
 // compile's result as its manifest records it.
-CachedCompile hit_result(const cache::FetchResult& fetched, const CompileOptions& options,
+CachedCompile hit_result(const Delivered& fetched, const CompileOptions& options,
                          const std::string& key, const std::string& model_sha256, Deliver deliver);
 
 } // namespace npucc::pipeline

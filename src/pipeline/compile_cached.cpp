@@ -178,7 +178,7 @@ CachedCompile bypass(CachedRun& run) {
 
 // The key's lookup, in the shared remote tier too when one is configured (asked on a
 // local miss, fed by compiles), unless it was asked for this key already.
-cache::FetchResult fetch(CachedRun& run) {
+Delivered fetch(CachedRun& run) {
   if (!run.config.remote.url.empty() && !run.tiered) {
     run.tiered = std::make_unique<cache::remote::TieredStorage>(run.storage, run.config.remote);
   }
@@ -197,7 +197,7 @@ bool count_stats(const CachedRun& run, const cache::Counters& deltas) {
   return run.storage.stats().update(deltas);
 }
 
-CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
+CachedCompile hit(CachedRun& run, const Delivered& fetched) {
   run.writing.reset();
   bool remote_hit = run.tiered && run.tiered->served_remotely();
   // populate's "already cached" counts too: a CI re-run hits.
@@ -224,7 +224,7 @@ CachedCompile hit(CachedRun& run, const cache::FetchResult& fetched) {
 std::optional<CachedCompile> remote_by_known_key(CachedRun& run, CacheKey key) {
   run.key = std::move(key);
   run.model_sha256 = *run.inputs->find(run.given.model_path)->sha256();
-  cache::FetchResult fetched = fetch(run);
+  Delivered fetched = fetch(run);
   if (fetched.status != cache::FetchStatus::hit) {
     return std::nullopt;
   }
@@ -411,7 +411,7 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
   if (run.uncacheable) {
     return bypass(run);
   }
-  cache::FetchResult fetched = fetch(run);
+  Delivered fetched = fetch(run);
   util::test_point("cache:fetched");
   if (fetched.status == cache::FetchStatus::hit) {
     return hit(run, fetched);

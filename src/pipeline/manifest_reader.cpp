@@ -69,16 +69,17 @@ void read_precision_reports(const json& manifest, CompileResult& result) {
 
 } // namespace
 
-CompileResult parse_cached_manifest(const std::string& text,
+CompileResult parse_cached_manifest(const json& manifest,
                                     const std::filesystem::path& manifest_path,
                                     const std::string& model_sha256) {
   const std::string where = manifest_path.string();
   CompileResult result;
   result.manifest_path = manifest_path;
   result.model_sha256 = model_sha256;
-  json manifest;
+  if (!manifest.is_object()) {
+    throw Error(where + ": cached manifest is not readable: not a JSON object");
+  }
   try {
-    manifest = json::parse(text);
     for (const auto& graph : manifest.at("graphs")) {
       CompiledGraph compiled;
       compiled.role = util::string_field(graph, "role");
