@@ -14,11 +14,7 @@ fi
 : "${NPUCC:?set NPUCC to the npucc binary}"
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
 python=/usr/bin/python3
-oracle="$SOURCE_DIR/tests/oracle"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: onnxruntime-node is not installed: run scripts/install-test-deps (npm install in tests/oracle)"
-  exit 1
-fi
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 jobs=${NPUCC_TEST_JOBS:-2}
 # NPUCC_BACKEND_MODE=MODE compiles with --accelerate-train-mode MODE and checks the low
 # graph instead: it must pass the full checker, and (fast: float16) ONNX Runtime must load

@@ -19,11 +19,7 @@
 set -euo pipefail
 : "${NPUCC:?}" "${SOURCE_DIR:?}"
 export NPUCC_CACHE_DISABLE=true
-oracle="$SOURCE_DIR/tests/oracle"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: ONNX Runtime is not installed: run scripts/install-deps (or npm install in tests/oracle)"
-  exit 1
-fi
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 filter=${NPUCC_CLASSIC_FILTER:-}

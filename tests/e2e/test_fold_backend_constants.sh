@@ -16,11 +16,7 @@ if [ ! -d "$data/node" ]; then
 fi
 : "${NPUCC:?set NPUCC to the npucc binary}"
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
-oracle="$SOURCE_DIR/tests/oracle"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: onnxruntime-node is not installed: run scripts/install-test-deps (npm install in tests/oracle)"
-  exit 1
-fi
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-fold.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

@@ -19,12 +19,8 @@ set -euo pipefail
 
 : "${NPUCC:?set NPUCC to the npucc binary}"
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
-oracle="$SOURCE_DIR/tests/oracle"
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 tools="$SOURCE_DIR/tests/tools"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: onnxruntime-node is not installed: run scripts/install-test-deps (npm install in tests/oracle)"
-  exit 1
-fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-ir.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 models="$work/models"

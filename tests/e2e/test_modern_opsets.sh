@@ -22,11 +22,7 @@ set -euo pipefail
 
 : "${NPUCC:?set NPUCC to the npucc binary}"
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
-oracle="$SOURCE_DIR/tests/oracle"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: onnxruntime-node is not installed: run scripts/install-test-deps (npm install in tests/oracle)"
-  exit 1
-fi
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 if [ -n "${NPUCC_CORPUS_KEEP:-}" ]; then
   work="$NPUCC_CORPUS_KEEP"
   rm -rf "$work" && mkdir -p "$work"

@@ -11,11 +11,7 @@ set -euo pipefail
 : "${NPUCC:?set NPUCC to the npucc binary}"
 : "${TESTDATA:?set TESTDATA to the testdata folder}"
 : "${SOURCE_DIR:?set SOURCE_DIR to the source tree}"
-oracle="$SOURCE_DIR/tests/oracle"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: onnxruntime-node is not installed: run scripts/install-test-deps (npm install in tests/oracle)"
-  exit 1
-fi
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 models="$TESTDATA/models"
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-ort.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -7,11 +7,7 @@
 # Runtime has almost no bfloat16 CPU kernels). A crash (a signal) fails, naming the level.
 set -euo pipefail
 : "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
-oracle="$SOURCE_DIR/tests/oracle"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: ONNX Runtime is not installed: run scripts/install-test-deps (or npm install in tests/oracle)"
-  exit 1
-fi
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-ort-levels.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failures=0

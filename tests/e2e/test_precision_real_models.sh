@@ -9,11 +9,7 @@ set -euo pipefail
 : "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-oracle="$SOURCE_DIR/tests/oracle"
-if [ ! -d "$oracle/node_modules/onnxruntime-node" ]; then
-  echo "FAIL: ONNX Runtime is not installed: run scripts/install-test-deps (or npm install in tests/oracle)"
-  exit 1
-fi
+source "$(dirname "$0")/oracle_common.sh" # sets oracle
 failures=0
 fail() {
   echo "FAIL: $*"
