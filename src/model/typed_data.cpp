@@ -1,6 +1,7 @@
 #include "model/typed_data.h"
 
 #include "model/onnx_fields.h"
+#include "model/varint_ends.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,6 +18,8 @@ using onnx::TensorProto;
 constexpr size_t k_block_bytes = 1 << 20;
 constexpr uint64_t k_read_bytes = 1 << 20;
 constexpr size_t k_max_varint = 10;
+// Packed varints from this size on are only counted in parts at once (varint_ends.h).
+constexpr uint64_t k_counted_in_parts = 8 << 20;
 
 // The values of a typed field's occurrences (packed, or one per field), read as protobuf
 // would parse them, their raw bytes handed on a block at a time.
@@ -87,6 +90,14 @@ private:
     const uint32_t size = width();
     if (size != 0 && (end - begin) % size != 0) {
       return stop(Decoded::malformed);
+    }
+    if (!m_out && size == 0 && end - begin >= k_counted_in_parts) {
+      std::optional<uint64_t> values = count_packed_varints(m_file, begin, end);
+      if (!values) {
+        return stop(Decoded::malformed);
+      }
+      m_count += *values;
+      return m_count <= m_expected || stop(Decoded::mismatch);
     }
     std::string chunk;
     for (uint64_t pos = begin; pos < end;) {
