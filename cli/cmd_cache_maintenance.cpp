@@ -257,8 +257,8 @@ std::function<int()> setup_purge(CLI::App& command, const GlobalOptions& global)
     }
     if (report.unused_blobs > 0) { // weights.data blobs whose last entry went (blob_store.h)
       std::cout << (args->dry_run ? "would remove " : "removed ") << report.unused_blobs
-                << " shared weight file(s) no entry uses any more, " << util::format_bytes(report.unused_blob_bytes)
-                << "\n";
+                << " shared weight file(s) no entry uses any more, "
+                << util::format_bytes(report.unused_blob_bytes) << "\n";
     }
     if (!options.all && !options.older_than && !options.max_size && !global.quiet) {
       std::cout << "(no --all, --older-than or --max-size: only stale temporary files are "

@@ -108,8 +108,8 @@ class Removal:
 
     freed: bytes of the removed entries; temporaries, temporary_bytes: stale staging files
     purge() removed; unused_blobs, unused_blob_bytes: shared weight files (weights.data)
-    that purge() removed because no entry used them any more; failures: removals the system refused, one line each (the CLI prints
-    them as errors and exits with status 1).
+    that purge() removed because no entry used them any more; failures: removals the
+    system refused, one line each (the CLI prints them as errors and exits with status 1).
     """
 
     removed: List[RemovedEntry]

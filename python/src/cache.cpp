@@ -54,11 +54,11 @@ py::dict removed_dict(const RemovedEntry& entry) {
 }
 
 py::dict removal_dict(const CacheRemoval& removal) {
-  return py::dict("removed"_a = list_of(removal.removed, removed_dict), "freed"_a = removal.freed,
-                  "temporaries"_a = removal.temporaries,
-                  "temporary_bytes"_a = removal.temporary_bytes,
-                  "unused_blobs"_a = removal.unused_blobs,
-                  "unused_blob_bytes"_a = removal.unused_blob_bytes, "failures"_a = removal.failures);
+  return py::dict(
+      "removed"_a = list_of(removal.removed, removed_dict), "freed"_a = removal.freed,
+      "temporaries"_a = removal.temporaries, "temporary_bytes"_a = removal.temporary_bytes,
+      "unused_blobs"_a = removal.unused_blobs, "unused_blob_bytes"_a = removal.unused_blob_bytes,
+      "failures"_a = removal.failures);
 }
 
 // Cache with the warnings of its settings, for the Python side to show.

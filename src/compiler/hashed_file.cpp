@@ -24,7 +24,8 @@ constexpr size_t k_buffers = 4; // with a helper thread: one being filled, the r
 } // namespace
 
 // The helper thread: hashes queued buffers and writes them to the target files in order,
-// and hands them back. A write error is kept and rethrown to the caller at its next take() or drain().
+// and hands them back. A write error is kept and rethrown to the caller at its next take() or
+// drain().
 class HashedFile::WriteBehind {
 public:
   WriteBehind() {
@@ -224,8 +225,8 @@ void HashedFile::flush() {
   if (m_control != nullptr) { // a mirrored buffer fills two files
     m_control->bytes_written.fetch_add(m_mirror ? 2 * m_fill : m_fill, std::memory_order_relaxed);
   }
-  if (m_behind) { // the helper hashes the buffer too: decoding typed weights keeps this
-                  // thread busy enough (model/typed_data.h)
+  if (m_behind) { // the helper hashes it: filling the next one (decoding typed weights,
+                  // model/typed_data.h) keeps this thread busy enough
     m_behind->submit(m_buffer, m_fill);
     m_buffer = m_behind->take();
   } else {

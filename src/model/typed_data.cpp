@@ -18,8 +18,6 @@ using onnx::TensorProto;
 constexpr size_t k_block_bytes = 1 << 20;
 constexpr uint64_t k_read_bytes = 1 << 20;
 constexpr size_t k_max_varint = 10;
-// Packed varints from this size on are only counted in parts at once (varint_ends.h).
-constexpr uint64_t k_counted_in_parts = 8 << 20;
 
 // The values of a typed field's occurrences (packed, or one per field), read as protobuf
 // would parse them, their raw bytes handed on a block at a time.
@@ -91,7 +89,7 @@ private:
     if (size != 0 && (end - begin) % size != 0) {
       return stop(Decoded::malformed);
     }
-    if (!m_out && size == 0 && end - begin >= k_counted_in_parts) {
+    if (!m_out && size == 0) { // the reader's check: only their count matters
       std::optional<uint64_t> values = count_packed_varints(m_file, begin, end);
       if (!values) {
         return stop(Decoded::malformed);
@@ -118,9 +116,6 @@ private:
   // The varints that end in `chunk`, added; the bytes they took. One cut by the chunk's
   // end waits for the next chunk, unless this is the field's `last`.
   std::optional<size_t> varints(std::string_view chunk, bool last) {
-    if (!m_out) {
-      return count_varints(chunk, last);
-    }
     const auto* bytes = reinterpret_cast<const uint8_t*>(chunk.data());
     const size_t size = chunk.size();
     size_t pos = 0;
@@ -172,12 +167,12 @@ private:
     constexpr uint64_t k_high_bits = 0x8080808080808080ull;
     uint64_t word = 0;
     std::memcpy(&word, p, sizeof(word));
-    word = little(word);
+    word = wire_word(word);
     // A bit at 8k for each byte k that ends the varint, and a sentinel past the last byte
     // (bit 63 for the word, bit 16 for bytes 8 and 9): the lowest bit gives the length.
     const uint64_t ends = ((~word & k_high_bits) >> 7) | (uint64_t{1} << 63);
     const uint32_t tail_ends = ((~(p[8] | uint32_t{p[9]} << 8) & 0x8080u) >> 7) | (1u << 16);
-    const size_t first = static_cast<size_t>(__builtin_ctzll(ends)) / 8 + 1; // 1..8
+    const size_t first = static_cast<size_t>(__builtin_ctzll(ends)) / 8 + 1;   // 1..8
     const size_t more = static_cast<size_t>(__builtin_ctz(tail_ends)) / 8 + 1; // 1..3
     const bool past_word = __builtin_ctzll(ends) == 63;
     const size_t length = first + (more & -static_cast<size_t>(past_word));
@@ -190,63 +185,6 @@ private:
     const uint64_t tenth = (uint64_t{p[9] & 0x01u} << 63) & -uint64_t{length >= 10};
     value = groups | ninth | tenth;
     return length <= k_max_varint ? length : 0;
-  }
-
-  // varints() when only their count matters (the reader's check): a value ends at each
-  // byte without the continuation bit, so a word of eight bytes is counted at once.
-  std::optional<size_t> count_varints(std::string_view chunk, bool last) {
-    constexpr uint64_t k_high_bits = 0x8080808080808080ull;
-    size_t used = 0; // through the last value's end
-    size_t run = 0;  // continuation bytes since then
-    size_t i = 0;
-    for (; i + 8 <= chunk.size(); i += 8) {
-      uint64_t word = 0;
-      std::memcpy(&word, chunk.data() + i, 8);
-      uint64_t ends = ~little(word) & k_high_bits; // bit 8k+7: byte k ends a value
-      if (ends == 0) {
-        run += 8;
-      } else {
-        run += static_cast<size_t>(__builtin_ctzll(ends)) / 8;
-        // Bits only at 8k+7: a multiply sums them (no POPCNT on baseline x86-64).
-        m_count += ((ends >> 7) * 0x0101010101010101ull) >> 56;
-        size_t last_end = 7 - static_cast<size_t>(__builtin_clzll(ends)) / 8;
-        used = i + last_end + 1;
-        if (run >= k_max_varint) {
-          break;
-        }
-        run = 7 - last_end;
-      }
-      if (run >= k_max_varint) {
-        break;
-      }
-    }
-    for (; i < chunk.size() && run < k_max_varint; ++i) {
-      if ((static_cast<uint8_t>(chunk[i]) & 0x80) != 0) {
-        ++run;
-        continue;
-      }
-      ++m_count;
-      used = i + 1;
-      run = 0;
-    }
-    if (run >= k_max_varint || (run > 0 && (last || used == 0))) {
-      stop(Decoded::malformed);
-      return std::nullopt;
-    }
-    if (m_count > m_expected) {
-      stop(Decoded::mismatch);
-      return std::nullopt;
-    }
-    return used;
-  }
-
-  // A word read from memory as the little-endian value it is on the wire.
-  static uint64_t little(uint64_t word) {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return __builtin_bswap64(word);
-#else
-    return word;
-#endif
   }
 
   std::optional<size_t> fixeds(std::string_view chunk) {
@@ -272,7 +210,7 @@ private:
     }
     // The value's low bytes, little-endian as raw data is (the block has room for a
     // whole word past its end).
-    value = little(value);
+    value = wire_word(value);
     std::memcpy(m_block.get() + m_fill, &value, sizeof(value));
     m_fill += m_layout.value_bytes;
     if (m_fill >= k_block_bytes) {

@@ -24,14 +24,6 @@ struct Part {
   bool bad = false; // a read failed, or a run inside it is too long
 };
 
-uint64_t word_from_wire(uint64_t word) {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  return __builtin_bswap64(word);
-#else
-  return word;
-#endif
-}
-
 // Ends one run of continuation bytes at an end byte.
 void close_run(Part& part, uint64_t run) {
   if (!part.has_end) {
@@ -49,7 +41,7 @@ void count_chunk(const char* bytes, size_t size, Part& part, uint64_t& run) {
   for (; i + 8 <= size; i += 8) {
     uint64_t word = 0;
     std::memcpy(&word, bytes + i, sizeof(word));
-    const uint64_t ends = ~word_from_wire(word) & k_high_bits; // bit 8k+7: byte k ends a value
+    const uint64_t ends = ~wire_word(word) & k_high_bits; // bit 8k+7: byte k ends a value
     if (ends == 0) {
       run += 8;
       continue;

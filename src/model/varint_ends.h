@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-// Checking a large packed varint field (int64_data, int32_data...) as the model is read
+// Checking a packed varint field (int64_data, int32_data...) as the model is read
 // means counting its values. A value ends at each byte without the continuation bit,
 // whatever came before, so parts of the field can be counted at once, each on its own
 // core: only a run of continuation bytes across a cut needs both parts. This is the read's

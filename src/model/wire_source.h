@@ -58,4 +58,13 @@ bool next_field(WireSource& file, uint64_t& pos, uint64_t end, Field& field);
 
 void put_varint(std::string& out, uint64_t value);
 
+// A word read from memory (memcpy of 8 bytes) as the little-endian value it is on the wire.
+inline uint64_t wire_word(uint64_t word) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return __builtin_bswap64(word);
+#else
+  return word;
+#endif
+}
+
 } // namespace npucc::model

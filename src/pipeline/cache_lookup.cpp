@@ -87,10 +87,9 @@ Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
                             const CacheKey& cache_key, const CompileOptions& options,
                             Deliver deliver) {
   const std::string& key = cache_key.key;
-  Delivered out;
   if (deliver == Deliver::output_folder) {
     compiler::OutputFolder output(options);
-    static_cast<cache::FetchResult&>(out) = tier.fetch(key, output.staging());
+    Delivered out{tier.fetch(key, output.staging()), {}};
     if (out.status == cache::FetchStatus::hit) {
       out.manifest = restate_request(output.staging() / "manifest.json", options, cache_key);
       util::test_point("cache:hit-staged");
@@ -98,14 +97,13 @@ Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
     }
     return out;
   }
-  static_cast<cache::FetchResult&>(out) = storage.fetch(key, {}); // checked, nothing copied
-  if (out.status == cache::FetchStatus::hit || &tier == &storage) {
-    return out;
+  cache::FetchResult local = storage.fetch(key, {}); // checked, nothing copied
+  if (local.status == cache::FetchStatus::hit || &tier == &storage) {
+    return {std::move(local), {}};
   }
   // The remote tier imports a hit into the local store, which checks every checksum.
   cache::TempPath scratch = storage.temp_folder("check"); // a group member may purge it
-  static_cast<cache::FetchResult&>(out) = tier.fetch(key, scratch.path());
-  return out;
+  return {tier.fetch(key, scratch.path()), {}};
 }
 
 CachedCompile hit_result(const Delivered& fetched, const CompileOptions& options,

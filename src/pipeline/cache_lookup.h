@@ -37,8 +37,8 @@ struct Delivered : cache::FetchResult {
   // precision report makes it 100 KB and more; a hit's other work takes milliseconds).
   nlohmann::json manifest;
 };
-Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
-                            const CacheKey& key, const CompileOptions& options, Deliver deliver);
+Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier, const CacheKey& key,
+                            const CompileOptions& options, Deliver deliver);
 
 // The outcome of a hit `fetch_and_deliver` delivered: with an output folder, the
 // compile's result as its manifest records it.

@@ -15,11 +15,7 @@ using npucc::model::WireSource;
 
 std::string varint(uint64_t value) {
   std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
+  npucc::model::put_varint(out, value);
   return out;
 }
 
