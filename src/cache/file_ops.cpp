@@ -7,6 +7,7 @@
 #include "util/eintr.h"
 #include "util/fd.h"
 #include "util/file_io.h"
+#include "util/parallel.h"
 #include "util/sha256.h"
 
 #include <cerrno>
@@ -200,8 +201,30 @@ bool may_link(int source, AllowLink allow_link) {
 
 } // namespace
 
-Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
-                          Sync sync) {
+namespace {
+
+// The bytes of open `source` into the new file `target`, closed; a half-written copy is
+// removed.
+void copy_file(const Fd& source, const fs::path& from, Fd& target, const fs::path& to, Sync sync) {
+  try {
+    copy_bytes(source.get(), from, target.get(), to);
+    if (sync == Sync::yes && util::disk().fsync(target.get(), to) != 0) {
+      throw io_error(to, "fsync failed", errno);
+    }
+    if (::close(target.release()) != 0) {
+      throw io_error(to, "close failed", errno);
+    }
+  } catch (...) {
+    // Rethrown: only the half-written copy is undone here.
+    util::disk().unlink(to);
+    throw;
+  }
+}
+
+} // namespace
+
+Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link, Sync sync,
+                          std::unique_ptr<util::BackgroundTask>* background) {
   Fd source = open_regular(from).value();
   Fd target = create_exclusive(to);
   if (::ioctl(target.get(), FICLONE, source.get()) == 0) {
@@ -215,18 +238,13 @@ Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink al
     }
     target = create_exclusive(to);
   }
-  try {
-    copy_bytes(source.get(), from, target.get(), to);
-    if (sync == Sync::yes && util::disk().fsync(target.get(), to) != 0) {
-      throw io_error(to, "fsync failed", errno);
-    }
-    if (::close(target.release()) != 0) {
-      throw io_error(to, "close failed", errno);
-    }
-  } catch (...) {
-    // Rethrown: only the half-written copy is undone here.
-    util::disk().unlink(to);
-    throw;
+  if (background != nullptr && sync == Sync::no) {
+    *background = std::make_unique<util::BackgroundTask>(
+        [source = std::move(source), target = std::move(target), from, to]() mutable {
+          copy_file(source, from, target, to, Sync::no);
+        });
+  } else {
+    copy_file(source, from, target, to, sync);
   }
   return Transfer::copy;
 }

@@ -6,7 +6,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+
+namespace npucc::util {
+class BackgroundTask;
+}
 
 // File operations the cache needs beyond util/file_io.h. Everything inside the cache
 // is opened without following symlinks: a planted link must never let npucc read,
@@ -39,9 +44,11 @@ util::Expected<FileDigest> digest_file(const fs::path& path);
 // Makes `to` (which must not exist) hold the bytes of regular file `from`: a reflink
 // when the filesystem can share blocks, else (as allow_link says) a hard link, else a copy.
 // Never follows a symlink at `from`. Returns how it was done; throws npucc::Error
-// (ENOSPC says to free space).
-Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link,
-                          Sync sync);
+// (ENOSPC says to free space). Given `background` (and Sync::no), a copy is left running
+// there once both files are open: `to` is whole when its finish() returns, which throws
+// what the copy would have (the half-written copy removed).
+Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link, Sync sync,
+                          std::unique_ptr<util::BackgroundTask>* background = nullptr);
 
 // Why the file at `path`, just hard-linked from a cache entry, must not stay a link: its
 // mode is not 0444, or it is owned by neither this user nor the owner of `cache_root`

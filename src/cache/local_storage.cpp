@@ -59,6 +59,13 @@ const char* fetch_status_name(FetchStatus status) {
   return "absent";
 }
 
+void FetchResult::wait_for_files() {
+  if (copying) {
+    std::shared_ptr<util::BackgroundTask> task = std::move(copying);
+    task->finish();
+  }
+}
+
 std::string describe_transfers(const std::vector<Transfer>& transfers) {
   std::vector<std::pair<Transfer, size_t>> counts; // in order of first use
   for (Transfer transfer : transfers) {
@@ -326,15 +333,40 @@ void LocalStorage::adopt_verified(const std::string& key,
   write_stamp(key, stat_stamp(dir, info.header));
 }
 
+// The file a hit may leave copying while the caller goes on (FetchResult::copying): the
+// largest, when it is large enough for its copy to outlast the caller's own work, and not
+// the manifest, which the caller reads at once. None with a signing key: each delivered
+// file is hashed against the header as soon as it is written.
+const EntryFile* LocalStorage::file_to_copy_in_background(const EntryHeader& header) const {
+  constexpr uint64_t k_worth_a_thread = uint64_t{32} << 20;
+  const EntryFile* largest = nullptr;
+  for (const auto& file : header.files) {
+    if (largest == nullptr || file.bytes > largest->bytes) {
+      largest = &file;
+    }
+  }
+  if (m_key || largest == nullptr || largest->bytes < k_worth_a_thread ||
+      largest->name == "manifest.json") {
+    return nullptr;
+  }
+  return largest;
+}
+
 bool LocalStorage::deliver_files(const fs::path& dir, const EntryHeader& header,
                                  const fs::path& into, FetchResult& result) const {
   // A read-only user does not even link: that would change the cache's inodes (link
   // count, ctime) and tie the output to a cache someone else manages.
   AllowLink policy =
       m_access == CacheAccess::read_only ? AllowLink::no : link_allowed_by(m_link_mode);
+  const EntryFile* in_background = file_to_copy_in_background(header);
   for (const auto& file : header.files) {
+    std::unique_ptr<util::BackgroundTask> copying;
     result.transfers.push_back(materialise_file(dir / file.name, into / file.name,
-                                                link_allowed_for(file.name, policy), Sync::no));
+                                                link_allowed_for(file.name, policy), Sync::no,
+                                                &file == in_background ? &copying : nullptr));
+    if (copying) {
+      result.copying = std::move(copying);
+    }
     if (result.transfers.back() == Transfer::hard_link) {
       std::string why = why_not_linkable(into / file.name, m_root);
       if (!why.empty()) {

@@ -47,10 +47,10 @@ struct EntryInfo {
   // A listed file whose mode is not 0444; with Check::contents it makes an entry whose
   // bytes and signature check corrupt all the same (empty: none).
   std::string unexpected_mode;
-  EntryHeader header;              // parsed unless corrupt or foreign
+  EntryHeader header; // parsed unless corrupt or foreign
   // Checked only with a signing key and Check::contents; not valid makes the entry corrupt.
   std::optional<SignatureState> signature;
-  uint64_t bytes = 0;    // on disk
+  uint64_t bytes = 0; // on disk
   // The entry folder's mtime in nanoseconds since the epoch: eviction orders by it, since
   // entries used within one second would otherwise tie.
   int64_t last_used_ns = 0;
@@ -253,6 +253,8 @@ private:
   // The same, the folder named relative to the open folder `at` (entry_scan.h).
   EntryInfo examine_at(int at, const char* name, const std::filesystem::path& dir,
                        const std::string& key, Check check) const;
+  // The one file of a hit fetch() may leave copying (FetchResult::copying), or null.
+  const EntryFile* file_to_copy_in_background(const EntryHeader& header) const;
   // fetch()'s delivery of a checked entry's files into `into`, each as the link mode and
   // the access allow; false (result says why) when a signed entry changed meanwhile.
   bool deliver_files(const std::filesystem::path& dir, const EntryHeader& header,

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,13 @@ struct FetchResult {
   bool untrusted = false;
   EntryHeader header;              // hit: the entry's header
   std::vector<Transfer> transfers; // hit: how each of header.files was delivered, in order
-  std::string note; // hit: a damaged entry file delivered by copy instead of a link
+  std::string note;                // hit: a damaged entry file delivered by copy instead of a link
+  // hit: the largest file, still being copied into the folder (local_storage.cpp).
+  std::shared_ptr<util::BackgroundTask> copying;
+
+  // Waits until every file is whole in the folder: before anything reads, moves or
+  // publishes the large one. Throws what its copy met (a full disk).
+  void wait_for_files();
 };
 
 // "hard link", or "hard link (2 files), copy (1 file)" when the files went different ways.
@@ -62,8 +69,8 @@ public:
   virtual std::string describe() const = 0;
 
   // Looks `key` up and, on a hit whose every file matches its checksum, materialises
-  // the files into the existing folder `into`. Corrupt or incomplete entries are
-  // reported, not thrown.
+  // the files into the existing folder `into` (the largest may still be on its way:
+  // FetchResult::wait_for_files). Corrupt or incomplete entries are reported, not thrown.
   virtual FetchResult fetch(const std::string& key, const std::filesystem::path& into) = 0;
 
   // Publishes the files `names` of folder `from` under header.key, atomically: readers

@@ -91,7 +91,9 @@ Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
     compiler::OutputFolder output(options);
     Delivered out{tier.fetch(key, output.staging()), {}};
     if (out.status == cache::FetchStatus::hit) {
+      // Read and restated while the weights are still being copied.
       out.manifest = restate_request(output.staging() / "manifest.json", options, cache_key);
+      out.wait_for_files();
       util::test_point("cache:hit-staged");
       output.publish();
     }
@@ -103,7 +105,9 @@ Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
   }
   // The remote tier imports a hit into the local store, which checks every checksum.
   cache::TempPath scratch = storage.temp_folder("check"); // a group member may purge it
-  return {tier.fetch(key, scratch.path()), {}};
+  Delivered imported{tier.fetch(key, scratch.path()), {}};
+  imported.wait_for_files();
+  return imported;
 }
 
 CachedCompile hit_result(const Delivered& fetched, const CompileOptions& options,

@@ -1,9 +1,15 @@
 #include "cache/file_ops.h"
 #include "cache/storage.h"
 #include "npucc/cache.h"
+#include "npucc/error.h"
 #include "test_support.h"
+#include "util/disk.h"
 #include "util/file_io.h"
+#include "util/parallel.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -63,6 +69,59 @@ TEST_SUITE("npucc::cache::materialise_file link modes") {
     if (linked == Transfer::hard_link) {    // a filesystem that reflinks copies instead
       CHECK(links_of(dir / "a.onnx") == 2); // the entry and a; b is a copy
     }
+  }
+
+  // Copies fail with EIO once `after` bytes are through (a bad block, a vanished device).
+  class CopyFails : public npucc::util::RealDisk {
+  public:
+    ssize_t copy_range(int from, int to, size_t size, const fs::path& to_path) override {
+      if (m_copied >= (1 << 20)) {
+        errno = EIO;
+        return -1;
+      }
+      ssize_t n = RealDisk::copy_range(from, to, std::min<size_t>(size, 1 << 20), to_path);
+      m_copied += n > 0 ? n : 0;
+      return n;
+    }
+
+  private:
+    std::atomic<int64_t> m_copied{0};
+  };
+
+  TEST_CASE("a copy left running in the background is whole once finish() returns") {
+    fs::path dir = npucc::test::temp_dir("materialise");
+    std::string bytes(3 << 20, 'b');
+    bytes.back() = 'e';
+    npucc::util::write_file_atomic(dir / "weights.data", bytes);
+    std::unique_ptr<npucc::util::BackgroundTask> copying;
+    Transfer how =
+        materialise_file(dir / "weights.data", dir / "out.data", AllowLink::no, Sync::no, &copying);
+    if (how == Transfer::reflink) { // nothing left to copy on a filesystem that shares blocks
+      CHECK(copying == nullptr);
+    } else {
+      CHECK(how == Transfer::copy);
+      REQUIRE(copying != nullptr);
+      copying->finish();
+    }
+    CHECK(npucc::util::read_file(dir / "out.data") == bytes);
+  }
+
+  TEST_CASE("a background copy that fails is removed, and finish() throws what it met") {
+    fs::path dir = npucc::test::temp_dir("materialise");
+    npucc::util::write_file_atomic(dir / "weights.data", std::string(3 << 20, 'b'));
+    CopyFails failing;
+    npucc::util::ScopedDisk use(failing);
+    std::unique_ptr<npucc::util::BackgroundTask> copying;
+    Transfer how =
+        materialise_file(dir / "weights.data", dir / "out.data", AllowLink::no, Sync::no, &copying);
+    if (how == Transfer::reflink) {
+      return; // the disk is never asked to copy
+    }
+    REQUIRE(copying != nullptr);
+    CHECK_THROWS_WITH_AS(copying->finish(), doctest::Contains("out.data: copy failed"),
+                         npucc::Error);
+    CHECK_FALSE(fs::exists(dir / "out.data"));
+    CHECK_NOTHROW(copying->finish()); // the error is reported once
   }
 
   TEST_CASE("AllowLink::if_unchangeable copies a file this user owns, even a read-only one") {

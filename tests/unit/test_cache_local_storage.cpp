@@ -72,6 +72,32 @@ TEST_SUITE("npucc::cache::LocalStorage") {
     CHECK(f.storage.verify(Fix::no).findings.empty());
   }
 
+  TEST_CASE("a hit leaves its largest file copying; the folder is whole after wait_for_files") {
+    Fixture f;
+    std::string weights(40 << 20, 'w'); // past the size worth a thread
+    weights[12345] = 'x';
+    npucc::util::write_file_atomic(f.source / "weights.data", weights);
+    f.storage.store(npucc::test::entry_header(key_of('c'), npucc::k_version, "m"), f.source,
+                    {"high.onnx", "weights.data", "manifest.json"}, SourceFiles::copy, Replace::no,
+                    {});
+    fs::path out = npucc::test::temp_dir("out");
+    FetchResult fetched = f.storage.fetch(key_of('c'), out);
+    REQUIRE(fetched.status == FetchStatus::hit);
+    CHECK(fetched.copying != nullptr);
+    CHECK(npucc::util::read_file(out / "manifest.json") == "{}\n"); // small files at once
+    fetched.wait_for_files();
+    CHECK(fetched.copying == nullptr);
+    CHECK(npucc::util::read_file(out / "weights.data") == weights);
+    CHECK(npucc::util::read_file(out / "high.onnx") == std::string(1000, 'g'));
+
+    // Small files only: nothing left running.
+    f.put(key_of('d'));
+    fs::path small = npucc::test::temp_dir("out");
+    FetchResult whole = f.storage.fetch(key_of('d'), small);
+    REQUIRE(whole.status == FetchStatus::hit);
+    CHECK(whole.copying == nullptr);
+  }
+
   TEST_CASE("a linked store takes the writer's digest only while the file is as written") {
     Fixture f;
     EntryHeader header = npucc::test::entry_header(key_of('c'));
