@@ -6,6 +6,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace npucc::model {
 
@@ -33,11 +36,52 @@ void close_run(Part& part, uint64_t run) {
   part.bad = part.bad || run > k_max_continuations;
 }
 
-// Counts a chunk a word at a time: each word's end bytes are counted at once, and `run`
-// carries the continuation bytes since the last end.
+// Whether the 64 continuation bits of `block` (bit k: byte k) hold ten in a row: a varint
+// longer than ten bytes. A run that reaches the block's last bit is carried instead.
+bool ten_in_a_row(uint64_t block) {
+  const uint64_t two = block & (block >> 1);
+  const uint64_t four = two & (two >> 2);
+  const uint64_t eight = four & (four >> 4);
+  return (eight & (two >> 8)) != 0;
+}
+
+// Adds one block of 64 bytes, given its continuation bits (bit k: byte k continues).
+void count_block(uint64_t continues, Part& part, uint64_t& run) {
+  const uint64_t ends = ~continues;
+  if (ends == 0) {
+    run += 64;
+    return;
+  }
+  close_run(part, run + static_cast<uint64_t>(__builtin_ctzll(ends)));
+  part.ends += static_cast<uint64_t>(__builtin_popcountll(ends));
+  part.bad = part.bad || ten_in_a_row(continues);
+  run = static_cast<uint64_t>(__builtin_clzll(ends)); // the bytes after its last end
+}
+
+#ifdef __SSE2__
+// The high bits of 64 bytes, bit k for byte k (SSE2 is every x86-64's: four movemasks).
+uint64_t high_bits(const char* bytes) {
+  uint64_t bits = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i lanes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 16 * i));
+    bits |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(lanes))) << (16 * i);
+  }
+  return bits;
+}
+#endif
+
+// Counts a chunk 64 bytes at a time where SSE2 gives each byte's high bit at once (the
+// count of a 200 MB int64_data field was a tenth of its compile's CPU a word at a time),
+// else a word at a time: each word's end bytes are counted at once. `run` carries the
+// continuation bytes since the last end.
 void count_chunk(const char* bytes, size_t size, Part& part, uint64_t& run) {
   constexpr uint64_t k_high_bits = 0x8080808080808080ull;
   size_t i = 0;
+#ifdef __SSE2__
+  for (; i + 64 <= size; i += 64) {
+    count_block(high_bits(bytes + i), part, run);
+  }
+#endif
   for (; i + 8 <= size; i += 8) {
     uint64_t word = 0;
     std::memcpy(&word, bytes + i, sizeof(word));

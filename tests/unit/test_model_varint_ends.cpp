@@ -3,6 +3,7 @@
 #include "util/parallel.h"
 
 #include <doctest/doctest.h>
+#include <optional>
 #include <string>
 
 // The count of a large packed varint field in parts at once (model/varint_ends.h) against
@@ -34,6 +35,25 @@ std::optional<uint64_t> count_of(const std::string& bytes) {
   return count_packed_varints(source, 0, bytes.size());
 }
 
+// The count as protobuf reads a packed field, a byte at a time: nullopt for a varint of
+// more than ten bytes, or one the field's end cuts.
+std::optional<uint64_t> reference_count(const std::string& bytes) {
+  uint64_t values = 0;
+  uint64_t run = 0;
+  for (char byte : bytes) {
+    if ((static_cast<uint8_t>(byte) & 0x80) != 0) {
+      ++run;
+      continue;
+    }
+    if (run > 9) {
+      return std::nullopt;
+    }
+    ++values;
+    run = 0;
+  }
+  return run == 0 ? std::optional<uint64_t>(values) : std::nullopt;
+}
+
 // Sets thread_budget for a test and restores it.
 struct Budget {
   explicit Budget(unsigned threads) : previous(npucc::util::set_thread_budget(threads)) {}
@@ -54,6 +74,28 @@ TEST_SUITE("npucc::model::varint_ends") {
     }
     Budget one(1);
     CHECK(count_of(bytes) == count);
+  }
+
+  TEST_CASE("a run of continuation bytes is judged as protobuf does at every offset of a block") {
+    // Runs of 0 to 11 continuation bytes starting at each offset of three 64-byte blocks
+    // (the count takes 64 bytes at a time), in a field of one-byte values.
+    for (size_t length = 0; length <= 11; ++length) {
+      for (size_t offset = 0; offset < 192; ++offset) {
+        std::string bytes(256, '\x05');
+        for (size_t i = offset; i < offset + length; ++i) {
+          bytes[i] = '\x80';
+        }
+        CAPTURE(length);
+        CAPTURE(offset);
+        CHECK(count_of(bytes) == reference_count(bytes));
+        std::string two_runs = bytes; // a second run in the same block, after an end
+        for (size_t i = 0; i < 9 && offset + length + 1 + i < 255; ++i) {
+          two_runs[offset + length + 1 + i] = '\x80';
+        }
+        CHECK(count_of(two_runs) == reference_count(two_runs));
+      }
+    }
+    CHECK(count_of(varints(100000)) == reference_count(varints(100000)));
   }
 
   TEST_CASE("what protobuf refuses is refused, across a cut too") {
