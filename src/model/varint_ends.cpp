@@ -45,6 +45,15 @@ bool ten_in_a_row(uint64_t block) {
   return (eight & (two >> 8)) != 0;
 }
 
+// The set bits of `bits`, in a few shifts and one multiply: baseline x86-64 has no POPCNT,
+// and __builtin_popcountll became a libgcc call (1.5% of an int64_data compile's CPU).
+uint64_t bits_set(uint64_t bits) {
+  bits -= (bits >> 1) & 0x5555555555555555ull;
+  bits = (bits & 0x3333333333333333ull) + ((bits >> 2) & 0x3333333333333333ull);
+  bits = (bits + (bits >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (bits * 0x0101010101010101ull) >> 56;
+}
+
 // Adds one block of 64 bytes, given its continuation bits (bit k: byte k continues).
 void count_block(uint64_t continues, Part& part, uint64_t& run) {
   const uint64_t ends = ~continues;
@@ -53,7 +62,7 @@ void count_block(uint64_t continues, Part& part, uint64_t& run) {
     return;
   }
   close_run(part, run + static_cast<uint64_t>(__builtin_ctzll(ends)));
-  part.ends += static_cast<uint64_t>(__builtin_popcountll(ends));
+  part.ends += bits_set(ends);
   part.bad = part.bad || ten_in_a_row(continues);
   run = static_cast<uint64_t>(__builtin_clzll(ends)); // the bytes after its last end
 }
