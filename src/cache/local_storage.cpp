@@ -648,8 +648,7 @@ bool LocalStorage::remove(const std::string& key) {
   return true;
 }
 
-std::optional<std::vector<std::string>>
-LocalStorage::model_index(const std::string& model_sha256) const {
+std::optional<ModelIndex> LocalStorage::model_index(const std::string& model_sha256) const {
   fs::path path = m_root / "models" / model_sha256.substr(0, 2) / model_sha256;
   if (!is_key(model_sha256) || path_kind(path) != PathKind::file) {
     return std::nullopt;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "cache/entry_signature.h"
+#include "cache/model_index.h"
 #include "cache/stats.h"
 #include "cache/storage.h"
 
@@ -16,8 +17,8 @@
 //                                           (+ entry.sig when signed: entry_signature.h)
 //   CACHE_DIR/blobs/<kk>/<sha256>           external data (weights) by content, hard-linked
 //                                           into each entry that holds it (blob_store.h)
-//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations (model_index.h), so
-//                                           a hit need not parse the model
+//   CACHE_DIR/models/<kk>/<sha256>          a model's external data locations and what its key
+//                                           needs of it (model_index.h): a hit need not parse it
 //   CACHE_DIR/stamps/<kk>/<key>             inode, size and times of an entry's files when last
 //                                           hashed: while they match, a hit skips the hashing
 //   CACHE_DIR/digests/<kk>/<id>             an input file's SHA-256 by its inode, size and times
@@ -241,7 +242,7 @@ public:
   PurgeReport enforce_max_size(uint64_t max_size, const std::string& just_stored = {}) const;
 
   // The model index (model_index.h) of the model whose bytes hash to `model_sha256`.
-  std::optional<std::vector<std::string>> model_index(const std::string& model_sha256) const;
+  std::optional<ModelIndex> model_index(const std::string& model_sha256) const;
   void record_model_index(const std::string& model_sha256, const std::string& text) const;
 
   const StatsFile& stats() const { return m_stats; }

@@ -8,30 +8,41 @@ namespace npucc::cache {
 
 namespace {
 constexpr const char* k_model_index_magic = "npucc-model-index 1";
+constexpr const char* k_external = "external ";
+constexpr const char* k_key_facts = "key-facts ";
 } // namespace
 
-std::string serialize_model_index(const std::vector<std::string>& external_locations) {
+std::string serialize_model_index(const std::vector<std::string>& external_locations,
+                                  const std::string& key_facts) {
   std::set<std::string> locations(external_locations.begin(), external_locations.end());
   std::string out = std::string(k_model_index_magic) + "\n";
   for (const auto& location : locations) {
-    out += "external " + location + "\n";
+    out += k_external + location + "\n";
+  }
+  if (!key_facts.empty() && key_facts.find('\n') == std::string::npos) {
+    out += k_key_facts + key_facts + "\n";
   }
   return out;
 }
 
-std::optional<std::vector<std::string>> parse_model_index(const std::string& text) {
+std::optional<ModelIndex> parse_model_index(const std::string& text) {
   auto lines = util::split(text, '\n');
   if (lines.empty() || lines[0] != k_model_index_magic || !lines.back().empty()) {
     return std::nullopt;
   }
-  std::vector<std::string> locations;
-  for (size_t i = 1; i + 1 < lines.size(); ++i) {
-    if (!util::starts_with(lines[i], "external ") || lines[i].size() <= 9) {
+  ModelIndex index;
+  const size_t end = lines.size() - 1;
+  for (size_t i = 1; i < end; ++i) {
+    const std::string& line = lines[i];
+    if (util::starts_with(line, k_external) && line.size() > 9) {
+      index.external_locations.push_back(line.substr(9));
+    } else if (i + 1 == end && util::starts_with(line, k_key_facts) && line.size() > 10) {
+      index.key_facts = line.substr(10); // the last line, once
+    } else {
       return std::nullopt;
     }
-    locations.push_back(lines[i].substr(9));
   }
-  return locations;
+  return index;
 }
 
 } // namespace npucc::cache

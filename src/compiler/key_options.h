@@ -3,7 +3,9 @@
 #include "npucc/cache_key.h"
 #include "npucc/compile.h"
 
+#include <map>
 #include <onnx/onnx_pb.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,10 +36,27 @@ struct KeyOptions {
   std::vector<KeyOmission> not_in_key;
 };
 
-// `model`: the model as read, before --input-shape applies to it; nullptr when only its
-// bytes' digest is known (a hit through the model index), where options that need the
-// model to be judged (key_options_need_model) stay in the key.
-KeyOptions key_options(const CompileOptions& options, const onnx::ModelProto* model);
+// What key_options needs of a model to judge the options that depend on it
+// (key_options_need_model): its ai.onnx opset and the declared shape of each graph input
+// that is not an initializer (the last of a name), a dim it names or leaves unknown as
+// nullopt; an input without a tensor shape has no entry. Taken from the model as read,
+// before --input-shape applies to it, or from its model index (cache/model_index.h), so
+// that a hit with those options parses nothing.
+struct KeyFacts {
+  int64_t opset = 0;
+  std::map<std::string, std::vector<std::optional<int64_t>>> input_shapes;
+};
+KeyFacts key_facts(const onnx::ModelProto& model);
+// One line of text for the model index, and back (nullopt: not facts).
+std::string key_facts_text(const KeyFacts& facts);
+std::optional<KeyFacts> parse_key_facts(const std::string& text);
+
+// `model`: the facts of the model as read; nullptr when only its bytes' digest is known
+// (a hit through a model index without them), where options that need the model to be
+// judged (key_options_need_model) stay in the key.
+KeyOptions key_options(const CompileOptions& options, const KeyFacts* model);
+// key_options of the model's facts.
+KeyOptions key_options(const CompileOptions& options, const onnx::ModelProto& model);
 
 // Whether key_options needs the model itself for these options: without it, their key
 // could differ from the one the model gives.
@@ -48,6 +67,6 @@ bool key_options_need_model(const CompileOptions& options);
 const std::string& options_component(const CacheKey& key);
 
 // Whether `shape` changes nothing of the model's declared input of that name.
-bool input_shape_is_declared(const onnx::GraphProto& graph, const InputShape& shape);
+bool input_shape_is_declared(const KeyFacts& model, const InputShape& shape);
 
 } // namespace npucc::compiler

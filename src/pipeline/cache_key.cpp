@@ -94,18 +94,19 @@ CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
 
 CacheKey compute_key(const Model& model, const CompileOptions& options,
                      cache::InputDigests* digests) {
-  return key_of(identity_of(model), compiler::key_options(options, &model.proto), digests,
+  return key_of(identity_of(model), compiler::key_options(options, model.proto), digests,
                 *inputs_of(model));
 }
 
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
                      cache::InputDigests* digests, util::InputFiles& inputs) {
-  return key_of(model, compiler::key_options(options, nullptr), digests, inputs);
+  return key_of(model, compiler::key_options(options, model.facts ? &*model.facts : nullptr),
+                digests, inputs);
 }
 
 KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
                        cache::InputDigests* digests, util::FileObserver* observer)
-    : m_model(identity_of(model)), m_options(compiler::key_options(options, &model.proto)),
+    : m_model(identity_of(model)), m_options(compiler::key_options(options, model.proto)),
       m_external(sorted_external(m_model.external)), m_digests(digests) {
   std::shared_ptr<util::InputFiles> inputs = inputs_of(model);
   for (const auto& entry : m_external) {

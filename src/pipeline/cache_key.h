@@ -58,6 +58,9 @@ struct ModelIdentity {
   uint64_t bytes = 0;
   std::string sha256;
   std::vector<std::pair<std::string, std::filesystem::path>> external; // location, resolved path
+  // What the options need of the model, when its index recorded it: then the key is the
+  // parsed model's whatever the options.
+  std::optional<compiler::KeyFacts> facts;
 };
 // `inputs` opens the external files, once: a miss reads the model from the same ones.
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,

@@ -66,11 +66,16 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
     return std::nullopt;
   }
   identity.sha256 = *sha256;
-  auto locations = storage.model_index(identity.sha256);
-  if (!locations) {
+  std::optional<cache::ModelIndex> index = storage.model_index(identity.sha256);
+  if (!index) {
     return std::nullopt;
   }
-  for (const auto& location : *locations) {
+  // The index is not signed: with a signing key, facts a group member could forge must not
+  // decide which entry a request reads (the options they would drop from the key).
+  if (!index->key_facts.empty() && !storage.signing_key()) {
+    identity.facts = compiler::parse_key_facts(index->key_facts);
+  }
+  for (const auto& location : index->external_locations) {
     auto path = model::try_resolve_external_location(location, options.model_path.parent_path(),
                                                      options.model_path.string(), "(external)");
     if (!path) {
@@ -133,12 +138,9 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    const LogSink& log, util::InputFiles& inputs,
                                                    std::optional<CacheKey>& known_key) {
   util::test_point("cache:model-index");
-  if (compiler::key_options_need_model(options)) {
-    return std::nullopt; // whether an option is a no-op is the model's to say
-  }
   std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, inputs);
-  if (!identity) {
-    return std::nullopt;
+  if (!identity || (compiler::key_options_need_model(options) && !identity->facts)) {
+    return std::nullopt; // whether an option is a no-op is the model's to say
   }
   CacheKey key = compute_key(*identity, options, &digests, inputs);
   Delivered fetched = fetch_and_deliver(storage, storage, key, options, deliver);

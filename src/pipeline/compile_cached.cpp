@@ -151,7 +151,8 @@ void read_and_key(CachedRun& run) {
   for (const auto& file : run.model.external_files) {
     locations.push_back(file.location);
   }
-  run.model_index = cache::serialize_model_index(locations);
+  run.model_index = cache::serialize_model_index(
+      locations, compiler::key_facts_text(compiler::key_facts(run.model.proto)));
   run.uncacheable = find_uncacheable_op(run.model.proto);
   // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
   // that a hit runs none (the speculative first stage would run the check).

@@ -53,6 +53,21 @@ valid_json npucc-cache-explain "$WORK/out"
   fail "explain --json inputs"
 pass "an unchanged model: recorded once, then no byte read"
 
+# 2b. Options the model must judge (--input-shape, --target-opset): the model index keeps
+# what they need of it (its declared shapes and opset), so their hits read and parse
+# nothing either, and land on the entry the parsed model's key names.
+compile s1 --input-shape x:1,64 --target-opset 17
+contains "$WORK/out" "cache: hit" # both are no-ops on this model: the entry of compile 4
+[ "$(key_of)" = "$key_a" ] || fail "no-op options keyed apart: $(key_of) vs $key_a"
+compile s2 -v --input-shape x:1,64 --target-opset 17
+contains "$WORK/out" "cache: hit"
+contains "$WORK/err" "(model index: no parse needed)"
+contains "$WORK/out" "input digests: 2 files by recorded digest (unchanged: no byte read)"
+compile s3 -v --input-shape x:-1,64
+contains "$WORK/err" "(model index: no parse needed)"
+[ "$(key_of)" = "$key_a" ] || fail "-1 keeps the declared dim: the same key"
+pass "--input-shape and --target-opset hits parse and read nothing (the index's key facts)"
+
 # 3. A byte changed and the mtime put back: the ctime tells; a miss, never a stale hit.
 flip_byte "$W"
 compile 5

@@ -37,6 +37,25 @@ contains "$WORK/out" "cache: hit"
 expect_status 0 "$NPUCC" cache verify --cache-dir "$C"
 pass "a reader without a key uses signed entries on their checksums"
 
+# 2b. The model index is not signed: facts forged in it (x declared 1,3,48,192, so that
+# --input-shape with those dims would leave the key) must not move a reader with the key
+# onto the entry compiled without that shape. With a key the model is parsed instead.
+CF="$WORK/cache-facts" # a copy: the sections below count the entries of $C
+cp -a "$C" "$CF"
+sha=$(sha256sum "$M" | cut -d' ' -f1)
+I="$CF/models/${sha:0:2}/$sha"
+[ -f "$I" ] || fail "no model index at $I"
+grep -q '^key-facts ' "$I" || fail "the index has no key facts: $(cat "$I")"
+chmod u+w "$I"
+sed -i 's/^key-facts .*/key-facts {"inputs":[["78",[1,3,48,192]]],"opset":9}/' "$I"
+NPUCC_CACHE_KEY_FILE="$K" expect_status 0 "$NPUCC" -v compile "$M" -o "$WORK/shaped" --cache-dir "$CF" \
+  --input-shape x:1,3,48,192
+contains "$WORK/out" "cache: miss"
+[ "$(json_get "$WORK/shaped/manifest.json" "d['cache_key']")" != "$key" ] ||
+  fail "forged key facts moved a keyed reader onto the unshaped entry"
+if grep -q "no parse needed" "$WORK/err"; then fail "a keyed reader used the index's facts"; fi
+pass "a keyed reader does not take the model index's (unsigned) key facts"
+
 # expect_rejected KEYFILE LABEL KIND: with that key the entry is not used (compiled
 # locally, one warning naming it, output identical), and verify reports KIND.
 expect_rejected() {

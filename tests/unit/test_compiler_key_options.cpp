@@ -42,7 +42,7 @@ std::vector<std::string> omitted_names(const KeyOptions& keyed) {
 KeyOptions with_shape(const onnx::ModelProto& model, const std::string& shapes) {
   CompileOptions options;
   options.input_shapes = npucc::parse_input_shapes(shapes);
-  return key_options(options, &model);
+  return key_options(options, model);
 }
 
 } // namespace
@@ -50,12 +50,12 @@ KeyOptions with_shape(const onnx::ModelProto& model, const std::string& shapes) 
 TEST_SUITE("npucc::compiler::KeyOptions") {
   TEST_CASE("the schedule is not part of the key; the type is") {
     const auto model = model_at(17);
-    const KeyOptions step_09 = key_options(with_mode("fast|step|0.9"), &model);
-    CHECK(key_options(with_mode("fast|step|0.8"), &model).canonical == step_09.canonical);
-    CHECK(key_options(with_mode("fast|loss"), &model).canonical == step_09.canonical);
+    const KeyOptions step_09 = key_options(with_mode("fast|step|0.9"), model);
+    CHECK(key_options(with_mode("fast|step|0.8"), model).canonical == step_09.canonical);
+    CHECK(key_options(with_mode("fast|loss"), model).canonical == step_09.canonical);
     CHECK(key_options(with_mode("fast|step"), nullptr).canonical == step_09.canonical);
-    CHECK(key_options(with_mode("fast1|step|0.9"), &model).canonical != step_09.canonical);
-    CHECK(key_options(CompileOptions{}, &model).canonical != step_09.canonical);
+    CHECK(key_options(with_mode("fast1|step|0.9"), model).canonical != step_09.canonical);
+    CHECK(key_options(CompileOptions{}, model).canonical != step_09.canonical);
     auto options = nlohmann::json::parse(step_09.canonical);
     CHECK(options["precision"]["accelerate_train_mode_type"] == "fast");
     CHECK(step_09.canonical.find("step") == std::string::npos);
@@ -64,12 +64,12 @@ TEST_SUITE("npucc::compiler::KeyOptions") {
     CHECK(step_09.not_in_key[0].name == "schedule");
     CHECK(step_09.not_in_key[0].value == "fast|step|0.9");
     CHECK(step_09.not_in_key[0].why.find("written at materialisation") != std::string::npos);
-    CHECK(key_options(CompileOptions{}, &model).not_in_key.empty());
+    CHECK(key_options(CompileOptions{}, model).not_in_key.empty());
   }
 
   TEST_CASE("an --input-shape equal to the declared shape is not part of the key") {
     const auto model = model_at(17);
-    const std::string plain = key_options(CompileOptions{}, &model).canonical;
+    const std::string plain = key_options(CompileOptions{}, model).canonical;
 
     SUBCASE("the declared dims, or -1 for any of them: a no-op") {
       for (std::string shapes : {"x:1,3", "x:-1,3", "x:-1,-1", "n:-1,3", "u:"}) {
@@ -124,13 +124,13 @@ TEST_SUITE("npucc::compiler::KeyOptions") {
   TEST_CASE("--passes equal to the default pipeline is keyed as the default") {
     const auto model = model_at(17);
     CompileOptions options;
-    const std::string plain = key_options(options, &model).canonical;
+    const std::string plain = key_options(options, model).canonical;
     options.passes = npucc::passes::default_pipeline();
-    KeyOptions keyed = key_options(options, &model);
+    KeyOptions keyed = key_options(options, model);
     CHECK(keyed.canonical == plain);
     CHECK(omitted_names(keyed) == std::vector<std::string>{"passes"});
     options.passes.pop_back();
-    keyed = key_options(options, &model);
+    keyed = key_options(options, model);
     CHECK(keyed.canonical != plain);
     CHECK(keyed.not_in_key.empty());
   }
@@ -139,24 +139,24 @@ TEST_SUITE("npucc::compiler::KeyOptions") {
       "--target-opset equal to the model's opset is a no-op unless a bfloat16 graph is raised") {
     CompileOptions options = with_mode("fast|step");
     const auto at17 = model_at(17);
-    const std::string plain = key_options(options, &at17).canonical;
+    const std::string plain = key_options(options, at17).canonical;
     options.target_opset = 17;
-    KeyOptions keyed = key_options(options, &at17);
+    KeyOptions keyed = key_options(options, at17);
     CHECK(keyed.canonical == plain);
     CHECK(omitted_names(keyed) == std::vector<std::string>{"schedule", "target_opset"});
 
     SUBCASE("another opset raises the model") {
       options.target_opset = 18;
-      CHECK(key_options(options, &at17).canonical != plain);
+      CHECK(key_options(options, at17).canonical != plain);
     }
     SUBCASE("fast1 below 22: the option keeps the low graph at the model's opset") {
       options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast1|step");
-      CHECK(omitted_names(key_options(options, &at17)) == std::vector<std::string>{"schedule"});
+      CHECK(omitted_names(key_options(options, at17)) == std::vector<std::string>{"schedule"});
     }
     SUBCASE("a precision mode is judged conservatively: kept") {
       options.accelerate_train_mode.reset();
       options.precision.precision_mode = "allow_fp32_to_fp16";
-      CHECK(key_options(options, &at17).not_in_key.empty());
+      CHECK(key_options(options, at17).not_in_key.empty());
     }
     SUBCASE("fast1 at opset 22: nothing to raise, a no-op") {
       const auto at22 = model_at(22);
@@ -164,7 +164,7 @@ TEST_SUITE("npucc::compiler::KeyOptions") {
       options.target_opset = 22;
       CompileOptions without = options;
       without.target_opset = 0;
-      CHECK(key_options(options, &at22).canonical == key_options(without, &at22).canonical);
+      CHECK(key_options(options, at22).canonical == key_options(without, at22).canonical);
     }
   }
 
@@ -204,6 +204,56 @@ TEST_SUITE("npucc::compiler::KeyOptions") {
       plain.model_path = "m.onnx";
       npucc::compiler::restate_request(manifest, plain, key);
       CHECK_FALSE(manifest.contains("schedule"));
+    }
+  }
+}
+
+TEST_SUITE("npucc::compiler::KeyFacts") {
+  using npucc::compiler::key_facts;
+  using npucc::compiler::key_facts_text;
+  using npucc::compiler::KeyFacts;
+  using npucc::compiler::parse_key_facts;
+
+  TEST_CASE("facts kept as text key every request as the model itself does") {
+    for (int opset : {17, 22}) {
+      const auto model = model_at(opset);
+      const std::string text = key_facts_text(key_facts(model));
+      CHECK(text.find('\n') == std::string::npos);
+      std::optional<KeyFacts> facts = parse_key_facts(text);
+      REQUIRE(facts.has_value());
+      CHECK(facts->opset == opset);
+      CHECK(facts->input_shapes.count("w") == 0); // an initializer
+      for (std::string shapes : {"", "x:1,3", "x:-1,3", "n:-1,3", "n:4,3", "u:", "u:1", "x:2,3",
+                                 "nope:1", "w:3", "x:1,3;n:4,3"}) {
+        for (int64_t target : {0, 17, 22}) {
+          CompileOptions options = with_mode("fast1|step|0.9");
+          if (!shapes.empty()) {
+            options.input_shapes = npucc::parse_input_shapes(shapes);
+          }
+          options.target_opset = target;
+          CAPTURE(shapes);
+          CAPTURE(target);
+          const KeyOptions direct = key_options(options, model);
+          const KeyOptions kept = key_options(options, &*facts);
+          CHECK(kept.canonical == direct.canonical);
+          CHECK(omitted_names(kept) == omitted_names(direct));
+        }
+      }
+    }
+  }
+
+  TEST_CASE("any input name survives the text; what is not facts is refused") {
+    KeyFacts facts;
+    facts.opset = 13;
+    facts.input_shapes[std::string("a\nb\xff\0c", 6)] = {1, std::nullopt, 3};
+    std::optional<KeyFacts> back = parse_key_facts(key_facts_text(facts));
+    REQUIRE(back.has_value());
+    CHECK(back->input_shapes == facts.input_shapes);
+    for (std::string bad :
+         {"", "{}", "[]", R"({"opset":"13","inputs":[]})", R"({"opset":13,"inputs":[["zz",[1]]]})",
+          R"({"opset":13,"inputs":[["61",[1.5]]]})", R"({"opset":13,"inputs":[["61"]]})"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(parse_key_facts(bad).has_value());
     }
   }
 }
