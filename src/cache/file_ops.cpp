@@ -135,12 +135,14 @@ util::Expected<FileDigest> digest_file(const fs::path& path) {
   return util::try_sha256_of_fd(fd->get(), path);
 }
 
-AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
+bool is_external_data_name(const std::string& file_name) {
   const std::string suffix = k_external_data_suffix;
-  bool external_data =
-      file_name.size() > suffix.size() &&
-      file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  return external_data ? AllowLink::no : wanted;
+  return file_name.size() > suffix.size() &&
+         file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted) {
+  return is_external_data_name(file_name) ? AllowLink::no : wanted;
 }
 
 std::string why_not_linkable(const fs::path& path, const fs::path& cache_root) {
@@ -198,10 +200,6 @@ bool may_link(int source, AllowLink allow_link) {
   }
   return false;
 }
-
-} // namespace
-
-namespace {
 
 // The bytes of open `source` into the new file `target`, closed; a half-written copy is
 // removed.

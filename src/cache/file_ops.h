@@ -64,6 +64,10 @@ AllowLink link_allowed_by(LinkMode mode);
 // potential hardlink attack"; seen with silero_vad), so those are copied (or reflinked).
 AllowLink link_allowed_for(const std::string& file_name, AllowLink wanted);
 
+// Whether an entry file holds a graph's external data (NAME.data): weights, which nothing
+// reads before the graphs are delivered.
+bool is_external_data_name(const std::string& file_name);
+
 // fsync of a directory, so a rename inside it survives a crash.
 void sync_directory(const fs::path& dir);
 

@@ -334,20 +334,20 @@ void LocalStorage::adopt_verified(const std::string& key,
 }
 
 // The file a hit may leave copying while the caller goes on (FetchResult::copying): the
-// largest, when it is large enough for its copy to outlast the caller's own work, and not
-// the manifest, which the caller reads at once. None with a signing key: each delivered
-// file is hashed against the header as soon as it is written.
+// largest external data file (weights, which the caller does not read), when it is large
+// enough for its copy to outlast the caller's own work. None with a signing key: each
+// delivered file is hashed against the header as soon as it is written.
 const EntryFile* LocalStorage::file_to_copy_in_background(const EntryHeader& header) const {
   constexpr uint64_t k_worth_a_thread = uint64_t{32} << 20;
+  if (m_key) {
+    return nullptr;
+  }
   const EntryFile* largest = nullptr;
   for (const auto& file : header.files) {
-    if (largest == nullptr || file.bytes > largest->bytes) {
+    if (is_external_data_name(file.name) && file.bytes >= k_worth_a_thread &&
+        (largest == nullptr || file.bytes > largest->bytes)) {
       largest = &file;
     }
-  }
-  if (m_key || largest == nullptr || largest->bytes < k_worth_a_thread ||
-      largest->name == "manifest.json") {
-    return nullptr;
   }
   return largest;
 }
