@@ -93,7 +93,8 @@ std::string checked_metric(const std::string& clause, const std::string& metric,
 TargetClause parse_clause(const std::string& clause) {
   const auto at = clause.find_first_of("<>");
   if (at == std::string::npos || at + 1 >= clause.size() || clause[at + 1] != '=') {
-    refuse_clause(clause, "not METRIC>=VALUE or METRIC<=VALUE");
+    throw usage_error("--accuracy-target: \"" + clause +
+                          "\" is not [OUTPUT:]METRIC>=VALUE or [OUTPUT:]METRIC<=VALUE", k_form);
   }
   std::string left(util::trim(clause.substr(0, at)));
   TargetClause out;

@@ -264,7 +264,8 @@ async function main() {
     console.log(`${bad.length ? 'FAIL' : 'ok'} ${output.name}: cosine ${cosine_text} ` +
                 `(npucc ${output.cosine === null ? 'undefined' : Number(output.cosine).toFixed(7)}), max abs ${abs_text}, ` +
                 `max rel ${total.max_rel_error === null ? 'undefined' : total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}` +
-                (worst.length ? `; ${worst.join(', ')}` : '') + (bad.length ? `: ${bad.slice(0, 6).join('; ')}` : ''));
+                (bad.length ? `: ${bad.slice(0, 6).join('; ')}` : ''));
+    if (worst.length) { console.log(`  ${output.name}: worst over the sets: ${worst.join(', ')}`); }
   }
   if (json_file) { fs.writeFileSync(json_file, JSON.stringify(results, null, 2)); }
   process.exit(failed ? 1 : 0);

@@ -187,6 +187,7 @@ TEST_SUITE("npucc::accuracy::metrics") {
     // numpy: cosines [0.9, 0.99, 0.95, 0.999]: min 0.9 (set 0), mean 0.95975,
     // median (0.95 + 0.99) / 2 = 0.97.
     accuracy::AccuracyReport report;
+    report.samples = 4;
     report.sources = {"a.npz", "b.npz", "c.npz", "d.npz"};
     accuracy::OutputMetrics output;
     output.name = "y";

@@ -83,7 +83,7 @@ struct RepairCase {
   std::vector<double> effects;
   onnx::ModelProto low;
   FakeRuntime runtime;
-  accuracy::Samples samples{"samples", {{pair("x0", 1, 1)}}, {"a"}};
+  accuracy::Samples samples{"samples", {{pair("x0", 1, 1)}}, {"a"}, {}};
   std::vector<std::string> outputs{"y"};
   std::vector<runtime::TensorSet> reference{{pair("y", 1, 0)}};
   accuracy::AccuracyTarget target;
