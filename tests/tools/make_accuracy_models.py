@@ -47,11 +47,15 @@ def overflow_model():
         helper.make_node("MatMul", ["g", "w3"], ["z"], name="fc3"),
         helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
     ]
-    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
-             numpy_helper.from_array(w3, "w3"),
-             numpy_helper.from_array(np.array(1e-6, np.float32), "scale")]
+    return mlp_model("overflow", nodes, {"w1": w1, "w2": w2, "w3": w3, "scale": 1e-6})
+
+
+def mlp_model(name, nodes, weights):
+    """x[1,16] -> nodes -> y[1,10], opset 17, the weights as initializers."""
+    inits = [numpy_helper.from_array(np.asarray(value, np.float32), key)
+             for key, value in weights.items()]
     graph = helper.make_graph(
-        nodes, "overflow",
+        nodes, name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -69,15 +73,7 @@ def underflow_model():
         helper.make_node("MatMul", ["h", "w2"], ["z"], name="fc2"),
         helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
     ]
-    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
-             numpy_helper.from_array(np.array(1e9, np.float32), "scale")]
-    graph = helper.make_graph(
-        nodes, "underflow",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return mlp_model("underflow", nodes, {"w1": w1, "w2": w2, "scale": 1e9})
 
 
 def write_npy(folder, name, array):
