@@ -41,6 +41,24 @@ void print_accuracy_summary(const CompileResult& result) {
   }
 }
 
+// With --json: a collapsing low graph's warnings (accuracy.warnings) on stderr.
+void print_accuracy_warnings(const CompileResult& result) {
+  if (result.accuracy_report.empty()) {
+    return;
+  }
+  const auto report = nlohmann::json::parse(result.accuracy_report);
+  auto warnings = report.find("warnings");
+  if (warnings == report.end() || !warnings->is_array()) {
+    return;
+  }
+  for (const auto& warning : *warnings) {
+    if (warning.is_string()) {
+      std::cerr << "npucc: warning: accuracy: " << util::printable(warning.get<std::string>())
+                << "\n";
+    }
+  }
+}
+
 void print_seconds(double seconds) {
   std::cout << std::fixed;
   std::cout.precision(2);
@@ -165,6 +183,7 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (args->json) {
       std::cout << util::read_file(result.manifest_path);
+      print_accuracy_warnings(result); // the summary that holds them is not printed
     } else if (!global.quiet && cached.outcome == CacheOutcome::hit) {
       print_hit_summary(options, cached, seconds);
     } else if (!global.quiet) {

@@ -72,6 +72,9 @@ struct CompileOptions {
   // --sample-inputs: what they run on (test_data_set_* folders, .npz, folders of .npy);
   // none: random inputs from a fixed seed. In the cache key by content (their digest).
   std::vector<std::filesystem::path> sample_inputs;
+  // --allow-nonfinite-samples: check with samples holding NaN or infinite values (refused
+  // otherwise). In the cache key when set (it changes the report).
+  bool allow_nonfinite_samples = false;
 
   // Empty: the default pipeline.
   std::vector<std::string> passes;

@@ -31,8 +31,11 @@ class CompileResult:
         reason: why the cache answered as it did ("new key", "materialised by hard link").
         manifest: manifest.json as a dict (schema in npucc-compile(1)).
         manifest_path: where manifest.json is.
-        accuracy: the accuracy report as a dict (the manifest's "accuracy": per output
-            cosine, errors and non-finite count; with accuracy_target the target and the
+        accuracy: the accuracy report as a dict (the manifest's "accuracy": per output the
+            worst cosine, errors and non-finite count, a "summary" per figure (worst, mean,
+            median, worst_set), the figures of each sample set ("per_sample": cosine, top1,
+            psnr, snr_db, ...; None where undefined, the reason under "undefined") and
+            "warnings" for a collapsing low graph; with accuracy_target the target and the
             nodes a repair kept float32), None when no check ran.
     """
 

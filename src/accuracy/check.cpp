@@ -1,10 +1,8 @@
-// GCC 12 reports a "potential null pointer dereference" inside nlohmann::json's iterators
-// when they are inlined into add_target_lines (a false positive: the values are checked).
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-
 #include "accuracy/check.h"
 
+#include "npucc/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -12,137 +10,227 @@ namespace npucc::accuracy {
 
 std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,
                                         const std::vector<runtime::TensorSet>& high,
-                                        const std::vector<runtime::TensorSet>& low) {
+                                        const std::vector<runtime::TensorSet>& low,
+                                        const FigureRequests& requests) {
   std::vector<OutputMetrics> out;
   for (size_t o = 0; o < names.size(); ++o) {
     OutputMetrics total;
     total.name = names[o];
     for (size_t s = 0; s < high.size() && s < low.size(); ++s) {
-      merge(total, compare_output(high[s][o], low[s][o]));
+      SampleMetrics sample = compare_output(high[s][o], low[s][o], requests);
+      sample.set = static_cast<int64_t>(s);
+      merge(total, std::move(sample));
     }
-    out.push_back(total);
+    out.push_back(std::move(total));
+  }
+  return out;
+}
+
+void check_finite_samples(const Samples& samples, const std::vector<ModelInput>& inputs,
+                          bool allowed) {
+  if (allowed) {
+    return;
+  }
+  for (size_t s = 0; s < samples.sets.size() && s < samples.files.size(); ++s) {
+    for (size_t i = 0; i < samples.sets[s].size() && i < inputs.size(); ++i) {
+      const auto& tensor = samples.sets[s][i];
+      if (!runtime::is_float_type(tensor.type)) {
+        continue;
+      }
+      const auto [nan, infinite] = count_nonfinite(tensor);
+      if (nan + infinite > 0) {
+        throw Error("--sample-inputs " + samples.files[s][i] + ": input '" + inputs[i].name +
+                        "' holds " + std::to_string(nan) + " NaN and " +
+                        std::to_string(infinite) + " infinite value(s) of " +
+                        std::to_string(runtime::element_count(tensor.shape)) +
+                        ": no figure compares outputs computed from them",
+                    "fix the sample, or give --allow-nonfinite-samples to check with it");
+      }
+    }
+  }
+}
+
+namespace {
+
+// A figure's value: a number, "inf" (psnr/snr_db of identical outputs; JSON has no
+// infinity) or null (undefined).
+nlohmann::json figure_value(double value) {
+  if (std::isnan(value)) {
+    return nullptr;
+  }
+  if (std::isinf(value)) {
+    return value > 0 ? "inf" : "-inf";
+  }
+  return value;
+}
+
+bool lower_is_worse(const std::string& figure) {
+  return figure != "max_abs_error" && figure != "max_rel_error";
+}
+
+// A figure of one sample: NaN when undefined.
+double sample_value(const SampleMetrics& sample, const std::string& figure) {
+  if (!lower_is_worse(figure)) {
+    return sample.elements == 0 ? std::nan("")
+                                : figure == "max_abs_error" ? sample.max_abs_error
+                                                            : sample.max_rel_error;
+  }
+  auto found = sample.figures.find(figure);
+  return found == sample.figures.end() || !found->second.defined() ? std::nan("")
+                                                                   : found->second.value;
+}
+
+// Worst, mean and median over the samples where the figure is defined (numpy.median: the
+// mean of the middle two of an even count), the worst set and how many sets leave it
+// undefined.
+nlohmann::json figure_summary(const OutputMetrics& output, const std::string& figure) {
+  std::vector<std::pair<double, int64_t>> values;
+  for (const auto& sample : output.samples) {
+    const double value = sample_value(sample, figure);
+    if (!std::isnan(value)) {
+      values.emplace_back(lower_is_worse(figure) ? value : -value, sample.set);
+    }
+  }
+  const auto undefined = static_cast<int64_t>(output.samples.size() - values.size());
+  if (values.empty()) {
+    return {{"worst", nullptr}, {"mean", nullptr}, {"median", nullptr},
+            {"worst_set", nullptr}, {"undefined_sets", undefined}};
+  }
+  std::stable_sort(values.begin(), values.end(),
+                   [](auto& a, auto& b) { return a.first < b.first; });
+  const double sign = lower_is_worse(figure) ? 1 : -1;
+  double sum = 0;
+  for (const auto& value : values) {
+    sum += value.first;
+  }
+  const size_t n = values.size();
+  const double median = n % 2 == 1 ? values[n / 2].first
+                                   : (values[n / 2 - 1].first + values[n / 2].first) / 2;
+  return {{"worst", figure_value(sign * values.front().first)},
+          {"mean", figure_value(sign * sum / static_cast<double>(n))},
+          {"median", figure_value(sign * median)},
+          {"worst_set", values.front().second},
+          {"undefined_sets", undefined}};
+}
+
+nlohmann::json sample_json(const SampleMetrics& sample) {
+  nlohmann::json out = {{"set", sample.set},
+                        {"elements", sample.elements},
+                        {"size", sample.size},
+                        {"nonfinite", sample.nonfinite},
+                        {"high_nonfinite", sample.high_nonfinite},
+                        {"low_all_zero", sample.low_all_zero},
+                        {"max_abs_error", figure_value(sample_value(sample, "max_abs_error"))},
+                        {"max_rel_error", figure_value(sample_value(sample, "max_rel_error"))}};
+  nlohmann::json undefined = nlohmann::json::object();
+  for (const auto& [name, figure] : sample.figures) {
+    out[name] = figure_value(figure.defined() ? figure.value : std::nan(""));
+    if (!figure.defined()) {
+      undefined[name] = figure.undefined;
+    }
+  }
+  out["undefined"] = undefined;
+  return out;
+}
+
+// Each figure undefined on some sample: the first sample's reason, and on how many.
+nlohmann::json undefined_json(const OutputMetrics& output) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& sample : output.samples) {
+    for (const auto& [name, figure] : sample.figures) {
+      if (!figure.defined() && !out.contains(name)) {
+        out[name] = figure.undefined;
+      }
+    }
+    if (sample.elements == 0 && !out.contains("max_abs_error")) {
+      out["max_abs_error"] = out["max_rel_error"] = "no element is finite in both outputs";
+    }
+  }
+  return out;
+}
+
+nlohmann::json output_json(const OutputMetrics& output) {
+  const bool cosine = !std::isnan(output.cosine);
+  const bool errors = output.elements > 0;
+  nlohmann::json summary = nlohmann::json::object();
+  summary["max_abs_error"] = figure_summary(output, "max_abs_error");
+  summary["max_rel_error"] = figure_summary(output, "max_rel_error");
+  nlohmann::json samples = nlohmann::json::array();
+  for (const auto& sample : output.samples) {
+    samples.push_back(sample_json(sample));
+    for (const auto& figure : sample.figures) {
+      if (!summary.contains(figure.first)) {
+        summary[figure.first] = figure_summary(output, figure.first);
+      }
+    }
+  }
+  const auto judged = cosine ? nlohmann::json::array({"cosine", "max_abs_error", "max_rel_error"})
+                             : nlohmann::json::array({"max_abs_error", "max_rel_error"});
+  return {{"name", output.name},
+          {"cosine", cosine ? nlohmann::json(output.cosine) : nlohmann::json(nullptr)},
+          {"max_abs_error", errors ? nlohmann::json(output.max_abs_error) : nlohmann::json(nullptr)},
+          {"max_rel_error", errors ? nlohmann::json(output.max_rel_error) : nlohmann::json(nullptr)},
+          {"nonfinite", output.nonfinite},
+          {"high_nonfinite", output.high_nonfinite},
+          {"elements", output.elements},
+          {"elements_per_sample", output.samples.empty() ? 0 : output.samples.front().size},
+          {"judged_by", judged},
+          {"undefined", undefined_json(output)},
+          {"summary", summary},
+          {"per_sample", samples}};
+}
+
+std::string sample_set_name(const AccuracyReport& report, int64_t set) {
+  return set >= 0 && static_cast<size_t>(set) < report.sources.size()
+             ? report.sources[static_cast<size_t>(set)]
+             : "set " + std::to_string(set + 1);
+}
+
+// At most one per output: non-finite values only the low graph has, a low output all zero,
+// or a cosine far from 1.
+nlohmann::json collapse_warnings(const AccuracyReport& report) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& output : report.outputs) {
+    const std::string name = "output '" + output.name + "': ";
+    auto zero = std::find_if(output.samples.begin(), output.samples.end(),
+                             [](auto& s) { return s.low_all_zero; });
+    char cosine[64];
+    std::snprintf(cosine, sizeof cosine, "%.6f", output.cosine);
+    if (output.nonfinite > 0) {
+      out.push_back(name + std::to_string(output.nonfinite) +
+                    " non-finite value(s) in the low graph where float32 gives finite values "
+                    "(an overflow)");
+    } else if (zero != output.samples.end()) {
+      out.push_back(name + "the low graph's output is all zero on " + sample_set_name(report, zero->set) +
+                    " where float32's is not (cosine " + cosine + "): its values underflow");
+    } else if (!std::isnan(output.cosine) && output.cosine < k_collapse_cosine) {
+      out.push_back(name + "cosine " + cosine + ", far from 1: the low graph computes "
+                    "something else");
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+nlohmann::json outputs_json(const std::vector<OutputMetrics>& outputs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& output : outputs) {
+    out.push_back(output_json(output));
   }
   return out;
 }
 
 nlohmann::json report_json(const AccuracyReport& report) {
-  nlohmann::json outputs = nlohmann::json::array();
-  for (const auto& output : report.outputs) {
-    outputs.push_back({{"name", output.name},
-                       {"cosine", output.cosine},
-                       {"max_abs_error", output.max_abs_error},
-                       {"max_rel_error", output.max_rel_error},
-                       {"nonfinite", output.nonfinite},
-                       {"elements", output.elements}});
+  nlohmann::json sets = nlohmann::json::array();
+  for (const auto& source : report.sources) {
+    sets.push_back({{"source", source}});
   }
-  return {{"inputs", report.inputs},   {"samples", report.samples},
+  return {{"inputs", report.inputs},     {"samples", report.samples},
           {"compared", report.compared}, {"emulates", report.emulates},
-          {"runtime", report.runtime}, {"runs", report.runs},
-          {"outputs", outputs}};
-}
-
-namespace {
-
-// Fields of the manifest's object, read without json::value() (whose string overload gcc 12
-// warns about): a missing or mistyped field reads as empty or zero.
-std::string text(const nlohmann::json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
-}
-
-double number(const nlohmann::json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_number() ? found->get<double>() : 0.0;
-}
-
-std::string fixed6(double value) {
-  char out[64];
-  std::snprintf(out, sizeof out, "%.6f", value);
-  return out;
-}
-
-std::string short_number(double value) {
-  char out[64];
-  std::snprintf(out, sizeof out, "%.3g", value);
-  return out;
-}
-
-std::string join(const nlohmann::json& names) {
-  std::string out;
-  for (const auto& name : names) {
-    out += (out.empty() ? "" : ", ") + (name.is_string() ? name.get<std::string>() : "");
-  }
-  return out;
-}
-
-// "target cosine>=0.9995: met", or how the repair met it and what it kept.
-void add_target_lines(const nlohmann::json& report, std::vector<std::string>& lines) {
-  const std::string target = text(report, "target");
-  if (target.empty()) {
-    return;
-  }
-  auto repair = report.find("repair");
-  if (repair == report.end() || !repair->is_object()) {
-    lines.push_back("  target " + target + ": met by the low graph as compiled");
-    return;
-  }
-  auto kept = repair->find("kept_units");
-  const size_t count = kept != repair->end() && kept->is_array() ? kept->size() : 0;
-  char timing[160];
-  std::snprintf(timing, sizeof timing, "%lld graph runs in %.2f s",
-                static_cast<long long>(number(*repair, "runs")), number(*repair, "seconds"));
-  lines.push_back("  target " + target + ": missed by the low graph; met with " +
-                  std::to_string(count) + " of " +
-                  std::to_string(static_cast<int64_t>(number(*repair, "units"))) +
-                  " units kept float32 (" + timing + "); the figures above are the repaired graph's");
-  if (count == 0) {
-    return;
-  }
-  for (const auto& unit : *kept) {
-    const nlohmann::json* effect = nullptr;
-    std::string nodes;
-    if (unit.is_object()) {
-      auto back_low = unit.find("returned_low");
-      effect = back_low != unit.end() && back_low->is_object() ? &*back_low : nullptr;
-      auto names = unit.find("nodes");
-      nodes = names != unit.end() && names->is_array() ? join(*names) : std::string();
-    }
-    const double cosine = effect != nullptr ? number(*effect, "cosine") : 0.0;
-    const auto nonfinite = effect != nullptr ? static_cast<int64_t>(number(*effect, "nonfinite")) : 0;
-    lines.push_back("    kept float32: " + (unit.is_object() ? text(unit, "op") : std::string()) +
-                    " " + nodes + " (returned alone to low precision: cosine " + fixed6(cosine) + ", " +
-                    std::to_string(nonfinite) + " non-finite)");
-  }
-}
-
-} // namespace
-
-std::vector<std::string> format_accuracy(const nlohmann::json& report) {
-  const std::string inputs = text(report, "inputs");
-  const auto samples = static_cast<int64_t>(number(report, "samples"));
-  std::vector<std::string> lines;
-  lines.push_back("accuracy: " + text(report, "emulates") +
-                  " low graph (its emulation graph) against high, " +
-                  (inputs == "random" ? std::string("1 random input set (fixed seed)")
-                                      : std::to_string(samples) + " sample set(s)") +
-                  ", " + text(report, "runtime"));
-  auto outputs = report.find("outputs");
-  if (outputs != report.end() && outputs->is_array()) {
-    for (const auto& output : *outputs) {
-      const auto nonfinite = static_cast<int64_t>(number(output, "nonfinite"));
-      lines.push_back("  " + text(output, "name") + ": cosine " + fixed6(number(output, "cosine")) +
-                      ", max abs error " + short_number(number(output, "max_abs_error")) +
-                      ", max rel error " + short_number(number(output, "max_rel_error")) + ", " +
-                      std::to_string(nonfinite) + " non-finite" +
-                      (nonfinite > 0 ? " (float32 gives finite values there)" : ""));
-    }
-  }
-  add_target_lines(report, lines);
-  if (inputs == "random") {
-    lines.push_back("  random inputs can mislead (a detector on noise detects nothing): give "
-                    "your own with --sample-inputs");
-  }
-  return lines;
+          {"runtime", report.runtime},   {"runs", report.runs},
+          {"sets", sets},                {"outputs", outputs_json(report.outputs)},
+          {"warnings", collapse_warnings(report)}};
 }
 
 } // namespace npucc::accuracy

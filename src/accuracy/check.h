@@ -25,18 +25,30 @@ struct AccuracyReport {
   std::string runtime;     // "ONNX Runtime 1.30.0"
   int64_t runs = 0;        // graph runs (one per graph and sample set)
   double seconds = 0;      // spent in the runtime, sessions included
+  std::vector<std::string> sources; // per sample set: where it came from ("sets")
   std::vector<OutputMetrics> outputs;
 };
 
 // Each output of `names` over every sample: the high graph's outputs against the low side's
-// (both as GraphRuntime::run returns them), merged over the samples.
+// (both as GraphRuntime::run returns them), per sample and merged over the samples.
 std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,
                                         const std::vector<runtime::TensorSet>& high,
-                                        const std::vector<runtime::TensorSet>& low);
+                                        const std::vector<runtime::TensorSet>& low,
+                                        const FigureRequests& requests = {});
 
-// The manifest's "accuracy" object (tests/schemas: manifest), and back.
+// Refuses a sample holding a NaN or infinite value, in one line naming the file, the input
+// and the counts (npucc::Error), unless `allowed` (--allow-nonfinite-samples).
+void check_finite_samples(const Samples& samples, const std::vector<ModelInput>& inputs,
+                          bool allowed);
+
+// The manifest's "accuracy" object (tests/schemas: manifest): per output the worst figures
+// (the fields of old readers), a summary per figure (worst, mean, median, worst set), the
+// figures per sample set, and warnings for a low graph that collapses.
 nlohmann::json report_json(const AccuracyReport& report);
-// The lines under compile's summary ("accuracy: ..."), from the manifest's object.
+// Just the "outputs" array of report_json.
+nlohmann::json outputs_json(const std::vector<OutputMetrics>& outputs);
+// The lines under compile's summary ("accuracy: ..."), from the manifest's object
+// (check_text.cpp).
 std::vector<std::string> format_accuracy(const nlohmann::json& report);
 
 } // namespace npucc::accuracy

@@ -1,11 +1,16 @@
 #include "accuracy/metrics.h"
 
+#include "accuracy/task_metrics.h"
+
 #include "npucc/error.h"
 #include "precision/float_convert.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <onnx/onnx_pb.h>
 
 namespace npucc::accuracy {
@@ -56,16 +61,20 @@ std::vector<double> to_doubles(const runtime::Tensor& tensor) {
   }
 }
 
-OutputMetrics compare_output(const runtime::Tensor& high, const runtime::Tensor& low) {
-  if (high.shape != low.shape) {
-    throw Error("output '" + high.name + "': the high graph gives " +
-                runtime::describe(high.type, high.shape) + " and the low graph " +
-                runtime::describe(low.type, low.shape));
+std::pair<int64_t, int64_t> count_nonfinite(const runtime::Tensor& tensor) {
+  int64_t nan = 0, infinite = 0;
+  for (double value : to_doubles(tensor)) {
+    nan += std::isnan(value) ? 1 : 0;
+    infinite += std::isinf(value) ? 1 : 0;
   }
-  const std::vector<double> reference = to_doubles(high);
-  const std::vector<double> actual = to_doubles(low);
-  OutputMetrics m;
-  m.name = high.name;
+  return {nan, infinite};
+}
+
+namespace {
+
+// The errors over the elements finite in both, and the counts.
+void measure_errors(const std::vector<double>& reference, const std::vector<double>& actual,
+                    SampleMetrics& m) {
   double scale = 0;
   for (double r : reference) {
     if (std::isfinite(r)) {
@@ -73,10 +82,12 @@ OutputMetrics compare_output(const runtime::Tensor& high, const runtime::Tensor&
     }
   }
   const double floor = std::max(1e-3 * scale, 1e-6);
-  double dot = 0, norm_reference = 0, norm_actual = 0;
+  bool low_nonzero = false;
   for (size_t i = 0; i < reference.size(); ++i) {
     const double r = reference[i], a = actual[i];
+    low_nonzero = low_nonzero || a != 0;
     if (!std::isfinite(r)) {
+      ++m.high_nonfinite;
       continue;
     }
     if (!std::isfinite(a)) {
@@ -84,29 +95,74 @@ OutputMetrics compare_output(const runtime::Tensor& high, const runtime::Tensor&
       continue;
     }
     ++m.elements;
-    dot += r * a;
-    norm_reference += r * r;
-    norm_actual += a * a;
     const double error = std::fabs(a - r);
     m.max_abs_error = std::max(m.max_abs_error, error);
     m.max_rel_error = std::max(m.max_rel_error, error / std::max(std::fabs(r), floor));
   }
-  if (m.elements == 0 && m.nonfinite > 0) {
-    m.cosine = 0; // nothing finite left to compare: as far apart as it gets
-  } else if (norm_reference == 0 || norm_actual == 0) {
-    m.cosine = norm_reference == norm_actual ? 1 : 0;
-  } else {
-    m.cosine = dot / (std::sqrt(norm_reference) * std::sqrt(norm_actual));
+  m.low_all_zero = !low_nonzero && scale > 0;
+}
+
+} // namespace
+
+SampleMetrics compare_output(const runtime::Tensor& high, const runtime::Tensor& low,
+                             const FigureRequests& requests) {
+  if (high.shape != low.shape) {
+    throw Error("output '" + high.name + "': the high graph gives " +
+                runtime::describe(high.type, high.shape) + " and the low graph " +
+                runtime::describe(low.type, low.shape));
+  }
+  const std::vector<double> reference = to_doubles(high);
+  const std::vector<double> actual = to_doubles(low);
+  SampleMetrics m;
+  m.size = static_cast<int64_t>(reference.size());
+  m.classes = high.shape.empty() ? 1 : high.shape.back();
+  measure_errors(reference, actual, m);
+  const Values values{reference, actual, high.shape, m.high_nonfinite, m.nonfinite};
+  m.figures["cosine"] = cosine_figure(values);
+  m.figures["top1"] = top1_figure(values);
+  m.figures["psnr"] = psnr_figure(values);
+  m.figures["snr_db"] = snr_figure(values);
+  for (double threshold : requests.iou_thresholds) {
+    m.figures[iou_name(threshold)] = iou_figure(values, threshold);
+  }
+  for (const auto& [atol, rtol] : requests.tolerances) {
+    m.figures[close_name(atol, rtol)] = close_figure(values, atol, rtol);
   }
   return m;
 }
 
-void merge(OutputMetrics& total, const OutputMetrics& sample) {
-  total.cosine = std::min(total.cosine, sample.cosine);
+void merge(OutputMetrics& total, SampleMetrics sample) {
+  const Figure& cosine = sample.figures["cosine"];
+  const bool first = total.samples.empty();
+  if (cosine.defined()) { // the lowest defined cosine; NaN while none is
+    total.cosine = first || std::isnan(total.cosine) ? cosine.value
+                                                     : std::min(total.cosine, cosine.value);
+  } else {
+    total.cosine = first ? std::numeric_limits<double>::quiet_NaN() : total.cosine;
+    if (total.cosine_undefined.empty()) {
+      total.cosine_undefined = cosine.undefined;
+    }
+  }
   total.max_abs_error = std::max(total.max_abs_error, sample.max_abs_error);
   total.max_rel_error = std::max(total.max_rel_error, sample.max_rel_error);
   total.nonfinite += sample.nonfinite;
+  total.high_nonfinite += sample.high_nonfinite;
   total.elements += sample.elements;
+  total.samples.push_back(std::move(sample));
+}
+
+std::string shortest_number(double value) {
+  char out[64];
+  for (int digits = 1; digits <= 17; ++digits) { // shortest form that reads back the same
+    std::snprintf(out, sizeof out, "%.*g", digits, value);
+    if (std::strtod(out, nullptr) == value) {
+      break;
+    }
+  }
+  if (std::strchr(out, 'e') != nullptr && value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(out, sizeof out, "%.0f", value); // "30", not "3e+01"
+  }
+  return out;
 }
 
 } // namespace npucc::accuracy

@@ -168,7 +168,8 @@ std::string input_names(const std::vector<ModelInput>& inputs) {
 }
 
 // The set's tensors in the order of the model's inputs, each checked against its input.
-runtime::TensorSet fit_set(RawSet raw, const std::vector<ModelInput>& inputs) {
+runtime::TensorSet fit_set(RawSet raw, const std::vector<ModelInput>& inputs,
+                           std::vector<std::string>& files) {
   std::map<std::string, size_t> by_name;
   for (size_t i = 0; i < raw.tensors.size(); ++i) {
     const auto& name = raw.tensors[i].name;
@@ -194,6 +195,7 @@ runtime::TensorSet fit_set(RawSet raw, const std::vector<ModelInput>& inputs) {
                   expected_form(input) + ")");
     }
     set.push_back(std::move(raw.tensors[found->second]));
+    files.push_back(raw.files[found->second]);
   }
   return set;
 }
@@ -231,7 +233,8 @@ Samples load_samples(const std::vector<fs::path>& paths, const std::vector<Model
   samples.origin = "samples";
   for (auto& set : raw) {
     samples.sources.push_back(set.source);
-    samples.sets.push_back(fit_set(std::move(set), inputs));
+    samples.files.emplace_back();
+    samples.sets.push_back(fit_set(std::move(set), inputs, samples.files.back()));
   }
   return samples;
 }

@@ -25,6 +25,7 @@ struct Samples {
   std::string origin; // "samples" or "random"
   std::vector<runtime::TensorSet> sets;
   std::vector<std::string> sources; // per set: the file or folder it came from
+  std::vector<std::vector<std::string>> files; // per set, per input: the file it came from
 };
 
 // Reads every PATH of --sample-inputs; each holds one or more sample sets:

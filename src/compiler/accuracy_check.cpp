@@ -25,12 +25,6 @@ const precision::GraphVariant* find_role(const precision::PrecisionBuild& varian
   return nullptr;
 }
 
-nlohmann::json outputs_json(const std::vector<accuracy::OutputMetrics>& metrics) {
-  accuracy::AccuracyReport only;
-  only.outputs = metrics;
-  return accuracy::report_json(only)["outputs"];
-}
-
 } // namespace
 
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
@@ -48,9 +42,11 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const accuracy::Samples samples = options.sample_inputs.empty()
                                         ? accuracy::random_samples(inputs)
                                         : accuracy::load_samples(options.sample_inputs, inputs);
+  accuracy::check_finite_samples(samples, inputs, options.allow_nonfinite_samples);
   const auto target = accuracy::parse_accuracy_target(
       options.accuracy_target.empty() ? std::vector<std::string>{}
                                       : std::vector<std::string>{options.accuracy_target});
+  const auto requests = accuracy::figure_requests(target);
   // One runtime process per core, up to one per sample set, and two for the two graphs of
   // the check (runtime.h: the same bits either way).
   auto runtime = runtime::start_runtime(
@@ -74,12 +70,17 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
                                   {"the emulation of the low graph", emulation_file.source()}},
                                  samples.sets, outputs);
   const std::vector<runtime::TensorSet> reference = std::move(first[0]);
-  auto metrics = accuracy::compare_sets(outputs, reference, first[1]);
+  auto metrics = accuracy::compare_sets(outputs, reference, first[1], requests);
+  if (!target.empty()) { // before any repair: a target the high graph leaves unjudgeable
+    accuracy::check_judgeable(target,
+                              accuracy::compare_sets(outputs, reference, reference, requests));
+  }
   auto run_low = [&](const char* what) {
     onnx::ModelProto repaired = emulation_of(variants);
     const RuntimeGraphFile file(repaired);
     return accuracy::compare_sets(outputs, reference,
-                                  runtime->run(what, file.source(), samples.sets, outputs));
+                                  runtime->run(what, file.source(), samples.sets, outputs),
+                                  requests);
   };
 
   accuracy::AccuracyReport report;
@@ -89,6 +90,7 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   report.emulates = low->precision;
   report.runtime = runtime->version();
   report.runs = 2 * sets;
+  report.sources = samples.sources;
   AccuracyOutcome outcome;
   nlohmann::json repair;
   if (!target.empty() && !accuracy::meets(target, metrics)) {
@@ -97,7 +99,7 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
                                   unrepaired);
     variants = rebuild(result.kept_nodes);
     repair = std::move(result.report);
-    repair["before"] = outputs_json(metrics);
+    repair["before"] = accuracy::outputs_json(metrics);
     // Once more, on the graph that is written, on every sample.
     metrics = run_low("the emulation of the repaired low graph");
     report.runs += result.runs + sets;

@@ -23,7 +23,8 @@ const Metrics& Evaluator::evaluate(std::vector<size_t> kept) {
                                     m_in.samples.sets, m_in.outputs);
   m_runs += static_cast<int64_t>(m_in.samples.sets.size());
   ++m_evaluations;
-  return m_seen[kept] = accuracy::compare_sets(m_in.outputs, m_in.reference, low);
+  return m_seen[kept] = accuracy::compare_sets(m_in.outputs, m_in.reference, low,
+                                               accuracy::figure_requests(m_in.target));
 }
 
 const Metrics& Evaluator::evaluate_low(const std::vector<size_t>& low) {

@@ -20,7 +20,10 @@ class CandidateSearch {
 public:
   explicit CandidateSearch(Evaluator& evaluator)
       : m_evaluator(evaluator),
-        m_whole(accuracy::shortfall(evaluator.target(), evaluator.evaluate({}))) {}
+        m_whole(accuracy::shortfall(evaluator.target(), evaluator.evaluate({}))),
+        m_allowance(accuracy::allowances(evaluator.target(), evaluator.evaluate({}))) {
+    m_removed.badness.assign(m_whole.badness.size(), 0.0);
+  }
 
   Candidates run() {
     const size_t count = m_evaluator.unit_count();
@@ -51,8 +54,8 @@ private:
 
   // The open group with the largest effect becomes a candidate (one unit) or two halves.
   void take_worst() {
-    auto worst = std::max_element(m_open.begin(), m_open.end(), [](const Group& a, const Group& b) {
-      return a.effect < b.effect;
+    auto worst = std::max_element(m_open.begin(), m_open.end(), [&](const Group& a, const Group& b) {
+      return accuracy::less_short(a.effect, b.effect, m_allowance);
     });
     const Group group = *worst;
     m_open.erase(worst);
@@ -61,7 +64,9 @@ private:
       m_out.effects.push_back(group.effect);
       m_removed.nonfinite += group.effect.nonfinite;
       m_removed.cosine += group.effect.cosine;
-      m_removed.errors += group.effect.errors;
+      for (size_t i = 0; i < m_removed.badness.size() && i < group.effect.badness.size(); ++i) {
+        m_removed.badness[i] += group.effect.badness[i];
+      }
       return;
     }
     const size_t middle = group.first + (group.last - group.first) / 2;
@@ -69,23 +74,33 @@ private:
     m_open.push_back(measured(middle, group.last));
   }
 
-  // Whether the whole low graph's effect, less the candidates', is within the target.
+  // Whether the whole low graph's effect, less the candidates', is within the target: each
+  // clause's distance from its best within what it allows.
   bool predicted_to_meet() const {
-    const auto& target = m_evaluator.target();
+    int64_t max_nonfinite = std::numeric_limits<int64_t>::max();
+    bool bounds_errors = false;
+    for (const auto& clause : m_evaluator.target().clauses) {
+      if (clause.metric == "nonfinite") {
+        max_nonfinite = std::min(max_nonfinite, static_cast<int64_t>(clause.value));
+      }
+      bounds_errors = bounds_errors || clause.metric == "max_abs_error" ||
+                      clause.metric == "max_rel_error";
+    }
     const int64_t nonfinite = m_whole.nonfinite - m_removed.nonfinite;
-    if (nonfinite > target.max_nonfinite.value_or(std::numeric_limits<int64_t>::max()) ||
-        ((target.max_abs_error || target.max_rel_error) && nonfinite > 0)) {
+    if (nonfinite > max_nonfinite || (bounds_errors && nonfinite > 0)) {
       return false;
     }
-    if (m_whole.errors - m_removed.errors > 0) {
-      return false;
+    for (size_t i = 0; i < m_whole.badness.size() && i < m_allowance.size(); ++i) {
+      if (m_whole.badness[i] - m_removed.badness[i] > m_allowance[i]) {
+        return false;
+      }
     }
-    return !target.min_cosine ||
-           m_whole.cosine - m_removed.cosine <= 1 - *target.min_cosine;
+    return true;
   }
 
   Evaluator& m_evaluator;
   const accuracy::Shortfall m_whole; // the low graph as compiled
+  const std::vector<double> m_allowance; // per entry of its badness
   accuracy::Shortfall m_removed;     // the candidates' effects, summed
   std::vector<Group> m_open;
   Candidates m_out;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <numeric>
 
 namespace npucc::compiler {
@@ -29,10 +30,13 @@ onnx::ModelProto emulation_of(const precision::PrecisionBuild& variants) {
 
 namespace {
 
+// The lowest cosine over the outputs; NaN (null in JSON) when an output has none: an
+// undefined cosine never reads as a good one.
 double worst_cosine(const Metrics& metrics) {
   double out = 1;
   for (const auto& output : metrics) {
-    out = std::min(out, output.cosine);
+    out = std::isnan(output.cosine) || std::isnan(out) ? output.cosine + out
+                                                       : std::min(out, output.cosine);
   }
   return out;
 }

@@ -48,6 +48,10 @@ std::string canonical_options(const CompileOptions& options) {
     if (!options.accuracy_target.empty()) {
       out["accuracy"]["target"] = options.accuracy_target;
     }
+    // Only when given: it decides whether a sample with NaN is refused or reported.
+    if (options.allow_nonfinite_samples) {
+      out["accuracy"]["allow_nonfinite_samples"] = true;
+    }
   }
   return out.dump();
 }

@@ -120,6 +120,11 @@ void apply_sample_inputs(const OptionRow& row, const std::string& text, CompileO
   options.check_accuracy = true;
 }
 
+void apply_allow_nonfinite_samples(const OptionRow& row, const std::string& text,
+                                   CompileOptions& options) {
+  options.allow_nonfinite_samples = flag_value(row, text);
+}
+
 // Each clause, comma-joined or repeated; they imply the check. The canonical text of all the
 // clauses so far (a metric given again keeps the last).
 void apply_accuracy_target(const OptionRow&, const std::string& text, CompileOptions& options) {
@@ -272,10 +277,17 @@ const std::vector<OptionRow>& option_table() {
                    "the inputs (default: random inputs from a fixed seed)",
                    apply_sample_inputs),
             OptionValueType::samples),
+      option("allow-nonfinite-samples", Group::compile, Arity::flag,
+             "check with samples that hold NaN or infinite values (refused otherwise); the "
+             "figures they leave undefined are reported as such",
+             apply_allow_nonfinite_samples),
       option("accuracy-target", Group::compile, Arity::repeated,
-             "bounds every output must meet on every sample, e.g. "
-             "'cosine>=0.9995,nonfinite<=0' (implies --check-accuracy; repeatable): a low graph "
-             "that misses them keeps the fewest units float32 that meet them",
+             "bounds the outputs must meet on every sample, all of them, e.g. "
+             "'cosine>=0.9995,nonfinite<=0', 'logits:top1>=0.99', 'close[atol=1e-3,rtol=1e-2]>=0.999' "
+             "(metrics: cosine, top1, iou@T, psnr, snr_db, close[atol,rtol], nonfinite, "
+             "max_abs_error, max_rel_error; OUTPUT: names one output; implies "
+             "--check-accuracy; repeatable): a low graph that misses them keeps the fewest "
+             "units float32 that meet them",
              apply_accuracy_target),
       typed(option("options", Group::options_file, Arity::text,
                    "Ascend-style options file (JSON: graph_compiler_cache_dir, "

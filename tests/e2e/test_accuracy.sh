@@ -88,7 +88,8 @@ for mode in 'fast|step|0.9' 'fast1|step|0.9'; do
   out="$work/cls-${mode%%|*}"
   if "$NPUCC" compile "$cls" -o "$out" --accelerate-train-mode "$mode" --input-shape "x:1,3,48,192" \
     --sample-inputs "$work/cls-samples" --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
-    json "$out/manifest.json" "all(o['cosine'] > 0.99 and o['nonfinite'] == 0 for o in a['outputs'])" ||
+    # Two probabilities per sample: too few for a cosine; judged by the errors.
+    json "$out/manifest.json" "all(o['cosine'] is None and o['undefined']['cosine'].startswith('2 elements') and o['max_abs_error'] < 0.05 and o['nonfinite'] == 0 for o in a['outputs'])" ||
       fail "ppocr_cls $mode: $(grep -A14 '"accuracy"' "$out/manifest.json")"
     node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/cls-samples" >"$out.oracle" 2>&1 ||
       fail "ppocr_cls $mode: the oracle disagrees: $(cat "$out.oracle")"

@@ -5,6 +5,9 @@
 // definitions of npucc-compile(1), ACCURACY (written again here from the manual, not from
 // npucc's code). Every figure of the manifest's "accuracy" object must agree within the
 // tolerance (default 1e-5, absolute; relative for the errors above 1); exit 1 otherwise.
+// That covers the per-sample figures (per_sample: cosine, top1, psnr, snr_db, and iou@T and
+// close[atol=A,rtol=R] when a target asked for them, each defined or undefined alike), each
+// figure's summary (worst, mean, median, worst set) and the worst fields of old readers.
 //
 //   node accuracy_check.js OUTDIR SAMPLES [SAMPLES...] [--tolerance 1e-5] [--json FILE]
 //                          [--iou T] [--graph FILE]
@@ -50,27 +53,124 @@ function sample_sets(paths) {
   return sets;
 }
 
-function compare(reference, actual) {
+// One output on one sample, by npucc-compile(1), ACCURACY. A figure is a number, Infinity
+// (psnr/snr_db of identical outputs) or null (undefined).
+function compare(reference, actual, requests) {
   const r = numbers(reference);
   const a = numbers(actual);
   let scale = 0;
   for (const v of r) { if (Number.isFinite(v)) { scale = Math.max(scale, Math.abs(v)); } }
   const floor = Math.max(1e-3 * scale, 1e-6);
-  const m = { cosine: 1, max_abs_error: 0, max_rel_error: 0, nonfinite: 0, elements: 0 };
-  let dot = 0, nr = 0, na = 0;
+  const m = { max_abs_error: 0, max_rel_error: 0, nonfinite: 0, high_nonfinite: 0, elements: 0,
+              size: r.length, figures: {} };
   for (let i = 0; i < r.length; ++i) {
-    if (!Number.isFinite(r[i])) { continue; }
+    if (!Number.isFinite(r[i])) { m.high_nonfinite += 1; continue; }
     if (!Number.isFinite(a[i])) { m.nonfinite += 1; continue; }
     m.elements += 1;
-    dot += r[i] * a[i]; nr += r[i] * r[i]; na += a[i] * a[i];
     const e = Math.abs(a[i] - r[i]);
     m.max_abs_error = Math.max(m.max_abs_error, e);
     m.max_rel_error = Math.max(m.max_rel_error, e / Math.max(Math.abs(r[i]), floor));
   }
-  if (m.elements === 0 && m.nonfinite > 0) { m.cosine = 0; }
-  else if (nr === 0 || na === 0) { m.cosine = nr === na ? 1 : 0; }
-  else { m.cosine = dot / (Math.sqrt(nr) * Math.sqrt(na)); }
+  const dims = Array.from(reference.dims, Number);
+  const broken = m.high_nonfinite > 0 || r.length === 0;
+  const low_broken = broken || m.nonfinite > 0;
+  const f = m.figures;
+  let dot = 0, nr = 0, na = 0, noise = 0;
+  for (let i = 0; i < r.length; ++i) {
+    dot += r[i] * a[i]; nr += r[i] * r[i]; na += a[i] * a[i]; noise += (a[i] - r[i]) ** 2;
+  }
+  f.cosine = r.length < 8 || low_broken || nr === 0 ? null : na === 0 ? 0 : dot / (Math.sqrt(nr) * Math.sqrt(na));
+  const classes = dims.length ? dims[dims.length - 1] : 1;
+  f.top1 = classes < 2 || broken ? null : top1(r, a, classes);
+  const peak = r.reduce((x, v) => Math.max(x, v), -Infinity) - r.reduce((x, v) => Math.min(x, v), Infinity);
+  f.psnr = low_broken || peak === 0 ? null : noise === 0 ? Infinity : 10 * Math.log10(peak * peak / (noise / r.length));
+  f.snr_db = low_broken || nr === 0 ? null : noise === 0 ? Infinity : 10 * Math.log10(nr / noise);
+  for (const [name, t] of requests.iou) { f[name] = broken ? null : iou(reference, actual, t); }
+  for (const [name, atol, rtol] of requests.close) {
+    let within = 0;
+    for (let i = 0; i < r.length; ++i) { within += Math.abs(a[i] - r[i]) <= atol + rtol * Math.abs(r[i]) ? 1 : 0; }
+    f[name] = broken ? null : within / r.length;
+  }
+  if (m.elements === 0) { m.max_abs_error = null; m.max_rel_error = null; }
   return m;
+}
+
+// numpy.argmax per row: the first maximum; a NaN wins.
+function top1(r, a, classes) {
+  const argmax = (v, first) => {
+    let best = first;
+    for (let i = first; i < first + classes; ++i) {
+      if (Number.isNaN(v[i])) { return i - first; }
+      if (v[i] > v[best]) { best = i; }
+    }
+    return best - first;
+  };
+  const rows = r.length / classes;
+  let agree = 0;
+  for (let row = 0; row < rows; ++row) { agree += argmax(r, row * classes) === argmax(a, row * classes) ? 1 : 0; }
+  return agree / rows;
+}
+
+// The figures a target asked for, from the names in the manifest's summary.
+function requested(output) {
+  const out = { iou: [], close: [] };
+  for (const name of Object.keys(output.summary || {})) {
+    let found = /^iou@(.+)$/.exec(name);
+    if (found) { out.iou.push([name, Number(found[1])]); }
+    found = /^close\[atol=([^,]+),rtol=([^\]]+)\]$/.exec(name);
+    if (found) { out.close.push([name, Number(found[1]), Number(found[2])]); }
+  }
+  return out;
+}
+
+const lower_is_worse = (name) => name !== 'max_abs_error' && name !== 'max_rel_error';
+
+// worst, mean, median (numpy's) and the worst set over the samples where the figure is defined.
+function summary(per_sample, name) {
+  const values = per_sample.map((m, set) => [name in m.figures ? m.figures[name] : m[name], set])
+    .filter(([v]) => v !== null);
+  if (!values.length) { return { worst: null, mean: null, median: null, worst_set: null }; }
+  const sign = lower_is_worse(name) ? 1 : -1;
+  values.sort((x, y) => sign * x[0] - sign * y[0] || x[1] - y[1]);
+  const n = values.length;
+  const middle = n % 2 ? values[(n - 1) / 2][0] : (values[n / 2 - 1][0] + values[n / 2][0]) / 2;
+  return { worst: values[0][0], mean: values.reduce((s, v) => s + v[0], 0) / n, median: middle,
+           worst_set: values[0][1] };
+}
+
+// npucc's figure (number, "inf" or null) against the oracle's (number, Infinity or null).
+function figure_agrees(mine, theirs, tolerance) {
+  if (mine === null || theirs === null) { return mine === theirs; }
+  if (mine === 'inf' || theirs === Infinity) { return mine === 'inf' && theirs === Infinity; }
+  return agrees(mine, theirs, tolerance);
+}
+
+// Every per-sample figure and summary field of one output; the disagreements.
+function check_output(output, oracle, tolerance) {
+  const bad = [];
+  const samples = output.per_sample || [];
+  if (samples.length !== oracle.length) { bad.push(`per_sample has ${samples.length} sets, not ${oracle.length}`); }
+  samples.forEach((mine, s) => {
+    const theirs = oracle[s] || { figures: {} };
+    for (const key of ['nonfinite', 'high_nonfinite', 'elements', 'size']) {
+      if (mine[key] !== theirs[key]) { bad.push(`set ${s} ${key} ${mine[key]} vs ${theirs[key]}`); }
+    }
+    for (const key of ['max_abs_error', 'max_rel_error', ...Object.keys(theirs.figures)]) {
+      const value = key in theirs.figures ? theirs.figures[key] : theirs[key];
+      if (!figure_agrees(mine[key], value, tolerance)) { bad.push(`set ${s} ${key} ${mine[key]} vs ${value}`); }
+    }
+  });
+  for (const [name, mine] of Object.entries(output.summary || {})) {
+    const theirs = summary(oracle, name);
+    for (const key of ['worst', 'mean', 'median']) {
+      if (!figure_agrees(mine[key], theirs[key], tolerance)) { bad.push(`${name} ${key} ${mine[key]} vs ${theirs[key]}`); }
+    }
+    if (mine.worst_set !== theirs.worst_set && theirs.worst !== null &&
+        !figure_agrees(summary([oracle[mine.worst_set]], name).worst, theirs.worst, tolerance)) {
+      bad.push(`${name} worst_set ${mine.worst_set} vs ${theirs.worst_set}`);
+    }
+  }
+  return bad;
 }
 
 async function run_all(file, sets, names) {
@@ -92,6 +192,7 @@ function agrees(mine, theirs, tolerance) {
   return Math.abs(mine - theirs) <= bound;
 }
 
+// IoU of the two outputs thresholded at T; null when neither exceeds T (undefined).
 function iou(reference, actual, threshold) {
   const r = numbers(reference);
   const a = numbers(actual);
@@ -101,7 +202,7 @@ function iou(reference, actual, threshold) {
     both += x && y ? 1 : 0;
     either += x || y ? 1 : 0;
   }
-  return either === 0 ? 1 : both / either;
+  return either === 0 ? null : both / either;
 }
 
 async function main() {
@@ -129,36 +230,42 @@ async function main() {
   let failed = 0;
   const results = [];
   for (const output of report.outputs) {
-    const total = { cosine: 1, max_abs_error: 0, max_rel_error: 0, nonfinite: 0, iou: 1 };
+    const requests = requested(output);
+    const per_sample = sets.map((_, s) => compare(high[s][output.name], low[s][output.name], requests));
+    const total = { cosine: summary(per_sample, 'cosine').worst, nonfinite: 0, iou: 1,
+                    max_abs_error: summary(per_sample, 'max_abs_error').worst,
+                    max_rel_error: summary(per_sample, 'max_rel_error').worst };
     for (let s = 0; s < sets.length; ++s) {
       if (iou_threshold !== null) {
-        total.iou = Math.min(total.iou, iou(high[s][output.name], low[s][output.name], iou_threshold));
+        const v = iou(high[s][output.name], low[s][output.name], iou_threshold);
+        total.iou = v === null ? total.iou : Math.min(total.iou, v);
       }
-      const m = compare(high[s][output.name], low[s][output.name]);
-      total.cosine = Math.min(total.cosine, m.cosine);
-      total.max_abs_error = Math.max(total.max_abs_error, m.max_abs_error);
-      total.max_rel_error = Math.max(total.max_rel_error, m.max_rel_error);
-      total.nonfinite += m.nonfinite;
+      total.nonfinite += per_sample[s].nonfinite;
     }
-    const bad = [];
     const iou_text = iou_threshold !== null ? `, IoU at ${iou_threshold} ${total.iou.toFixed(4)}` : '';
+    const cosine_text = total.cosine === null ? 'undefined' : total.cosine.toFixed(7);
+    const abs_text = total.max_abs_error === null ? 'undefined' : total.max_abs_error.toPrecision(4);
     if (graph) {
-      console.log(`${output.name}: ${sets.length} sample(s): cosine ${total.cosine.toFixed(7)}, ` +
-                  `max abs ${total.max_abs_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}`);
-      results.push({ name: output.name, oracle: total });
+      console.log(`${output.name}: ${sets.length} sample(s): cosine ${cosine_text}, ` +
+                  `max abs ${abs_text}, non-finite ${total.nonfinite}${iou_text}`);
+      results.push({ name: output.name, oracle: total, per_sample });
       continue;
     }
+    const bad = check_output(output, per_sample, tolerance);
     for (const key of ['cosine', 'max_abs_error', 'max_rel_error']) {
-      if (!agrees(output[key], total[key], tolerance)) { bad.push(`${key} ${output[key]} vs ${total[key]}`); }
+      if (!figure_agrees(output[key], total[key], tolerance)) { bad.push(`${key} ${output[key]} vs ${total[key]}`); }
     }
     if (output.nonfinite !== total.nonfinite) { bad.push(`nonfinite ${output.nonfinite} vs ${total.nonfinite}`); }
     if (report.samples !== sets.length) { bad.push(`samples ${report.samples} vs ${sets.length}`); }
     failed += bad.length ? 1 : 0;
-    results.push({ name: output.name, npucc: output, oracle: total, ok: !bad.length });
-    console.log(`${bad.length ? 'FAIL' : 'ok'} ${output.name}: cosine ${total.cosine.toFixed(7)} ` +
-                `(npucc ${Number(output.cosine).toFixed(7)}), max abs ${total.max_abs_error.toPrecision(4)}, ` +
-                `max rel ${total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}` +
-                (bad.length ? `: ${bad.join('; ')}` : ''));
+    results.push({ name: output.name, npucc: output, oracle: total, per_sample, ok: !bad.length });
+    const worst = Object.entries(output.summary || {}).filter(([k]) => !['cosine', 'max_abs_error', 'max_rel_error'].includes(k))
+      .map(([k]) => { const w = summary(per_sample, k).worst; return `${k} ${w === null ? 'undefined' : Number(w).toPrecision(6)}`; });
+    console.log(`${bad.length ? 'FAIL' : 'ok'} ${output.name}: cosine ${cosine_text} ` +
+                `(npucc ${output.cosine === null ? 'undefined' : Number(output.cosine).toFixed(7)}), max abs ${abs_text}, ` +
+                `max rel ${total.max_rel_error === null ? 'undefined' : total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}` +
+                (bad.length ? `: ${bad.slice(0, 6).join('; ')}` : ''));
+    if (worst.length) { console.log(`  ${output.name}: worst over the sets: ${worst.join(', ')}`); }
   }
   if (json_file) { fs.writeFileSync(json_file, JSON.stringify(results, null, 2)); }
   process.exit(failed ? 1 : 0);

@@ -15,6 +15,15 @@ OUT/samples/ (test_data_set_*/input_0.pb, 3 sets), OUT/samples.npz, OUT/npy/x.np
 mismatches the suite expects refused: OUT/bad_type/x.npy (float64), OUT/bad_shape/x.npy
 ([1,15]), OUT/bad_name/z.npy.
 
+underflow.onnx: the same MLP's shape, read by a model whose inputs are tiny (features near
+1e-9, as mobilenet_v3's pre-logit activations are): float16 flushes them to zero at the first
+MatMul's input Cast, so the low graph's output is all zero where float32 gives values near 1
+(a collapse: cosine 0):
+
+    x[1,16] ~1e-9 -> MatMul(W1 16x32) -> Relu -> MatMul(W2 32x10) -> Mul(1e9) -> y[1,10]
+
+Its samples: OUT/underflow_samples/test_data_set_{0,1}/input_0.pb.
+
 Usage: make_accuracy_models.py OUT
 """
 
@@ -38,16 +47,33 @@ def overflow_model():
         helper.make_node("MatMul", ["g", "w3"], ["z"], name="fc3"),
         helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
     ]
-    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
-             numpy_helper.from_array(w3, "w3"),
-             numpy_helper.from_array(np.array(1e-6, np.float32), "scale")]
+    return mlp_model("overflow", nodes, {"w1": w1, "w2": w2, "w3": w3, "scale": 1e-6})
+
+
+def mlp_model(name, nodes, weights):
+    """x[1,16] -> nodes -> y[1,10], opset 17, the weights as initializers."""
+    inits = [numpy_helper.from_array(np.asarray(value, np.float32), key)
+             for key, value in weights.items()]
     graph = helper.make_graph(
-        nodes, "overflow",
+        nodes, name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
+
+
+def underflow_model():
+    rng = np.random.default_rng(5)
+    w1 = rng.uniform(0.0, 0.5, (16, 32)).astype(np.float32)
+    w2 = rng.uniform(-0.5, 0.5, (32, 10)).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+        helper.make_node("Relu", ["h0"], ["h"], name="relu1"),
+        helper.make_node("MatMul", ["h", "w2"], ["z"], name="fc2"),
+        helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
+    ]
+    return mlp_model("underflow", nodes, {"w1": w1, "w2": w2, "scale": 1e9})
 
 
 def write_npy(folder, name, array):
@@ -71,6 +97,13 @@ def main():
     write_npy(os.path.join(out, "bad_type"), "x", samples[0].astype(np.float64))
     write_npy(os.path.join(out, "bad_shape"), "x", samples[0][:, :15])
     write_npy(os.path.join(out, "bad_name"), "z", samples[0])
+    save(underflow_model(), os.path.join(out, "underflow.onnx"))
+    for i in range(2):
+        folder = os.path.join(out, "underflow_samples", "test_data_set_%d" % i)
+        os.makedirs(folder, exist_ok=True)
+        x = (rng.uniform(0.5, 1.0, (1, 16)) * 1e-9).astype(np.float32)
+        with open(os.path.join(folder, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, "x").SerializeToString())
 
 
 if __name__ == "__main__":

@@ -10,12 +10,27 @@ using namespace npucc::accuracy;
 
 namespace {
 
-OutputMetrics metrics(double cosine, int64_t nonfinite, double abs_error = 0) {
+// One sample of output NAME (16 elements) with these figures.
+OutputMetrics metrics(double cosine, int64_t nonfinite, double abs_error = 0,
+                      const std::string& name = "y") {
+  SampleMetrics sample;
+  sample.size = sample.elements = 16;
+  sample.classes = 4;
+  sample.nonfinite = nonfinite;
+  sample.max_abs_error = abs_error;
+  sample.figures["cosine"] = {cosine, {}};
+  sample.figures["top1"] = {0.75, {}};
+  sample.figures["psnr"] = {40, {}};
   OutputMetrics out;
-  out.name = "y";
-  out.cosine = cosine;
-  out.nonfinite = nonfinite;
-  out.max_abs_error = abs_error;
+  out.name = name;
+  merge(out, sample);
+  return out;
+}
+
+OutputMetrics undefined_cosine(int64_t size) {
+  OutputMetrics out = metrics(1, 0);
+  out.samples[0].size = size;
+  out.samples[0].figures["cosine"] = {0, "too few"};
   return out;
 }
 
@@ -47,7 +62,7 @@ TEST_CASE("accuracy targets: a bad clause is refused naming it") {
   CHECK(refusal({"cosine<=0.9"}).find("cosine takes >=") != std::string::npos);
   CHECK(refusal({"cosine>=1.5"}).find("cosine takes >=") != std::string::npos);
   CHECK(refusal({"nonfinite<=1.5"}).find("nonfinite takes <=") != std::string::npos);
-  CHECK(refusal({"cosine=0.9"}).find("is not METRIC>=VALUE") != std::string::npos);
+  CHECK(refusal({"cosine=0.9"}).find("is not [OUTPUT:]METRIC>=VALUE") != std::string::npos);
   CHECK(refusal({"cosine>=0.9,"}).find("empty clause") != std::string::npos);
   CHECK(refusal({"cosine>=nan"}).find("is not a number") != std::string::npos);
 }
@@ -66,7 +81,56 @@ TEST_CASE("accuracy targets: every output must meet every bound") {
 
 TEST_CASE("accuracy targets: the shortfall ranks non-finite values before the cosine") {
   const auto target = parse_accuracy_target({"cosine>=0.999"});
-  CHECK(shortfall(target, {metrics(0.999, 0)}) < shortfall(target, {metrics(0.99, 0)}));
-  CHECK(shortfall(target, {metrics(0.5, 0)}) < shortfall(target, {metrics(1, 1)}));
-  CHECK_FALSE(shortfall(target, {metrics(0.99, 0)}) < shortfall(target, {metrics(0.99, 0)}));
+  const auto allow = allowances(target, {metrics(1, 0)});
+  auto less = [&](const OutputMetrics& a, const OutputMetrics& b) {
+    return less_short(shortfall(target, {a}), shortfall(target, {b}), allow);
+  };
+  CHECK(less(metrics(0.999, 0), metrics(0.99, 0)));
+  CHECK(less(metrics(0.5, 0), metrics(1, 1)));
+  CHECK_FALSE(less(metrics(0.99, 0), metrics(0.99, 0)));
+}
+
+TEST_CASE("accuracy targets: per output, task metrics, tolerances") {
+  CHECK(target_text(parse_accuracy_target(
+            {"logits:0:top1>=0.99, psnr>=30,close[rtol=1e-2, atol=0.001]>=0.999,iou@0.30>=0.9"})) ==
+        "iou@0.3>=0.9,psnr>=30,close[atol=0.001,rtol=0.01]>=0.999,logits:0:top1>=0.99");
+  const auto target = parse_accuracy_target({"y:top1>=0.75,psnr>=40"});
+  CHECK(meets(target, {metrics(0.5, 0), metrics(0.5, 0, 0, "z")}));
+  CHECK_FALSE(meets(parse_accuracy_target({"y:top1>=0.8"}), {metrics(1, 0)}));
+  // Only the output named: z's top1 of 0.75 is not judged by y's bound.
+  CHECK(meets(parse_accuracy_target({"y:cosine>=0.9"}), {metrics(0.95, 0), metrics(0.1, 0, 0, "z")}));
+  const auto requests = figure_requests(parse_accuracy_target({"iou@0.5>=0.9,close[atol=1]>=1"}));
+  CHECK(requests.iou_thresholds == std::vector<double>{0.5});
+  CHECK(requests.tolerances == std::vector<std::pair<double, double>>{{1, 0}});
+  CHECK(refusal({"top1>=2"}).find("share from 0 to 1") != std::string::npos);
+  CHECK(refusal({"close[btol=1]>=1"}).find("close takes [atol=A,rtol=R]") != std::string::npos);
+  CHECK(refusal({":cosine>=0.9"}).find("no output name") != std::string::npos);
+}
+
+TEST_CASE("accuracy targets: an undefined figure never meets a bound") {
+  OutputMetrics broken = metrics(1, 0);
+  broken.samples[0].figures["cosine"] = {1, "the high output holds 3 non-finite values"};
+  CHECK_FALSE(meets(parse_accuracy_target({"cosine>=0.5"}), {broken}));
+  CHECK_FALSE(meets(parse_accuracy_target({"y:cosine>=0.5"}), {undefined_cosine(1)}));
+  // Nothing compared: an error bound is not met by an error of 0.
+  OutputMetrics nothing = metrics(1, 0);
+  nothing.samples[0].elements = 0;
+  CHECK_FALSE(meets(parse_accuracy_target({"max_abs_error<=1"}), {nothing}));
+}
+
+TEST_CASE("accuracy targets: an output too small for a cosine is judged by its errors") {
+  const auto tiny = undefined_cosine(1);
+  // Every-output cosine skips it...
+  CHECK(meets(parse_accuracy_target({"cosine>=0.99,max_abs_error<=0.1"}), {metrics(1, 0), tiny}));
+  // ...but only with an error bound for it; without one the target cannot judge it.
+  CHECK_THROWS_WITH_AS(check_judgeable(parse_accuracy_target({"cosine>=0.99"}), {metrics(1, 0), tiny}),
+                       doctest::Contains("too few for a cosine"), Error);
+  CHECK_NOTHROW(check_judgeable(parse_accuracy_target({"cosine>=0.99,y:max_abs_error<=1"}), {tiny}));
+  // A figure the high graph alone leaves undefined can never be met: said before a repair.
+  OutputMetrics zero = metrics(1, 0);
+  zero.samples[0].figures["cosine"] = {0, "the high output is all zero (a zero-norm reference)"};
+  CHECK_THROWS_WITH_AS(check_judgeable(parse_accuracy_target({"cosine>=0.99"}), {zero}),
+                       doctest::Contains("zero-norm reference), whatever the low graph computes"), Error);
+  CHECK_THROWS_WITH_AS(check_judgeable(parse_accuracy_target({"w:cosine>=0.99"}), {zero}),
+                       doctest::Contains("no output 'w'"), Error);
 }

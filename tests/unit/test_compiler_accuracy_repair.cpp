@@ -45,8 +45,9 @@ onnx::ModelProto matmul_chain(size_t count) {
   return model;
 }
 
+// (a, b, 0, ...): 16 elements, enough to have a cosine (accuracy/metrics.h).
 runtime::Tensor pair(const std::string& name, float a, float b) {
-  runtime::Tensor tensor{name, onnx::TensorProto::FLOAT, {2}, std::string(8, '\0')};
+  runtime::Tensor tensor{name, onnx::TensorProto::FLOAT, {16}, std::string(64, '\0')};
   const float values[2] = {a, b};
   std::memcpy(tensor.bytes.data(), values, 8);
   return tensor;
@@ -82,7 +83,7 @@ struct RepairCase {
   std::vector<double> effects;
   onnx::ModelProto low;
   FakeRuntime runtime;
-  accuracy::Samples samples{"samples", {{pair("x0", 1, 1)}}, {"a"}};
+  accuracy::Samples samples{"samples", {{pair("x0", 1, 1)}}, {"a"}, {}};
   std::vector<std::string> outputs{"y"};
   std::vector<runtime::TensorSet> reference{{pair("y", 1, 0)}};
   accuracy::AccuracyTarget target;
@@ -162,6 +163,19 @@ TEST_SUITE("npucc::compiler::accuracy_repair") {
     for (const auto& unit : result.report["kept_units"]) {
       CHECK(unit["returned_low"]["cosine"].get<double>() < 0.9995);
     }
+  }
+
+  TEST_CASE("a task-metric target ranks and stops alike") {
+    // snr_db = 10 log10(1 / drift^2) = -10 log10(2 cost): snr_db>=30 allows a cost of 5e-4,
+    // what cosine>=0.9995 allows to first order: the same three units.
+    std::vector<double> effects(64, 2e-6);
+    effects[3] = 1e-3;
+    effects[17] = 6e-4;
+    effects[40] = 4e-4;
+    RepairCase c(effects, "y:snr_db>=30");
+    const auto result = c.repair();
+    CHECK(result.kept_nodes == std::vector<std::string>{"m17", "m3", "m40"});
+    CHECK(result.runs < 48);
   }
 
   TEST_CASE("a unit that makes non-finite values is kept whatever the cosine allows") {
