@@ -12,7 +12,11 @@ that time after it started:
            whole process group (npucc gets the signal twice, its children once);
   group    the command in a session of its own (setsid), the signal to its process group;
   alone    the signal to npucc's pid only.
-Each run that the signal reached (exit status not 0) must show:
+Except with timeout, whose clock is its own, the signal never comes before npucc has
+installed its handlers (SIGINT's seen caught in /proc/PID/status: before that, in exec and
+the dynamic loader, nothing can catch it); a timeout run whose signal may have come before them need
+not print the line, but the rest holds for it too. Each run that the signal reached (exit
+status not 0) must show:
   - exit status 128 + the signal's number;
   - standard error holding one line, "npucc: interrupted: K of 1 compiled", and no other;
   - no process left behind (this script is their subreaper: an orphan is reparented here);
@@ -67,16 +71,57 @@ def orphans_left():
         time.sleep(0.01)
 
 
+def handlers_installed(pid):
+    """Whether npucc (pid) has installed its interrupt handlers yet, SIGINT's standing for
+    all (/proc's SigCgt; the others come with it, and a build that forgets one must still
+    be signalled): before that, in exec and the dynamic loader, a signal can only take its
+    default action."""
+    try:
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith("SigCgt:"):
+                return int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)) != 0
+    except OSError:
+        pass
+    return False
+
+
+def npucc_pid(child, via):
+    if via != "timeout":
+        return child.pid
+    try:  # timeout's one child
+        children = open("/proc/%d/task/%d/children" % (child.pid, child.pid)).read().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
+
+
+def await_handlers(child, via, until):
+    """Polls until npucc has installed its handlers (True), or until `until` or its end."""
+    while time.monotonic() < until and child.poll() is None:
+        pid = npucc_pid(child, via)
+        if pid is not None and handlers_installed(pid):
+            return True
+        time.sleep(0.001)
+    return False
+
+
 def run_once(command, env, via, sig, delay):
-    """Runs command, signalled `delay` seconds after its start (None: never); its exit
-    status (128 + N for a death by signal N) and standard error."""
+    """Runs command, signalled `delay` seconds after its start (None: never), and never
+    before npucc installed its handlers unless `timeout` sends it (timeout's clock, which
+    started first, is not ours): its exit status (128 + N for a death by signal N),
+    standard error, and whether the handlers were seen in place before the signal."""
     if via == "timeout" and delay is not None:
         command = ["timeout", "-s", sig.name[3:], "--preserve-status", "%.3f" % delay] + command
+    started = time.monotonic()
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              text=True, start_new_session=(via == "group"))
-    if delay is not None and via != "timeout":
+    ready = True
+    if delay is not None:
+        deadline = started + delay
+        ready = await_handlers(child, via, deadline if via == "timeout" else float("inf"))
+    if delay is not None and via != "timeout" and ready:
         try:
-            child.wait(timeout=delay)
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             if via == "group":
                 os.killpg(child.pid, sig)
@@ -84,7 +129,7 @@ def run_once(command, env, via, sig, delay):
                 os.kill(child.pid, sig)
     _, err = child.communicate()
     status = child.returncode
-    return (128 - status if status < 0 else status), err
+    return (128 - status if status < 0 else status), err, ready
 
 
 def check_out(out, where):
@@ -102,8 +147,10 @@ def check_out(out, where):
                 fail(where + ": the manifest lists %s, which is missing" % entry["file"])
 
 
-def check_run(run_dir, status, err, sig, orphans, where):
-    """The checks of one run; whether the signal reached it."""
+def check_run(run_dir, status, err, sig, orphans, where, ready=True):
+    """The checks of one run; whether the signal reached it. A signal that may have come
+    before the handlers (`timeout` runs only: not `ready`) may end npucc without its line,
+    but must leave nothing either."""
     if orphans:
         fail(where + ": processes left behind: %s" % orphans)
     tmp_left = sorted(os.listdir(os.path.join(run_dir, "tmp")))
@@ -118,6 +165,8 @@ def check_run(run_dir, status, err, sig, orphans, where):
             fail(where + ": exit 0 without an output")
         return False
     lines = err.splitlines()
+    if not ready and status == 128 + sig.value and not lines:
+        return False
     if status != 128 + sig.value or len(lines) != 1 or not INTERRUPTED.match(lines[0]):
         fail(where + ": exit status %d (want %d), standard error %r (want the one "
              "'npucc: interrupted' line)" % (status, 128 + sig.value, err))
@@ -150,7 +199,7 @@ def run_all(args, command, sig):
     runs = int(args["runs"])
     run_dir, words, env = prepare(args["work"], 0, command)
     started = time.monotonic()
-    status, err = run_once(words, env, args["via"], sig, None)
+    status, err, _ = run_once(words, env, args["via"], sig, None)
     whole = time.monotonic() - started
     if status != 0:
         fail("the uninterrupted run exited %d: %s" % (status, err.strip()))
@@ -159,10 +208,11 @@ def run_all(args, command, sig):
     for i in range(1, runs + 1):
         delay = whole * (i - 0.5) / runs
         run_dir, words, env = prepare(args["work"], i, command)
-        status, err = run_once(words, env, args["via"], sig, delay)
-        where = "run %d (%s SIG%s after %.3f s)" % (i, args["via"], args["signal"], delay)
+        status, err, ready = run_once(words, env, args["via"], sig, delay)
+        where = "run %d (%s SIG%s after %.3f s%s)" % (
+            i, args["via"], args["signal"], delay, "" if ready else ", maybe before the handlers")
         try:
-            interrupted += check_run(run_dir, status, err, sig, orphans_left(), where)
+            interrupted += check_run(run_dir, status, err, sig, orphans_left(), where, ready)
         except RunBroken as broken:
             failures.append(str(broken))
             print("FAIL: %s" % broken)
