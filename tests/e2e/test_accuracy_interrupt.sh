@@ -11,14 +11,19 @@
 # --accuracy-target: the repair that follows the check is most of each run (18 graph runs,
 # each graph written to TMPDIR for ONNX Runtime).
 #
-# Shown to fail on main (608ba00; interrupt_anytime.py --keep-going 1, 10 or 20 runs each):
-#   timeout INT  1 of 20 runs: exit 130 with no line, npucc-graph.tmp.*.onnx left in TMPDIR
-#                (npucc got SIGINT twice, and SA_RESETHAND made the second one kill it
-#                mid-cleanup); another round: run 1 of 20, exit 130 with no line
-#   group TERM   1 of 10: three "npucc: interrupted" lines (runtime children forked with
-#                the handler inherited, interrupted before they reset it)
-#   group HUP    9 of 10: no line (SIGHUP not handled), 3 or 4 processes left behind
-# With the fix: 0 broken in every mode.
+# Shown to fail on main (608ba00), interrupt_anytime.py --keep-going 1, two rounds:
+#   timeout INT  round 1: 1 of 20 broken: exit 130 with no line, npucc-graph.tmp.*.onnx left
+#                in TMPDIR (npucc got SIGINT twice, and SA_RESETHAND made the second one
+#                kill it mid-cleanup); round 2: 2 of 20: three "npucc: interrupted" lines
+#                (runtime children forked with the handler inherited, signalled before they
+#                reset it), and a process left behind
+#   group TERM   round 1: 1 of 10 (a process left behind); round 2: 0 of 10
+#   alone TERM   round 1: 1 of 10 (three "interrupted" lines); round 2: 0 of 10
+#   group HUP    9 and 10 of 10; alone HUP 10 and 9 of 10: no line (SIGHUP was not
+#                handled), the runtime and ONNX workers left running
+#   group INT    0 of 10 both rounds
+# The SIGHUP rows fail every time; the others are races, as the issue saw them (2-3 of
+# 10-12 runs). With the fix: 0 broken in every mode, in every round run.
 source "$(dirname "$0")/cache_common.sh"
 ANYTIME=("$PY" "$(dirname "$0")/interrupt_anytime.py")
 M="$WORK/models"
