@@ -92,7 +92,7 @@ TEST_SUITE("npucc::util::PrivateTempFolder") {
     fs::path missing = npucc::test::temp_dir("private-missing") / "none";
     TemporaryFolderIs setting(missing, 022);
     CHECK_THROWS_WITH_AS(npucc::util::PrivateTempFolder("npucc-graph"),
-                         doctest::Contains(missing.string()), npucc::Error);
+                         doctest::Contains(missing.c_str()), npucc::Error);
   }
 
   TEST_CASE("an interrupt sweeps it with its files") {
