@@ -4,6 +4,7 @@
 
 #include "npucc/error.h"
 #include "npucc/version.h"
+#include "util/interrupt.h"
 #include "util/strings.h"
 
 #include <algorithm>
@@ -33,6 +34,9 @@ const GlobalOptions* g_global = nullptr;
 // Names in messages come from models; a hostile one must not break the error into
 // several lines or send escape sequences to the terminal (error_line escapes them).
 void print_error(const std::string& message, const std::string& hint) {
+  // An error while a signal is being acted on is the interrupt's doing (its children
+  // stopped, its folders swept): the handler's "interrupted" line is the one to print.
+  util::await_pending_interrupt();
   bool color = use_color(g_global != nullptr ? *g_global : GlobalOptions{}, STDERR_FILENO);
   std::cerr << paint("npucc: error:", "1;31", color) << " " << error_line(message, hint) << "\n";
 }

@@ -1,5 +1,6 @@
 #include "app.h"
 #include "check/isolated_worker.h"
+#include "util/interrupt.h"
 
 #include <cstdio>
 #include <iostream>
@@ -15,6 +16,9 @@
 // report at exit (sanitizers, coverage) return normally.
 int main(int argc, char** argv) {
   int status = npucc::cli::run(argc, argv);
+  // A signal being acted on in another thread ends the process as interrupted, with its
+  // line; the status of a command that failed because of it (its child stopped) is not.
+  npucc::util::settle_interrupts_before_exit();
   npucc::check::stop_isolated_worker();
   std::cout.flush();
   bool written = std::fflush(stdout) == 0 && !std::ferror(stdout) && !std::cout.fail();

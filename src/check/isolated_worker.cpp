@@ -158,10 +158,10 @@ void ensure_worker() {
     for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
       ::signal(fatal, SIG_DFL);
     }
-    // Ctrl-C reaches the whole process group: the worker's parent ends and reaps it
-    // (util/interrupt.h) rather than find it gone mid-request. SIGTERM ends it at once.
-    ::signal(SIGINT, SIG_IGN);
-    ::signal(SIGTERM, SIG_DFL);
+    // A signal to the process group (Ctrl-C, `timeout`, a CI cancel) does not reach it:
+    // the worker's parent ends and reaps it (util/interrupt.h) rather than find it gone
+    // mid-request. SIGTERM ends it at once.
+    util::become_quiet_child();
     // A compile killed mid-inference (a populate worker, Ctrl-C) takes the worker along
     // instead of leaving it to finish alone. Only when the main thread forked it: a worker
     // forked by another thread of a host (a Python thread compiling) would be killed when
@@ -249,6 +249,7 @@ std::string run_isolated(const std::string& what, IsolatedRequest request,
   }
   if (!received) {
     int status = reap(g_worker);
+    util::await_pending_interrupt(); // the interrupt handler stopped it: no crash to report
     throw InferenceCrash(
         what + ": ONNX crashed on this model (" +
         (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))

@@ -21,6 +21,10 @@ namespace {
 constexpr size_t k_buffer = 1 << 20;
 constexpr size_t k_buffers = 4; // with a helper thread: one being filled, the rest queued
 
+util::FileMode created_file_mode(const WriteControl* control) {
+  return control != nullptr ? control->file_mode : util::FileMode::from_umask();
+}
+
 } // namespace
 
 // The helper thread: hashes queued buffers and writes them to the target files in order,
@@ -126,7 +130,8 @@ private:
 };
 
 HashedFile::HashedFile(const fs::path& path, WriteControl* control)
-    : m_file(std::make_unique<util::AtomicFile>(path, util::Durability::unsynced)),
+    : m_file(std::make_unique<util::AtomicFile>(path, util::Durability::unsynced,
+                                                created_file_mode(control))),
       m_control(control) {
   util::test_point(("write:" + path.filename().string() + ":opened").c_str());
   start_buffers();
@@ -181,7 +186,8 @@ void HashedFile::write(const model::MappedSlice& slice) {
 }
 
 void HashedFile::mirror_to(const fs::path& path) {
-  m_mirror = std::make_unique<util::AtomicFile>(path, util::Durability::unsynced);
+  m_mirror = std::make_unique<util::AtomicFile>(path, util::Durability::unsynced,
+                                                created_file_mode(m_control));
   util::test_point(("write:" + path.filename().string() + ":mirrored").c_str());
   if (m_behind) {
     m_behind->set_targets(&m_hash, {m_file.get(), m_mirror.get()});

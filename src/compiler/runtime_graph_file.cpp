@@ -1,16 +1,14 @@
 #include "compiler/runtime_graph_file.h"
 
 #include "compiler/graph_writer.h"
+#include "compiler/write_control.h"
 
 namespace npucc::compiler {
 
-RuntimeGraphFile::RuntimeGraphFile(onnx::ModelProto& model) : m_file("npucc-graph", ".onnx") {
-  const auto& path = m_file.path();
-  const auto written =
-      write_graph(model, path.parent_path(), path.filename().string(), ExternalData::automatic);
-  for (const auto& data : written.external_data) {
-    m_file.also_remove(path.parent_path() / data.file);
-  }
+RuntimeGraphFile::RuntimeGraphFile(onnx::ModelProto& model) : m_folder("npucc-graph") {
+  WriteControl private_files;
+  private_files.file_mode = util::FileMode::exactly(util::PrivateTempFolder::k_file_mode);
+  write_graph(model, m_folder.path(), k_file_name, ExternalData::automatic, &private_files);
 }
 
 } // namespace npucc::compiler

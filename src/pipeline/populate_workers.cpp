@@ -140,7 +140,7 @@ std::optional<Worker> start_worker(const CompileOne& compile, const std::vector<
     }
     // Its own children only; the staging folders it shares with the parent.
     util::forget_children_after_fork();
-    util::install_interrupt_handlers(util::SecondSignal::waits);
+    util::install_interrupt_handlers(); // it says nothing: forget_children_after_fork()
     worker_main(fds[1], compile);
   }
   ::close(fds[1]);

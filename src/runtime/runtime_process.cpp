@@ -5,6 +5,7 @@
 #include "util/eintr.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
+#include "util/private_temp_folder.h"
 #include "util/socket_channel.h"
 #include "util/strings.h"
 #include "util/test_point.h"
@@ -81,8 +82,7 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
   for (int fatal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
     ::signal(fatal, SIG_DFL); // a crash is reported by the parent, not by inherited handlers
   }
-  ::signal(SIGINT, SIG_IGN); // the parent stops and reaps it on Ctrl-C (util/interrupt.h)
-  ::signal(SIGTERM, SIG_DFL);
+  util::become_quiet_child(); // npucc stops and reaps it on an interrupt (util/interrupt.h)
   if (from_main_thread) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL); // a killed npucc takes its runtime along
   }
@@ -98,8 +98,8 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
   serve(fd);
 }
 
-// Encoded input sets for a request: inline when small, else in a temporary file removed
-// when this ends.
+// Encoded input sets for a request: inline when small, else in a file of a private
+// temporary folder (util/private_temp_folder.h: the user's data), removed when this ends.
 class InputsFile {
 public:
   explicit InputsFile(std::string encoded) {
@@ -107,17 +107,20 @@ public:
       m_encoded = std::move(encoded);
       return;
     }
-    m_file.emplace("npucc-inputs");
-    util::write_file_atomic(m_file->path(), encoded, util::Durability::unsynced);
+    m_folder.emplace("npucc-inputs");
+    m_path = (m_folder->path() / "inputs").string();
+    util::write_file_atomic(m_path, encoded, util::Durability::unsynced,
+                            util::FileMode::exactly(util::PrivateTempFolder::k_file_mode));
   }
 
-  std::string_view kind() const { return m_file ? "f" : "b"; }
-  std::string_view field() const { return m_file ? m_file->path().native() : m_encoded; }
+  std::string_view kind() const { return m_folder ? "f" : "b"; }
+  std::string_view field() const { return m_folder ? m_path : m_encoded; }
 
 private:
   static constexpr size_t k_inline_limit = 1 << 20;
   std::string m_encoded;
-  std::optional<util::TemporaryPath> m_file;
+  std::optional<util::PrivateTempFolder> m_folder;
+  std::string m_path;
 };
 
 class RuntimeProcess : public GraphRuntime {
@@ -161,8 +164,11 @@ public:
     const bool in_file = !graph.file.empty();
     std::vector<std::string> reply;
     if (!util::send_fields(m_fd, {what, in_file ? "f" : "b", in_file ? graph.file : graph.bytes,
-                                  file.kind(), file.field(), names}) ||
-        !util::receive_message(m_fd, 1, reply) || reply[0].empty()) {
+                                  file.kind(), file.field(), names})) {
+      throw crashed(what);
+    }
+    util::test_point("runtime:sent"); // its files are all there: the graph's, the inputs'
+    if (!util::receive_message(m_fd, 1, reply) || reply[0].empty()) {
       throw crashed(what);
     }
     if (reply[0][0] != '0') {
@@ -181,6 +187,7 @@ private:
   int stop();
   Error crashed(const std::string& what) {
     int status = stop();
+    util::await_pending_interrupt(); // the interrupt handler stopped it: not a crash
     return Error(what + ": ONNX Runtime " + util::describe_wait_status(status) +
                      " running this graph",
                  "the graph is valid ONNX, so this is the runtime's bug: report it with the "
@@ -200,6 +207,8 @@ void RuntimeProcess::launch() {
   }
   const pid_t parent = ::getpid();
   const bool from_main_thread = ::gettid() == parent;
+  // Until watch_child(): a signal must not find a child the handler does not know about.
+  util::DeferInterrupts forking;
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -223,6 +232,7 @@ void RuntimeProcess::await_loaded() {
   std::vector<std::string> hello;
   if (!util::receive_message(m_fd, 1, hello) || hello[0].empty()) {
     int status = stop();
+    util::await_pending_interrupt(); // the interrupt handler stopped it: not a failure
     throw Error("ONNX Runtime " + util::describe_wait_status(status) + " while loading");
   }
   if (hello[0][0] != '0') {

@@ -5,7 +5,6 @@
 #include "npucc/error.h"
 #include "util/disk.h"
 #include "util/eintr.h"
-#include "util/interrupt.h"
 #include "util/fd.h"
 
 #include <algorithm>
@@ -250,19 +249,6 @@ void write_file_atomic(const fs::path& path, const std::string& data, Durability
 fs::path temporary_folder() {
   const char* chosen = std::getenv("TMPDIR");
   return chosen != nullptr && *chosen != '\0' ? fs::path(chosen) : fs::path("/tmp");
-}
-
-TemporaryPath::TemporaryPath(const std::string& stem, const std::string& suffix) {
-  const auto folder = temporary_folder();
-  sweep_on_interrupt(folder, stem); // the name holds ".PID."
-  m_files.push_back(temporary_sibling(folder / stem).string() + suffix);
-}
-
-TemporaryPath::~TemporaryPath() {
-  for (const auto& file : m_files) {
-    std::error_code ignored;
-    fs::remove(file, ignored);
-  }
 }
 
 } // namespace npucc::util

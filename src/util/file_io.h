@@ -115,21 +115,4 @@ fs::path temporary_sibling(const fs::path& path);
 // The folder for temporary files: $TMPDIR, else /tmp.
 fs::path temporary_folder();
 
-// A name in temporary_folder() of this process's, "STEM.tmp.PID.RANDOM" + suffix, which an
-// interrupt sweeps (util/interrupt.h); the file, and any `also_remove`d beside it, are
-// removed when this ends. Nothing is created here.
-class TemporaryPath {
-public:
-  explicit TemporaryPath(const std::string& stem, const std::string& suffix = {});
-  ~TemporaryPath();
-  TemporaryPath(const TemporaryPath&) = delete;
-  TemporaryPath& operator=(const TemporaryPath&) = delete;
-
-  const fs::path& path() const { return m_files.front(); }
-  void also_remove(fs::path file) { m_files.push_back(std::move(file)); }
-
-private:
-  std::vector<fs::path> m_files;
-};
-
 } // namespace npucc::util

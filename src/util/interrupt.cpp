@@ -202,59 +202,80 @@ void say_interrupted() {
   (void)ignored;
 }
 
-std::atomic<bool> g_second_kills{true};
+std::atomic<bool> g_says{true};   // false in a forked child: its parent prints the line
 std::atomic<int> g_deferring{0}; // DeferInterrupts alive, in every thread
-std::atomic<int> g_pending{0};   // the signal that arrived, 0 for none
+std::atomic<int> g_pending{0};   // the first signal that arrived, 0 for none
 std::atomic<bool> g_acting{false};
+
+constexpr int k_interrupts[] = {SIGINT, SIGTERM, SIGHUP};
+
+// Holds the three in the calling thread (pthread_sigmask, async-signal-safe on Linux): a
+// later one goes to another thread, or waits until _exit.
+void hold_interrupts_here() {
+  sigset_t held;
+  sigemptyset(&held);
+  for (int signal : k_interrupts) {
+    sigaddset(&held, signal);
+  }
+  ::pthread_sigmask(SIG_BLOCK, &held, nullptr);
+}
+
+// Until another thread's _exit: the process is ending, in the acting thread's hands.
+[[noreturn]] void wait_for_the_end() {
+  hold_interrupts_here();
+  for (;;) {
+    ::pause();
+  }
+}
+
+// The deferred steps other threads have begun (a fork, a publish, a private folder) end
+// before the children are stopped and the folders swept; at most k_stop_ms, since such a
+// thread could be waiting for a lock the interrupted one holds.
+void let_deferrals_end() {
+  for (int waited = 0; g_deferring.load() > 0 && waited < k_stop_ms; ++waited) {
+    sleep_ms(1);
+  }
+}
 
 // Stops the children, sweeps the staging folders and exits; in one thread only (a signal
 // may reach two threads, or a thread and the end of a DeferInterrupts).
 [[noreturn]] void act_on(int signal) {
+  hold_interrupts_here();
   if (g_acting.exchange(true)) {
-    for (;;) {
-      ::pause(); // the acting thread's _exit ends this one
-    }
+    wait_for_the_end();
   }
+  let_deferrals_end();
   stop_children();
   sweep_folders();
-  if (g_second_kills.load()) {
+  if (g_says.load()) {
     say_interrupted(); // the command's own line; its workers stay quiet
   }
   ::_exit(128 + signal);
 }
 
 void on_signal(int signal) {
-  if (g_second_kills.load()) {
-    // SA_RESETHAND made this one default; the other one too: a second signal kills at once.
-    struct sigaction fallback {};
-    fallback.sa_handler = SIG_DFL;
-    ::sigaction(SIGINT, &fallback, nullptr);
-    ::sigaction(SIGTERM, &fallback, nullptr);
-  }
   // Noted first, the deferral read after: ~DeferInterrupts does the two the other way
   // round, so one of them sees the other (both may: act_on picks one).
-  g_pending.store(signal);
+  int none = 0;
+  g_pending.compare_exchange_strong(none, signal); // the first one sets the exit status
   if (g_deferring.load() > 0) {
     return;
   }
-  act_on(signal);
+  act_on(g_pending.load());
 }
 
 } // namespace
 
-void install_interrupt_handlers(SecondSignal second) {
-  g_second_kills = second == SecondSignal::kills;
+void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
-  if (second == SecondSignal::kills) {
-    action.sa_flags = SA_RESETHAND | SA_NODEFER;
-  } else {
-    sigaddset(&action.sa_mask, SIGINT); // held until the handler ends, with _exit
-    sigaddset(&action.sa_mask, SIGTERM);
+  for (int signal : k_interrupts) {
+    sigaddset(&action.sa_mask, signal); // held in the handling thread: act_on holds them on
   }
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
+  for (int signal : k_interrupts) {
+    ::sigaction(signal, &action, nullptr);
+  }
 }
 
 void watch_child(pid_t pid) {
@@ -309,9 +330,39 @@ void forget_children_after_fork() {
   g_deferring.store(0);
   g_pending.store(0);
   g_acting.store(false);
+  g_says.store(false);
 }
 
-DeferInterrupts::DeferInterrupts() { g_deferring.fetch_add(1); }
+void become_quiet_child() {
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGTTOU, SIG_IGN);
+  ::setpgid(0, 0);
+}
+
+void await_pending_interrupt() {
+  if (g_pending.load() != 0) {
+    wait_for_the_end();
+  }
+}
+
+void settle_interrupts_before_exit() {
+  hold_interrupts_here();
+  if (g_acting.exchange(true)) {
+    wait_for_the_end();
+  }
+}
+
+DeferInterrupts::DeferInterrupts() {
+  g_deferring.fetch_add(1);
+  if (g_acting.load()) {
+    // The process is ending: nothing more begins (no fork, no folder) that the handler,
+    // which may be past its stop and sweep, would miss.
+    g_deferring.fetch_sub(1);
+    wait_for_the_end();
+  }
+}
 
 DeferInterrupts::~DeferInterrupts() {
   if (g_deferring.fetch_sub(1) == 1) {

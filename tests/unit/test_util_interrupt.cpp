@@ -29,6 +29,57 @@ template <typename Child> int in_child(Child child) {
   return status;
 }
 
+// The pipes of "a second signal during the cleanup": the watched child is ready, it got
+// its SIGTERM, it may end.
+struct SecondSignalPipes {
+  int ready[2], stopping[2], release[2];
+  SecondSignalPipes() {
+    REQUIRE(::pipe(ready) == 0);
+    REQUIRE(::pipe(stopping) == 0);
+    REQUIRE(::pipe(release) == 0);
+  }
+  ~SecondSignalPipes() {
+    for (int fd : {ready[0], ready[1], stopping[0], stopping[1], release[0], release[1]}) {
+      ::close(fd);
+    }
+  }
+};
+
+// The watched child: tells it is ready, waits for SIGTERM (held, taken by sigwait), tells
+// it got it, and ends when released.
+[[noreturn]] void watched_child(const SecondSignalPipes& pipes) {
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &term, nullptr);
+  int got = 0;
+  char byte = 'x';
+  bool told = ::write(pipes.ready[1], &byte, 1) == 1 && ::sigwait(&term, &got) == 0 &&
+              ::write(pipes.stopping[1], &byte, 1) == 1 && ::read(pipes.release[0], &byte, 1) == 1;
+  ::_exit(told ? 0 : 5);
+}
+
+// The process interrupted: forks and watches the child (deferred, as npucc's forks are),
+// and gets SIGINT, acted on at the deferral's end.
+[[noreturn]] void interrupted_with_a_child(const SecondSignalPipes& pipes) {
+  npucc::util::forget_children_after_fork();
+  npucc::util::install_interrupt_handlers();
+  {
+    npucc::util::DeferInterrupts forking;
+    pid_t child = ::fork();
+    if (child == 0) {
+      watched_child(pipes);
+    }
+    npucc::util::watch_child(child);
+    char byte = 0;
+    if (::read(pipes.ready[0], &byte, 1) != 1) {
+      ::_exit(6);
+    }
+    ::raise(SIGINT);
+  }
+  ::_exit(7); // not reached: the end of the deferral acts on the signal
+}
+
 } // namespace
 
 TEST_SUITE("npucc::util::interrupt") {
@@ -53,6 +104,51 @@ TEST_SUITE("npucc::util::interrupt") {
     ::close(fds[0]);
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  }
+
+  TEST_CASE("SIGHUP is an interrupt too: exit 129") {
+    int status = in_child([] {
+      npucc::util::install_interrupt_handlers();
+      ::raise(SIGHUP);
+      ::_exit(4);
+    });
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + SIGHUP);
+  }
+
+  TEST_CASE("a second signal during the cleanup waits for it (timeout signals twice)") {
+    // The process interrupted stops a watched child first; the child says when it got
+    // its SIGTERM (the cleanup has begun: an observable state), the test sends the second
+    // SIGINT then, and only then lets the child end.
+    SecondSignalPipes pipes;
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      interrupted_with_a_child(pipes);
+    }
+    char byte = 0;
+    REQUIRE(::read(pipes.stopping[0], &byte, 1) == 1);
+    REQUIRE(::kill(pid, SIGINT) == 0); // as timeout's second, to the process group
+    REQUIRE(::write(pipes.release[1], "x", 1) == 1);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status)); // not killed by the second signal
+    CHECK(WEXITSTATUS(status) == 128 + SIGINT);
+  }
+
+  TEST_CASE("a quiet child has a process group of its own and ignores SIGINT and SIGHUP") {
+    int status = in_child([] {
+      npucc::util::install_interrupt_handlers();
+      npucc::util::become_quiet_child();
+      if (::getpgrp() != ::getpid()) {
+        ::_exit(5);
+      }
+      ::raise(SIGINT);
+      ::raise(SIGHUP);
+      ::_exit(6); // still here: neither ended it
+    });
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 6);
   }
 
   TEST_CASE("without a deferral a signal stops the process at once") {
