@@ -7,9 +7,11 @@
 # deadline plus a margin for the compile itself (a bound on the hang, not a benchmark:
 # under `timeout 60`, a build without the deadline never ends).
 #
-# Proof that each check can fail (2026-12-06): against main's binary (608ba00, which set
-# only a 1 B/s low-speed limit over HTTP and per-read socket timeouts over Redis), see the
-# commit adding this file.
+# Proof that each check can fail (2026-12-06): main's binary (bd1ceee), which set only a
+# 1 B/s low-speed limit over HTTP, read an error page's body to its end, and bounded each
+# Redis read alone, was still waiting after 60 s in all four modes (http-bundle, http-500,
+# redis-bundle, redis-60g); this branch gave up within 0.3-2.4 s and compiled locally.
+# (Headers trickled at 3 B/s were already cut off by main: not a check here.)
 source "$(dirname "$0")/cache_common.sh"
 source "$(dirname "$0")/remote_common.sh"
 

@@ -4,6 +4,7 @@
 #include "util/safe_open.h"
 #include "util/shared_library.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -16,8 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A transfer slower than this many bytes a second for half the timeout is abandoned.
+// A transfer slower than k_low_speed_bytes a second for k_low_speed_seconds (or the whole
+// timeout, when shorter) is abandoned.
 constexpr long k_low_speed_bytes = 1024;
+constexpr long k_low_speed_seconds = 10;
 
 // Owns a FILE*.
 struct File {
@@ -168,10 +171,12 @@ private:
     // whatever the server sends: a trickle of a few bytes a second never holds a compile.
     curl().easy_setopt(handle, CURLOPT_TIMEOUT_MS,
                        std::max(1L, static_cast<long>(std::lround(m_config.timeout * 1000))));
-    // And a stalled one sooner: under k_low_speed_bytes a second for half of that.
+    // And, with a long deadline (large bundles), a stalled one sooner: under
+    // k_low_speed_bytes a second for k_low_speed_seconds.
     curl().easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, k_low_speed_bytes);
     curl().easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
-                       std::max(1L, static_cast<long>(std::lround(m_config.timeout / 2))));
+                       std::clamp(static_cast<long>(std::lround(m_config.timeout)), 1L,
+                                  k_low_speed_seconds));
     curl().easy_setopt(handle, CURLOPT_USERAGENT, "npucc");
     authenticate(easy);
   }
