@@ -9,9 +9,13 @@
 #include "util/strings.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace npucc::cli {
 
@@ -31,6 +35,9 @@ constexpr uint64_t k_max_named_file_bytes = uint64_t{1} << 20;
 // nor a megabyte-long error line.
 constexpr uint64_t k_max_models_file_bytes = uint64_t{4} << 20;
 constexpr size_t k_max_string_bytes = size_t{64} << 10;
+// A sample file a table names (a .npz, an input_N.pb): larger than any set of samples an
+// accuracy check runs, small enough that a wrong file (a disk image) is refused up front.
+constexpr uint64_t k_max_sample_file_bytes = uint64_t{4} << 30;
 
 // Every compile option, by its key ("input_shape"); --options is the run's (run_only).
 std::map<std::string, const OptionRow*> option_keys() {
@@ -82,13 +89,38 @@ bool run_only(const ModelsFile& models, const std::string& name) {
                                   : "did you mean \"" + match + "\"?");
 }
 
-// A file a table names (its model, keep_dtype, modify_mixlist): relative to FILE's folder
-// and inside it once every link is resolved, a regular file of at most `limit` bytes
-// (none for a model). A models file may come from a pull request on CI: it must not be
-// able to make npucc read, and print into a job log, a file from elsewhere (a key), nor
-// stall it on a FIFO. Errors name the key and the file, never what the file holds.
-fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std::string& key,
-                    std::optional<uint64_t> limit) {
+// What a path in a table may name: a file (a model, a node list), or also a folder
+// (sample inputs: a folder of test data sets or of .npy files, or a .npz).
+enum class Named { file, file_or_folder };
+
+// What the path a table names refers to once every link is resolved: a regular file of at
+// most `limit` bytes (none: any), or (Named::file_or_folder) a folder, readable by this
+// user; else refuse()d with why.
+void check_named_target(const fs::path& real, Named named, std::optional<uint64_t> limit,
+                        const std::function<void(const std::string&)>& refuse) {
+  struct stat info {};
+  if (::stat(real.c_str(), &info) != 0) {
+    refuse(std::string(": cannot be read: ") + std::strerror(errno));
+  }
+  const bool folder = S_ISDIR(info.st_mode);
+  if (!S_ISREG(info.st_mode) && !(folder && named == Named::file_or_folder)) {
+    refuse(named == Named::file ? ": not a regular file" : ": neither a regular file nor a folder");
+  }
+  if (::access(real.c_str(), folder ? R_OK | X_OK : R_OK) != 0) {
+    refuse(std::string(": cannot be read: ") + std::strerror(errno));
+  }
+  if (!folder && limit && static_cast<uint64_t>(info.st_size) > *limit) {
+    refuse(" is larger than " + util::format_bytes(*limit) + "; is it the right file?");
+  }
+}
+
+// A path a table names (its model, keep_dtype, modify_mixlist, sample_inputs): relative
+// to FILE's folder and inside it once every link is resolved, and what check_named_target
+// accepts. A models file may come from a pull request on CI: it must not be able to make
+// npucc read, and print into a job log, a file from elsewhere (a key), nor stall it on a
+// FIFO. Errors name the key and the path, never what the file holds.
+fs::path named_path(const ModelsFile& models, const TomlEntry& entry, const std::string& key,
+                    std::optional<uint64_t> limit, Named named = Named::file) {
   fs::path relative = fs::path(entry.value).lexically_normal();
   std::string shown = key + " \"" + util::cut_for_message(entry.value) + "\"";
   auto refuse = [&](const std::string& why, const std::string& hint = "") {
@@ -103,7 +135,9 @@ fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std:
   std::error_code ec;
   fs::path real = fs::canonical(path, ec);
   if (ec) {
-    refuse(": no such file" + (models.dir.empty() ? "" : " (" + path.string() + ")"));
+    refuse(ec == std::errc::no_such_file_or_directory
+               ? ": no such file" + (models.dir.empty() ? "" : " (" + path.string() + ")")
+               : ": cannot be read: " + ec.message());
   }
   fs::path base = fs::canonical(models.dir.empty() ? fs::path(".") : models.dir, ec);
   fs::path within = real.lexically_relative(base);
@@ -111,13 +145,7 @@ fs::path named_file(const ModelsFile& models, const TomlEntry& entry, const std:
     refuse(" leads outside " + inside + " (through a symlink)",
            "keep the file itself in that folder");
   }
-  struct stat info {};
-  if (::stat(real.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    refuse(": not a regular file");
-  }
-  if (limit && static_cast<uint64_t>(info.st_size) > *limit) {
-    refuse(" is larger than " + util::format_bytes(*limit) + "; is it the right file?");
-  }
+  check_named_target(real, named, limit, refuse);
   return path;
 }
 
@@ -152,17 +180,17 @@ std::string value_text(const ModelsFile& models, const TomlEntry& entry, const s
     break;
   }
   // A file option's value (a setting's too: modify_mixlist) stays inside the models file's
-  // folder (named_file); sample inputs may be folders of any size, so they are only resolved.
+  // folder (named_path); sample inputs too, and they may also be folders.
   if (row.value == config::OptionValueType::path && !entry.value.empty()) { // "": unset
-    fs::path file = named_file(models, entry, name, k_max_named_file_bytes);
+    fs::path file = named_path(models, entry, name, k_max_named_file_bytes);
     // A setting's check (read_table) resolves the value against the folder itself.
     return config::is_setting(row) ? entry.value : file.string();
   }
   const bool paths = row.value == config::OptionValueType::paths ||
                      row.value == config::OptionValueType::samples;
-  if (paths && !entry.value.empty() &&
-      fs::path(entry.value).is_relative()) {
-    return (models.dir / entry.value).string();
+  if (paths && !entry.value.empty()) {
+    return named_path(models, entry, name, k_max_sample_file_bytes, Named::file_or_folder)
+        .string();
   }
   return entry.value;
 }
@@ -190,7 +218,7 @@ fs::path model_path(const ModelsFile& models, const TomlEntry& entry) {
     throw usage_error(models.where(entry.line) + ": path must be a string, not " +
                       config::toml_type_name(entry.type));
   }
-  return named_file(models, entry, "path", std::nullopt);
+  return named_path(models, entry, "path", std::nullopt);
 }
 
 void refuse_long_strings(const ModelsFile& models, const TomlEntry& entry, const std::string& name) {

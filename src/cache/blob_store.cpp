@@ -4,6 +4,7 @@
 #include "model/graph_files.h"
 #include "util/disk.h"
 #include "util/fd.h"
+#include "util/safe_open.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -38,11 +39,14 @@ bool blob_looks_whole(const struct stat& st, const EntryFile& file) {
 
 // Its bytes hash to its name: a damaged blob is never linked into another entry.
 bool blob_holds_its_name(const DirHandle& shard, const std::string& sha256) {
-  util::Fd fd(::openat(shard.fd(), sha256.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() < 0) {
+  // util/safe_open.h: a FIFO a member swapped in under the blob's name stalls no one.
+  util::Expected<util::OpenedFile> blob =
+      util::open_regular_file_at(shard.fd(), sha256.c_str(), shard.path() / sha256);
+  if (!blob) {
     return false;
   }
-  util::Expected<util::FileDigest> digest = util::try_sha256_of_fd(fd.get(), shard.path() / sha256);
+  util::Expected<util::FileDigest> digest =
+      util::try_sha256_of_fd(blob->fd.get(), shard.path() / sha256);
   return digest && digest->sha256 == sha256;
 }
 

@@ -5,6 +5,7 @@
 #include "util/eintr.h"
 #include "util/fd.h"
 #include "util/file_io.h"
+#include "util/safe_open.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -70,6 +71,9 @@ const Seen* find_seen(const std::vector<Seen>& seen, const std::string& name) {
   return nullptr;
 }
 
+// The most a header may hold, as read_small_file's default.
+constexpr uint64_t k_header_limit = uint64_t{16} << 20;
+
 // What read_small_file requires of a header (no symlink, a regular file, at most 16 MiB),
 // from a stat already taken: read_small_file's messages when it is not so.
 util::Outcome check_header_stat(const struct stat& st, const fs::path& dir) {
@@ -80,8 +84,7 @@ util::Outcome check_header_stat(const struct stat& st, const fs::path& dir) {
   if (!S_ISREG(st.st_mode)) {
     return Error(path() + ": not a regular file");
   }
-  constexpr uint64_t limit = uint64_t{16} << 20;
-  if (static_cast<uint64_t>(st.st_size) > limit) {
+  if (static_cast<uint64_t>(st.st_size) > k_header_limit) {
     return Error(path() + ": unexpectedly large (" + std::to_string(st.st_size) + " bytes)");
   }
   return util::success();
@@ -103,14 +106,19 @@ util::Expected<std::string> read_header(int dir_fd, const struct stat& st, const
   if (util::Outcome fits = check_header_stat(st, dir); !fits) {
     return fits.error();
   }
-  // O_NONBLOCK: should the file be swapped for a FIFO since the lstat, the open must
-  // not wait for a writer.
-  Fd fd(::openat(dir_fd, k_header_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) {
-    return open_failure(dir, errno);
+  // Should the file be swapped for a FIFO or a link since the lstat, the open neither
+  // waits for a writer nor follows it (util/safe_open.h), and what is read is what fstat
+  // checked.
+  util::OpenRule rule = util::OpenRule::in_cache();
+  rule.max_bytes = k_header_limit;
+  util::Expected<util::OpenedFile> file =
+      util::open_regular_file_at(dir_fd, k_header_file, dir / k_header_file, rule);
+  if (!file) {
+    return file.error();
   }
   // Short: the parse says truncated.
-  return util::read_up_to(fd.get(), static_cast<size_t>(st.st_size), dir / k_header_file);
+  return util::read_up_to(file->fd.get(), static_cast<size_t>(file->info.st_size),
+                          dir / k_header_file);
 }
 
 // KEY/entry.npucc under the open shard folder, opened without following any link: one

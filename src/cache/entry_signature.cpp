@@ -6,6 +6,7 @@
 #include "util/eintr.h"
 #include "util/file_io.h"
 #include "util/hex.h"
+#include "util/safe_open.h"
 
 #include <array>
 #include <cerrno>
@@ -82,26 +83,41 @@ const char* signature_state_name(SignatureState state) {
   return "unsigned";
 }
 
-SigningKey load_signing_key(const fs::path& file) {
+namespace {
+
+// The key file, opened as util/safe_open.h opens a file the user named: followed if it is
+// a link (secret stores mount keys through links), never waited on (a FIFO), a regular
+// file on the descriptor read. The errors say why in the key file's own words.
+util::OpenedFile open_key_file(const fs::path& file, const std::string& where) {
+  util::Expected<util::OpenedFile> opened =
+      util::open_regular_file(file, util::OpenRule::named_by_user());
+  if (opened) {
+    return std::move(*opened);
+  }
   const std::string name = file.string();
-  const std::string where = name + ": cache key file";
-  // Followed if it is a link (secret stores mount keys through links); what it points
-  // at must be a regular file.
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
     int error = errno;
     throw Error(where + ": cannot open it: " + std::strerror(error),
                 error == ENOENT ? "create it (openssl rand -hex 32 > " + name + "; chmod 600 " +
                                       name + ") or unset NPUCC_CACHE_KEY_FILE"
                                 : "");
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (!S_ISREG(st.st_mode)) {
     throw Error(where + " is not a regular file", "point NPUCC_CACHE_KEY_FILE at a file");
   }
+  throw Error(where + ": cannot open it: " + opened.error().what());
+}
+
+} // namespace
+
+SigningKey load_signing_key(const fs::path& file) {
+  const std::string name = file.string();
+  const std::string where = name + ": cache key file";
+  util::OpenedFile key = open_key_file(file, where);
+  const int fd = key.fd.get();
+  const struct stat& st = key.info;
   if ((st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)) != 0) {
-    ::close(fd);
     throw Error(where + " is open to others (mode " + octal_mode(st.st_mode) + ")",
                 "chmod 600 " + name + " (or chmod 640 to share it with the cache's group)");
   }
@@ -110,9 +126,7 @@ SigningKey load_signing_key(const fs::path& file) {
   for (;;) {
     ssize_t n = util::read_some(fd, buffer, sizeof buffer);
     if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      throw Error(where + ": cannot read it: " + std::strerror(error));
+      throw Error(where + ": cannot read it: " + std::strerror(errno));
     }
     if (n == 0) {
       break;
@@ -122,7 +136,6 @@ SigningKey load_signing_key(const fs::path& file) {
       break;
     }
   }
-  ::close(fd);
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) {
     secret.pop_back();
   }

@@ -8,6 +8,7 @@
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
+#include "util/safe_open.h"
 #include "util/sha256.h"
 
 #include <cerrno>
@@ -38,20 +39,11 @@ Error io_error(const fs::path& path, const std::string& what, int error) {
                                                   : "");
 }
 
-util::Expected<Fd> open_regular(const fs::path& path) {
-  Fd fd(util::disk().open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0));
-  if (fd.get() < 0) {
-    int error = errno;
-    if (error == ELOOP) {
-      return Error(path.string() + ": is a symlink; the cache never follows links");
-    }
-    return io_error(path, "cannot open", error);
-  }
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    return Error(path.string() + ": not a regular file");
-  }
-  return fd;
+// Every file of a cache is opened here, through util::open_regular_file: never through a
+// link, never blocking on a FIFO a member swapped in, checked on the descriptor read.
+util::Expected<util::OpenedFile> open_regular(const fs::path& path,
+                                              const util::OpenRule& rule = util::OpenRule::in_cache()) {
+  return util::open_regular_file(path, rule);
 }
 
 Fd create_exclusive(const fs::path& path) {
@@ -128,11 +120,11 @@ PathKind path_kind(const fs::path& path) {
 }
 
 util::Expected<FileDigest> digest_file(const fs::path& path) {
-  util::Expected<Fd> fd = open_regular(path);
-  if (!fd) {
-    return fd.error();
+  util::Expected<util::OpenedFile> file = open_regular(path);
+  if (!file) {
+    return file.error();
   }
-  return util::try_sha256_of_fd(fd->get(), path);
+  return util::try_sha256_of_fd(file->fd.get(), path);
 }
 
 bool is_external_data_name(const std::string& file_name) {
@@ -201,6 +193,14 @@ bool may_link(int source, AllowLink allow_link) {
   return false;
 }
 
+// Whether the link just made at `linked` is the file that was opened and checked (`opened`,
+// its fstat): link() takes a path, which another user may have swapped meanwhile.
+bool links_the_same_file(const fs::path& linked, const struct stat& opened) {
+  struct stat now {};
+  return ::lstat(linked.c_str(), &now) == 0 && now.st_dev == opened.st_dev &&
+         now.st_ino == opened.st_ino;
+}
+
 // The bytes of open `source` into the new file `target`, closed; a half-written copy is
 // removed.
 void copy_file(const Fd& source, const fs::path& from, Fd& target, const fs::path& to, Sync sync) {
@@ -223,7 +223,8 @@ void copy_file(const Fd& source, const fs::path& from, Fd& target, const fs::pat
 
 Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink allow_link, Sync sync,
                           std::unique_ptr<util::BackgroundTask>* background) {
-  Fd source = open_regular(from).value();
+  util::OpenedFile opened = open_regular(from).value();
+  Fd source = std::move(opened.fd);
   Fd target = create_exclusive(to);
   if (::ioctl(target.get(), FICLONE, source.get()) == 0) {
     return Transfer::reflink;
@@ -232,7 +233,10 @@ Transfer materialise_file(const fs::path& from, const fs::path& to, AllowLink al
     ::close(target.release());
     util::disk().unlink(to);
     if (::link(from.c_str(), to.c_str()) == 0) {
-      return Transfer::hard_link;
+      if (links_the_same_file(to, opened.info)) {
+        return Transfer::hard_link;
+      }
+      util::disk().unlink(to); // `from` was swapped since it was opened: copy what was checked
     }
     target = create_exclusive(to);
   }
@@ -344,17 +348,13 @@ fs::path unique_name(const fs::path& dir, const std::string& stem) {
 namespace npucc::cache {
 
 util::Expected<std::string> read_small_file(const fs::path& path, uint64_t limit) {
-  util::Expected<Fd> fd = open_regular(path);
-  if (!fd) {
-    return fd.error();
+  util::OpenRule rule = util::OpenRule::in_cache();
+  rule.max_bytes = limit;
+  util::Expected<util::OpenedFile> file = open_regular(path, rule);
+  if (!file) {
+    return file.error();
   }
-  struct stat info {};
-  ::fstat(fd->get(), &info);
-  if (static_cast<uint64_t>(info.st_size) > limit) {
-    return Error(path.string() + ": unexpectedly large (" + std::to_string(info.st_size) +
-                 " bytes)");
-  }
-  return util::read_up_to(fd->get(), static_cast<size_t>(info.st_size), path);
+  return util::read_up_to(file->fd.get(), static_cast<size_t>(file->info.st_size), path);
 }
 
 } // namespace npucc::cache

@@ -3,9 +3,8 @@
 #include "cache/file_ops.h"
 #include "cache/local_storage.h"
 #include "npucc/error.h"
-#include "util/disk.h"
-#include "util/fd.h"
 #include "util/file_io.h"
+#include "util/safe_open.h"
 #include "util/hex.h"
 #include "util/sha256.h"
 #include "util/strings.h"
@@ -87,13 +86,15 @@ struct DigestFile {
   struct stat info {};
 };
 std::optional<DigestFile> read_digest_file(const fs::path& path) {
-  util::Fd fd(util::disk().open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0));
-  DigestFile out;
-  if (fd.get() < 0 || ::fstat(fd.get(), &out.info) != 0 || !S_ISREG(out.info.st_mode) ||
-      static_cast<uint64_t>(out.info.st_size) > k_digest_file_limit) {
+  util::OpenRule rule = util::OpenRule::in_cache(); // util/safe_open.h
+  rule.max_bytes = k_digest_file_limit;
+  util::Expected<util::OpenedFile> file = util::open_regular_file(path, rule);
+  if (!file) {
     return std::nullopt;
   }
-  util::Expected<std::string> text = util::read_up_to(fd.get(), k_digest_file_limit, path);
+  DigestFile out;
+  out.info = file->info;
+  util::Expected<std::string> text = util::read_up_to(file->fd.get(), k_digest_file_limit, path);
   if (!text) {
     return std::nullopt; // unreadable: the input is hashed instead
   }

@@ -50,12 +50,17 @@ std::string serialize(const Counters& counters) {
   return out;
 }
 
+// Far more than every counter's line.
+constexpr uint64_t k_stats_file_limit = uint64_t{1} << 20;
+
 Counters read_unlocked(const fs::path& file) {
   if (path_kind(file) != PathKind::file) {
     return {};
   }
-  // Unreadable: the counters start again (statistics are advisory).
-  return parse(util::try_read_file(file).value_or(std::string()));
+  // Unreadable, a link, a FIFO (read_small_file opens it as util/safe_open.h does, so a
+  // member's swap stalls no one) or absurdly large: the counters start again (statistics
+  // are advisory).
+  return parse(read_small_file(file, k_stats_file_limit).value_or(std::string()));
 }
 
 } // namespace

@@ -363,10 +363,11 @@ const std::vector<OptionRow>& option_table() {
               SettingKind::seconds, {},
               "seconds to wait for the remote cache to accept a connection (default 2)"),
       setting(option("remote-timeout", Group::remote, Arity::text,
-                     "seconds without progress before a remote transfer is abandoned "
-                     "(default 5)"),
+                     "seconds a remote transfer may take in all (connect, headers, body) "
+                     "before it is abandoned (default 5)"),
               "cache.remote_timeout", "NPUCC_REMOTE_CACHE_TIMEOUT", "", SettingKind::seconds, {},
-              "seconds without progress before a remote transfer is abandoned (default 5)"),
+              "seconds a remote transfer may take in all (connect, headers, body) before it "
+              "is abandoned (default 5)"),
       // Files, never the secrets: a token on the command line would show in ps.
       setting(option("remote-token-file", Group::remote, Arity::text,
                      "a file holding the remote cache's bearer token / Redis password"),

@@ -6,6 +6,7 @@
 #include "util/disk.h"
 #include "util/eintr.h"
 #include "util/fd.h"
+#include "util/safe_open.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -23,16 +24,14 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-Expected<Fd> open_for_reading(const fs::path& path) {
-  Fd fd(disk().open(path, O_RDONLY | O_CLOEXEC, 0));
-  if (fd.get() < 0) {
-    return Error(path.string() + ": cannot open: " + errno_text());
+// Through util/safe_open.h, whatever the rule: a FIFO or device in a file's place is
+// refused on the descriptor instead of blocking the open.
+Expected<Fd> open_for_reading(const fs::path& path, const OpenRule& rule) {
+  Expected<OpenedFile> file = open_regular_file(path, rule);
+  if (!file) {
+    return file.error();
   }
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    return Error(path.string() + ": not a regular file");
-  }
-  return fd;
+  return std::move(file->fd);
 }
 
 uint64_t size_of(int fd) {
@@ -69,7 +68,11 @@ void read_exactly(int fd, uint64_t offset, char* out, size_t size, const fs::pat
 }
 
 Expected<std::string> try_read_file(const fs::path& path) {
-  Expected<Fd> fd = open_for_reading(path);
+  return try_read_file(path, OpenRule::named_by_user());
+}
+
+Expected<std::string> try_read_file(const fs::path& path, const OpenRule& rule) {
+  Expected<Fd> fd = open_for_reading(path, rule);
   if (!fd) {
     return fd.error();
   }
@@ -87,7 +90,7 @@ std::string read_file(const fs::path& path) {
 }
 
 std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t length) {
-  Fd fd = open_for_reading(path).value();
+  Fd fd = open_for_reading(path, OpenRule::named_by_user()).value();
   uint64_t size = size_of(fd.get());
   if (offset > size || length > size - offset) {
     throw Error(path.string() + ": wants bytes " + std::to_string(offset) + ".." +

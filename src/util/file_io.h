@@ -16,11 +16,17 @@ namespace npucc::util {
 namespace fs = std::filesystem;
 using npucc::FileIdentity;
 
-// Reads a whole regular file; throws npucc::Error naming the path on failure.
+struct OpenRule;
+
+// Reads a whole regular file; throws npucc::Error naming the path on failure. Opened as
+// util/safe_open.h opens a file the user named (OpenRule::named_by_user: a link is
+// followed, a FIFO or folder refused without waiting for a writer).
 std::string read_file(const fs::path& path);
 // The same, the error returned: for a caller to whom an unreadable file is no error (an
 // advisory file, a cache's own bookkeeping) but a default.
 Expected<std::string> try_read_file(const fs::path& path);
+// The same under the caller's rule (a file in a cache: OpenRule::in_cache, no link).
+Expected<std::string> try_read_file(const fs::path& path, const OpenRule& rule);
 
 // Reads `length` bytes at `offset`; throws npucc::Error if the file is shorter.
 std::string read_file_range(const fs::path& path, uint64_t offset, uint64_t length);

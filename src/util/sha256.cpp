@@ -5,6 +5,7 @@
 #include "util/eintr.h"
 #include "util/fd.h"
 #include "util/hex.h"
+#include "util/safe_open.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -97,16 +98,13 @@ FileDigest sha256_of_fd(int fd, const std::filesystem::path& path, size_t buffer
 }
 
 std::string sha256_file_hex(const std::filesystem::path& path) {
-  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.get() < 0) {
-    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  }
+  // A file the user named (a library, the executable): a link is followed, a FIFO refused.
+  OpenedFile file = open_regular_file(path, OpenRule::named_by_user()).value();
   // Sized to the file (a model's graph file is often a few kilobytes).
-  struct stat info {};
-  size_t size = ::fstat(file.get(), &info) == 0 && info.st_size >= 0
-                    ? std::min<size_t>(static_cast<size_t>(info.st_size) + 1, 1 << 20)
+  size_t size = file.info.st_size >= 0
+                    ? std::min<size_t>(static_cast<size_t>(file.info.st_size) + 1, 1 << 20)
                     : 1 << 20;
-  return sha256_of_fd(file.get(), path, size).sha256;
+  return sha256_of_fd(file.fd.get(), path, size).sha256;
 }
 
 } // namespace npucc::util

@@ -7,6 +7,7 @@
 #include "util/file_io.h"
 
 #include <doctest/doctest.h>
+#include <sys/statvfs.h>
 
 namespace {
 
@@ -169,6 +170,26 @@ TEST_SUITE("npucc::cache::remote::bundle") {
     CHECK(receiver.feed(object.data(), object.size()));
     CHECK_FALSE(receiver.feed("x", 1));
     CHECK(receiver.problem().find("the most a bundle may hold") != std::string::npos);
+    // A size declared past the maximum (Content-Length, a Redis value's length) refuses the
+    // bundle before a byte is taken.
+    fs::create_directories(dir / "out3");
+    BundleReceiver declared(dir / "out3", object.size());
+    declared.expect_size(object.size() + 1);
+    CHECK_FALSE(declared.feed(object.data(), 8));
+    CHECK(declared.problem().find("more than") != std::string::npos);
+    CHECK(fs::is_empty(dir / "out3"));
+  }
+
+  TEST_CASE("no bundle larger than the free space of its folder") {
+    fs::path dir = npucc::test::temp_dir("bundle-room");
+    fs::create_directories(dir / "out");
+    struct statvfs room {};
+    REQUIRE(::statvfs((dir / "out").c_str(), &room) == 0);
+    const uint64_t free_bytes = static_cast<uint64_t>(room.f_bavail) * room.f_frsize;
+    BundleReceiver receiver(dir / "out", ~uint64_t{0});
+    receiver.expect_size(free_bytes + (uint64_t{1} << 30)); // a gigabyte more than there is
+    CHECK_FALSE(receiver.feed("NPUCCBD2", 8));
+    CHECK(receiver.problem().find("the free space where it is unpacked") != std::string::npos);
   }
 
   TEST_CASE("names that are not plain are not bundled") {

@@ -6,6 +6,7 @@
 #include "util/file_io.h"
 #include "util/socket_channel.h"
 
+#include <chrono>
 #include <doctest/doctest.h>
 #include <sys/socket.h>
 
@@ -49,6 +50,11 @@ std::string bulk(const std::string& value) {
   return "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
 }
 
+// A deadline no test reaches.
+resp::Deadline far() {
+  return std::chrono::steady_clock::now() + std::chrono::hours(1);
+}
+
 } // namespace
 
 TEST_SUITE("npucc::cache::remote::resp") {
@@ -58,7 +64,7 @@ TEST_SUITE("npucc::cache::remote::resp") {
     SocketPair pair;
     // The value, then the answer to the next command: a missing key.
     REQUIRE(npucc::util::send_all(pair.ends[1].get(), bulk(object) + "$-1\r\n"));
-    resp::Connection connection(pair.ends[0].get());
+    resp::Connection connection(pair.ends[0].get(), far());
     fs::create_directories(dir / "into");
     BundleReceiver receiver(dir / "into");
     resp::Reply reply;
@@ -89,7 +95,7 @@ TEST_SUITE("npucc::cache::remote::resp") {
       SocketPair pair;
       REQUIRE(npucc::util::send_all(pair.ends[1].get(), "-NOAUTH Authentication required.\r\n"));
       BundleReceiver receiver(dir / "into");
-      REQUIRE(resp::Connection(pair.ends[0].get()).get("k", receiver, reply, received, problem));
+      REQUIRE(resp::Connection(pair.ends[0].get(), far()).get("k", receiver, reply, received, problem));
       CHECK(reply.kind == resp::ReplyKind::error);
       CHECK(reply.text == "NOAUTH Authentication required.");
     }
@@ -101,7 +107,7 @@ TEST_SUITE("npucc::cache::remote::resp") {
       fs::create_directories(dir / "cut");
       BundleReceiver receiver(dir / "cut");
       CHECK_FALSE(
-          resp::Connection(pair.ends[0].get()).get("k", receiver, reply, received, problem));
+          resp::Connection(pair.ends[0].get(), far()).get("k", receiver, reply, received, problem));
       CHECK(problem.find("closed the connection") != std::string::npos);
       CHECK(received < object.size());
       CHECK_FALSE(receiver.finish().ok);
@@ -113,7 +119,7 @@ TEST_SUITE("npucc::cache::remote::resp") {
       BundleReceiver receiver(dir / "bad");
       problem.clear();
       CHECK_FALSE(
-          resp::Connection(pair.ends[0].get()).get("k", receiver, reply, received, problem));
+          resp::Connection(pair.ends[0].get(), far()).get("k", receiver, reply, received, problem));
       CHECK(problem.find("malformed value length") != std::string::npos);
     }
   }
@@ -129,7 +135,7 @@ TEST_SUITE("npucc::cache::remote::resp") {
     resp::Reply reply;
     uint64_t received = 0;
     std::string problem;
-    CHECK_FALSE(resp::Connection(pair.ends[0].get()).get("k", receiver, reply, received, problem));
+    CHECK_FALSE(resp::Connection(pair.ends[0].get(), far()).get("k", receiver, reply, received, problem));
     CHECK(problem.find("refused") != std::string::npos);
     CHECK_FALSE(receiver.problem().empty());
   }
@@ -141,9 +147,45 @@ TEST_SUITE("npucc::cache::remote::resp") {
     REQUIRE(npucc::util::send_all(pair.ends[1].get(), "+OK\r\n"));
     resp::Reply reply;
     std::string problem;
-    REQUIRE(resp::Connection(pair.ends[0].get()).set("name", dir / "object", reply, problem));
+    REQUIRE(resp::Connection(pair.ends[0].get(), far()).set("name", dir / "object", reply, problem));
     CHECK(reply.kind == resp::ReplyKind::status);
     CHECK(reply.text == "OK");
     CHECK(pair.sent() == "*3\r\n$3\r\nSET\r\n$4\r\nname\r\n" + bulk(object));
+  }
+
+  TEST_CASE("a command's words are sent as one array; its status or error is read") {
+    SocketPair pair;
+    REQUIRE(npucc::util::send_all(pair.ends[1].get(), "+OK\r\n-WRONGPASS invalid\r\n"));
+    resp::Connection connection(pair.ends[0].get(), far());
+    resp::Reply reply;
+    std::string problem;
+    REQUIRE(connection.command({"SELECT", "3"}, reply, problem));
+    CHECK(reply.kind == resp::ReplyKind::status);
+    REQUIRE(connection.command({"AUTH", "user", "secret"}, reply, problem));
+    CHECK(reply.kind == resp::ReplyKind::error);
+    CHECK(reply.text == "WRONGPASS invalid");
+    CHECK(pair.sent() ==
+          "*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$6\r\nsecret\r\n");
+  }
+
+  TEST_CASE("past the transfer's deadline nothing more is sent or read") {
+    // A server that keeps sending (here: a value it has only begun) cannot hold the reader
+    // past the deadline: with the deadline gone, the next wait ends at once.
+    fs::path dir = npucc::test::temp_dir("resp-deadline");
+    std::string object = bundle_bytes(dir);
+    const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    fs::create_directories(dir / "into");
+    resp::Reply reply;
+    uint64_t received = 0;
+    std::string problem;
+    {
+      SocketPair pair;
+      REQUIRE(npucc::util::send_all(pair.ends[1].get(), bulk(object).substr(0, 100)));
+      BundleReceiver receiver(dir / "into");
+      CHECK_FALSE(resp::Connection(pair.ends[0].get(), past)
+                      .get("k", receiver, reply, received, problem));
+      CHECK(problem.find("not done within the timeout") != std::string::npos);
+      CHECK(pair.sent().empty()); // not even the command went
+    }
   }
 }

@@ -6,6 +6,7 @@
 #include "util/fd.h"
 #include "util/file_io.h"
 #include "util/hex.h"
+#include "util/safe_open.h"
 #include "util/sha256.h"
 #include "util/strings.h"
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace npucc::cache::remote {
@@ -56,10 +58,11 @@ uint64_t get_uint(const unsigned char* bytes, size_t count) {
 // The writer's side: copies `path` into `fd`; returns the raw SHA-256 of what it wrote.
 std::string append_file(int fd, const fs::path& path, uint64_t bytes, std::string& buffer,
                         const fs::path& out) {
-  Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (in.get() < 0) {
-    throw Error(path.string() + ": cannot read for the remote cache: " + std::strerror(errno));
+  util::Expected<util::OpenedFile> opened = util::open_regular_file(path);
+  if (!opened) {
+    throw Error(std::string("cannot read for the remote cache: ") + opened.error().what());
   }
+  Fd in = std::move(opened->fd);
   util::Sha256 hash;
   uint64_t left = bytes;
   while (left > 0) {
@@ -127,7 +130,23 @@ uint64_t write_bundle(const fs::path& dir, const std::vector<std::string>& names
 }
 
 BundleReceiver::BundleReceiver(fs::path into, uint64_t max_bytes)
-    : m_into(std::move(into)), m_max(max_bytes) {}
+    : m_into(std::move(into)), m_max(max_bytes) {
+  // No bundle larger than the room its folder has: a server declaring (or sending) more
+  // is refused before, or as soon as, it passes that, never after filling the disk.
+  struct statvfs room {};
+  if (::statvfs(m_into.c_str(), &room) == 0) {
+    const uint64_t free_bytes = static_cast<uint64_t>(room.f_bavail) * room.f_frsize;
+    if (free_bytes < m_max) {
+      m_max = free_bytes;
+      m_max_is_room = true;
+    }
+  }
+}
+
+std::string BundleReceiver::limit_text() const {
+  return util::format_bytes(m_max) +
+         (m_max_is_room ? ", the free space where it is unpacked" : ", the most a bundle may hold");
+}
 
 BundleReceiver::~BundleReceiver() {
   if (m_fd >= 0) {
@@ -138,6 +157,9 @@ BundleReceiver::~BundleReceiver() {
 void BundleReceiver::expect_size(uint64_t bytes) {
   m_expected = bytes;
   m_expected_known = true;
+  if (bytes > m_max) {
+    refuse("the object has " + std::to_string(bytes) + " bytes, more than " + limit_text());
+  }
 }
 
 bool BundleReceiver::refuse(const std::string& problem) {
@@ -192,11 +214,13 @@ bool BundleReceiver::parse_table() {
       }
     }
     has_header = has_header || row.name == k_header_file;
-    if (row.size > m_max || payload + row.size > m_max ||
-        (m_expected_known && payload + row.size > m_expected)) {
+    if (m_expected_known && (row.size > m_expected || payload + row.size > m_expected)) {
       return refuse("truncated: " + row.name + " has " + std::to_string(row.size) +
-                    " bytes, more than the object's " +
-                    (m_expected_known ? std::to_string(m_expected) : std::string("limit")));
+                    " bytes, more than the object's " + std::to_string(m_expected));
+    }
+    if (row.size > m_max || payload + row.size > m_max) {
+      return refuse(row.name + " has " + std::to_string(row.size) + " bytes, more than " +
+                    limit_text());
     }
     payload += row.size;
     m_rows.push_back(std::move(row));
@@ -337,7 +361,7 @@ bool BundleReceiver::feed(const char* data, size_t size) {
   }
   m_received += size;
   if (m_received > m_max) {
-    return refuse("larger than " + util::format_bytes(m_max) + ", the most a bundle may hold");
+    return refuse("larger than " + limit_text());
   }
   if (m_table_done) {
     return feed_payload(data, size);
@@ -384,14 +408,14 @@ UnpackResult BundleReceiver::finish() {
 
 UnpackResult unpack_bundle(const fs::path& bundle, const fs::path& into) {
   BundleReceiver receiver(into);
-  Fd fd(::open(bundle.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  struct stat st {};
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
+  util::Expected<util::OpenedFile> opened = util::open_regular_file(bundle);
+  if (!opened) {
     UnpackResult result;
-    result.problem = "cannot read the object: " + std::string(std::strerror(errno));
+    result.problem = std::string("cannot read the object: ") + opened.error().what();
     return result;
   }
-  receiver.expect_size(static_cast<uint64_t>(st.st_size));
+  Fd fd = std::move(opened->fd);
+  receiver.expect_size(static_cast<uint64_t>(opened->info.st_size));
   std::string buffer(k_chunk, '\0');
   for (;;) {
     ssize_t got = util::read_some(fd.get(), buffer.data(), buffer.size());

@@ -69,12 +69,17 @@ struct UnpackResult {
 // the caller to remove with the folder.
 class BundleReceiver {
 public:
-  // `max_bytes`: the most it takes (tests lower it), whether or not expect_size is told.
+  // `max_bytes`: the most it takes (tests lower it), whether or not expect_size is told;
+  // lowered to the free space of `into`'s file system. Checked against the size a server
+  // declares (expect_size), against each file's size in the table as soon as it arrives,
+  // and against the bytes received.
   explicit BundleReceiver(std::filesystem::path into, uint64_t max_bytes = k_bundle_max_bytes);
   ~BundleReceiver();
   BundleReceiver(const BundleReceiver&) = delete;
   BundleReceiver& operator=(const BundleReceiver&) = delete;
 
+  // The object's size, as the server declared it; more than the limit refuses the bundle
+  // (the next feed() returns false).
   void expect_size(uint64_t bytes);
   // False once the bundle is refused (problem() says why): stop sending.
   bool feed(const char* data, size_t size);
@@ -90,6 +95,7 @@ private:
   static constexpr size_t k_max_table_bytes = 12 + k_bundle_max_files * (2 + 255 + 8 + 32);
 
   bool refuse(const std::string& problem);
+  std::string limit_text() const;
   bool parse_table();
   bool feed_payload(const char* data, size_t size);
   bool open_next();
@@ -100,6 +106,7 @@ private:
 
   std::filesystem::path m_into;
   uint64_t m_max;
+  bool m_max_is_room = false; // m_max is the free space, not the format's limit
   uint64_t m_expected = 0;
   bool m_expected_known = false;
   uint64_t m_received = 0;

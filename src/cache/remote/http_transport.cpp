@@ -1,8 +1,10 @@
 // The HTTP backend (transport.h) through libcurl: GET/PUT of URL/<key>.bundle.
 #include "cache/remote/credentials.h"
 #include "cache/remote/transport.h"
+#include "util/safe_open.h"
 #include "util/shared_library.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -15,7 +17,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Owns a FILE* and a curl handle.
+// A transfer slower than k_low_speed_bytes a second for k_low_speed_seconds (or the whole
+// timeout, when shorter) is abandoned.
+constexpr long k_low_speed_bytes = 1024;
+constexpr long k_low_speed_seconds = 10;
+
+// Owns a FILE*.
 struct File {
   std::FILE* file = nullptr;
   ~File() {
@@ -87,17 +94,23 @@ public:
     // Large reads: fewer recv() calls per object (libcurl still hands each read over in
     // pieces of at most 16 KiB, CURL_MAX_WRITE_SIZE; the receiver gathers them).
     curl().easy_setopt(easy.handle, CURLOPT_BUFFERSIZE, 512L * 1024);
-    return perform(easy, "GET");
+    return perform(easy, "GET", &download);
   }
 
   TransferResult put(const std::string& key, const fs::path& from) override {
+    // The bundle npucc staged, opened as util/safe_open.h opens anything in a cache or
+    // TMPDIR; its size is the descriptor's.
+    util::Expected<util::OpenedFile> opened = util::open_regular_file(from);
     File in;
-    in.file = std::fopen(from.c_str(), "rb");
-    std::error_code ec;
-    auto size = fs::file_size(from, ec);
-    if (in.file == nullptr || ec) {
-      return {Status::error, from.string() + ": cannot read the bundle", 0};
+    if (opened) {
+      in.file = ::fdopen(opened->fd.get(), "rb");
     }
+    if (in.file == nullptr) {
+      return {Status::error,
+              opened ? from.string() + ": cannot read the bundle" : opened.error().what(), 0};
+    }
+    opened->fd.release(); // the FILE owns it now
+    const auto size = static_cast<uint64_t>(opened->info.st_size);
     Easy easy;
     configure(easy, key);
     curl().easy_setopt(easy.handle, CURLOPT_UPLOAD, 1L);
@@ -137,7 +150,9 @@ private:
       }
     }
     if (download->ignore) {
-      return size;
+      // An error page's body is never read: a server trickling an endless one must not
+      // hold the transfer. Stopping here ends it; perform() reports the status.
+      return 0;
     }
     return download->receiver->feed(data, size) ? size : 0;
   }
@@ -152,10 +167,16 @@ private:
     curl().easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     curl().easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
                        static_cast<long>(std::lround(m_config.connect_timeout * 1000)));
-    // A stalled server: less than one byte a second for `timeout` seconds ends it.
-    curl().easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    // The whole transfer (connect, headers, body) ends `timeout` seconds after it began,
+    // whatever the server sends: a trickle of a few bytes a second never holds a compile.
+    curl().easy_setopt(handle, CURLOPT_TIMEOUT_MS,
+                       std::max(1L, static_cast<long>(std::lround(m_config.timeout * 1000))));
+    // And, with a long deadline (large bundles), a stalled one sooner: under
+    // k_low_speed_bytes a second for k_low_speed_seconds.
+    curl().easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, k_low_speed_bytes);
     curl().easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
-                       std::max(1L, static_cast<long>(std::lround(m_config.timeout))));
+                       std::clamp(static_cast<long>(std::lround(m_config.timeout)), 1L,
+                                  k_low_speed_seconds));
     curl().easy_setopt(handle, CURLOPT_USERAGENT, "npucc");
     authenticate(easy);
   }
@@ -183,7 +204,9 @@ private:
     }
   }
 
-  TransferResult perform(Easy& easy, const char* method) const {
+  // `download`: a GET's, whose error page on_data stopped reading (CURLE_WRITE_ERROR,
+  // which the status below then explains).
+  TransferResult perform(Easy& easy, const char* method, const Download* download = nullptr) const {
     if (easy.handle == nullptr) {
       return {Status::error, "cannot start libcurl", 0};
     }
@@ -195,7 +218,8 @@ private:
     curl().easy_getinfo(easy.handle, CURLINFO_SIZE_DOWNLOAD_T, &down);
     curl().easy_getinfo(easy.handle, CURLINFO_SIZE_UPLOAD_T, &up);
     uint64_t bytes = static_cast<uint64_t>(down + up);
-    if (code != CURLE_OK) {
+    const bool error_page_cut = code == CURLE_WRITE_ERROR && download != nullptr && download->ignore;
+    if (code != CURLE_OK && !error_page_cut) {
       std::string why = error[0] != '\0' ? error : curl().easy_strerror(code);
       return {Status::error, m_config.url + ": " + method + " failed: " + why, bytes};
     }

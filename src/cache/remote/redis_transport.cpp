@@ -5,8 +5,11 @@
 #include "cache/remote/transport.h"
 #include "util/remote_url.h"
 #include "util/shared_library.h"
+#include "util/strings.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <hiredis/hiredis.h>
@@ -71,13 +74,14 @@ public:
   // memory.
   TransferResult get(const std::string& key, BundleReceiver& receiver) override {
     std::string problem;
-    if (!connect(problem)) {
+    const resp::Deadline deadline = deadline_from_now();
+    if (!connect(deadline, problem)) {
       return {failure(), problem, 0};
     }
     resp::Reply reply;
     uint64_t received = 0;
-    bool in_step =
-        resp::Connection(m_context->fd).get(k_prefix + key, receiver, reply, received, problem);
+    bool in_step = resp::Connection(m_context->fd, deadline)
+                       .get(k_prefix + key, receiver, reply, received, problem);
     if (!in_step) {
       disconnect();
       return {Status::error, m_config.url + ": GET failed: " + problem, received};
@@ -89,7 +93,7 @@ public:
       bool refused = refused_credentials(reply.text);
       return {refused ? Status::refused : Status::error,
               m_config.url + ": GET " + (refused ? "refused: " : "answered an error: ") +
-                  reply.text,
+                  util::cut_for_message(reply.text),
               0};
     }
     if (reply.kind != resp::ReplyKind::value) {
@@ -101,19 +105,20 @@ public:
   // The value streams from the file (resp_stream.h): never whole in memory.
   TransferResult put(const std::string& key, const fs::path& from) override {
     std::string problem;
-    if (!connect(problem)) {
+    const resp::Deadline deadline = deadline_from_now();
+    if (!connect(deadline, problem)) {
       return {failure(), problem, 0};
     }
     std::error_code ec;
     uint64_t size = fs::file_size(from, ec);
     resp::Reply reply;
-    if (!resp::Connection(m_context->fd).set(k_prefix + key, from, reply, problem)) {
+    if (!resp::Connection(m_context->fd, deadline).set(k_prefix + key, from, reply, problem)) {
       disconnect();
       return {Status::error, m_config.url + ": SET failed: " + problem, 0};
     }
     if (reply.kind == resp::ReplyKind::error) {
       return {refused_credentials(reply.text) ? Status::refused : Status::error,
-              m_config.url + ": SET refused: " + reply.text, 0};
+              m_config.url + ": SET refused: " + util::cut_for_message(reply.text), 0};
     }
     if (reply.kind != resp::ReplyKind::status) {
       return {Status::error, m_config.url + ": SET answered an unexpected reply", 0};
@@ -121,9 +126,11 @@ public:
     return {Status::ok, "", ec ? 0 : size};
   }
 
+  // hiredis's commands: each wait bounded by the timeout, not the whole listing (cache ls
+  // --remote is asked for by hand, never on a compile's way).
   std::optional<std::vector<RemoteObject>> list(std::string& problem) override {
     std::vector<RemoteObject> objects;
-    if (!connect(problem)) {
+    if (!connect(deadline_from_now(), problem)) {
       return objects;
     }
     std::string cursor = "0";
@@ -158,36 +165,47 @@ public:
 private:
   // A connection that failed half-way (refused credentials, a SELECT refused) is closed:
   // the next request starts again, never on a connection that skipped a step.
-  bool connect(std::string& problem) {
+  // Every transfer (connect, AUTH, SELECT, the command and its reply) ends by then.
+  resp::Deadline deadline_from_now() const {
+    return std::chrono::steady_clock::now() +
+           std::chrono::milliseconds(std::lround(m_config.timeout * 1000));
+  }
+
+  bool connect(resp::Deadline deadline, std::string& problem) {
     if (m_context != nullptr) {
       return true;
     }
-    if (!open_connection(problem)) {
+    if (!open_connection(deadline, problem)) {
       disconnect();
       return false;
     }
     return true;
   }
 
-  bool open_connection(std::string& problem) {
+  bool open_connection(resp::Deadline deadline, std::string& problem) {
     util::ParsedUrl url = util::parse_url(m_config.url);
-    m_context = hiredis().redisConnectWithTimeout(url.host.c_str(), url.port == 0 ? 6379 : url.port,
-                                                  timeval_of(m_config.connect_timeout));
+    m_context = hiredis().redisConnectWithTimeout(
+        url.host.c_str(), url.port == 0 ? 6379 : url.port,
+        timeval_of(std::min(m_config.connect_timeout, m_config.timeout)));
     if (m_context == nullptr || m_context->err != 0) {
       problem = m_config.url +
                 ": cannot connect: " + (m_context != nullptr ? m_context->errstr : "out of memory");
       return false;
     }
     hiredis().redisSetTimeout(m_context, timeval_of(m_config.timeout));
-    if (!authenticate(problem)) {
+    resp::Connection connection(m_context->fd, deadline);
+    if (!authenticate(connection, problem)) {
       return false;
     }
     std::string db = url.path.size() > 1 ? url.path.substr(1) : "";
     if (!db.empty() && db != "0") {
-      Reply reply;
-      reply.reply = command(problem, "SELECT %s", db.c_str());
-      if (reply.reply == nullptr || reply.reply->type == REDIS_REPLY_ERROR) {
-        problem = problem.empty() ? m_config.url + ": SELECT " + db + " refused" : problem;
+      resp::Reply reply;
+      if (!connection.command({"SELECT", db}, reply, problem)) {
+        problem = m_config.url + ": SELECT failed: " + problem;
+        return false;
+      }
+      if (reply.kind != resp::ReplyKind::status) {
+        problem = m_config.url + ": SELECT " + db + " refused";
         return false;
       }
     }
@@ -211,24 +229,28 @@ private:
     }
   }
 
-  // AUTH with the secret passed as an argument (%s): it is never part of a message.
-  bool authenticate(std::string& problem) {
+  // AUTH with the secret as an argument: it is never part of a message. Spoken by
+  // resp::Connection, under the transfer's deadline, as the GET or SET that follows.
+  bool authenticate(resp::Connection& connection, std::string& problem) {
     if (m_credentials.empty()) {
       return true;
     }
-    Reply reply;
-    if (!m_credentials.user.empty()) {
-      reply.reply = command(problem, "AUTH %s %s", m_credentials.user.c_str(),
-                            m_credentials.password.c_str());
-    } else {
-      reply.reply = command(problem, "AUTH %s", m_credentials.token.c_str());
-    }
-    if (reply.reply == nullptr) {
+    resp::Reply reply;
+    bool answered = m_credentials.user.empty()
+                        ? connection.command({"AUTH", m_credentials.token}, reply, problem)
+                        : connection.command({"AUTH", m_credentials.user, m_credentials.password},
+                                             reply, problem);
+    if (!answered) {
+      problem = m_config.url + ": AUTH failed: " + problem;
       return false;
     }
-    if (reply.reply->type == REDIS_REPLY_ERROR) {
+    if (reply.kind == resp::ReplyKind::error) {
       m_refused = true;
-      problem = m_config.url + ": AUTH refused: " + std::string(reply.reply->str, reply.reply->len);
+      problem = m_config.url + ": AUTH refused: " + util::cut_for_message(reply.text);
+      return false;
+    }
+    if (reply.kind != resp::ReplyKind::status) {
+      problem = m_config.url + ": AUTH answered an unexpected reply";
       return false;
     }
     return true;

@@ -2,11 +2,13 @@
 
 #include "util/eintr.h"
 #include "util/fd.h"
+#include "util/safe_open.h"
 #include "util/strings.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,7 +41,29 @@ bool parse_length(std::string_view text, uint64_t& value) {
 
 } // namespace
 
-Connection::Connection(int fd) : m_fd(fd), m_buffer(new char[k_buffer_bytes]) {}
+Connection::Connection(int fd, Deadline deadline)
+    : m_fd(fd), m_deadline(deadline), m_buffer(new char[k_buffer_bytes]) {}
+
+// Until the socket is ready for `events`, at most until the deadline: past it, false with
+// the problem. The socket's own timeout still bounds the recv or send that follows.
+bool Connection::wait_for(short events, const char* what, std::string& problem) const {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        m_deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      problem = std::string(what) + ": not done within the timeout (a total for the transfer)";
+      return false;
+    }
+    pollfd ready{m_fd, events, 0};
+    int n = ::poll(&ready, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    if (n > 0) {
+      return true;
+    }
+    if (n < 0 && errno != EINTR) {
+      return io_failed(what, problem);
+    }
+  }
+}
 
 bool Connection::io_failed(const char* what, std::string& problem) const {
   if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -52,6 +76,9 @@ bool Connection::io_failed(const char* what, std::string& problem) const {
 
 bool Connection::send_bytes(const char* data, size_t size, std::string& problem) {
   while (size > 0) {
+    if (!wait_for(POLLOUT, "sending", problem)) {
+      return false;
+    }
     ssize_t n = util::retry_on_eintr([&] { return ::send(m_fd, data, size, MSG_NOSIGNAL); });
     if (n <= 0) {
       return io_failed("sending", problem);
@@ -68,6 +95,9 @@ bool Connection::fill(std::string& problem) {
     std::memmove(m_buffer.get(), m_buffer.get() + m_begin, m_end - m_begin);
     m_end -= m_begin;
     m_begin = 0;
+  }
+  if (!wait_for(POLLIN, "receiving", problem)) {
+    return false;
   }
   ssize_t n = util::retry_on_eintr(
       [&] { return ::recv(m_fd, m_buffer.get() + m_end, k_buffer_bytes - m_end, 0); });
@@ -155,6 +185,17 @@ bool Connection::read_value(uint64_t bytes, BundleReceiver& receiver, uint64_t& 
   return true;
 }
 
+bool Connection::command(std::initializer_list<std::string_view> words, Reply& reply,
+                         std::string& problem) {
+  std::string out = "*" + std::to_string(words.size()) + "\r\n";
+  for (std::string_view word : words) {
+    out += "$" + std::to_string(word.size()) + "\r\n";
+    out.append(word.data(), word.size());
+    out += "\r\n";
+  }
+  return send_bytes(out.data(), out.size(), problem) && read_head(reply, problem);
+}
+
 bool Connection::get(const std::string& name, BundleReceiver& receiver, Reply& reply,
                      uint64_t& received, std::string& problem) {
   received = 0;
@@ -167,13 +208,13 @@ bool Connection::get(const std::string& name, BundleReceiver& receiver, Reply& r
 
 bool Connection::set(const std::string& name, const std::filesystem::path& from, Reply& reply,
                      std::string& problem) {
-  util::Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  struct stat st {};
-  if (in.get() < 0 || ::fstat(in.get(), &st) != 0) {
-    problem = from.string() + ": cannot read the bundle: " + std::strerror(errno);
+  util::Expected<util::OpenedFile> opened = util::open_regular_file(from);
+  if (!opened) {
+    problem = std::string("cannot read the bundle: ") + opened.error().what();
     return false;
   }
-  uint64_t left = static_cast<uint64_t>(st.st_size);
+  util::Fd in = std::move(opened->fd);
+  uint64_t left = static_cast<uint64_t>(opened->info.st_size);
   std::string head = command_head({"SET", name}, left);
   if (!send_bytes(head.data(), head.size(), problem)) {
     return false;

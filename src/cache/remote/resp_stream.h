@@ -12,11 +12,14 @@
 //           | "+" text CRLF | "-" text CRLF   ; a status, an error ("-NOAUTH ...")
 //           | ":" number CRLF | "*" ...       ; anything else: unexpected here
 //
-// One command is in flight at a time, so every byte read belongs to its reply. Waits are
-// bounded by the socket's timeouts (SO_RCVTIMEO/SO_SNDTIMEO, which redisSetTimeout sets).
-// A false return means the connection is out of step with the protocol: close it.
+// One command is in flight at a time, so every byte read belongs to its reply. Each wait
+// is bounded by the socket's timeouts (SO_RCVTIMEO/SO_SNDTIMEO, which redisSetTimeout
+// sets), and all of them by the transfer's deadline: a server trickling a value (or an
+// endless reply line) a few bytes a second is cut off there. A false return means the
+// connection is out of step with the protocol: close it.
 #include "cache/remote/bundle.h"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -32,10 +35,17 @@ struct Reply {
   uint64_t bytes = 0; // value: its length
 };
 
+using Deadline = std::chrono::steady_clock::time_point;
+
 class Connection {
 public:
-  // `fd` stays the caller's (hiredis's context owns it).
-  explicit Connection(int fd);
+  // `fd` stays the caller's (hiredis's context owns it). Nothing is sent or read past
+  // `deadline`.
+  Connection(int fd, Deadline deadline);
+
+  // Sends a command of `words` (AUTH, SELECT) and reads its one-line reply: a status or
+  // an error. False with `problem` as for get().
+  bool command(std::initializer_list<std::string_view> words, Reply& reply, std::string& problem);
 
   // Sends GET `name` and reads the reply's first line; with a value, feeds its bytes to
   // `receiver` (with their count first) until they are all there or it refuses them.
@@ -55,8 +65,10 @@ private:
   bool read_value(uint64_t bytes, BundleReceiver& receiver, uint64_t& received,
                   std::string& problem);
   bool io_failed(const char* what, std::string& problem) const;
+  bool wait_for(short events, const char* what, std::string& problem) const;
 
   int m_fd;
+  Deadline m_deadline;
   std::unique_ptr<char[]> m_buffer;
   size_t m_begin = 0; // unread bytes: [m_begin, m_end)
   size_t m_end = 0;

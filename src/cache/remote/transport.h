@@ -8,8 +8,8 @@
 //   redis://host:port/db    GET, SET of "npucc:bundle:<key>" in database DB (hiredis)
 //
 // A transport never throws for the network: a server that is down, slow or refusing
-// gives Status::error with a one-line reason, after at most the connect timeout plus the
-// stall timeout (no byte for that long).
+// gives Status::error with a one-line reason, after at most the timeout: each transfer's
+// total deadline (connect, log in, request, headers, body), however slowly bytes come.
 #include "cache/remote/bundle.h"
 #include "npucc/cache_config.h"
 
