@@ -1,4 +1,5 @@
 #include "cache/blob_store.h"
+#include "cache/entry_format.h"
 #include "cache/local_storage.h"
 #include "npucc/cache.h"
 #include "test_cache_support.h"
@@ -209,6 +210,10 @@ TEST_SUITE("npucc::cache::blobs") {
     npucc::util::write_file_atomic(staged.path() / "high.onnx", "graph");
     npucc::util::write_file_atomic(staged.path() / "weights.data", k_weights);
     ::chmod((staged.path() / "weights.data").c_str(), 0444);
+    EntryHeader header = npucc::test::entry_header(key_of('b'));
+    header.files = {{"high.onnx", npucc::util::sha256_hex("graph"), 5},
+                    {"weights.data", npucc::util::sha256_hex(k_weights), k_weights.size()}};
+    npucc::util::write_file_atomic(staged.path() / k_header_file, serialize_header(header));
     REQUIRE(f.storage.publish_staged(staged, key_of('b'), Replace::no,
                                      {{"weights.data", npucc::util::sha256_hex(k_weights)}}));
     CHECK(stat_of(f.data_of(key_of('b'))).st_ino == stat_of(f.blob()).st_ino);
