@@ -20,11 +20,17 @@
 # NPUCC_TEAM_KEEP_GOING=1 as in test_cache_team.sh.
 #
 # Proof that every check can fail (2026-12-06): this suite run with NPUCC_TEAM_KEEP_GOING=1
-# against a build of 608ba00 (main when the work began) and against this branch:
+# and NPUCC_TEAM_RACE_TRIES=300 against main's binary (bd1ceee: 608ba00, where this work
+# began, and a build fix) and against this branch:
 #
-# finding                                       check  608ba00 (main)                  branch
-# --------------------------------------------  -----  ------------------------------  ------
-# (filled in below by the proof run)
+# finding                                  check  main (bd1ceee)                          branch
+# ---------------------------------------  -----  --------------------------------------  ------
+# 2 forged key facts, keyless              2      FAIL shaped request keyed as unshaped   pass
+# 7 member's blob, mode flipping           7a     FAIL linked, try 50 of 300              pass (300)
+# 7 member-owned entry file, stamp trusted 7b     FAIL in-place edit delivered            pass
+# 8 extra file in a signed remote bundle   8      FAIL the bundle was used                pass
+# 9 runtime identity: name and size only   9      FAIL both libraries share one key       pass
+# - options file over NPUCC_CACHE_DIR      10     FAIL entry stored in the options' cache pass
 source "$(dirname "$0")/team_common.sh"
 
 key_of() { json_get "$1/manifest.json" "d['cache_key']"; }
