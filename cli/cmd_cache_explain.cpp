@@ -79,6 +79,11 @@ json explanation_json(const CacheExplanation& out, const CompileOptions& options
             {"model_entries", out.model_entries}}},
           {"remote", {{"url", text_or_null(config.remote.url)}, {"checked", false}}},
           {"inputs", inputs_json(out)},
+          {"model_index",
+           {{"found", out.index.found},
+            {"facts_needed", out.index.needed},
+            {"facts_used", out.index.used},
+            {"why", text_or_null(out.index.why)}}},
           {"nearest", nearest}};
 }
 
@@ -176,6 +181,25 @@ void print_inputs(const CacheExplanation& out) {
   }
 }
 
+// Whether a compile would take the model index's key facts, and why (issue 42: whatever
+// decides which entry a request gets is the reader's own or signed).
+void print_index(const CacheExplanation& out) {
+  if (out.cache_dir.empty()) {
+    return;
+  }
+  const pipeline::IndexFacts& index = out.index;
+  std::cout << std::left << std::setw(10) << "index";
+  if (!index.found) {
+    std::cout << util::printable(index.why) << "\n";
+    return;
+  }
+  std::cout << "key facts " << (index.used ? "used" : "not used") << " ("
+            << util::printable(index.why) << ")"
+            << (index.needed ? (index.used ? ": no parse needed" : ": a compile reads the model")
+                             : ": not needed by these options")
+            << "\n";
+}
+
 // The verdict first (what a CI log shows), then how the key was made, then for a miss
 // what differs from the nearest entries.
 void print_explanation(const CacheExplanation& out, const CacheConfig& config) {
@@ -192,6 +216,7 @@ void print_explanation(const CacheExplanation& out, const CacheConfig& config) {
               << util::printable(omission.value) << ": " << util::printable(omission.why) << "\n";
   }
   print_inputs(out);
+  print_index(out);
   if (out.lookup != KeyLookup::miss || out.cache_dir.empty()) {
     return;
   }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <optional>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,37 +32,52 @@ constexpr int64_t k_stale_blob_temporary_seconds = 3600;
 
 enum class BlobStep { done, again };
 
-// The blob as lstat sees it: a regular read-only file of the entry file's size.
+// The blob as fstat (or lstat) sees it: a regular read-only file of the entry file's size.
 bool blob_looks_whole(const struct stat& st, const EntryFile& file) {
   return S_ISREG(st.st_mode) && (st.st_mode & 07777) == k_entry_file_mode &&
          static_cast<uint64_t>(st.st_size) == file.bytes;
 }
 
-// Its bytes hash to its name: a damaged blob is never linked into another entry.
-bool blob_holds_its_name(const DirHandle& shard, const std::string& sha256) {
-  // util/safe_open.h: a FIFO a member swapped in under the blob's name stalls no one.
+// A blob that may be linked into a new entry: owned by this user or the cache's owner, 0444, of
+// the entry file's size, its bytes hashing to its name, all seen on one descriptor opened
+// without following links (a name stat'ed, then opened, can be two files). Its inode, for the
+// link to be checked against; nullopt when it may not be linked (replaced instead).
+// Owned by anyone else (a group member), it is theirs to chmod back to writable, rewrite and
+// set its times back (issue 42, finding 7).
+std::optional<std::pair<dev_t, ino_t>> trusted_blob(const DirHandle& shard, const EntryFile& file,
+                                                     uid_t cache_owner) {
+  util::OpenRule rule = util::OpenRule::in_cache();
+  rule.owners = {::geteuid(), cache_owner};
+  rule.exact_mode = 0444;
   util::Expected<util::OpenedFile> blob =
-      util::open_regular_file_at(shard.fd(), sha256.c_str(), shard.path() / sha256);
-  if (!blob) {
-    return false;
+      util::open_regular_file_at(shard.fd(), file.sha256.c_str(), shard.path() / file.sha256, rule);
+  if (!blob || !blob_looks_whole(blob->info, file)) {
+    return std::nullopt;
   }
   util::Expected<util::FileDigest> digest =
-      util::try_sha256_of_fd(blob->fd.get(), shard.path() / sha256);
-  return digest && digest->sha256 == sha256;
+      util::try_sha256_of_fd(blob->fd.get(), shard.path() / file.sha256);
+  if (!digest || digest->sha256 != file.sha256) {
+    return std::nullopt;
+  }
+  return std::make_pair(blob->info.st_dev, blob->info.st_ino);
 }
 
-// Replaces the staged file by a link to the blob. `again` when the blob went meanwhile.
+// Replaces the staged file by a link to the blob hashed as `inode`. `again` when the name no
+// longer holds that inode (the blob went or was swapped meanwhile): the caller looks again.
 BlobStep link_staged_to_blob(const DirHandle& shard, const EntryFile& file,
-                             const fs::path& staged) {
+                             const fs::path& staged, std::pair<dev_t, ino_t> inode) {
   const fs::path link = staged.parent_path() / ("." + file.name + ".blob");
   if (::linkat(shard.fd(), file.sha256.c_str(), AT_FDCWD, link.c_str(), 0) != 0) {
     return errno == ENOENT ? BlobStep::again : BlobStep::done;
   }
-  // What got linked is still a blob of the right size (not swapped since it was hashed).
+  // What got linked is the inode hashed (a trusted owner's 0444 file: no one else can have
+  // changed its bytes since), not whatever was swapped in under its name since.
   struct stat st {};
-  bool whole = ::lstat(link.c_str(), &st) == 0 && blob_looks_whole(st, file);
-  if (!whole || util::disk().rename(link, staged) != 0) {
+  bool same = ::lstat(link.c_str(), &st) == 0 && st.st_dev == inode.first &&
+              st.st_ino == inode.second && blob_looks_whole(st, file);
+  if (!same || util::disk().rename(link, staged) != 0) {
     util::disk().unlink(link);
+    return same ? BlobStep::done : BlobStep::again;
   }
   return BlobStep::done;
 }
@@ -79,18 +95,21 @@ void replace_blob(const DirHandle& shard, const EntryFile& file, const fs::path&
   }
 }
 
-BlobStep share_one(const DirHandle& shard, const EntryFile& file, const fs::path& staged) {
+BlobStep share_one(const DirHandle& shard, const EntryFile& file, const fs::path& staged,
+                   uid_t cache_owner) {
   struct stat st {};
   if (!shard.stat_of(file.sha256, st)) {
     bool added = ::linkat(AT_FDCWD, staged.c_str(), shard.fd(), file.sha256.c_str(), 0) == 0;
     return !added && errno == EEXIST ? BlobStep::again : BlobStep::done;
   }
-  if (blob_looks_whole(st, file) && blob_holds_its_name(shard, file.sha256)) {
-    return link_staged_to_blob(shard, file, staged);
+  if (S_ISDIR(st.st_mode)) {
+    return BlobStep::done; // a folder there is not npucc's: verify names it
   }
-  if (!S_ISDIR(st.st_mode)) { // a folder there is not npucc's: verify names it
-    replace_blob(shard, file, staged);
+  if (auto inode = trusted_blob(shard, file, cache_owner)) {
+    return link_staged_to_blob(shard, file, staged, *inode);
   }
+  // Damaged, another member's, not 0444, a link, a FIFO: this writer's own copy takes its name.
+  replace_blob(shard, file, staged);
   return BlobStep::done;
 }
 
@@ -107,9 +126,14 @@ void share_blobs(const fs::path& root, const Modes& modes, const fs::path& stage
         !try_make_cache_dir(root / "blobs" / shard_name, modes)) {
       return; // the entry keeps its own copies
     }
-    DirHandle shard = DirHandle::open(root).child("blobs").child(shard_name);
+    DirHandle cache = DirHandle::open(root);
+    struct stat root_info {};
+    if (!cache.valid() || ::fstat(cache.fd(), &root_info) != 0) {
+      return;
+    }
+    DirHandle shard = cache.child("blobs").child(shard_name);
     for (int attempt = 0; shard.valid() && attempt < 3; ++attempt) {
-      if (share_one(shard, file, stage / file.name) == BlobStep::done) {
+      if (share_one(shard, file, stage / file.name, root_info.st_uid) == BlobStep::done) {
         break;
       }
     }

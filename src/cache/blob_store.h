@@ -18,8 +18,11 @@
 // reading, hashing, signing, delivering and bundling an entry need not know about blobs;
 // removing an entry unlinks its names, and a blob whose count has fallen to 1 (only
 // blobs/ holds it) is used by no entry and is removed by the next sweep. A store links
-// an existing blob only after hashing it (a damaged blob is never linked into a new
-// entry; it is replaced by the store's own file); a damaged blob already linked makes
+// an existing blob only when no one but the writer or the cache folder's owner can change
+// it: owned by one of them, 0444 (only a file's owner may chmod it), its bytes hashing to
+// its name, all seen on one descriptor opened without following links, and the inode then
+// linked is the one hashed (issue 42). Any other blob (damaged, a group member's, of another
+// mode) is replaced by the store's own file; a damaged blob already linked makes
 // every entry using it fail its checksum (a miss, never a misread), and verify --fix
 // removes those entries and then the blob. Everything is done relative to folders opened
 // without following links: a link planted in blobs/ is never followed, only removed.

@@ -39,9 +39,27 @@ TempPath LocalStorage::temp_folder(const std::string& stem) const {
   return folder;
 }
 
+std::string LocalStorage::staged_problem(const fs::path& folder, const std::string& key) const {
+  EntryInfo info = examine(folder, key, Check::sizes);
+  if (info.state != EntryState::ok) {
+    return info.problem.empty() ? std::string(entry_state_name(info.state)) : info.problem;
+  }
+  if (!info.strays.empty()) {
+    return "it holds " + info.strays.front() +
+           (info.strays.size() > 1 ? " and " + std::to_string(info.strays.size() - 1) + " more" : "") +
+           ", which its header does not list";
+  }
+  return "";
+}
+
 bool LocalStorage::publish_staged(TempPath& staged, const std::string& key, Replace replace,
                                   const std::map<std::string, std::string>& sha256) {
   require_writable("store");
+  // Refused whole before anything is removed, shared or published: a file its header does
+  // not list would stay in the entry and in blobs/ (issue 42, finding 8).
+  if (!staged_problem(staged.path(), key).empty()) {
+    return false;
+  }
   if (replace == Replace::yes) {
     remove(key);
   }

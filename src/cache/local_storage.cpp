@@ -24,6 +24,7 @@
 #include <map>
 #include <mutex>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace npucc::cache {
 
@@ -250,11 +251,19 @@ const std::string& boot_id() {
 }
 
 // Inode, size and mtime (ns) of each file, a line each; empty when one cannot be stat'ed.
-std::string files_stamp(const fs::path& dir, const std::vector<std::string>& names) {
+// Given `cache_owner`, also empty when a file could be changed by someone but this user and
+// the cache's owner: it is not 0444, or another user owns it (who may chmod it, write it and
+// set its mtime back).
+std::string files_stamp(const fs::path& dir, const std::vector<std::string>& names,
+                        std::optional<uid_t> cache_owner = std::nullopt) {
   std::string out;
   for (const auto& name : names) {
     struct stat st {};
     if (::lstat((dir / name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return "";
+    }
+    if (cache_owner && ((st.st_mode & 07777) != k_entry_file_mode ||
+                        (st.st_uid != ::geteuid() && st.st_uid != *cache_owner))) {
       return "";
     }
     char line[256];
@@ -274,13 +283,15 @@ std::string files_stamp(const fs::path& dir, const std::vector<std::string>& nam
 // the model costs, whatever the output size). Not the ctime: hard links to the files
 // come and go with every hit and every deleted output. What a stamp cannot see (bit rot,
 // an mtime set back on purpose) `cache verify` finds: it always hashes. Empty when a
-// file cannot be stat'ed or the boot is unknown.
-std::string stat_stamp(const fs::path& dir, const EntryHeader& header) {
+// file cannot be stat'ed or the boot is unknown, or when a file could have been changed
+// by another user (a member who owns a file of the entry, planted or linked as a blob, can
+// write it and set its mtime back): such an entry is hashed at every hit (issue 42).
+std::string stat_stamp(const fs::path& dir, const EntryHeader& header, uid_t cache_owner) {
   std::vector<std::string> names{k_header_file};
   for (const auto& file : header.files) {
     names.push_back(file.name);
   }
-  std::string files = files_stamp(dir, names);
+  std::string files = files_stamp(dir, names, cache_owner);
   if (files.empty() || boot_id().empty()) {
     return "";
   }
@@ -288,6 +299,11 @@ std::string stat_stamp(const fs::path& dir, const EntryHeader& header) {
 }
 
 } // namespace
+
+uid_t LocalStorage::owner_uid() const {
+  struct stat st {};
+  return ::stat(m_root.c_str(), &st) == 0 ? st.st_uid : ::geteuid(); // unknown: none but us
+}
 
 fs::path LocalStorage::stamp_path(const std::string& key) const {
   return m_root / "stamps" / key.substr(0, 2) / key;
@@ -330,7 +346,7 @@ void LocalStorage::adopt_verified(const std::string& key,
       return; // the next fetch hashes and judges
     }
   }
-  write_stamp(key, stat_stamp(dir, info.header));
+  write_stamp(key, stat_stamp(dir, info.header, owner_uid()));
 }
 
 // The file a hit may leave copying while the caller goes on (FetchResult::copying): the
@@ -403,7 +419,7 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   if (info.state == EntryState::ok && !m_key) {
     // Taken before hashing: a write during the hash changes the mtime, so the stamp
     // can only be older than the bytes hashed, never newer.
-    std::string stamp = stat_stamp(dir, info.header);
+    std::string stamp = stat_stamp(dir, info.header, owner_uid());
     if (!stamp_matches(key, stamp)) {
       info = examine(dir, key, Check::contents);
       if (info.state == EntryState::ok) {
@@ -584,7 +600,7 @@ StoreResult LocalStorage::store(EntryHeader header, const fs::path& from,
   // inodes and times: a stamp now spares the first hit the hashing, unless a file
   // changed meanwhile (a linked output is also in the user's folder).
   std::string stamp = files_stamp(stage.path(), names) == files_before
-                          ? stat_stamp(stage.path(), header)
+                          ? stat_stamp(stage.path(), header, owner_uid())
                           : std::string();
   if (publish(stage, header.key, replace)) {
     util::test_point("store:published");
@@ -649,15 +665,27 @@ bool LocalStorage::remove(const std::string& key) {
 }
 
 std::optional<ModelIndex> LocalStorage::model_index(const std::string& model_sha256) const {
-  fs::path path = m_root / "models" / model_sha256.substr(0, 2) / model_sha256;
-  if (!is_key(model_sha256) || path_kind(path) != PathKind::file) {
+  constexpr uint64_t k_limit = 1 << 20;
+  if (!is_key(model_sha256)) {
     return std::nullopt;
   }
-  util::Expected<std::string> text = read_small_file(path, 1 << 20);
-  if (!text) {
-    return std::nullopt; // unreadable: the model is read instead, and the index rewritten
+  fs::path path = m_root / "models" / model_sha256.substr(0, 2) / model_sha256;
+  // Its owner and mode are those of the descriptor read (issue 42: a name can be swapped
+  // between a stat and an open). The lead may fold this into file_ops' safe-open helper.
+  util::Fd fd(util::disk().open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0));
+  struct stat info {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) ||
+      static_cast<uint64_t>(info.st_size) > k_limit) {
+    return std::nullopt; // absent or not an index: the model is read, and the index rewritten
   }
-  return parse_model_index(*text);
+  util::Expected<std::string> text =
+      util::read_up_to(fd.get(), static_cast<size_t>(info.st_size), path);
+  std::optional<ModelIndex> index = text ? parse_model_index(*text) : std::nullopt;
+  if (index) {
+    index->owner_uid = info.st_uid;
+    index->mode = info.st_mode & 07777;
+  }
+  return index;
 }
 
 void LocalStorage::record_model_index(const std::string& model_sha256,
@@ -669,7 +697,7 @@ void LocalStorage::record_model_index(const std::string& model_sha256,
   fs::path shard = m_root / "models" / model_sha256.substr(0, 2);
   make_dir(shard);
   util::write_file_atomic(shard / model_sha256, text, util::Durability::synced,
-                          util::FileMode::exactly(m_modes.mutable_file));
+                          util::FileMode::exactly(m_modes.mutable_file & ~0022u));
 }
 
 std::vector<EntryInfo> LocalStorage::list(Check check, const Progress& progress) const {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <sys/types.h>
 #include <vector>
 
 // The local cache directory:
@@ -216,8 +217,13 @@ public:
   // Replace::yes; its files were hashed on the way in, as `sha256` says (adopt_verified).
   // True when an entry is published under the key now: this one, or one another process
   // published meanwhile (as good). Throws npucc::Error when the entry cannot be removed.
+  // Refused (false, nothing removed, shared or published) when staged_problem finds one.
   bool publish_staged(TempPath& staged, const std::string& key, Replace replace,
                       const std::map<std::string, std::string>& sha256);
+  // Why a staged entry folder may not be published under `key`: its header is missing,
+  // unreadable or for another key, a listed file is missing or of another size, or it holds
+  // a file its header does not list (entry.sig aside). Empty when it may.
+  std::string staged_problem(const std::filesystem::path& folder, const std::string& key) const;
 
   std::string describe() const override;
   // Storage::fetch; an empty `into` checks the entry as a fetch does and delivers nothing
@@ -241,8 +247,12 @@ public:
   // After a store: trims to `max_size` unless another process is already cleaning.
   PurgeReport enforce_max_size(uint64_t max_size, const std::string& just_stored = {}) const;
 
-  // The model index (model_index.h) of the model whose bytes hash to `model_sha256`.
+  // The model index (model_index.h) of the model whose bytes hash to `model_sha256`, with
+  // the owner and mode of the file read (never through a link, never a FIFO).
   std::optional<ModelIndex> model_index(const std::string& model_sha256) const;
+  // Written by this user, writable by no one else (the cache's file mode without the group's
+  // and others' write bits): so that its key facts can be this user's own
+  // (why_key_facts_not_used). Another member's compile replaces it, never edits it.
   void record_model_index(const std::string& model_sha256, const std::string& text) const;
 
   const StatsFile& stats() const { return m_stats; }
@@ -262,6 +272,9 @@ private:
                      const std::filesystem::path& into, FetchResult& result) const;
   // CACHE_DIR/stamps/<kk>/<key>: the entry's files as last hashed (local_storage.cpp).
   std::filesystem::path stamp_path(const std::string& key) const;
+  // The owner of the cache's folder: with this user, whom an entry file's owner may be for
+  // a stamp to stand for its bytes.
+  uid_t owner_uid() const;
   bool stamp_matches(const std::string& key, const std::string& stamp) const;
   void write_stamp(const std::string& key, const std::string& stamp) const;
   // store()'s last steps: the header (and signature) of a staged entry folder, then its

@@ -169,6 +169,14 @@ void apply_options_file(Config& config, const fs::path& file, const GetEnv& gete
       continue; // Ascend's default for every option: not set
     }
     const std::string where = file.string() + ": " + item.ascend_key;
+    // The cache folder decides what a compile trusts and where it writes. An options file
+    // often comes with the checkout (a pull request's options.json), the environment with
+    // the job: the environment's folder wins, as ccache's environment beats its files.
+    if (item.key == "cache.dir" && config.get(item.key).source == SettingSource::environment) {
+      config.warnings.push_back(where + " ignored: " + config.get(item.key).origin +
+                                " is set, and the environment chooses the cache folder");
+      continue;
+    }
     if (item.key == "modify_mixlist") {
       check_named_file(file, item.ascend_key, item.value);
     }

@@ -1,5 +1,6 @@
 #include "pipeline/cache_explain.h"
 
+#include "compiler/key_options.h"
 #include "compiler/manifest.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
@@ -214,6 +215,25 @@ std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::Lo
   return out;
 }
 
+// What a compile of this request would make of the index of the model's bytes.
+IndexFacts describe_index(const Model& model, const CompileOptions& options,
+                          const cache::LocalStorage& storage) {
+  IndexFacts out;
+  out.needed = compiler::key_options_need_model(options);
+  std::optional<cache::ModelIndex> index = storage.model_index(model.sha256);
+  out.found = index.has_value();
+  if (!index) {
+    out.why = "no model index of these bytes in the cache";
+    return out;
+  }
+  out.why = cache::why_key_facts_not_used(*index, model.sha256, storage.signing());
+  out.used = out.why.empty();
+  if (out.used) {
+    out.why = cache::k_key_facts_used_because;
+  }
+  return out;
+}
+
 } // namespace
 
 CacheExplanation explain_cache(const CompileOptions& options, const CacheConfig& config,
@@ -250,6 +270,7 @@ CacheExplanation explain_cache(const CompileOptions& options, const CacheConfig&
   out.cache_dir = storage->root();
   look_up(out, *storage);
   out.inputs = describe_inputs(model, *storage, config.digest_cache);
+  out.index = describe_index(model, options, *storage);
   return out;
 }
 

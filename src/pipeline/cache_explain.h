@@ -50,6 +50,15 @@ struct InputFileDigest {
   bool matches_bytes = true;
 };
 
+// The model index of the model's bytes (cache/model_index.h) as a compile would take it: its
+// key facts decide which options the key leaves out (--input-shape, --target-opset).
+struct IndexFacts {
+  bool found = false;  // the cache holds an index of these bytes
+  bool needed = false; // the request's options need the model's facts to be keyed
+  bool used = false;   // a compile would take the index's facts (else it reads the model)
+  std::string why;     // why they are, or are not, used
+};
+
 // bypass: the model holds an op that keeps it out of the cache (resource_ops.h): a compile
 // neither looks it up nor stores it.
 enum class KeyLookup { hit, damaged, miss, bypass, not_checked };
@@ -67,6 +76,7 @@ struct CacheExplanation {
   size_t model_entries = 0;        // of this model under other keys
   std::vector<NearbyEntry> nearest;
   std::vector<InputFileDigest> inputs; // the model, then its external data; empty unchecked
+  IndexFacts index;                     // unchecked: not found
 };
 
 inline constexpr size_t k_nearest_entries = 3;

@@ -4,6 +4,7 @@
 #include "npucc/error.h"
 #include "npucc/version.h"
 #include "pipeline/input_digest.h"
+#include "runtime/ort_session.h"
 #include "util/build_identity.h"
 #include "util/sha256.h"
 
@@ -90,16 +91,41 @@ CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
   return key_from(model, options, external, sha256, external_bytes);
 }
 
+// With an accuracy check the key holds the runtime library's SHA-256 (its identity,
+// runtime::detail::library_identity): its digest comes through the digest cache as an input
+// file's does, so a compile reads the 40 MB library only when its stamp changed. Without the
+// digest cache (or when this fails) library_identity reads it itself, once per process.
+void know_runtime_digest(const CompileOptions& options, cache::InputDigests* digests) {
+  if (digests == nullptr || (!options.check_accuracy && options.accuracy_target.empty())) {
+    return;
+  }
+  const std::filesystem::path library = runtime::detail::library_file();
+  if (library.empty()) {
+    return; // the key says it is missing
+  }
+  util::InputFiles files;
+  auto file = files.try_open(library, util::InputFile::Links::refuse);
+  if (!file) {
+    return;
+  }
+  util::Expected<std::string> sha256 = digest_of_input(*file, digests);
+  if (sha256) {
+    runtime::detail::remember_library_digest((*file)->stamp(), *sha256);
+  }
+}
+
 } // namespace
 
 CacheKey compute_key(const Model& model, const CompileOptions& options,
                      cache::InputDigests* digests) {
+  know_runtime_digest(options, digests);
   return key_of(identity_of(model), compiler::key_options(options, model.proto), digests,
                 *inputs_of(model));
 }
 
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
                      cache::InputDigests* digests, util::InputFiles& inputs) {
+  know_runtime_digest(options, digests);
   return key_of(model, compiler::key_options(options, model.facts ? &*model.facts : nullptr),
                 digests, inputs);
 }

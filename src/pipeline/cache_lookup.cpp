@@ -70,11 +70,11 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
   if (!index) {
     return std::nullopt;
   }
-  // Read only for the options that need them. The index is not signed: with a signing key,
-  // facts a group member could forge must not decide which entry a request reads (the
-  // options they would drop from the key).
-  if (compiler::key_options_need_model(options) && !index->key_facts.empty() &&
-      !storage.signing_key()) {
+  // Read only for the options that need them, and only when no one else could have written
+  // them: they decide which options the key drops, so forged ones would move the request
+  // onto another request's entry (why_key_facts_not_used; without them the model is read).
+  if (compiler::key_options_need_model(options) &&
+      cache::why_key_facts_not_used(*index, identity.sha256, storage.signing()).empty()) {
     identity.facts = compiler::parse_key_facts(index->key_facts);
   }
   for (const auto& location : index->external_locations) {

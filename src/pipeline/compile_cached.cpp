@@ -152,7 +152,7 @@ void read_and_key(CachedRun& run) {
     locations.push_back(file.location);
   }
   run.model_index = cache::serialize_model_index(
-      locations, compiler::key_facts_text(compiler::key_facts(run.model.proto)));
+      locations, run.model_sha256, compiler::key_facts_text(compiler::key_facts(run.model.proto)));
   run.uncacheable = find_uncacheable_op(run.model.proto);
   // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
   // that a hit runs none (the speculative first stage would run the check).

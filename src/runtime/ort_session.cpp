@@ -8,7 +8,14 @@
 #include <system_error>
 
 #ifdef NPUCC_HAVE_ONNXRUNTIME
+#include "util/fd.h"
+#include "util/sha256.h"
+
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <fstream>
+#include <mutex>
+#include <optional>
 #include <onnxruntime_c_api.h>
 #endif
 
@@ -38,6 +45,8 @@ std::vector<TensorSet> OrtRunner::run(std::string_view, const std::string&,
   return {};
 }
 std::string library_identity() { return "none"; }
+std::filesystem::path library_file() { return {}; }
+void remember_library_digest(const util::FileStamp&, const std::string&) {}
 
 #else
 
@@ -52,18 +61,75 @@ std::string library_path() {
 
 } // namespace
 
-// The library's resolved file name carries its version (libonnxruntime.so.1.30.0) and its
-// size tells builds of one version apart, without loading it or reading 20 MiB per compile.
-std::string library_identity() {
-  std::error_code error;
-  const std::filesystem::path path = library_path();
-  const auto real = std::filesystem::canonical(path, error);
-  if (error) {
-    return "missing " + path.string();
+namespace {
+
+// The library's SHA-256 at one stamp: remembered from the digest cache, or read once.
+struct LibraryDigest {
+  std::mutex mutex;
+  std::optional<util::FileStamp> stamp;
+  std::string sha256;
+};
+LibraryDigest& library_digest() {
+  static LibraryDigest known;
+  return known;
+}
+
+// The library's version, as its release folder (LIB/../VERSION_NUMBER: "1.30.0") or else its
+// file name (libonnxruntime.so.1.30.0) says; what identifies it is its SHA-256, this is for
+// people reading the key.
+std::string library_version(const std::filesystem::path& real) {
+  std::ifstream file(real.parent_path().parent_path() / "VERSION_NUMBER");
+  std::string line;
+  if (file && std::getline(file, line) && !line.empty() && line.size() <= 32 &&
+      line.find_first_not_of("0123456789.") == std::string::npos) {
+    return line;
   }
-  const auto size = std::filesystem::file_size(real, error);
-  return real.filename().string() + " " + (error ? std::string("?") : std::to_string(size)) +
-         " bytes";
+  const std::string name = real.filename().string();
+  const std::string prefix = "libonnxruntime.so.";
+  return util::starts_with(name, prefix) && name.size() > prefix.size()
+             ? util::printable(name.substr(prefix.size()))
+             : "unknown";
+}
+
+} // namespace
+
+std::filesystem::path library_file() {
+  std::error_code error;
+  auto real = std::filesystem::canonical(library_path(), error);
+  return error ? std::filesystem::path() : real;
+}
+
+void remember_library_digest(const util::FileStamp& stamp, const std::string& sha256) {
+  LibraryDigest& known = library_digest();
+  std::lock_guard<std::mutex> lock(known.mutex);
+  known.stamp = stamp;
+  known.sha256 = sha256;
+}
+
+// The library's version and the SHA-256 of its bytes: its size alone would let two builds of
+// one size share accuracy results (issue 42, item 9).
+std::string library_identity() {
+  const std::filesystem::path real = library_file();
+  if (real.empty()) {
+    return "missing " + library_path();
+  }
+  util::Fd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  std::optional<util::FileStamp> stamp = fd.get() < 0 ? std::nullopt : util::stamp_of(fd.get());
+  if (!stamp) {
+    return "unreadable " + real.string();
+  }
+  const std::string head = "onnxruntime " + library_version(real) + " sha256 ";
+  LibraryDigest& known = library_digest();
+  std::lock_guard<std::mutex> lock(known.mutex);
+  if (known.stamp != stamp) {
+    util::Expected<util::FileDigest> digest = util::try_sha256_of_fd(fd.get(), real);
+    if (!digest || util::stamp_of(fd.get()) != stamp) {
+      return "unreadable " + real.string(); // or changed while it was read: no result shared
+    }
+    known.stamp = stamp;
+    known.sha256 = digest->sha256;
+  }
+  return head + known.sha256;
 }
 
 namespace {

@@ -1,7 +1,9 @@
 #pragma once
 
 #include "runtime/tensor.h"
+#include "util/file_stamp.h"
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,8 +33,21 @@ private:
   std::unique_ptr<State> m_state;
 };
 
-// The library a runtime process would load, as the cache key records it: its resolved file
-// name and size ("none" when npucc was built without ONNX Runtime). Does not load it.
+// The library a runtime process would load, as the cache key records it: its version (as its
+// resolved file name carries it: libonnxruntime.so.1.30.0) and the SHA-256 of its bytes, so
+// two builds of one version, whatever their sizes, never share accuracy results ("none" when
+// npucc was built without ONNX Runtime; "missing PATH" when it is not there). Does not load
+// it. The SHA-256 is read once per process and stamp of the file, or taken from
+// remember_library_digest.
 std::string library_identity();
+
+// The library file library_identity describes, links resolved; empty without ONNX Runtime or
+// when it is missing.
+std::filesystem::path library_file();
+
+// What a caller knows of the library file's SHA-256 at `stamp` (pipeline: the digest cache's
+// record for it, cache/input_digests.h), so that library_identity need not read 40 MB at
+// every compile: used while the file's stamp is `stamp`.
+void remember_library_digest(const util::FileStamp& stamp, const std::string& sha256);
 
 } // namespace npucc::runtime::detail

@@ -80,12 +80,19 @@ expect_setting cache.dir /env/cache environment NPUCC_CACHE_DIR
 expect_setting precision_mode_v2 origin environment NPUCC_PRECISION_MODE_V2
 expect_setting precision_mode force_fp16 "config file"
 
-# 4. an Ascend options file over the environment; unused Ascend keys warn
+# 4. an Ascend options file over the environment, but for the cache folder (issue 42: an
+# options file may come with a checkout, NPUCC_CACHE_DIR with the job); unused Ascend keys warn
 cat >"$work/npu_options.json" <<'JSON'
 {"graph_compiler_cache_dir": "opt-cache", "accelerate_train_mode": "fast|step", "precision_mode": "",
  "modify_mixlist": "lists/ops.json", "iterations_per_loop": "10"}
 JSON
 run config show --json --options "$work/npu_options.json"
+expect_setting cache.dir /env/cache environment NPUCC_CACHE_DIR
+grep -q "npucc: warning: .*graph_compiler_cache_dir ignored: NPUCC_CACHE_DIR is set" <<<"$err" ||
+  fail "no warning for the ignored graph_compiler_cache_dir: $err"
+saved_env=("${extra_env[@]}") extra_env=(NPUCC_PRECISION_MODE_V2=origin)
+run config show --json --options "$work/npu_options.json"
+extra_env=("${saved_env[@]}")
 expect_setting cache.dir "$work/opt-cache" "options file" "$work/npu_options.json: graph_compiler_cache_dir"
 expect_setting accelerate_train_mode "fast|step" "options file"
 expect_setting modify_mixlist "$work/lists/ops.json" "options file"

@@ -327,15 +327,15 @@ done
 pass "names with escapes: escaped in compile, errors, ls, populate, invalidate, explain and verify; exact in JSON"
 
 # --- 7. modes in a group-shared cache come from the storage layer, whatever the umask ---
-# modes_ok DIR: every folder 2770; entry files 0444; mutable files (stats, locks, model
-# indexes, stamps) 0660; input digests without a key 0640 (each user's own: issue 30).
+# modes_ok DIR: every folder 2770; entry files 0444; mutable files (stats, locks, stamps)
+# 0660; input digests without a key and model indexes 0640 (each user's own: issues 30, 42).
 modes_ok() {
   local bad
   bad=$(cd "$1" && find . -mindepth 1 -type d ! -perm 2770 -printf '%m %p\n'
         find . -path './entries/*' -type f ! -perm 0444 -printf '%m %p\n'
-        find . -path './digests/*' -type f ! -perm 0640 -printf '%m %p\n'
-        find . -type f ! -path './entries/*' ! -path './digests/*' ! -name CACHEDIR.TAG \
-          ! -perm 0660 -printf '%m %p\n')
+        find . \( -path './digests/*' -o -path './models/*' \) -type f ! -perm 0640 -printf '%m %p\n'
+        find . -type f ! -path './entries/*' ! -path './digests/*' ! -path './models/*' \
+          ! -name CACHEDIR.TAG ! -perm 0660 -printf '%m %p\n')
   [ -z "$bad" ] || { echo "$bad" >&2; fail "modes in the group cache ($2)"; }
 }
 G="$WORK/group"
@@ -347,7 +347,7 @@ G="$WORK/group"
 [ -d "$G/stamps" ] && [ -n "$(find "$G/stamps" -type f)" ] || fail "no stamp was written"
 [ "$(stat -c %a "$G")" = 2770 ] || fail "the cache folder is $(stat -c %a "$G")"
 modes_ok "$G" "umask 077"
-pass "umask 077, init --shared group: every folder 2770, entry files 0444, the rest 0660"
+pass "umask 077, init --shared group: every folder 2770, entry files 0444, digests and indexes 0640, the rest 0660"
 
 # --- 9. the key covers the compiler build, not only its version ---
 C9="$WORK/c9"; expect_status 0 "$NPUCC" cache init "$C9"

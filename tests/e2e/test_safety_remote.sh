@@ -195,9 +195,9 @@ G="$WORK/group"
 contains "$WORK/out" "from the remote cache"
 bad=$(cd "$G" && find . -mindepth 1 -type d ! -perm 2770 -printf '%m %p\n'
       find . -path './entries/*' -type f ! -perm 0444 -printf '%m %p\n'
-      find . -path './digests/*' -type f ! -perm 0640 -printf '%m %p\n'
-      find . -type f ! -path './entries/*' ! -path './digests/*' ! -name CACHEDIR.TAG \
-        ! -perm 0660 -printf '%m %p\n')
+      find . \( -path './digests/*' -o -path './models/*' \) -type f ! -perm 0640 -printf '%m %p\n'
+      find . -type f ! -path './entries/*' ! -path './digests/*' ! -path './models/*' \
+        ! -name CACHEDIR.TAG ! -perm 0660 -printf '%m %p\n')
 [ -z "$bad" ] || { echo "$bad" >&2; fail "modes after a remote import in a group cache"; }
 pass "a remote import under umask 077 keeps the group cache's modes"
 

@@ -1,4 +1,5 @@
 #include "cache/blob_store.h"
+#include "cache/entry_format.h"
 #include "cache/local_storage.h"
 #include "npucc/cache.h"
 #include "test_cache_support.h"
@@ -151,6 +152,30 @@ TEST_SUITE("npucc::cache::blobs") {
           FetchStatus::hit);
   }
 
+  // Issue 42, finding 7: another user's file with the right bytes, 0444, was linked into
+  // a new entry; its owner could chmod it back and write it.
+  TEST_CASE("another user's blob is never linked into a new entry: the writer's copy replaces it") {
+    BlobFixture f;
+    uid_t other = ::geteuid() + 4242;
+    fs::create_directories(f.blob().parent_path());
+    npucc::util::write_file_atomic(f.blob(), k_weights);
+    ::chmod(f.blob().c_str(), 0444);
+    if (::chown(f.blob().c_str(), other, ::getegid()) != 0) {
+      MESSAGE("skipped: giving a file to another user needs root");
+      return;
+    }
+    ino_t theirs = stat_of(f.blob()).st_ino;
+    f.put(key_of('a'));
+    CHECK(stat_of(f.data_of(key_of('a'))).st_ino != theirs);
+    CHECK(stat_of(f.data_of(key_of('a'))).st_uid == ::geteuid());
+    // The writer's own copy is the blob now, linked into the entry, for the next to share.
+    CHECK(stat_of(f.blob()).st_ino == stat_of(f.data_of(key_of('a'))).st_ino);
+    f.put(key_of('b'));
+    CHECK(stat_of(f.data_of(key_of('b'))).st_ino == stat_of(f.blob()).st_ino);
+    CHECK(f.storage.fetch(key_of('a'), npucc::test::temp_dir("blob-out")).status ==
+          FetchStatus::hit);
+  }
+
   TEST_CASE("an unused blob is reported by verify and removed by --fix") {
     BlobFixture f;
     f.put(key_of('a'));
@@ -185,6 +210,10 @@ TEST_SUITE("npucc::cache::blobs") {
     npucc::util::write_file_atomic(staged.path() / "high.onnx", "graph");
     npucc::util::write_file_atomic(staged.path() / "weights.data", k_weights);
     ::chmod((staged.path() / "weights.data").c_str(), 0444);
+    EntryHeader header = npucc::test::entry_header(key_of('b'));
+    header.files = {{"high.onnx", npucc::util::sha256_hex("graph"), 5},
+                    {"weights.data", npucc::util::sha256_hex(k_weights), k_weights.size()}};
+    npucc::util::write_file_atomic(staged.path() / k_header_file, serialize_header(header));
     REQUIRE(f.storage.publish_staged(staged, key_of('b'), Replace::no,
                                      {{"weights.data", npucc::util::sha256_hex(k_weights)}}));
     CHECK(stat_of(f.data_of(key_of('b'))).st_ino == stat_of(f.blob()).st_ino);

@@ -1,4 +1,5 @@
 #include "cache/entry_format.h"
+#include "cache/entry_signature.h"
 #include "cache/local_storage.h"
 #include "npucc/cache.h"
 #include "npucc/error.h"
@@ -8,6 +9,7 @@
 #include "util/sha256.h"
 
 #include <doctest/doctest.h>
+#include <map>
 #include <sys/stat.h>
 
 namespace fs = std::filesystem;
@@ -87,6 +89,40 @@ TEST_SUITE("npucc::cache::LocalStaging") {
       TempPath second = f.staged_entry(key, "other bytes");
       CHECK(f.storage.publish_staged(second, key, Replace::yes, {}));
       CHECK(npucc::util::read_file(f.storage.entry_dir(key) / "high.onnx") == "other bytes");
+    }
+  }
+
+  // Issue 42, finding 8: an extra file stayed in the entry, and as a blob.
+  TEST_CASE("a staged entry holding a file its header does not list is refused whole") {
+    Fixture f;
+    const std::string key(64, 'd');
+    TempPath stage = f.staged_entry(key, "graph bytes");
+    const std::string extra = "extra weights";
+    npucc::util::write_file_atomic(stage.path() / "zz.data", extra);
+    CHECK(f.storage.staged_problem(stage.path(), key) ==
+          "it holds zz.data, which its header does not list");
+    std::map<std::string, std::string> sha256 = {
+        {"high.onnx", npucc::util::sha256_hex("graph bytes")},
+        {"zz.data", npucc::util::sha256_hex(extra)}};
+    SUBCASE("nothing of it is published or shared") {
+      CHECK_FALSE(f.storage.publish_staged(stage, key, Replace::no, sha256));
+      CHECK_FALSE(fs::exists(f.storage.entry_dir(key)));
+      CHECK_FALSE(fs::exists(f.storage.root() / "blobs"));
+    }
+    SUBCASE("a damaged entry it would replace stays until a good one does") {
+      TempPath good = f.staged_entry(key, "graph bytes");
+      REQUIRE(f.storage.publish_staged(good, key, Replace::no, {}));
+      CHECK_FALSE(f.storage.publish_staged(stage, key, Replace::yes, sha256));
+      CHECK(fs::exists(f.storage.entry_dir(key) / "high.onnx"));
+      CHECK_FALSE(fs::exists(f.storage.entry_dir(key) / "zz.data"));
+    }
+    SUBCASE("the signature file is listed by the format, not by the header") {
+      fs::remove(stage.path() / "zz.data");
+      npucc::util::write_file_atomic(stage.path() / k_signature_file, "sig");
+      CHECK(f.storage.staged_problem(stage.path(), key).empty());
+    }
+    SUBCASE("a header for another key is refused too") {
+      CHECK_FALSE(f.storage.staged_problem(stage.path(), std::string(64, 'c')).empty());
     }
   }
 

@@ -10,7 +10,9 @@
 #include <doctest/doctest.h>
 #include <fstream>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <thread>
+#include <unistd.h>
 #include <utime.h>
 
 namespace fs = std::filesystem;
@@ -164,6 +166,35 @@ TEST_SUITE("npucc::cache::LocalStorage") {
     fs::path out = npucc::test::temp_dir("out");
     REQUIRE(f.storage.fetch(key_of('e'), out).status == FetchStatus::hit);
     CHECK(npucc::util::read_file(stamp) == text);
+  }
+
+  // Issue 42, item 7: a member who owns a file of an entry can write it in place and set its
+  // mtime back, so the stamp (inode, size, mtime) cannot stand for its bytes.
+  TEST_CASE("a keyless hit hashes an entry whose file another user owns, at every hit") {
+    Fixture f;
+    f.put(key_of('c'));
+    fs::path high = f.file(key_of('c'), "high.onnx");
+    if (::chown(high.c_str(), ::geteuid() + 4242, ::getegid()) != 0) {
+      MESSAGE("skipped: giving a file to another user needs root");
+      return;
+    }
+    FetchResult first = f.storage.fetch(key_of('c'), npucc::test::temp_dir("out"));
+    INFO(first.problem);
+    REQUIRE(first.status == FetchStatus::hit);
+    struct stat before {};
+    REQUIRE(::stat(high.c_str(), &before) == 0);
+    ::chmod(high.c_str(), 0644);
+    {
+      std::fstream edit(high, std::ios::in | std::ios::out | std::ios::binary);
+      edit.seekp(500);
+      edit.put('x');
+    }
+    ::chmod(high.c_str(), 0444);
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    REQUIRE(::utimensat(AT_FDCWD, high.c_str(), times, 0) == 0);
+    FetchResult edited = f.storage.fetch(key_of('c'), npucc::test::temp_dir("out"));
+    CHECK(edited.status == FetchStatus::corrupt);
+    CHECK(edited.problem == "high.onnx does not match its checksum");
   }
 
   TEST_CASE("a second store of the same key leaves the first entry") {

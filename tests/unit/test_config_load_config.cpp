@@ -83,7 +83,8 @@ TEST_SUITE("npucc::load_config") {
     }
   }
 
-  TEST_CASE("precedence: command line > options file > environment > config file > default") {
+  TEST_CASE("precedence: command line > options file > environment > config file > default, "
+            "but the environment's cache folder beats the options file's") {
     Fixture f;
     f.write_config(
         "precision_mode = \"force_fp16\"\n[cache]\ndir = \"from-file\"\nmax_size = \"1G\"\n");
@@ -109,10 +110,22 @@ TEST_SUITE("npucc::load_config") {
     CHECK(config.cache_max_size() == 2ull * 1024 * 1024 * 1024);
     CHECK(config.get("precision_mode").source == SettingSource::config_file);
 
+    // But not the cache folder: the environment's wins over an options file's (issue 42), said
+    // in a warning; without the variable the options file's is used.
+    config = f.load({}, options);
+    CHECK(config.cache_dir() == "/from/env");
+    CHECK(config.get("cache.dir").source == SettingSource::environment);
+    REQUIRE(config.warnings.size() == 1);
+    CHECK(config.warnings[0] == options.string() +
+                                    ": graph_compiler_cache_dir ignored: NPUCC_CACHE_DIR is set, "
+                                    "and the environment chooses the cache folder");
+    f.env.erase("NPUCC_CACHE_DIR");
     config = f.load({}, options);
     CHECK(config.cache_dir() == "/from/options");
     CHECK(config.get("cache.dir").source == SettingSource::options_file);
     CHECK(config.get("cache.dir").origin == options.string() + ": graph_compiler_cache_dir");
+    CHECK(config.warnings.empty());
+    f.env["NPUCC_CACHE_DIR"] = "/from/env";
 
     config = f.load({{"cache.dir", "/from/cli", "--graph-compiler-cache-dir"}}, options);
     CHECK(config.cache_dir() == "/from/cli");

@@ -176,6 +176,14 @@ TieredStorage::Imported TieredStorage::import_from_remote(LocalStorage& target,
   // reason to wait for the disk.
   // The corrupt local entry, if any, is what the remote one replaces; another process may
   // have published this key meanwhile (its entry is as good).
+  // A bundle whose files its header does not list is refused whole: nothing of it is stored
+  // (publish_staged would refuse it too; here it is counted and said).
+  std::string problem = target.staged_problem(stage.path(), key);
+  if (!problem.empty()) {
+    m_local.stats().update({{"remote.rejected", 1}});
+    warn("remote cache entry " + key.substr(0, 12) + " rejected: " + problem);
+    return Imported::no;
+  }
   Replace replace = local_status != FetchStatus::absent ? Replace::yes : Replace::no;
   return target.publish_staged(stage, key, replace, unpacked.sha256) ? Imported::yes : Imported::no;
 }
