@@ -91,9 +91,11 @@ for name in "${names[@]}"; do
   done
 done
 
+oracle_status=0
 (cd "$oracle" && node classic_check.js "$corpus/cases.json" "$work/compiled" \
-  ${filter:+--filter "$filter"}) >"$work/oracle.log" 2>&1 || true
+  ${filter:+--filter "$filter"}) >"$work/oracle.log" 2>&1 || oracle_status=$?
 cat "$work/oracle.log"
+[ "$oracle_status" = 0 ] || fail "classic_check.js exited $oracle_status"
 grep -q "^classic_check: [0-9]* passed, 0 failed" "$work/oracle.log" ||
   fail "ONNX Runtime: $(grep -c '^FAIL' "$work/oracle.log") graph set(s) failed"
 

@@ -4,7 +4,9 @@
 // (--emit-emulation), run on the same samples (ONNX test data layout), compared with the
 // definitions of npucc-compile(1), ACCURACY (written again here from the manual, not from
 // npucc's code). Every figure of the manifest's "accuracy" object must agree within the
-// tolerance (default 1e-5, absolute; relative for the errors above 1); exit 1 otherwise.
+// tolerance (default 1e-5, absolute; relative for the errors above 1), with ONNX Runtime at
+// npucc's level ('basic') and at its default; exit 1 otherwise. A manifest that lists no
+// output, or no samples, is an error (exit 2), never a pass.
 //
 //   node accuracy_check.js OUTDIR SAMPLES [SAMPLES...] [--tolerance 1e-5] [--json FILE]
 //                          [--iou T] [--graph FILE]
@@ -73,11 +75,17 @@ function compare(reference, actual) {
   return m;
 }
 
-async function run_all(file, sets, names) {
-  const session = await ort.InferenceSession.create(file, {
-    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
-    graphOptimizationLevel: 'basic', logSeverityLevel: 3,
-  });
+// ONNX Runtime's optimisation levels the figures are recomputed at: npucc's own ('basic'),
+// and the one a user's session gets when it sets none ('default': 'all' in this binding).
+// npucc's figures must agree at both, so agreement is not shown only at npucc's setting.
+const LEVELS = ['basic', 'default'];
+
+async function run_all(file, sets, names, level) {
+  const options = {
+    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
+  };
+  if (level !== 'default') { options.graphOptimizationLevel = level; }
+  const session = await ort.InferenceSession.create(file, options);
   const out = [];
   for (const set of sets) {
     const feeds = {};
@@ -104,6 +112,23 @@ function iou(reference, actual, threshold) {
   return either === 0 ? 1 : both / either;
 }
 
+// The figures of one output over every sample: the lowest cosine (and IoU), the largest
+// errors, the non-finite values added up.
+function totals(name, high, low, count, iou_threshold) {
+  const total = { cosine: 1, max_abs_error: 0, max_rel_error: 0, nonfinite: 0, iou: 1 };
+  for (let s = 0; s < count; ++s) {
+    if (iou_threshold !== null) {
+      total.iou = Math.min(total.iou, iou(high[s][name], low[s][name], iou_threshold));
+    }
+    const m = compare(high[s][name], low[s][name]);
+    total.cosine = Math.min(total.cosine, m.cosine);
+    total.max_abs_error = Math.max(total.max_abs_error, m.max_abs_error);
+    total.max_rel_error = Math.max(total.max_rel_error, m.max_rel_error);
+    total.nonfinite += m.nonfinite;
+  }
+  return total;
+}
+
 async function main() {
   const args = process.argv.slice(2);
   let tolerance = 1e-5;
@@ -123,42 +148,42 @@ async function main() {
   const report = manifest.accuracy;
   if (!report) { throw new Error(`${outdir}/manifest.json has no accuracy object`); }
   const sets = sample_sets(sample_paths);
-  const names = report.outputs.map((o) => o.name);
-  const high = await run_all(path.join(outdir, 'high.onnx'), sets, names);
-  const low = await run_all(graph || path.join(outdir, 'emulation.onnx'), sets, names);
+  // An empty list would compare nothing and exit 0: refused, as are no samples.
+  if (!Array.isArray(report.outputs) || report.outputs.length === 0) {
+    throw new Error(`${outdir}/manifest.json: the accuracy object lists no output: nothing to compare`);
+  }
+  if (sets.length === 0) { throw new Error(`no sample sets in ${sample_paths.join(', ')}`); }
   let failed = 0;
+  if (!graph && report.samples !== sets.length) {
+    console.log(`FAIL samples: the manifest says ${report.samples}, the oracle read ${sets.length}`);
+    failed += 1;
+  }
+  const names = report.outputs.map((o) => o.name);
   const results = [];
-  for (const output of report.outputs) {
-    const total = { cosine: 1, max_abs_error: 0, max_rel_error: 0, nonfinite: 0, iou: 1 };
-    for (let s = 0; s < sets.length; ++s) {
-      if (iou_threshold !== null) {
-        total.iou = Math.min(total.iou, iou(high[s][output.name], low[s][output.name], iou_threshold));
+  for (const level of LEVELS) {
+    const high = await run_all(path.join(outdir, 'high.onnx'), sets, names, level);
+    const low = await run_all(graph || path.join(outdir, 'emulation.onnx'), sets, names, level);
+    for (const output of report.outputs) {
+      const total = totals(output.name, high, low, sets.length, iou_threshold);
+      const iou_text = iou_threshold !== null ? `, IoU at ${iou_threshold} ${total.iou.toFixed(4)}` : '';
+      if (graph) {
+        console.log(`[${level}] ${output.name}: ${sets.length} sample(s): cosine ${total.cosine.toFixed(7)}, ` +
+                    `max abs ${total.max_abs_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}`);
+        results.push({ name: output.name, level, oracle: total });
+        continue;
       }
-      const m = compare(high[s][output.name], low[s][output.name]);
-      total.cosine = Math.min(total.cosine, m.cosine);
-      total.max_abs_error = Math.max(total.max_abs_error, m.max_abs_error);
-      total.max_rel_error = Math.max(total.max_rel_error, m.max_rel_error);
-      total.nonfinite += m.nonfinite;
+      const bad = [];
+      for (const key of ['cosine', 'max_abs_error', 'max_rel_error']) {
+        if (!agrees(output[key], total[key], tolerance)) { bad.push(`${key} ${output[key]} vs ${total[key]}`); }
+      }
+      if (output.nonfinite !== total.nonfinite) { bad.push(`nonfinite ${output.nonfinite} vs ${total.nonfinite}`); }
+      failed += bad.length ? 1 : 0;
+      results.push({ name: output.name, level, npucc: output, oracle: total, ok: !bad.length });
+      console.log(`${bad.length ? 'FAIL' : 'ok'} [${level}] ${output.name}: cosine ${total.cosine.toFixed(7)} ` +
+                  `(npucc ${Number(output.cosine).toFixed(7)}), max abs ${total.max_abs_error.toPrecision(4)}, ` +
+                  `max rel ${total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}` +
+                  (bad.length ? `: ${bad.join('; ')}` : ''));
     }
-    const bad = [];
-    const iou_text = iou_threshold !== null ? `, IoU at ${iou_threshold} ${total.iou.toFixed(4)}` : '';
-    if (graph) {
-      console.log(`${output.name}: ${sets.length} sample(s): cosine ${total.cosine.toFixed(7)}, ` +
-                  `max abs ${total.max_abs_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}`);
-      results.push({ name: output.name, oracle: total });
-      continue;
-    }
-    for (const key of ['cosine', 'max_abs_error', 'max_rel_error']) {
-      if (!agrees(output[key], total[key], tolerance)) { bad.push(`${key} ${output[key]} vs ${total[key]}`); }
-    }
-    if (output.nonfinite !== total.nonfinite) { bad.push(`nonfinite ${output.nonfinite} vs ${total.nonfinite}`); }
-    if (report.samples !== sets.length) { bad.push(`samples ${report.samples} vs ${sets.length}`); }
-    failed += bad.length ? 1 : 0;
-    results.push({ name: output.name, npucc: output, oracle: total, ok: !bad.length });
-    console.log(`${bad.length ? 'FAIL' : 'ok'} ${output.name}: cosine ${total.cosine.toFixed(7)} ` +
-                `(npucc ${Number(output.cosine).toFixed(7)}), max abs ${total.max_abs_error.toPrecision(4)}, ` +
-                `max rel ${total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}` +
-                (bad.length ? `: ${bad.join('; ')}` : ''));
   }
   if (json_file) { fs.writeFileSync(json_file, JSON.stringify(results, null, 2)); }
   process.exit(failed ? 1 : 0);
