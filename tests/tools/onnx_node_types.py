@@ -6,9 +6,11 @@ reader npucc did not write.
 
     onnx_node_types.py GRAPH                      prints "NAME OP in_types -> out_types"
     onnx_node_types.py GRAPH --expect TYPE=N1,N2 [--expect TYPE=...]
+    onnx_node_types.py GRAPH --count TYPE          prints "NODES CASTS"
 
 --expect: each named node computes in TYPE (float, float16, bfloat16): its outputs and its
 float inputs have that type. Exit 1 naming each node that does not, or is not in the graph.
+--count: how many nodes other than Cast write only TYPE outputs, and how many Cast nodes.
 """
 
 import argparse
@@ -45,9 +47,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("graph")
     parser.add_argument("--expect", action="append", default=[])
+    parser.add_argument("--count")
     args = parser.parse_args()
     model = onnx.load(args.graph)
     types = value_types(model)
+    if args.count:
+        wanted = getattr(TensorProto, args.count.upper())
+        casts = sum(1 for node in model.graph.node if node.op_type == "Cast")
+        typed = sum(1 for node in model.graph.node if node.op_type != "Cast" and
+                    all(types.get(o) == wanted for o in node.output if o))
+        print(typed, casts)
+        return 0
     nodes = {node.name: node for node in model.graph.node}
     if not args.expect:
         for node in model.graph.node:
