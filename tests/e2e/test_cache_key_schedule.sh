@@ -73,7 +73,7 @@ pass "the high and low graphs are byte-identical; the entry itself is untouched 
 # for both types (the hits above are copies of one entry, so they cannot show it) ---
 for type in fast fast1; do
   first=""
-  for schedule in 'step|0.9' 'step|0.8' 'step|0.1' 'loss' 'loss|1.2'; do
+  for schedule in 'step|0.9' 'step|0.8' 'step|0.2' 'loss' 'loss|1.2'; do
     dir="fresh-$type-${schedule//[|.]/_}"
     expect_status 0 "$NPUCC" compile "$M" -o "$WORK/$dir" --no-cache --emit-emulation \
       --accelerate-train-mode "$type|$schedule"
