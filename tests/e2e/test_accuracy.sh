@@ -49,7 +49,7 @@ if "$NPUCC" compile "$overflow" -o "$out" --accelerate-train-mode 'fast1|step|0.
   --sample-inputs "$m/samples" --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
   json "$out/manifest.json" "a['emulates'] == 'mixed_bfloat16' and a['outputs'][0]['nonfinite'] == 0 and a['outputs'][0]['cosine'] > 0.99" ||
     fail "overflow bfloat16: $(grep -A12 '"accuracy"' "$out/manifest.json")"
-  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$m/samples" >"$out.oracle" 2>&1 ||
+  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$m/samples" --min-cosine 0.99 >"$out.oracle" 2>&1 ||
     fail "overflow bfloat16: the oracle disagrees: $(cat "$out.oracle")"
 else
   fail "overflow bfloat16: compile failed: $(cat "$out.stderr")"
@@ -83,7 +83,7 @@ for mode in 'fast|step|0.9' 'fast1|step|0.9'; do
     --sample-inputs "$work/cls-samples" --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
     json "$out/manifest.json" "len(a['outputs']) == 1 and a['samples'] == 4 and all(o['cosine'] > 0.99 and o['nonfinite'] == 0 for o in a['outputs'])" ||
       fail "ppocr_cls $mode: $(grep -A14 '"accuracy"' "$out/manifest.json")"
-    node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/cls-samples" >"$out.oracle" 2>&1 ||
+    node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/cls-samples" --min-cosine 0.99 >"$out.oracle" 2>&1 ||
       fail "ppocr_cls $mode: the oracle disagrees: $(cat "$out.oracle")"
   else
     fail "ppocr_cls $mode: compile failed: $(cat "$out.stderr")"
@@ -103,17 +103,19 @@ if "$NPUCC" compile "$det" -o "$out" --accelerate-train-mode 'fast1|step|0.9' \
   --sample-inputs "$work/pages" --emit-emulation --no-cache >"$out.stdout" 2>"$out.stderr"; then
   json "$out/manifest.json" "a['samples'] == 2 and a['outputs'][0]['cosine'] > 0.99 and a['outputs'][0]['nonfinite'] == 0" ||
     fail "ppocrv4_det fast1: $(grep -A12 '"accuracy"' "$out/manifest.json")"
-  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/pages" --iou 0.3 >"$out.oracle" 2>&1 ||
+  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/pages" --iou 0.3 --min-cosine 0.99 >"$out.oracle" 2>&1 ||
     fail "ppocrv4_det fast1: the oracle disagrees: $(cat "$out.oracle")"
   node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/unseen" --iou 0.3 \
     --graph "$out/emulation.onnx" >"$out.unseen" 2>&1 || fail "ppocrv4_det fast1: unseen pages did not run"
   "$PY" - "$out.oracle" "$out.unseen" <<'PYEOF' || fail "ppocrv4_det fast1: $(cat "$out.oracle" "$out.unseen")"
 import re, sys
-for path in sys.argv[1:]:
-    text = open(path).read()
-    cosine = float(re.search(r"cosine ([0-9.]+)", text).group(1))
-    iou = float(re.search(r"IoU at 0.3 ([0-9.]+)", text).group(1))
-    assert cosine > 0.99 and iou > 0.95, (path, cosine, iou)
+for path in sys.argv[1:]:  # every line: ONNX Runtime at npucc's level and at its default
+    lines = [l for l in open(path) if "IoU at 0.3" in l]
+    assert len(lines) == 2, (path, "want a line per level", lines)
+    for line in lines:
+        cosine = float(re.search(r"cosine ([0-9.]+)", line).group(1))
+        iou = float(re.search(r"IoU at 0.3 ([0-9.]+)", line).group(1))
+        assert cosine > 0.99 and iou > 0.95, (path, line)
 PYEOF
 else
   fail "ppocrv4_det fast1: compile failed: $(cat "$out.stderr")"

@@ -80,37 +80,35 @@ EOF
 }
 
 # Checks OUTDIR's graphs against the original model with ONNX's own reader (onnx.load
-# resolving weights.data, numpy's float16 rounding; nothing of npucc's): every weight of
-# high.onnx named as one of the original's holds its values exactly, and every float16
-# weight of low.onnx named as a float32 one of the original (or with npucc's suffix for a
-# converted copy) holds numpy's float16 rounding of it. Each graph must match at least one.
+# resolving weights.data, numpy; nothing of npucc's): every weight of high.onnx and low.onnx
+# named as one of the original's (an initializer, or a Constant node's output) holds its
+# values: exactly, or as numpy's float16 rounding of them where the low graph stores it
+# float16. Each graph must hold at least one such weight, so the check cannot pass empty.
 check_weights() {
   /usr/bin/python3 - "$1" "$2" <<'EOF'
 import os, sys
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from onnx.external_data_helper import _get_all_tensors
 out, original = sys.argv[1], onnx.load(sys.argv[2])
-reference = {t.name: numpy_helper.to_array(t) for t in _get_all_tensors(original) if t.name}
-def weights(role):
-    return {t.name: numpy_helper.to_array(t) for t in onnx.load(os.path.join(out, role + ".onnx")).graph.initializer}
-same = 0
-for name, value in weights("high").items():
-    if name in reference:
-        assert value.dtype == reference[name].dtype and np.array_equal(value, reference[name], equal_nan=True), name
-        same += 1
-assert same > 0, "high.onnx: no weight named as the original's"
-rounded = 0
-for name, value in weights("low").items():
-    base = next((n for n in (name, name.rsplit("_", 1)[0]) if n in reference), None)
-    if value.dtype != np.float16 or base is None or reference[base].dtype != np.float32:
-        continue
-    assert value.shape == reference[base].shape, name
-    assert np.array_equal(value, reference[base].astype(np.float16), equal_nan=True), (name, "not numpy's float16 rounding")
-    rounded += 1
-assert rounded > 0, "low.onnx: no float16 weight found for an original float32 one"
-print("%s: high %d weights equal the original's, low %d are their float16 rounding" % (os.path.basename(out), same, rounded))
+reference = {t.name: numpy_helper.to_array(t) for t in original.graph.initializer}
+for node in original.graph.node:
+    for attribute in node.attribute:
+        if node.op_type == "Constant" and attribute.name == "value":
+            reference[node.output[0]] = numpy_helper.to_array(attribute.t)
+for role in ("high", "low"):
+    matched = 0
+    for t in onnx.load(os.path.join(out, role + ".onnx")).graph.initializer:
+        if t.name not in reference:
+            continue
+        value, want = numpy_helper.to_array(t), reference[t.name]
+        if value.dtype == np.float16 and want.dtype == np.float32:
+            want = want.astype(np.float16)
+        assert value.dtype == want.dtype and value.shape == want.shape, (role, t.name, value.dtype, want.dtype)
+        assert np.array_equal(value, want, equal_nan=True), (role, t.name, "values differ from the original's")
+        matched += 1
+    assert matched > 0, role + ".onnx: no weight named as one of the original's"
+    print("%s %s: %d weights hold the original's values" % (os.path.basename(out), role, matched))
 EOF
 }
 
