@@ -6,15 +6,15 @@ stop_servers() {
   # SIGTERM first: nginx's master stops and reaps its workers, redis saves nothing (no
   # dump configured) and exits; -9 for one still there after 5 s. Each is waited for.
   for pid in "${SERVER_PIDS[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
+    kill -TERM "$pid" 2>/dev/null || true  # honest: cleanup: the server may be gone already
   done
   for pid in "${SERVER_PIDS[@]}"; do
     for i in $(seq 50); do
       case "$(ps -o stat= -p "$pid" 2>/dev/null)" in "" | Z*) break ;; esac
       sleep 0.1
     done
-    kill -9 $(ps -o pid= --ppid "$pid" 2>/dev/null) "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    kill -9 $(ps -o pid= --ppid "$pid" 2>/dev/null) "$pid" 2>/dev/null || true  # honest: cleanup: what is still there after 5 s
+    wait "$pid" 2>/dev/null || true  # honest: cleanup: reaps the server, its status is not a check
   done
   SERVER_PIDS=()
 }
@@ -128,5 +128,5 @@ no_temporaries() {
 
 # warnings_in FILE: how many "npucc: warning:" lines.
 warnings_in() {
-  grep -c "npucc: warning:" "$1" || true
+  grep -c "npucc: warning:" "$1" || true  # honest: grep -c prints 0 and exits 1 when there is none: the count is checked
 }

@@ -8,17 +8,16 @@
 source "$(dirname "$0")/cache_common.sh"
 unset NPUCC_CACHE_KEY_FILE NPUCC_CACHE_READ_ONLY NPUCC_CACHE_SHARED NPUCC_CACHE_LOCK_TIMEOUT
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! command -v useradd >/dev/null; then
-  echo "skip: needs root, setpriv and useradd (creates two users and a group)"
-  exit 0
+  skip_suite "needs root, setpriv and useradd (creates two users and a group)"
 fi
 FLIPPER="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/swap_flipper.py"
 TEAM="npct$$"; R="npcr$$"; M="npcm$$"
 cleanup() {
   local status=$?
-  userdel "$R" 2>/dev/null || true
-  userdel "$M" 2>/dev/null || true
-  groupdel "$TEAM" 2>/dev/null || true
-  if [ $status -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi
+  userdel "$R" 2>/dev/null || true  # honest: cleanup at exit, after the checks
+  userdel "$M" 2>/dev/null || true  # honest: cleanup at exit, after the checks
+  groupdel "$TEAM" 2>/dev/null || true  # honest: cleanup at exit, after the checks
+  if [ $status -eq 0 ] || [ $status -eq 77 ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi
 }
 trap cleanup EXIT
 groupadd "$TEAM"

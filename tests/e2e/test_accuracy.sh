@@ -49,7 +49,7 @@ if "$NPUCC" compile "$overflow" -o "$out" --accelerate-train-mode 'fast1|step|0.
   --sample-inputs "$m/samples" --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
   json "$out/manifest.json" "a['emulates'] == 'mixed_bfloat16' and a['outputs'][0]['nonfinite'] == 0 and a['outputs'][0]['cosine'] > 0.99" ||
     fail "overflow bfloat16: $(grep -A12 '"accuracy"' "$out/manifest.json")"
-  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$m/samples" >"$out.oracle" 2>&1 ||
+  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$m/samples" --min-cosine 0.99 >"$out.oracle" 2>&1 ||
     fail "overflow bfloat16: the oracle disagrees: $(cat "$out.oracle")"
 else
   fail "overflow bfloat16: compile failed: $(cat "$out.stderr")"
@@ -71,25 +71,18 @@ json "$out/manifest.json" "a['inputs'] == 'random' and a['samples'] == 1 and a['
   fail "random: $(grep -A12 '"accuracy"' "$out/manifest.json")"
 grep -q "random inputs can mislead" "$out.stdout" || fail "random: no warning: $(cat "$out.stdout")"
 
-# A real model at fast and fast1, with a sample written as a TensorProto, agreed by the oracle.
+# A real model at fast and fast1 on what it classifies: rendered text lines, every other one
+# upside down, prepared as PaddleOCR prepares them (noise would say nothing of its accuracy;
+# ONNX Runtime gives these classes 0, 1, 0, 1 at 1.000), agreed by the oracle.
 cls="$TESTDATA/models/ppocr_cls.onnx"
-"$PY" - "$work/cls-samples" <<'PYEOF'
-import os, sys
-import numpy as np
-from onnx import numpy_helper
-rng = np.random.default_rng(3)
-for i in range(2):
-    folder = os.path.join(sys.argv[1], "test_data_set_%d" % i)
-    os.makedirs(folder)
-    x = rng.normal(0.0, 1.0, (1, 3, 48, 192)).astype(np.float32)
-    open(os.path.join(folder, "input_0.pb"), "wb").write(numpy_helper.from_array(x, "x").SerializeToString())
-PYEOF
+"$PY" "$SOURCE_DIR/tests/tools/render_pages.py" "$work/cls-samples" --text-lines --pages 4 \
+  --size 48,192 --seed 3 || fail "render_pages.py --text-lines failed"
 for mode in 'fast|step|0.9' 'fast1|step|0.9'; do
   out="$work/cls-${mode%%|*}"
   if "$NPUCC" compile "$cls" -o "$out" --accelerate-train-mode "$mode" --input-shape "x:1,3,48,192" \
     --sample-inputs "$work/cls-samples" --emit-emulation >"$out.stdout" 2>"$out.stderr"; then
     # Two probabilities per sample: too few for a cosine; judged by the errors.
-    json "$out/manifest.json" "all(o['cosine'] is None and o['undefined']['cosine'].startswith('2 elements') and o['max_abs_error'] < 0.05 and o['nonfinite'] == 0 for o in a['outputs'])" ||
+    json "$out/manifest.json" "len(a['outputs']) == 1 and a['samples'] == 4 and all(o['cosine'] is None and o['undefined']['cosine'].startswith('2 elements') and o['max_abs_error'] < 0.05 and o['nonfinite'] == 0 for o in a['outputs'])" ||
       fail "ppocr_cls $mode: $(grep -A14 '"accuracy"' "$out/manifest.json")"
     node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/cls-samples" >"$out.oracle" 2>&1 ||
       fail "ppocr_cls $mode: the oracle disagrees: $(cat "$out.oracle")"
@@ -111,17 +104,19 @@ if "$NPUCC" compile "$det" -o "$out" --accelerate-train-mode 'fast1|step|0.9' \
   --sample-inputs "$work/pages" --emit-emulation --no-cache >"$out.stdout" 2>"$out.stderr"; then
   json "$out/manifest.json" "a['samples'] == 2 and a['outputs'][0]['cosine'] > 0.99 and a['outputs'][0]['nonfinite'] == 0" ||
     fail "ppocrv4_det fast1: $(grep -A12 '"accuracy"' "$out/manifest.json")"
-  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/pages" --iou 0.3 >"$out.oracle" 2>&1 ||
+  node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/pages" --iou 0.3 --min-cosine 0.99 >"$out.oracle" 2>&1 ||
     fail "ppocrv4_det fast1: the oracle disagrees: $(cat "$out.oracle")"
   node "$SOURCE_DIR/tests/oracle/accuracy_check.js" "$out" "$work/unseen" --iou 0.3 \
     --graph "$out/emulation.onnx" >"$out.unseen" 2>&1 || fail "ppocrv4_det fast1: unseen pages did not run"
   "$PY" - "$out.oracle" "$out.unseen" <<'PYEOF' || fail "ppocrv4_det fast1: $(cat "$out.oracle" "$out.unseen")"
 import re, sys
-for path in sys.argv[1:]:
-    text = open(path).read()
-    cosine = float(re.search(r"cosine ([0-9.]+)", text).group(1))
-    iou = float(re.search(r"IoU at 0.3 ([0-9.]+)", text).group(1))
-    assert cosine > 0.99 and iou > 0.95, (path, cosine, iou)
+for path in sys.argv[1:]:  # every line: ONNX Runtime at npucc's level and at its default
+    lines = [l for l in open(path) if "IoU at 0.3" in l]
+    assert len(lines) == 2, (path, "want a line per level", lines)
+    for line in lines:
+        cosine = float(re.search(r"cosine ([0-9.]+)", line).group(1))
+        iou = float(re.search(r"IoU at 0.3 ([0-9.]+)", line).group(1))
+        assert cosine > 0.99 and iou > 0.95, (path, line)
 PYEOF
 else
   fail "ppocrv4_det fast1: compile failed: $(cat "$out.stderr")"

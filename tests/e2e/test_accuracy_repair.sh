@@ -44,11 +44,17 @@ if "$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/sampl
   json_file_has() { "$PY" -c "import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if $2 else 1)" "$1"; }
   json_file_has "$out.inspect.json" "a['accuracy']['kept_float32'] == ['fc2', 'fc3', 'relu2']" ||
     fail "inspect --json lacks the accuracy object"
-  "$NPUCC" inspect "$out/high.onnx" >"$out.inspect.high" 2>&1
+  "$NPUCC" inspect "$out/high.onnx" >"$out.inspect.high" 2>&1 || fail "inspect of high.onnx: $(cat "$out.inspect.high")"
+  grep -q "^  initializer " "$out.inspect.high" || fail "inspect of high.onnx printed no tensors: $(cat "$out.inspect.high")"
   grep -q "target cosine" "$out.inspect.high" && fail "inspect shows the accuracy report on the high graph"
+  # What the manifest calls kept_float32 is float32 in low.onnx, and fc1+relu1 float16, as
+  # ONNX's own Python package reads the graph (tests/tools/onnx_node_types.py).
+  kept=$("$PY" -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['accuracy']['kept_float32']))" "$out/manifest.json")
+  "$PY" "$SOURCE_DIR/tests/tools/onnx_node_types.py" "$out/low.onnx" --expect "float=$kept" \
+    --expect float16=fc1,relu1 >"$out.types" 2>&1 || fail "overflow: low.onnx's types: $(cat "$out.types")"
   # The oracle recomputes the repaired emulation's figures (within 1e-5 of npucc's), which
   # meet the target: no non-finite value, cosine >= 0.999.
-  node "$ORACLE" "$out" "$m/samples" >"$out.oracle" 2>&1 ||
+  node "$ORACLE" "$out" "$m/samples" --min-cosine 0.999 >"$out.oracle" 2>&1 ||
     fail "overflow: the oracle disagrees: $(cat "$out.oracle")"
   grep -q "non-finite 0$" "$out.oracle" || fail "overflow: the oracle sees non-finite values: $(cat "$out.oracle")"
 
@@ -57,10 +63,14 @@ if "$NPUCC" compile "$overflow" -o "$out" "${fast[@]}" --sample-inputs "$m/sampl
   "$PY" -c "import json,sys; print('\n'.join(json.load(open(sys.argv[1]))['accuracy']['kept_float32']))" \
     "$out/manifest.json" >"$work/keep.txt"
   rt="$work/roundtrip"
-  if "$NPUCC" compile "$overflow" -o "$rt" "${fast[@]}" --sample-inputs "$m/samples" \
+  if "$NPUCC" compile "$overflow" -o "$rt" "${fast[@]}" --sample-inputs "$m/samples" --emit-emulation \
     --keep-dtype "$work/keep.txt" >"$rt.stdout" 2>"$rt.stderr"; then
     json "$rt/manifest.json" "a['outputs'][0]['nonfinite'] == 0 and a['outputs'][0]['cosine'] >= 0.999" ||
       fail "round trip: $(grep -A12 '"accuracy"' "$rt/manifest.json")"
+    # ... as the oracle computes it from the graphs (not npucc's figures), at both levels.
+    node "$ORACLE" "$rt" "$m/samples" --min-cosine 0.999 >"$rt.oracle" 2>&1 ||
+      fail "round trip: the oracle disagrees or the target is missed: $(cat "$rt.oracle")"
+    grep -q "non-finite 0$" "$rt.oracle" || fail "round trip: the oracle sees non-finite values: $(cat "$rt.oracle")"
   else
     fail "round trip: compile failed: $(cat "$rt.stderr")"
   fi
@@ -123,11 +133,15 @@ fi
 
 # Met as compiled: no repair, an empty kept_float32.
 out="$work/met"
-"$NPUCC" compile "$overflow" -o "$out" --accelerate-train-mode 'fast1|step|0.9' \
+"$NPUCC" compile "$overflow" -o "$out" --accelerate-train-mode 'fast1|step|0.9' --emit-emulation \
   --sample-inputs "$m/samples" --accuracy-target 'cosine>=0.9' >"$out.stdout" 2>"$out.stderr" ||
   fail "met: $(cat "$out.stderr")"
 json "$out/manifest.json" "a['kept_float32'] == [] and 'repair' not in a" || fail "met: $(cat "$out/manifest.json")"
 grep -q "target cosine>=0.9: met by the low graph as compiled" "$out.stdout" || fail "met: $(cat "$out.stdout")"
+# ... as the oracle computes it too, and every MatMul is bfloat16 as ONNX's reader sees it.
+node "$ORACLE" "$out" "$m/samples" >"$out.oracle" 2>&1 || fail "met: the oracle disagrees: $(cat "$out.oracle")"
+"$PY" "$SOURCE_DIR/tests/tools/onnx_node_types.py" "$out/low.onnx" --expect bfloat16=fc1,fc2,fc3 >"$out.types" 2>&1 ||
+  fail "met: low.onnx's types: $(cat "$out.types")"
 
 # Targets that do not parse: one line, nothing written. (A target even an all-float32 low
 # graph misses is refused the same way, but this suite has no model that reaches it: with

@@ -60,7 +60,7 @@ while [ "$kills" -lt 100 ] && [ "$round" -lt 1500 ]; do
   else
     window=$(( window * 3 / 4 > 5 ? window * 3 / 4 : 5 ))
   fi
-  wait "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true  # honest: reaps a compile that may have been killed on purpose
   # A killed compile may leave its staging folder beside the output, never a partial output.
   if [ -d "$out" ] && [ ! -f "$out/manifest.json" ]; then fail "round $round: output folder without manifest"; fi
 done

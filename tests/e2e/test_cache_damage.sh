@@ -56,7 +56,8 @@ expect_status 3 "$NPUCC" cache verify --cache-dir "$C" --json
 [ "$(json_get "$WORK/out" "[f['kind'] for f in d['findings']]")" = "['foreign-version']" ] || fail "foreign"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C"
 contains "$WORK/out" "foreign"
-"$NPUCC" -q cache verify --fix --cache-dir "$C" >/dev/null || true
+expect_status 0 "$NPUCC" -q cache verify --fix --cache-dir "$C"
+expect_status 0 "$NPUCC" cache verify --cache-dir "$C"
 pass "another cache format is reported as foreign-version"
 
 # Planted symlinks and ".." names: nothing outside is read, written or deleted.
@@ -109,7 +110,7 @@ pass "planted symlinks and .. names: reported, removed as links, nothing outside
 # a tmpfs can be mounted; tests/unit/test_util_disk.cpp proves the same with a fake disk everywhere.
 SMALL="$WORK/small"; mkdir -p "$SMALL"
 if mount -t tmpfs -o size=2m tmpfs "$SMALL" 2>/dev/null; then
-  trap 'umount "$SMALL" 2>/dev/null || true; status=$?; rm -rf "$WORK"' EXIT
+  trap 'umount "$SMALL" 2>/dev/null || true; status=$?; rm -rf "$WORK"' EXIT  # honest: cleanup at exit, after the checks
   BIG="$TESTDATA/models/ppocrv4_det.onnx" # 4.7 MB: its compiled graph cannot fit 2 MB
   "$NPUCC" cache init "$SMALL/cache" >/dev/null
   expect_status 0 "$NPUCC" compile "$BIG" -o "$WORK/full1" --cache-dir "$SMALL/cache"
@@ -127,5 +128,6 @@ if mount -t tmpfs -o size=2m tmpfs "$SMALL" 2>/dev/null; then
   umount "$SMALL"
   pass "full disk: clear error, no partial entry or output"
 else
-  echo "SKIP: cannot mount a tmpfs here (needs root and mount permission); full-disk case not run"
+  skip_part "cannot mount a tmpfs here (needs root and mount permission); full-disk case not run"
 fi
+suite_end

@@ -3,7 +3,9 @@
 # trigger and ratio (the schedule) and an --input-shape equal to the model's declared shape
 # share one entry; each hit's manifest states its own request's schedule. The TYPE (fast,
 # fast1) and a named dim given a value still make entries of their own. Entries keyed by
-# the previous scheme (npucc-cache-key/1) are cleanly missed, never misread.
+# the previous scheme (npucc-cache-key/1) are cleanly missed, never misread. That the
+# schedule may be left out is shown by compiling each schedule afresh (--no-cache): the
+# graphs are byte-identical.
 source "$(dirname "$0")/cache_common.sh"
 unset NPUCC_CACHE_KEY_FILE NPUCC_CACHE_READ_ONLY NPUCC_CACHE_SHARED
 C="$WORK/cache"
@@ -65,6 +67,27 @@ E="$C/entries/${KEY:0:2}/$KEY"
 expect_status 0 "$NPUCC" cache verify --cache-dir "$C"
 contains "$WORK/out" "no problems"
 pass "the high and low graphs are byte-identical; the entry itself is untouched and verifies"
+
+# --- the rule itself: the schedule is left out of the key because it changes no graph. Each
+# schedule compiled afresh (--no-cache, nothing shared) writes the same files byte for byte,
+# for both types (the hits above are copies of one entry, so they cannot show it) ---
+for type in fast fast1; do
+  first=""
+  for schedule in 'step|0.9' 'step|0.8' 'step|0.2' 'loss' 'loss|1.2'; do
+    dir="fresh-$type-${schedule//[|.]/_}"
+    expect_status 0 "$NPUCC" compile "$M" -o "$WORK/$dir" --no-cache --emit-emulation \
+      --accelerate-train-mode "$type|$schedule"
+    [ -n "$first" ] || { first=$dir; continue; }
+    [ "$(cd "$WORK/$dir" && ls)" = "$(cd "$WORK/$first" && ls)" ] || fail "$dir: other files than $first"
+    for file in $(cd "$WORK/$dir" && ls | grep -v '^manifest.json$'); do
+      cmp "$WORK/$first/$file" "$WORK/$dir/$file" || fail "$type|$schedule: $file differs from $first's"
+    done
+  done
+done
+for graph in high.onnx low.onnx; do
+  cmp "$WORK/fresh-fast-step_0_9/$graph" "$WORK/s09/$graph" || fail "the cached $graph is not a fresh compile's"
+done
+pass "every schedule of fast and fast1, compiled with --no-cache, writes byte-identical graphs"
 
 # --- the TYPE and a named dim given a value are still part of the key ---
 compile_to fast1 "miss: new key" --accelerate-train-mode 'fast1|step|0.9'

@@ -99,5 +99,6 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ] && getent group users >/d
   [ "$(links "$out/copy/high.onnx")" = 1 ] || fail "--link-mode copy linked"
   pass "auto in another user's group cache: $how; a refused hardlink falls back to a copy"
 else
-  echo "skip: not root (or no 'users' group), cannot run as another user"
+  skip_part "not root (or no 'users' group), cannot run as another user"
 fi
+suite_end

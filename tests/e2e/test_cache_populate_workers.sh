@@ -23,7 +23,7 @@ entry_digest() {
 # descendants PID: every process below PID.
 descendants() {
   local child
-  for child in $(pgrep -P "$1" || true); do echo "$child"; descendants "$child"; done
+  for child in $(pgrep -P "$1" || true); do echo "$child"; descendants "$child"; done  # honest: pgrep exits 1 when a process has no child: an empty list
 }
 # only_npucc_lines FILE: every stderr line is npucc's own (no crash report, no trace).
 only_npucc_lines() {
@@ -102,7 +102,7 @@ stopped_populate() {
     "$NPUCC" cache populate "$@" >"$WORK/kout" 2>"$WORK/kerr" &
   pid=$!
   until [ "$(wc -l 2>/dev/null <"$note")" = 1 ] || ! kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
-  stopped=$(awk '{ print $2 }' "$note" 2>/dev/null || true)
+  stopped=$(awk '{ print $2 }' "$note" 2>/dev/null || true)  # honest: the note may not be written yet: polled until it is
   [ -n "$stopped" ] || { cat "$WORK/kerr" >&2; fail "populate ended without stopping at a pass"; }
   [ "$(ps -o ppid= -p "$stopped" | tr -d ' ')" = "$pid" ] || fail "the stopped process $stopped is not a worker of populate $pid"
 }
@@ -139,12 +139,12 @@ for sig in TERM KILL; do
     alive=""
     # A zombie is dead: reaping it is the job of whoever adopted it.
     for p in $below; do
-      state=$(ps -o stat= -p "$p" 2>/dev/null || true)
+      state=$(ps -o stat= -p "$p" 2>/dev/null || true)  # honest: a process already gone prints nothing: that is the state read
       if [ -n "$state" ] && [ "${state#Z}" = "$state" ]; then alive="$alive $p"; fi
     done
     [ -z "$alive" ] && break
     sleep 0.02
   done
-  [ -z "$alive" ] || { ps -o pid,ppid,stat,args -p ${alive// /,} >&2 || true; fail "SIG$sig: processes left:$alive"; }
+  [ -z "$alive" ] || { ps -o pid,ppid,stat,args -p ${alive// /,} >&2 || true; fail "SIG$sig: processes left:$alive"; }  # honest: diagnostics before the fail on the same line
 done
 pass "SIGTERM and SIGKILL of populate stop its workers"

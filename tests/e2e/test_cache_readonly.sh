@@ -113,5 +113,6 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   if grep -q "cache: hit" "$WORK/out"; then fail "another user read a private cache"; fi
   pass "another user reads a world cache with --read-only and cannot read a private one"
 else
-  echo "skip: not root, cannot run as another user"
+  skip_part "not root, cannot run as another user"
 fi
+suite_end

@@ -27,8 +27,7 @@
 # 1 poisoned digest, no key (another's)     1b     FAIL poisoned digest used       pass
 # 1 verify with the key names it            1c     FAIL verify: exit 0             pass
 # 3 hard link to a member's 0664 file       3a     FAIL member's write reached it  pass
-# 3 hard link to a member's 0444 file       3b     pass (kernel refuses the link)  pass
-#   ... with fs.protected_hardlinks=0       3b     FAIL member's write reached it  pass
+# 3 hard link to a member's 0444 file       3b     FAIL member's write reached it  pass
 # 4 forged manifest widens deletions        4      FAIL user's notes.txt deleted   pass
 # 5 held lock/stats stalls a compile        5a     FAIL stalled (timeout 20 s)     pass
 # 5 held lock/cleanup stalls purge          5b     FAIL stalled (timeout 20 s)     pass
@@ -49,9 +48,10 @@
 #
 # The old binary has no NPUCC_DEBUG_PAUSE hook (2a-2c stop: "never reached"); with
 # NPUCC_TEAM_RACE_TRIES=300 the member's swapping lost the reader's files on the tries shown.
-# 3b passes on the old binary only because the kernel (fs.protected_hardlinks=1) refuses
-# the reader a link to a file it can neither own nor write; npucc now refuses it too
-# (NPUCC_TEAM_UNPROTECTED_LINKS=1 sets it to 0 for that check, as the row below it did).
+# 3b once passed on the old binary only because the kernel (fs.protected_hardlinks=1)
+# refused the reader a link to a file it can neither own nor write; the reader now runs it
+# with CAP_FOWNER (reader_fowner), which lifts that, so only npucc's rule refuses the link
+# (issue 47: a one-line break of that rule fails 3b).
 # 8's failure leaves the old binary's caches made by root (team_cache), so that the others
 # still test their own finding.
 source "$(dirname "$0")/team_common.sh"
@@ -75,6 +75,7 @@ poison() {
   for f in "$C"/digests/*/*; do
     grep -q "^sha256 $SA\$" "$f" 2>/dev/null || continue
     as "$M" sh -c "sed 's/^sha256 $SA\$/sha256 $SB/' '$f' >'$f.x' && chmod 664 '$f.x' && mv -f '$f.x' '$f'"
+    echo "$f" >>"$WORK/poisoned"
     n=$((n + 1))
   done
   [ "$n" -gt 0 ] || fail "no digest of A recorded in $C"
@@ -84,6 +85,7 @@ poison() {
 poisoned() {
   args=(); [ "$1" = key ] && args=(--cache-key-file "$KEY")
   team_cache "$WORK/cache-$2"
+  rm -f "$WORK/poisoned"
   reader compile "$A" -o "$RH/a1-$1" "${args[@]}"; [ "$RC" = 0 ] || fail "$(cat "$WORK/err")"
   reader compile "$B" -o "$RH/b1-$1" "${args[@]}"; [ "$RC" = 0 ] || fail "$(cat "$WORK/err")"
   reader compile "$A" -o "$RH/a0-$1" "${args[@]}"
@@ -116,38 +118,49 @@ check_poison_verify() {
   [ "$RC" = 3 ] || { cat "$WORK/out" "$WORK/err"; fail "verify with the key: want 3, got $RC"; }
   contains "$WORK/out" "input digest whose signature does not check"
   reader cache verify --fix --cache-key-file "$KEY"
+  [ "$RC" = 0 ] || { cat "$WORK/out" "$WORK/err"; fail "verify --fix with the key: want 0 (all removed), got $RC"; }
+  local f
+  while read -r f; do
+    ! grep -qs "^sha256 $SB\$" "$f" || fail "verify --fix left the poisoned digest $f"
+  done <"$WORK/poisoned"
+  reader cache verify --cache-key-file "$KEY"
+  [ "$RC" = 0 ] || { cat "$WORK/out" "$WORK/err"; fail "verify after --fix: want 0 (nothing left), got $RC"; }
   reader compile "$A" -o "$RH/a3" --cache-key-file "$KEY"
   cmp -s "$RH/a3/high.onnx" "$RH/a1-key/high.onnx" || fail "after verify --fix: wrong graph"
   pass "verify with the key reports a poisoned digest; --fix removes it"
 }
 
-# unprotected_links: with NPUCC_TEAM_UNPROTECTED_LINKS=1, fs.protected_hardlinks is 0 until
-# the calling check ends. With it 1 (every distribution's default) the kernel itself
-# refuses the reader a link to the member's 0444 file, so only with it 0 can a hit show
-# that npucc refuses it too (a proof run, not ctest: it is the whole machine's setting).
-unprotected_links() {
-  [ "${NPUCC_TEAM_UNPROTECTED_LINKS:-0}" = 1 ] || return 0
-  local was; was=$(cat /proc/sys/fs/protected_hardlinks)
-  trap "echo $was >/proc/sys/fs/protected_hardlinks" EXIT
-  echo 0 >/proc/sys/fs/protected_hardlinks
+# reader_fowner ARGS...: reader() with CAP_FOWNER, which lifts fs.protected_hardlinks for
+# it. With protected_hardlinks=1 (every distribution's default) the kernel refuses the
+# reader a link to a member's 0444 file before npucc decides anything, so 3b could not fail;
+# with CAP_FOWNER the kernel allows the link and only npucc's own rule can refuse it.
+reader_fowner() {
+  set +e
+  (cd "$RH" && umask 077 &&
+    setpriv --reuid="$R" --regid="$TEAM" --clear-groups --inh-caps +fowner --ambient-caps +fowner \
+      env HOME="$RH" XDG_CACHE_HOME="$RH/.cache" "$NPUCC" "$@") >"$WORK/out" 2>"$WORK/err"
+  RC=$?; set -e
 }
 
 # 3. Hard links only to 0444 entry files owned by the reader or the cache's owner.
 # The member replaces the entry's high.onnx with an own copy, same bytes, of MODE: 0664,
 # or 0444 (which the member, its owner, may chmod back later).
+# The member keeps a link of its own to its file (in its 0700 LINKS), so that its later
+# write reaches the inode wherever npucc leaves it; a write that fails fails the check.
 check_hardlink() {
   local mode=$1
-  unprotected_links
   team_cache "$WORK/cache-link-$mode"
   reader compile "$B" -o "$RH/h0-$mode" --link-mode hardlink --cache-key-file "$KEY"
   local key; key=$(json_get "$RH/h0-$mode/manifest.json" "d['cache_key']")
-  local e="$C/entries/${key:0:2}/$key"
-  as "$M" sh -c "cp '$e/high.onnx' '$e/h.x' && chmod $mode '$e/h.x' && mv -f '$e/h.x' '$e/high.onnx'"
+  local e="$C/entries/${key:0:2}/$key" mine="$LINKS/mine-$mode"
+  as "$M" sh -c "cp '$e/high.onnx' '$e/h.x' && chmod $mode '$e/h.x' && ln -f '$e/h.x' '$mine' &&
+    mv -f '$e/h.x' '$e/high.onnx'"
   local theirs; theirs=$(stat -c %i "$e/high.onnx")
-  reader compile "$B" -o "$RH/h1-$mode" --link-mode hardlink --cache-key-file "$KEY"
+  reader_fowner compile "$B" -o "$RH/h1-$mode" --link-mode hardlink --cache-key-file "$KEY"
   [ "$RC" = 0 ] || { cat "$WORK/err"; fail "hardlink $mode: compile failed"; }
   local before; before=$(sha "$RH/h1-$mode/high.onnx")
-  as "$M" sh -c "chmod u+w '$e/high.onnx' && printf x >>'$e/high.onnx'" 2>/dev/null || true
+  as "$M" sh -c "chmod u+w '$mine' && printf x >>'$mine'" ||
+    fail "hardlink $mode: the member could not write its own file (the attack did not run)"
   [ "$(sha "$RH/h1-$mode/high.onnx")" = "$before" ] ||
     fail "hardlink $mode: the member's write changed the reader's high.onnx"
   [ "$(stat -c %i "$RH/h1-$mode/high.onnx")" != "$theirs" ] ||

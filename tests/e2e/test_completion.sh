@@ -7,6 +7,7 @@
 set -uo pipefail
 
 : "${NPUCC:?set NPUCC to the npucc binary}"
+source "$(dirname "$0")/skip_common.sh"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/npucc-completion.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -127,8 +128,8 @@ if command -v zsh >/dev/null; then
   [[ $(zsh_complete npucc cache init "") == "_files -/" ]] ||
     fail "zsh cache init DIR: $(zsh_complete npucc cache init "")"
 else
-  echo "note: zsh not installed; the zsh completion was not exercised"
+  skip_part "zsh not installed; the zsh completion was not exercised"
 fi
 
 echo "$failures failures"
-[[ $failures -eq 0 ]]
+suite_end "$failures"

@@ -42,6 +42,7 @@ check_layout() {
   /usr/bin/python3 - "$1" <<'EOF'
 import hashlib, json, os, sys
 import onnx
+from onnx import numpy_helper
 from onnx.external_data_helper import _get_all_tensors
 out = sys.argv[1]
 manifest = json.load(open(os.path.join(out, "manifest.json")))
@@ -54,7 +55,8 @@ for graph in manifest["graphs"]:
     m = onnx.load(os.path.join(out, graph["file"]), load_external_data=False)
     for t in _get_all_tensors(m):
         if t.data_location != onnx.TensorProto.EXTERNAL:
-            assert len(t.raw_data) < 1024, t.name
+            # its bytes whatever field holds them (raw_data, float_data, int64_data, ...)
+            assert numpy_helper.to_array(t).nbytes < 1024, (t.name, "1 KiB or more stored inline")
             continue
         ref = {e.key: e.value for e in t.external_data}
         assert ref["location"] == "weights.data", ref
@@ -77,6 +79,39 @@ print("%s: weights.data %d bytes, %d tensors" % (os.path.basename(out), len(data
 EOF
 }
 
+# Checks OUTDIR's graphs against the original model with ONNX's own reader (onnx.load
+# resolving weights.data, numpy; nothing of npucc's): every weight of high.onnx and low.onnx
+# named as one of the original's (an initializer, or a Constant node's output) holds its
+# values: exactly, or as numpy's float16 rounding of them where the low graph stores it
+# float16. Each graph must hold at least one such weight, so the check cannot pass empty.
+check_weights() {
+  /usr/bin/python3 - "$1" "$2" <<'EOF'
+import os, sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+out, original = sys.argv[1], onnx.load(sys.argv[2])
+reference = {t.name: numpy_helper.to_array(t) for t in original.graph.initializer}
+for node in original.graph.node:
+    for attribute in node.attribute:
+        if node.op_type == "Constant" and attribute.name == "value":
+            reference[node.output[0]] = numpy_helper.to_array(attribute.t)
+for role in ("high", "low"):
+    matched = 0
+    for t in onnx.load(os.path.join(out, role + ".onnx")).graph.initializer:
+        if t.name not in reference:
+            continue
+        value, want = numpy_helper.to_array(t), reference[t.name]
+        if value.dtype == np.float16 and want.dtype == np.float32:
+            want = want.astype(np.float16)
+        assert value.dtype == want.dtype and value.shape == want.shape, (role, t.name, value.dtype, want.dtype)
+        assert np.array_equal(value, want, equal_nan=True), (role, t.name, "values differ from the original's")
+        matched += 1
+    assert matched > 0, role + ".onnx: no weight named as one of the original's"
+    print("%s %s: %d weights hold the original's values" % (os.path.basename(out), role, matched))
+EOF
+}
+
 high_cases=()
 twin_cases=()
 for entry in "${cases[@]}"; do
@@ -91,6 +126,7 @@ for entry in "${cases[@]}"; do
     fi
   done
   check_layout "$work/$name.shared" || fail "$name: shared layout"
+  check_weights "$work/$name.shared" "$models/$model" || fail "$name: weights against the original"
   [ ! -e "$work/$name.self/weights.data" ] || fail "$name: --self-contained wrote weights.data"
   shared_bytes=$(du -cb "$work/$name.shared"/*.onnx "$work/$name.shared"/*.data | tail -1 | cut -f1)
   self_bytes=$(du -cb "$work/$name.self"/*.onnx | tail -1 | cut -f1)

@@ -130,7 +130,7 @@ assert all(g['opsets']['ai.onnx'] == 22 for g in m['graphs']), m['graphs']
 assert m['options']['target_opset'] == 22
 " "$out/manifest.json" || fail "$model --target-opset 22: manifest opsets"
   # shellcheck disable=SC2086
-  if ! (cd "$oracle" && node compare.js --quiet --max-rel 1e-5 ${shapes[$model]} \
+  if ! (cd "$oracle" && node compare.js --quiet --strict --max-rel 1e-5 ${shapes[$model]} \
     "$TESTDATA/models/$model.onnx" "$out/high.onnx"); then
     fail "$model --target-opset 22: high graph differs from the original"
   fi
@@ -165,7 +165,7 @@ m = json.load(open(sys.argv[1]))
 assert m['graphs'][0]['opsets']['ai.onnx'] == int(sys.argv[2]), m['graphs'][0]
 " "$out/manifest.json" "$target" || fail "adapter model $name: not at opset $target"
   # shellcheck disable=SC2086
-  (cd "$oracle" && node compare.js --quiet --max-rel 1e-5 $shape_options \
+  (cd "$oracle" && node compare.js --quiet --strict --max-rel 1e-5 $shape_options \
     "$work/adapters/$name.onnx" "$out/high.onnx") || fail "adapter model $name: differs in ORT"
 done <"$work/adapters.txt"
 [ "$(wc -l <"$work/adapters.txt")" -ge 7 ] || fail "make_opset_models.py wrote too few models"

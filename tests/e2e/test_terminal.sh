@@ -5,6 +5,7 @@
 # interactive shell; output to a full disk is an error.
 set -u
 : "${NPUCC:?NPUCC must point at the npucc binary}"
+source "$(dirname "$0")/skip_common.sh"
 : "${TESTDATA:?TESTDATA must point at testdata/}"
 
 if ! command -v tmux >/dev/null; then
@@ -135,7 +136,7 @@ if command -v zsh >/dev/null; then
   complete_line zsh "npucc --color " "always"
   tmux_ kill-session -t zsh
 else
-  echo "note: zsh not installed; zsh completion not exercised"
+  skip_part "zsh not installed; zsh completion not exercised"
 fi
 
 # Output that cannot be written (a full disk) is an error, not a silent success.
@@ -147,4 +148,4 @@ elif ! grep -q "^npucc: error: cannot write to standard output" "$work/full.err"
 fi
 
 echo "$cases cases, $failures failures"
-[[ $failures -eq 0 ]]
+suite_end "$failures"

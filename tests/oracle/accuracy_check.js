@@ -4,13 +4,16 @@
 // (--emit-emulation), run on the same samples (ONNX test data layout), compared with the
 // definitions of npucc-compile(1), ACCURACY (written again here from the manual, not from
 // npucc's code). Every figure of the manifest's "accuracy" object must agree within the
-// tolerance (default 1e-5, absolute; relative for the errors above 1); exit 1 otherwise.
+// tolerance (default 1e-5, absolute; relative for the errors above 1) with ONNX Runtime at
+// npucc's level ('basic'); they are recomputed at ONNX Runtime's default level too (see
+// LEVELS), where --min-cosine C (every output's cosine >= C) must hold as well; exit 1
+// otherwise. A manifest that lists no output, or no samples, is an error (exit 2).
 // That covers the per-sample figures (per_sample: cosine, top1, psnr, snr_db, and iou@T and
 // close[atol=A,rtol=R] when a target asked for them, each defined or undefined alike), each
 // figure's summary (worst, mean, median, worst set) and the worst fields of old readers.
 //
 //   node accuracy_check.js OUTDIR SAMPLES [SAMPLES...] [--tolerance 1e-5] [--json FILE]
-//                          [--iou T] [--graph FILE]
+//                          [--iou T] [--graph FILE] [--min-cosine C]
 //
 // --iou T also prints, per output, the lowest IoU over the samples of the two outputs
 // thresholded at T (a detector's task metric: DBNet's post-processing thresholds its map at
@@ -173,11 +176,19 @@ function check_output(output, oracle, tolerance) {
   return bad;
 }
 
-async function run_all(file, sets, names) {
-  const session = await ort.InferenceSession.create(file, {
-    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
-    graphOptimizationLevel: 'basic', logSeverityLevel: 3,
-  });
+// ONNX Runtime's optimisation levels the figures are recomputed at: npucc's own ('basic'),
+// where they must agree with npucc's within the tolerance, and the one a user's session
+// gets when it sets none ('default': 'all' in this binding), where ONNX Runtime's fusions
+// round differently (ppocrv4_det fast1: cosine 0.995883 against 0.996023 at basic): there
+// the figures are printed with their difference, and --min-cosine holds at both levels.
+const LEVELS = ['basic', 'default'];
+
+async function run_all(file, sets, names, level) {
+  const options = {
+    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
+  };
+  if (level !== 'default') { options.graphOptimizationLevel = level; }
+  const session = await ort.InferenceSession.create(file, options);
   const out = [];
   for (const set of sets) {
     const feeds = {};
@@ -211,64 +222,94 @@ async function main() {
   let json_file = null;
   let iou_threshold = null;
   let graph = null;
+  let min_cosine = null;
   const positional = [];
   for (let i = 0; i < args.length; ++i) {
     if (args[i] === '--tolerance') { tolerance = Number(args[++i]); }
     else if (args[i] === '--json') { json_file = args[++i]; }
     else if (args[i] === '--iou') { iou_threshold = Number(args[++i]); }
     else if (args[i] === '--graph') { graph = args[++i]; }
+    else if (args[i] === '--min-cosine') { min_cosine = Number(args[++i]); }
     else { positional.push(args[i]); }
   }
   const [outdir, ...sample_paths] = positional;
   const manifest = JSON.parse(fs.readFileSync(path.join(outdir, 'manifest.json'), 'utf8'));
   const report = manifest.accuracy;
   if (!report) { throw new Error(`${outdir}/manifest.json has no accuracy object`); }
+  // An empty list would compare nothing and exit 0: refused, as are no samples.
+  if (!Array.isArray(report.outputs) || report.outputs.length === 0) {
+    throw new Error(`${outdir}/manifest.json: the accuracy object lists no output: nothing to compare`);
+  }
   const sets = sample_sets(sample_paths);
-  const names = report.outputs.map((o) => o.name);
-  const high = await run_all(path.join(outdir, 'high.onnx'), sets, names);
-  const low = await run_all(graph || path.join(outdir, 'emulation.onnx'), sets, names);
+  if (sets.length === 0) { throw new Error(`no sample sets in ${sample_paths.join(', ')}`); }
   let failed = 0;
+  if (!graph && report.samples !== sets.length) {
+    console.log(`FAIL samples: the manifest says ${report.samples}, the oracle read ${sets.length}`);
+    failed += 1;
+  }
+  const names = report.outputs.map((o) => o.name);
   const results = [];
-  for (const output of report.outputs) {
-    const requests = requested(output);
-    const per_sample = sets.map((_, s) => compare(high[s][output.name], low[s][output.name], requests));
-    const total = { cosine: summary(per_sample, 'cosine').worst, nonfinite: 0, iou: 1,
-                    max_abs_error: summary(per_sample, 'max_abs_error').worst,
-                    max_rel_error: summary(per_sample, 'max_rel_error').worst };
-    for (let s = 0; s < sets.length; ++s) {
-      if (iou_threshold !== null) {
-        const v = iou(high[s][output.name], low[s][output.name], iou_threshold);
-        total.iou = v === null ? total.iou : Math.min(total.iou, v);
-      }
-      total.nonfinite += per_sample[s].nonfinite;
+  for (const level of LEVELS) {
+    const high = await run_all(path.join(outdir, 'high.onnx'), sets, names, level);
+    const low = await run_all(graph || path.join(outdir, 'emulation.onnx'), sets, names, level);
+    for (const output of report.outputs) {
+      failed += check_at_level(output, level, sets.length, high, low,
+                               { tolerance, iou_threshold, graph, min_cosine }, results);
     }
-    const iou_text = iou_threshold !== null ? `, IoU at ${iou_threshold} ${total.iou.toFixed(4)}` : '';
-    const cosine_text = total.cosine === null ? 'undefined' : total.cosine.toFixed(7);
-    const abs_text = total.max_abs_error === null ? 'undefined' : total.max_abs_error.toPrecision(4);
-    if (graph) {
-      console.log(`${output.name}: ${sets.length} sample(s): cosine ${cosine_text}, ` +
-                  `max abs ${abs_text}, non-finite ${total.nonfinite}${iou_text}`);
-      results.push({ name: output.name, oracle: total, per_sample });
-      continue;
-    }
-    const bad = check_output(output, per_sample, tolerance);
-    for (const key of ['cosine', 'max_abs_error', 'max_rel_error']) {
-      if (!figure_agrees(output[key], total[key], tolerance)) { bad.push(`${key} ${output[key]} vs ${total[key]}`); }
-    }
-    if (output.nonfinite !== total.nonfinite) { bad.push(`nonfinite ${output.nonfinite} vs ${total.nonfinite}`); }
-    if (report.samples !== sets.length) { bad.push(`samples ${report.samples} vs ${sets.length}`); }
-    failed += bad.length ? 1 : 0;
-    results.push({ name: output.name, npucc: output, oracle: total, per_sample, ok: !bad.length });
-    const worst = Object.entries(output.summary || {}).filter(([k]) => !['cosine', 'max_abs_error', 'max_rel_error'].includes(k))
-      .map(([k]) => { const w = summary(per_sample, k).worst; return `${k} ${w === null ? 'undefined' : Number(w).toPrecision(6)}`; });
-    console.log(`${bad.length ? 'FAIL' : 'ok'} ${output.name}: cosine ${cosine_text} ` +
-                `(npucc ${output.cosine === null ? 'undefined' : Number(output.cosine).toFixed(7)}), max abs ${abs_text}, ` +
-                `max rel ${total.max_rel_error === null ? 'undefined' : total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}` +
-                (bad.length ? `: ${bad.slice(0, 6).join('; ')}` : ''));
-    if (worst.length) { console.log(`  ${output.name}: worst over the sets: ${worst.join(', ')}`); }
   }
   if (json_file) { fs.writeFileSync(json_file, JSON.stringify(results, null, 2)); }
   process.exit(failed ? 1 : 0);
+}
+
+// One output's figures at one level, printed; the failures it adds (0 or more). At 'basic'
+// (npucc's level) they must agree with npucc's; at other levels they are printed with the
+// difference; --min-cosine holds at every level.
+function check_at_level(output, level, count, high, low, options, results) {
+  const { tolerance, iou_threshold, graph, min_cosine } = options;
+  const requests = requested(output);
+  const per_sample = [];
+  for (let s = 0; s < count; ++s) { per_sample.push(compare(high[s][output.name], low[s][output.name], requests)); }
+  const total = { cosine: summary(per_sample, 'cosine').worst, nonfinite: 0, iou: 1,
+                  max_abs_error: summary(per_sample, 'max_abs_error').worst,
+                  max_rel_error: summary(per_sample, 'max_rel_error').worst };
+  for (let s = 0; s < count; ++s) {
+    if (iou_threshold !== null) {
+      const v = iou(high[s][output.name], low[s][output.name], iou_threshold);
+      total.iou = v === null ? total.iou : Math.min(total.iou, v);
+    }
+    total.nonfinite += per_sample[s].nonfinite;
+  }
+  let failed = 0;
+  if (min_cosine !== null && !(total.cosine >= min_cosine)) {
+    console.log(`FAIL [${level}] ${output.name}: cosine ${total.cosine} < --min-cosine ${min_cosine}`);
+    failed += 1;
+  }
+  const iou_text = iou_threshold !== null ? `, IoU at ${iou_threshold} ${total.iou.toFixed(4)}` : '';
+  const cosine_text = total.cosine === null ? 'undefined' : total.cosine.toFixed(7);
+  const abs_text = total.max_abs_error === null ? 'undefined' : total.max_abs_error.toPrecision(4);
+  if (graph) {
+    console.log(`[${level}] ${output.name}: ${count} sample(s): cosine ${cosine_text}, ` +
+                `max abs ${abs_text}, non-finite ${total.nonfinite}${iou_text}`);
+    results.push({ name: output.name, level, oracle: total, per_sample });
+    return failed;
+  }
+  const bad = check_output(output, per_sample, tolerance);
+  for (const key of ['cosine', 'max_abs_error', 'max_rel_error']) {
+    if (!figure_agrees(output[key], total[key], tolerance)) { bad.push(`${key} ${output[key]} vs ${total[key]}`); }
+  }
+  if (output.nonfinite !== total.nonfinite) { bad.push(`nonfinite ${output.nonfinite} vs ${total.nonfinite}`); }
+  const required = level === 'basic'; // npucc computes at basic; other levels are printed
+  failed += required && bad.length ? 1 : 0;
+  results.push({ name: output.name, level, npucc: output, oracle: total, per_sample, ok: !required || !bad.length });
+  const verdict = !bad.length ? 'ok' : required ? 'FAIL' : 'differs';
+  console.log(`${verdict} [${level}] ${output.name}: cosine ${cosine_text} ` +
+              `(npucc ${output.cosine === null ? 'undefined' : Number(output.cosine).toFixed(7)}), max abs ${abs_text}, ` +
+              `max rel ${total.max_rel_error === null ? 'undefined' : total.max_rel_error.toPrecision(4)}, non-finite ${total.nonfinite}${iou_text}` +
+              (bad.length ? `: ${bad.slice(0, 6).join('; ')}` : ''));
+  const worst = Object.entries(output.summary || {}).filter(([k]) => !['cosine', 'max_abs_error', 'max_rel_error'].includes(k))
+    .map(([k]) => { const w = summary(per_sample, k).worst; return `${k} ${w === null ? 'undefined' : Number(w).toPrecision(6)}`; });
+  if (worst.length) { console.log(`  [${level}] ${output.name}: worst over the sets: ${worst.join(', ')}`); }
+  return failed;
 }
 
 main().catch((e) => { console.error(`accuracy_check: ${String(e.message || e).split('\n')[0]}`); process.exit(2); });

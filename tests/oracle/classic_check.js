@@ -10,13 +10,20 @@
 // - the original runs;
 // - each high graph equals the original (max relative difference 1e-5, floors 1e-6 and 1e-3
 //   of the largest |reference|);
-// - each emulation graph is within cosine 0.99 (fast) or 0.97 (fast1) of the high graph.
-//   bfloat16 keeps 8 significant bits to float16's 11: its rounding error is 8 times larger
-//   and 1 - cosine about 64 times. Measured on the 10 logits of the random-weight nets:
-//   GoogLeNet fast 0.99937 / fast1 0.9764, MobileNetV2 0.99936 / 0.9810, ResNet-18 0.999985
-//   / 0.99905, the others above 0.9999 either way;
-// - fast's float16 low graph runs and is within cosine 0.99 of the high graph (outputs cast
-//   back to float32: same types);
+// - each emulation graph is within cosine 0.99 of the high graph for fast (float16); for
+//   fast1 (bfloat16) the bound is argued from fast's drift on the same image, graph and
+//   level, not set under a measured value: bfloat16 keeps 8 significant bits to float16's
+//   11, so each rounding error is 8 times larger, and 1 - cosine, which grows with the
+//   square of the error, about 64 times. fast1 must stay within twice that:
+//   1 - cosine(fast1) <= 2 * 64 * (1 - cosine(fast)), and never below 0.9 (floor 1e-4 for
+//   nets where float16 drifts by nothing). Measured on the 10 logits of the random-weight
+//   nets (fast / fast1 / the bound): GoogLeNet 0.99937 / 0.9764 / 0.919, MobileNetV2 0.99936
+//   / 0.9810 / 0.918, ResNet-18 0.999985 / 0.99905 / 0.998 (a ratio of 63: the argument's
+//   64), the others above 0.9999 either way;
+// - fast's float16 low graph runs at every level with the high graph's output names, shapes
+//   and types (cast back to float32) and no new NaN/Inf. Its accuracy is not judged from
+//   ONNX Runtime's run of it: the CPU kernels compute float16 Conv in float32 and would hide
+//   float16's rounding; the emulation graph above is what shows it;
 // - fast1's bfloat16 low graph loads, or fails only with "Could not find an implementation".
 // A case's "masks" are outputs holding a Dropout mask. ORT's Dropout kernels for versions 7
 // to 11 write zeros there, its 12 and later ones (ONNX's meaning in inference: nothing
@@ -122,7 +129,28 @@ function judge(c, want, want_opset, got, got_opset, thresholds) {
   return problems;
 }
 
-async function check_mode(c, dir, mode, levels, feeds) {
+// fast1's bound at a level, per output, from fast's emulation cosines there (see above).
+function fast1_bound(fast_cosine) {
+  if (fast_cosine === undefined || !Number.isFinite(fast_cosine)) { return 0.99; }
+  return Math.max(0.9, 1 - Math.max(2 * 64 * (1 - fast_cosine), 1e-4));
+}
+
+// Problems of an emulation against the high graph: fast at cosine 0.99, fast1 at the bound
+// argued from fast's cosine of the same output (fast_cosines[name]); records each cosine.
+function judge_emulation(c, mode, high, opset, emulation, fast_cosines, cosines) {
+  const problems = [];
+  for (const name of Object.keys(high)) {
+    const min_cosine = mode === 'fast1' ? fast1_bound(fast_cosines[name]) : 0.99;
+    const one = { [name]: high[name] };
+    problems.push(...judge(c, one, opset.high, emulation, opset.emulation, { min_cosine }));
+    if (!c.masks.includes(name) && name in emulation) {
+      cosines[name] = compare(high[name], emulation[name]).cosine;
+    }
+  }
+  return problems;
+}
+
+async function check_mode(c, dir, mode, levels, feeds, fast_cosines = {}) {
   const problems = [];
   const file = (role) => path.join(dir, c.name, mode, `${role}.onnx`);
   const opset = { original: opset_of(c.file) };
@@ -133,26 +161,25 @@ async function check_mode(c, dir, mode, levels, feeds) {
     opset[role] = opset_of(file(role));
   }
   let worst = 1;
+  const cosines = {};
   for (const level of levels) {
     const original = await run(c.file, level, feeds);
     const high = await run(file('high'), level, feeds);
     problems.push(...judge(c, original, opset.original, high, opset.high,
                            { max_rel: 1e-5 }).map((p) => `high at ${level}: ${p}`));
     const emulation = await run(file('emulation'), level, feeds);
-    const e = judge(c, high, opset.high, emulation, opset.emulation,
-                    { min_cosine: mode === 'fast1' ? 0.97 : 0.99 });
+    cosines[level] = {};
+    const e = judge_emulation(c, mode, high, opset, emulation, fast_cosines[level] || {}, cosines[level]);
     problems.push(...e.map((p) => `emulation at ${level}: ${p}`));
-    for (const name of Object.keys(high)) {
-      if (!c.masks.includes(name) && name in emulation) {
-        worst = Math.min(worst, compare(high[name], emulation[name]).cosine);
-      }
-    }
+    worst = Math.min(worst, ...Object.values(cosines[level]));
     try {
       const low = await run(file('low'), level, feeds);
       if (mode === 'fast1') {
         problems.push(`low at ${level}: ran, but a bfloat16 Conv has no ORT CPU kernel`);
       }
-      problems.push(...judge(c, high, opset.high, low, opset.low, { min_cosine: 0.99 })
+      // Runs, with the high graph's names, shapes and types, no new NaN/Inf: no accuracy
+      // bound (ORT computes float16 Conv in float32; the emulation is judged above).
+      problems.push(...judge(c, high, opset.high, low, opset.low, {})
         .map((p) => `low at ${level}: ${p}`));
     } catch (e) {
       const text = String(e.message || e).split('\n')[0];
@@ -161,7 +188,7 @@ async function check_mode(c, dir, mode, levels, feeds) {
       }
     }
   }
-  return { problems, worst };
+  return { problems, worst, cosines };
 }
 
 async function main() {
@@ -174,10 +201,12 @@ async function main() {
       continue;
     }
     const feeds = { [c.input]: read_tensor_proto(fs.readFileSync(c.input_file)).tensor };
-    for (const mode of ['fast1', 'fast']) {
+    let fast_cosines = {};
+    for (const mode of ['fast', 'fast1']) { // fast first: fast1's bound comes from its drift
       let result;
       try {
-        result = await check_mode(c, o.compiled, mode, o.levels, feeds);
+        result = await check_mode(c, o.compiled, mode, o.levels, feeds, fast_cosines);
+        if (mode === 'fast' && result.cosines) { fast_cosines = result.cosines; }
       } catch (e) {
         result = { problems: [String(e.message || e).split('\n')[0]], worst: NaN };
       }

@@ -8,7 +8,11 @@ Writes OUT/test_data_set_K/input_0.pb (a TensorProto named INPUT) for K from FIR
 layout npucc --sample-inputs and tests/oracle/accuracy_check.js read.
 
 Usage: render_pages.py OUT [--pages N] [--first K] [--size H,W] [--seed S] [--input NAME]
+                       [--text-lines]
 Different seeds (or --first) give other pages: samples a repaired graph never saw.
+--text-lines writes text-line crops as PaddleOCR's direction classifier reads them instead
+(--size 48,192: one line of a page, every other one upside down, resized to height H with
+its aspect kept, (x/255 - 0.5)/0.5, padded with zeros to width W).
 """
 
 import argparse
@@ -65,6 +69,27 @@ def prepare(page):
     return np.ascontiguousarray(normalised.transpose(2, 0, 1)[None]).astype(np.float32)
 
 
+def text_line(rng, height, width, flip):
+    """One rendered line, cropped to its ink, as PaddleOCR's classifier prepares it."""
+    size = rng.choice([20, 24, 28, 36])
+    font = ImageFont.truetype(os.path.join(FONTS, rng.choice(FACES)), size)
+    paper = tuple(rng.randint(225, 255) for _ in range(3))
+    text = sentence(rng, rng.randint(6, 30))
+    line = Image.new("RGB", (size * len(text), size * 2), paper)
+    ImageDraw.Draw(line).text((4, size // 3), text, font=font, fill=tuple(rng.randint(0, 70) for _ in range(3)))
+    ink = np.argwhere(np.asarray(line.convert("L")) < 150)
+    (top, left), (bottom, right) = ink.min(0), ink.max(0)
+    line = line.crop((max(0, left - 4), max(0, top - 4), right + 5, bottom + 5))
+    if flip:
+        line = line.rotate(180)
+    resized_width = min(width, max(1, int(round(height * line.width / line.height))))
+    pixels = np.asarray(line.resize((resized_width, height), Image.BILINEAR), np.float32)
+    chw = ((pixels[:, :, ::-1] / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)
+    padded = np.zeros((3, height, width), np.float32)
+    padded[:, :, :resized_width] = chw
+    return padded[None]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -73,13 +98,15 @@ def main():
     parser.add_argument("--size", default="640,640")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--input", default="x")
+    parser.add_argument("--text-lines", action="store_true")
     args = parser.parse_args()
     height, width = (int(v) for v in args.size.split(","))
     rng = random.Random(args.seed)
     for k in range(args.first, args.first + args.pages):
         folder = os.path.join(args.out, "test_data_set_%d" % k)
         os.makedirs(folder, exist_ok=True)
-        tensor = numpy_helper.from_array(prepare(render(rng, height, width)), args.input)
+        image = text_line(rng, height, width, k % 2 == 1) if args.text_lines else prepare(render(rng, height, width))
+        tensor = numpy_helper.from_array(image, args.input)
         with open(os.path.join(folder, "input_0.pb"), "wb") as f:
             f.write(tensor.SerializeToString())
 

@@ -178,14 +178,20 @@ TEST_SUITE("npucc::util::test_point") {
       npucc::util::test_point("write:buffer"); // stops here until the signal
       ::_exit(4);
     }
-    // The note is the observable state: the child stopped at the point.
+    // The note is the observable state: the child stopped at the point. A child that ends
+    // without writing it (a point that does not stop) fails the case instead of hanging it.
     std::string text;
-    while (text.empty() || text.back() != '\n') {
+    int early_status = 0;
+    pid_t ended = 0;
+    while ((text.empty() || text.back() != '\n') && ended == 0) {
       ::usleep(2000);
       if (fs::exists(note)) {
         text = npucc::util::read_file(note);
       }
+      ended = ::waitpid(pid, &early_status, WNOHANG);
     }
+    REQUIRE_MESSAGE(ended == 0, "the child ended (status " << early_status
+                                                           << ") without stopping at write:buffer");
     CHECK(text == "write:buffer " + std::to_string(pid) + "\n");
     REQUIRE(::kill(pid, SIGINT) == 0);
     int status = 0;
