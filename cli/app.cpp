@@ -2,8 +2,8 @@
 #include "help_format.h"
 #include "terminal.h"
 
+#include "compiler/build_report.h"
 #include "npucc/error.h"
-#include "npucc/version.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
 
@@ -221,12 +221,34 @@ int run_handler(const std::function<int()>& handler) {
   }
 }
 
+// `npucc --version [--json]`, alone on the line: the version line, or the same as a JSON
+// document (compiler/build_report.h). Answered before parsing, since CLI11's version flag
+// knows no --json; --version elsewhere (`npucc -q --version`) gets the line through CLI11.
+std::optional<int> answer_version(int argc, char** argv) {
+  std::vector<std::string> words(argv + 1, argv + argc);
+  std::sort(words.begin(), words.end());
+  if (words == std::vector<std::string>{"--version"}) {
+    std::cout << compiler::version_line() << "\n";
+    return 0;
+  }
+  if (words == std::vector<std::string>{"--json", "--version"}) {
+    std::cout << compiler::version_json() << "\n";
+    return 0;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 int run(int argc, char** argv) {
+  if (auto status = answer_version(argc, argv)) {
+    return *status;
+  }
   CLI::App app{"npucc: offline compiler and compile-cache manager for ONNX neural-network graphs"};
   app.name("npucc");
-  app.set_version_flag("--version", std::string("npucc ") + k_version);
+  app.set_version_flag("--version", compiler::version_line,
+                       "print npucc's version, commit and build, and the ONNX, protobuf and "
+                       "ONNX Runtime it uses, in one line (--version --json: as JSON)");
   app.formatter(std::make_shared<HelpFormatter>());
   app.require_subcommand(1);
   app.fallthrough();

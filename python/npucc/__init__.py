@@ -27,6 +27,8 @@ Errors raise npucc.Error (a RuntimeError) whose str() is the line `npucc` prints
 ValueError.
 """
 
+import json as _json
+
 from . import _npucc
 from ._cache import Cache, CacheEntry, CacheProblem, CacheStats, Removal, RemovedEntry, VerifyResult
 from ._compile import CompileResult, compile
@@ -41,6 +43,26 @@ from ._schedule import (
 
 __version__: str = _npucc.version
 """The npucc version (the compiler version in every cache key and manifest)."""
+
+
+def build_info() -> dict:
+    """Everything that decides npucc's output, as ``npucc --version --json`` gives it.
+
+    A dict with ``format`` ("npucc-version"), ``format_version`` and:
+
+    - ``npucc``: ``version`` (``__version__``), ``commit`` (12 hex digits, or "unknown"),
+      ``commit_modified``, ``build_type`` and ``compiler``;
+    - ``onnx`` and ``protobuf``: the ``version`` of each library npucc was built against;
+    - ``onnxruntime``: what compile()'s accuracy check (``check_accuracy=True``) loads:
+      ``built_with`` (False: this npucc has no accuracy check), ``c_api`` (the C API
+      version it asks for), ``library`` (the file: the package's own copy, or the
+      ``NPUCC_ONNXRUNTIME_LIBRARY`` environment variable's), ``version`` (what the library
+      says, None if it did not load) and ``problem`` (why it did not load, else None).
+
+    ONNX Runtime is loaded in a child process to ask its version, as the accuracy check
+    loads it; this takes a few milliseconds. Paste it into bug reports.
+    """
+    return _json.loads(_npucc.build_info_json())
 
 __all__ = [
     "AccelerateTrainMode",
@@ -59,6 +81,7 @@ __all__ = [
     "UsageError",
     "VerifyResult",
     "__version__",
+    "build_info",
     "compile",
     "parse_accelerate_train_mode",
 ]

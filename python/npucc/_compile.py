@@ -143,6 +143,12 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     ({"x": array}) or a list of sets and paths.
 
     With accelerate_train_mode the output holds high.onnx and low.onnx (result.graphs).
+    check_accuracy=True runs the high graph and the low graph's emulation in ONNX Runtime
+    on the same inputs (sample_inputs, else one random set) and puts the comparison in
+    result.accuracy; accuracy_target="cosine>=0.9995" also keeps float32 what the low
+    graph needs to meet it (npucc-compile(1), ACCURACY). ONNX Runtime is the library this
+    install carries (the NPUCC_ONNXRUNTIME_LIBRARY variable overrides it);
+    npucc.build_info() names it and its version.
     A bad option value raises npucc.UsageError (a ValueError), a failed compile
     npucc.Error, each with the line the CLI prints; warnings go to warnings.warn() as
     NpuccWarning. The GIL is released while compiling: compiles in other threads run.

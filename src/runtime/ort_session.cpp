@@ -1,4 +1,5 @@
 #include "runtime/ort_session.h"
+#include "runtime/library_location.h"
 
 #include "npucc/error.h"
 #include "util/strings.h"
@@ -54,10 +55,9 @@ namespace {
 
 constexpr uint32_t k_api_version = 29; // the headers' ORT_API_VERSION npucc is written for
 
-std::string library_path() {
-  const char* chosen = std::getenv("NPUCC_ONNXRUNTIME_LIBRARY");
-  return chosen != nullptr && *chosen != '\0' ? chosen : NPUCC_ONNXRUNTIME_LIBRARY;
-}
+// NPUCC_ONNXRUNTIME_LIBRARY, else the one beside npucc (lib/npucc/ of an install, through
+// its run path) or the build's (library_location.h).
+std::string library_path() { return onnxruntime_library_path(); }
 
 } // namespace
 

@@ -15,7 +15,7 @@ namespace npucc::runtime::detail {
 
 class OrtRunner {
 public:
-  // Loads the library (NPUCC_ONNXRUNTIME_LIBRARY, else the one found at build time) and
+  // Loads the library (onnxruntime_library_path(), library_location.h) and
   // its C API version 29. Throws npucc::Error in one line saying how to get it.
   OrtRunner();
   ~OrtRunner();

@@ -150,6 +150,11 @@ pass "config show"
 json_of npucc-cache-explain any "cache explain" "$OWW" --cache-dir "$C"
 pass "cache explain"
 
+# 9b. npucc --version --json (the top level's help offers --json for it: its path is "").
+expect_status 0 "$NPUCC" --version --json
+validate npucc-version "$WORK/out" ""
+pass "--version --json"
+
 # 10. every command whose help offers --json was checked above.
 commands_of() { # the subcommands a --help output lists
   sed -n '/^Subcommands:/,/^$/p' | sed -n 's/^  \([a-z][a-z-]*\).*/\1/p'

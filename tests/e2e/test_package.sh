@@ -34,6 +34,12 @@ if [[ -z $deb ]]; then
 fi
 
 dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./||' >"$work/contents"
+# The ONNX Runtime library npucc carries, with its license (lib/npucc/, test_install_runtime.sh).
+if grep -q '^ONNXRUNTIME_LIBRARY:FILEPATH=/' "$build/CMakeCache.txt"; then
+  for file in libonnxruntime.so.1 onnxruntime-LICENSE onnxruntime-ThirdPartyNotices.txt; do
+    grep -q "^usr/lib/\(x86_64-linux-gnu/\)\?npucc/$file$" "$work/contents" || fail "lib/npucc/$file is not in the package"
+  done
+fi
 for path in usr/bin/npucc usr/share/man/man1/npucc.1 usr/share/bash-completion/completions/npucc \
   usr/share/zsh/site-functions/_npucc usr/include/npucc/config.h usr/include/npucc/version.h; do
   grep -qx "$path" "$work/contents" || fail "$path is not in the package"
@@ -74,7 +80,7 @@ if [[ $python_built == yes ]]; then
     'import npucc, sys; sys.exit(npucc.__version__ != sys.argv[1] or not npucc.__file__.startswith(sys.argv[2]))' \
     "$version" "$work/root/") || fail "the packaged Python module does not import"
 fi
-"$work/root/usr/bin/npucc" --version | grep -q "^npucc $version$" || fail "the packaged binary does not run"
+"$work/root/usr/bin/npucc" --version | grep -q "^npucc $version (commit " || fail "the packaged binary does not run"
 cmp -s "$work/root/usr/share/bash-completion/completions/npucc" <("$work/root/usr/bin/npucc" completion bash) ||
   fail "the packaged bash completion differs from \`npucc completion bash\`"
 

@@ -24,7 +24,27 @@ def test_it_is_installed_in_the_prefix_site_folder():
 def test_the_version_is_the_cli_version():
     from conftest import cli
 
-    assert cli("--version").stdout.strip() == f"npucc {npucc.__version__}"
+    assert cli("--version").stdout.startswith(f"npucc {npucc.__version__} (commit ")
+
+
+def test_build_info_is_the_cli_version_json_and_names_the_installed_runtime():
+    import json
+
+    from conftest import cli
+
+    info = npucc.build_info()
+    assert info == json.loads(cli("--version", "--json").stdout)
+    assert info["npucc"]["version"] == npucc.__version__
+    runtime = info["onnxruntime"]
+    if runtime["built_with"]:
+        # The extension's own run path finds the copy the install carries, in its prefix.
+        from conftest import NPUCC
+
+        prefix = pathlib.Path(NPUCC).parent.parent
+        library = pathlib.Path(runtime["library"])
+        assert runtime["problem"] is None and runtime["version"]
+        assert library.name == "libonnxruntime.so.1"
+        assert prefix in library.parents, (library, prefix)
 
 
 def stub_tree():
