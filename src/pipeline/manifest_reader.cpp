@@ -20,25 +20,26 @@ namespace {
 template <typename Int>
 Int whole_number(const json& object, const char* key, Int fallback, const std::string& where) {
   if (!object.is_object()) {
-    return object.value(key, fallback); // throws json's type_error
+    throw Error(where + ": cached manifest is not readable: \"" + key + "\" is not in an object");
   }
-  auto it = object.find(key);
-  if (it == object.end()) {
+  if (!object.contains(key)) {
     return fallback;
   }
+  // at(), not find(): GCC 12 sees find()'s end iterator as a possible null (-Wnull-dereference)
+  const json& field = object.at(key);
   constexpr auto max = static_cast<uint64_t>(std::numeric_limits<Int>::max());
-  if (it->is_number_unsigned() && it->get<uint64_t>() <= max) {
-    return static_cast<Int>(it->get<uint64_t>());
+  if (field.is_number_unsigned() && field.get<uint64_t>() <= max) {
+    return static_cast<Int>(field.get<uint64_t>());
   }
-  if (it->is_number_integer()) {
-    const int64_t value = it->get<int64_t>();
+  if (field.is_number_integer()) {
+    const int64_t value = field.get<int64_t>();
     if (value >= 0 ? static_cast<uint64_t>(value) <= max
                    : std::is_signed_v<Int> &&
                          value >= static_cast<int64_t>(std::numeric_limits<Int>::min())) {
       return static_cast<Int>(value);
     }
   }
-  throw Error(where + ": cached manifest is not readable: \"" + key + "\" is " + it->dump() +
+  throw Error(where + ": cached manifest is not readable: \"" + key + "\" is " + field.dump() +
               ", not a whole number in range");
 }
 
@@ -96,7 +97,7 @@ CompileResult parse_cached_manifest(const json& manifest,
     }
     read_precision_reports(manifest, result);
     const json& plan = manifest.at("memory_plan");
-    result.memory_plan.available = plan.value("available", false);
+    result.memory_plan.available = plan.contains("available") && plan.at("available").get<bool>();
     result.memory_plan.reason = util::string_field(plan, "reason");
     result.memory_plan.arena_bytes = whole_number(plan, "arena_bytes", uint64_t{0}, where);
     result.memory_plan.lower_bound_bytes =
