@@ -72,6 +72,9 @@ struct CompileOptions {
   // --sample-inputs: what they run on (test_data_set_* folders, .npz, folders of .npy);
   // none: random inputs from a fixed seed. In the cache key by content (their digest).
   std::vector<std::filesystem::path> sample_inputs;
+  // --validation-inputs: sets the accuracy repair's search never measures; the emitted low
+  // graph must meet the target on them too. In the cache key by content, when given.
+  std::vector<std::filesystem::path> validation_inputs;
 
   // Empty: the default pipeline.
   std::vector<std::string> passes;

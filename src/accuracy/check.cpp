@@ -110,8 +110,31 @@ void add_target_lines(const nlohmann::json& report, std::vector<std::string>& li
     const double cosine = effect != nullptr ? number(*effect, "cosine") : 0.0;
     const auto nonfinite = effect != nullptr ? static_cast<int64_t>(number(*effect, "nonfinite")) : 0;
     lines.push_back("    kept float32: " + (unit.is_object() ? text(unit, "op") : std::string()) +
-                    " " + nodes + " (returned alone to low precision: cosine " + fixed6(cosine) + ", " +
-                    std::to_string(nonfinite) + " non-finite)");
+                    " " + nodes +
+                    (effect == nullptr ? std::string(" (every unit kept: not measured alone)")
+                                       : " (returned alone to low precision: cosine " + fixed6(cosine) +
+                                             ", " + std::to_string(nonfinite) + " non-finite)"));
+  }
+}
+
+// The validation sets' figures (--validation-inputs, or sets held out of the search), apart
+// from the search's.
+void add_validation_lines(const nlohmann::json& report, std::vector<std::string>& lines) {
+  auto validation = report.find("validation");
+  if (validation == report.end() || !validation->is_object()) {
+    return;
+  }
+  const bool held_out = text(*validation, "inputs") == "held-out";
+  lines.push_back("  validation, " + std::to_string(static_cast<int64_t>(number(*validation, "samples"))) +
+                  (held_out ? " set(s) held out of the search (" + text(*validation, "rule") + ")"
+                            : std::string(" set(s) of --validation-inputs, never searched")) + ":");
+  auto outputs = validation->find("outputs");
+  for (const auto& output : outputs != validation->end() && outputs->is_array() ? *outputs
+                                                                                : nlohmann::json::array()) {
+    lines.push_back("    " + text(output, "name") + ": cosine " + fixed6(number(output, "cosine")) +
+                    ", max abs error " + short_number(number(output, "max_abs_error")) +
+                    ", max rel error " + short_number(number(output, "max_rel_error")) + ", " +
+                    std::to_string(static_cast<int64_t>(number(output, "nonfinite"))) + " non-finite");
   }
 }
 
@@ -137,6 +160,7 @@ std::vector<std::string> format_accuracy(const nlohmann::json& report) {
                       (nonfinite > 0 ? " (float32 gives finite values there)" : ""));
     }
   }
+  add_validation_lines(report, lines);
   add_target_lines(report, lines);
   if (inputs == "random") {
     lines.push_back("  random inputs can mislead (a detector on noise detects nothing): give "

@@ -1,0 +1,63 @@
+#include "compiler/sample_runner.h"
+
+#include "accuracy/check.h"
+
+namespace npucc::compiler {
+
+namespace {
+
+void merge_into(Metrics& total, const Metrics& batch) {
+  if (total.empty()) {
+    total = batch;
+    return;
+  }
+  for (size_t o = 0; o < total.size() && o < batch.size(); ++o) {
+    accuracy::merge(total[o], batch[o]);
+  }
+}
+
+} // namespace
+
+void SampleRunner::say_progress(size_t batch, size_t batches, size_t sets_done) {
+  if (!m_log || batches < 2 || (batch + 1) * 10 / batches == batch * 10 / batches) {
+    return;
+  }
+  m_log("accuracy: " + std::to_string(sets_done) + "/" + std::to_string(m_samples.count()) +
+        " " + m_what + " run");
+}
+
+Metrics SampleRunner::first_run(const runtime::GraphSource& high, const runtime::GraphSource& low,
+                                bool keep_reference) {
+  Metrics total;
+  const auto batches = m_samples.batches();
+  m_reference.clear();
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const auto sets = m_samples.load(batches[b].first, batches[b].second);
+    auto results = m_runtime.run_each({{"the high graph", high}, {"the emulation of the low graph", low}},
+                                      sets, m_outputs);
+    merge_into(total, accuracy::compare_sets(m_outputs, results[0], results[1]));
+    if (keep_reference) {
+      std::move(results[0].begin(), results[0].end(), std::back_inserter(m_reference));
+    }
+    say_progress(b, batches.size(), batches[b].second);
+  }
+  return total;
+}
+
+Metrics SampleRunner::measure(const std::string& what, const runtime::GraphSource& low) {
+  Metrics total;
+  const auto batches = m_samples.batches();
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const auto [first, last] = batches[b];
+    const auto sets = m_samples.load(first, last);
+    const std::vector<runtime::TensorSet> reference(
+        m_reference.begin() + static_cast<std::ptrdiff_t>(first),
+        m_reference.begin() + static_cast<std::ptrdiff_t>(last));
+    merge_into(total, accuracy::compare_sets(m_outputs, reference,
+                                             m_runtime.run(what, low, sets, m_outputs)));
+    say_progress(b, batches.size(), last);
+  }
+  return total;
+}
+
+} // namespace npucc::compiler

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "accuracy/metrics.h"
+#include "accuracy/samples.h"
+#include "npucc/compile.h"
+#include "runtime/runtime.h"
+
+#include <string>
+#include <vector>
+
+// Graphs run on a Samples' sets a batch at a time (accuracy/samples.h: held sets in one
+// batch, larger samples read again per batch), so a check's memory is the runtime's
+// sessions plus a batch of sets, whatever their number. The metrics are merged over the
+// batches as over the sets (accuracy/metrics.h).
+namespace npucc::compiler {
+
+using Metrics = std::vector<accuracy::OutputMetrics>;
+
+class SampleRunner {
+public:
+  // `what` names the sets in progress lines ("sample sets", "validation sets").
+  SampleRunner(runtime::GraphRuntime& runtime, const accuracy::Samples& samples,
+               const std::vector<std::string>& outputs, std::string what, const LogSink& log)
+      : m_runtime(runtime), m_samples(samples), m_outputs(outputs), m_what(std::move(what)),
+        m_log(log) {}
+
+  // The high graph and the low side at once (GraphRuntime::run_each): the low side's
+  // metrics. With `keep_reference`, the high graph's outputs are kept for measure().
+  Metrics first_run(const runtime::GraphSource& high, const runtime::GraphSource& low,
+                    bool keep_reference);
+  // Another low side against the kept high outputs.
+  Metrics measure(const std::string& what, const runtime::GraphSource& low);
+
+  int64_t sets() const { return static_cast<int64_t>(m_samples.count()); }
+  const accuracy::Samples& samples() const { return m_samples; }
+
+private:
+  // Progress for a pass of several batches: at most about ten lines.
+  void say_progress(size_t batch, size_t batches, size_t sets_done);
+
+  runtime::GraphRuntime& m_runtime;
+  const accuracy::Samples& m_samples;
+  const std::vector<std::string>& m_outputs;
+  std::string m_what;
+  const LogSink& m_log;
+  std::vector<runtime::TensorSet> m_reference; // the high graph's outputs per set
+};
+
+} // namespace npucc::compiler
