@@ -29,7 +29,7 @@ std::vector<ModelInput> model_inputs(const onnx::GraphProto& graph);
 // runtime process), so it is not made smaller than it needs to be.
 struct SampleBudget {
   uint64_t held_bytes = uint64_t{64} << 20;
-  uint64_t batch_bytes = uint64_t{16} << 20;
+  uint64_t batch_bytes = uint64_t{8} << 20;
 };
 
 // The sets a check runs.
