@@ -6,6 +6,7 @@
 #include "runtime/runtime.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 // Graphs run on a Samples' sets a batch at a time (accuracy/samples.h: held sets in one
@@ -20,9 +21,9 @@ class SampleRunner {
 public:
   // `what` names the sets in progress lines ("sample sets", "validation sets").
   SampleRunner(runtime::GraphRuntime& runtime, const accuracy::Samples& samples,
-               const std::vector<std::string>& outputs, std::string what, const LogSink& log)
+               const std::vector<std::string>& outputs, std::string what, LogSink log)
       : m_runtime(runtime), m_samples(samples), m_outputs(outputs), m_what(std::move(what)),
-        m_log(log) {}
+        m_log(std::move(log)) {}
 
   // The high graph and the low side at once (GraphRuntime::run_each): the low side's
   // metrics. With `keep_reference`, the high graph's outputs are kept for measure().
@@ -42,7 +43,7 @@ private:
   const accuracy::Samples& m_samples;
   const std::vector<std::string>& m_outputs;
   std::string m_what;
-  const LogSink& m_log;
+  LogSink m_log;
   std::vector<runtime::TensorSet> m_reference; // the high graph's outputs per set
 };
 
