@@ -109,11 +109,12 @@ void add_target_lines(const nlohmann::json& report, std::vector<std::string>& li
     }
     const double cosine = effect != nullptr ? number(*effect, "cosine") : 0.0;
     const auto nonfinite = effect != nullptr ? static_cast<int64_t>(number(*effect, "nonfinite")) : 0;
+    const std::string why =
+        effect == nullptr ? std::string(" (every unit kept: not measured alone)")
+                          : " (returned alone to low precision: cosine " + fixed6(cosine) + ", " +
+                                std::to_string(nonfinite) + " non-finite)";
     lines.push_back("    kept float32: " + (unit.is_object() ? text(unit, "op") : std::string()) +
-                    " " + nodes +
-                    (effect == nullptr ? std::string(" (every unit kept: not measured alone)")
-                                       : " (returned alone to low precision: cosine " + fixed6(cosine) +
-                                             ", " + std::to_string(nonfinite) + " non-finite)"));
+                    " " + nodes + why);
   }
 }
 
@@ -125,16 +126,20 @@ void add_validation_lines(const nlohmann::json& report, std::vector<std::string>
     return;
   }
   const bool held_out = text(*validation, "inputs") == "held-out";
-  lines.push_back("  validation, " + std::to_string(static_cast<int64_t>(number(*validation, "samples"))) +
+  const auto sets = static_cast<int64_t>(number(*validation, "samples"));
+  lines.push_back("  validation, " + std::to_string(sets) +
                   (held_out ? " set(s) held out of the search (" + text(*validation, "rule") + ")"
-                            : std::string(" set(s) of --validation-inputs, never searched")) + ":");
+                            : std::string(" set(s) of --validation-inputs, never searched")) +
+                  ":");
   auto outputs = validation->find("outputs");
-  for (const auto& output : outputs != validation->end() && outputs->is_array() ? *outputs
-                                                                                : nlohmann::json::array()) {
+  const nlohmann::json none = nlohmann::json::array();
+  const bool listed = outputs != validation->end() && outputs->is_array();
+  for (const auto& output : listed ? *outputs : none) {
+    const auto nonfinite = static_cast<int64_t>(number(output, "nonfinite"));
     lines.push_back("    " + text(output, "name") + ": cosine " + fixed6(number(output, "cosine")) +
                     ", max abs error " + short_number(number(output, "max_abs_error")) +
                     ", max rel error " + short_number(number(output, "max_rel_error")) + ", " +
-                    std::to_string(static_cast<int64_t>(number(output, "nonfinite"))) + " non-finite");
+                    std::to_string(nonfinite) + " non-finite");
   }
 }
 

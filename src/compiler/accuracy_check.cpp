@@ -48,10 +48,12 @@ struct CheckSets {
 CheckSets check_sets(const CompileOptions& options, const std::vector<accuracy::ModelInput>& inputs,
                      bool has_target) {
   CheckSets out;
-  out.search = options.sample_inputs.empty() ? accuracy::random_samples(inputs)
-                                             : accuracy::load_samples(options.sample_inputs, inputs);
+  out.search = options.sample_inputs.empty()
+                   ? accuracy::random_samples(inputs)
+                   : accuracy::load_samples(options.sample_inputs, inputs);
   if (!options.validation_inputs.empty()) {
-    out.validation = accuracy::load_samples(options.validation_inputs, inputs, "--validation-inputs");
+    out.validation =
+        accuracy::load_samples(options.validation_inputs, inputs, "--validation-inputs");
     out.validation_origin = "validation-inputs";
   } else if (has_target && !options.sample_inputs.empty()) {
     out.validation = accuracy::hold_out(out.search);
@@ -105,7 +107,8 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const auto target = accuracy::parse_accuracy_target(
       options.accuracy_target.empty() ? std::vector<std::string>{}
                                       : std::vector<std::string>{options.accuracy_target});
-  const CheckSets sets = check_sets(options, accuracy::model_inputs(high->model.graph()), !target.empty());
+  const CheckSets sets =
+      check_sets(options, accuracy::model_inputs(high->model.graph()), !target.empty());
   auto runtime = runtime::start_runtime(runtime_processes(sets.search));
   std::vector<std::string> outputs;
   for (const auto& output : high->model.graph().output()) {

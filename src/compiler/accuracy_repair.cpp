@@ -92,7 +92,8 @@ nlohmann::json kept_units_json(const Evaluator& evaluator, const std::vector<Pre
     std::sort(without.begin(), without.end());
     nlohmann::json unit = {{"nodes", units[index].nodes}, {"op", units[index].op}};
     if (const Metrics* back_low = evaluator.recorded(without)) {
-      unit["returned_low"] = {{"cosine", worst_cosine(*back_low)}, {"nonfinite", nonfinite(*back_low)}};
+      unit["returned_low"] = {{"cosine", worst_cosine(*back_low)},
+                              {"nonfinite", nonfinite(*back_low)}};
     }
     out.push_back(std::move(unit));
   }
@@ -126,8 +127,8 @@ Search search_once(Evaluator& evaluator, const LogSink& say) {
   say("accuracy repair: " + std::to_string(candidates.groups_measured) + " groups measured; the " +
       std::to_string(prefix) + " worst units float32 meet " +
       accuracy::target_text(evaluator.target()) + "; trying each low again");
-  return {make_one_minimal(evaluator, {candidates.units.begin(),
-                                       candidates.units.begin() + static_cast<std::ptrdiff_t>(prefix)}),
+  const auto end = candidates.units.begin() + static_cast<std::ptrdiff_t>(prefix);
+  return {make_one_minimal(evaluator, {candidates.units.begin(), end}),
           candidates.groups_measured};
 }
 
@@ -165,14 +166,17 @@ Rounds search_with_margin(const RepairInputs& in, Evaluator& evaluator, size_t u
     }
     share = next_share(share, in.target, evaluator.evaluate_validation(found.kept));
     say("accuracy repair: the result misses " + accuracy::target_text(in.target) + " on the " +
-        std::to_string(in.validation->sets()) + " validation set(s); searching again with a wider margin");
+        std::to_string(in.validation->sets()) +
+        " validation set(s); searching again with a wider margin");
   }
   // Float32 throughout, the last resort: it must meet the target on the validation sets.
   out.result.kept = every_unit(unit_count);
   out.aimed_at = "every unit float32";
   evaluator.aim_at(in.target);
-  if (!evaluator.meets(out.result.kept) ||
-      (in.validation != nullptr && !accuracy::meets(in.target, evaluator.evaluate_validation(out.result.kept)))) {
+  const bool validated =
+      in.validation == nullptr ||
+      accuracy::meets(in.target, evaluator.evaluate_validation(out.result.kept));
+  if (!evaluator.meets(out.result.kept) || !validated) {
     throw Error("--accuracy-target " + accuracy::target_text(in.target) +
                     ": even the low graph with every node float32 misses it on the validation sets",
                 "lower the target, or check the validation sets (are they prepared as the model "

@@ -33,8 +33,8 @@ Metrics SampleRunner::first_run(const runtime::GraphSource& high, const runtime:
   m_reference.clear();
   for (size_t b = 0; b < batches.size(); ++b) {
     const auto sets = m_samples.load(batches[b].first, batches[b].second);
-    auto results = m_runtime.run_each({{"the high graph", high}, {"the emulation of the low graph", low}},
-                                      sets, m_outputs);
+    auto results = m_runtime.run_each(
+        {{"the high graph", high}, {"the emulation of the low graph", low}}, sets, m_outputs);
     merge_into(total, accuracy::compare_sets(m_outputs, results[0], results[1]));
     if (keep_reference) {
       std::move(results[0].begin(), results[0].end(), std::back_inserter(m_reference));

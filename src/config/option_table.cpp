@@ -121,7 +121,8 @@ void apply_sample_inputs(const OptionRow& row, const std::string& text, CompileO
 }
 
 // Each one given; they imply the check.
-void apply_validation_inputs(const OptionRow& row, const std::string& text, CompileOptions& options) {
+void apply_validation_inputs(const OptionRow& row, const std::string& text,
+                             CompileOptions& options) {
   if (text.empty()) {
     throw usage_error(option_spelling(row) + ": expected a file or folder, got ''");
   }
@@ -288,7 +289,8 @@ const std::vector<OptionRow>& option_table() {
                    "must meet --accuracy-target on them too (default: with 8 or more sample "
                    "sets and a target, every 4th set is held out)",
                    apply_validation_inputs),
-            OptionValueType::samples),
+            OptionValueType::paths), // files and folders: Python's array sets are sample_inputs only
+
       option("accuracy-target", Group::compile, Arity::repeated,
              "bounds every output must meet on every sample, e.g. "
              "'cosine>=0.9995,nonfinite<=0' (implies --check-accuracy; repeatable): a low graph "

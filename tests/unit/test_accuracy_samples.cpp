@@ -186,7 +186,8 @@ TEST_SUITE("npucc::accuracy::samples walk") {
     write_pb(team / "input_0.pb", "x", {1, 6, 4}); // the team's data changes under the link
     const auto after = accuracy::samples_digest({mine});
     CHECK(before != after);
-    CHECK(accuracy::load_samples({mine}, inputs()).sets[0][0].shape == std::vector<int64_t>{1, 6, 4});
+    const auto again = accuracy::load_samples({mine}, inputs());
+    CHECK(again.sets[0][0].shape == std::vector<int64_t>{1, 6, 4});
     write(team / "NOTES.txt", "not a sample"); // not read, so not digested
     CHECK(accuracy::samples_digest({mine}) == after);
     fs::create_symlink(team / "input_1.pb", mine / "test_data_set_0_y.pb"); // not read either
@@ -211,7 +212,7 @@ TEST_SUITE("npucc::accuracy::samples walk") {
     CHECK(few.count() == 2);
   }
 
-  TEST_CASE("samples over the held budget are read a batch at a time, and a changed set is refused") {
+  TEST_CASE("samples over the held budget are read a batch at a time; a changed set is refused") {
     auto dir = test::temp_dir("batches");
     for (int i = 0; i < 6; ++i) { // 1 x 25 x 4 floats: 400 bytes of data each
       write_pb(dir / ("test_data_set_" + std::to_string(i)) / "input_0.pb", "x", {1, 25, 4});
@@ -229,7 +230,7 @@ TEST_SUITE("npucc::accuracy::samples walk") {
     CHECK(middle[1][0].shape == std::vector<int64_t>{1, 25, 4});
     CHECK(samples.load(2, 4)[0][0].bytes == middle[0][0].bytes); // read again alike
     write_pb(dir / "test_data_set_3" / "input_0.pb", "x", {1, 24, 4});
-    CHECK_THROWS_WITH_AS(samples.load(2, 4), doctest::Contains("test_data_set_3: the sample set changed"),
-                         Error);
+    CHECK_THROWS_WITH_AS(samples.load(2, 4),
+                         doctest::Contains("test_data_set_3: the sample set changed"), Error);
   }
 }

@@ -123,7 +123,8 @@ struct RepairCase {
       build.graphs.back().model.set_doc_string(low_units);
       return build;
     };
-    unrepaired = search.first_run(high(), compiler::emulation_of(rebuild({})).SerializeAsString(), true);
+    unrepaired =
+        search.first_run(high(), compiler::emulation_of(rebuild({})).SerializeAsString(), true);
   }
 
   static std::string high() {
@@ -140,7 +141,8 @@ struct RepairCase {
   }
 
   compiler::RepairResult repair() {
-    return compiler::repair_accuracy({search, validation.get(), unrepaired, target, rebuild, {}}, low);
+    return compiler::repair_accuracy(
+        {search, validation.get(), unrepaired, target, rebuild, {}}, low);
   }
 };
 
