@@ -36,6 +36,9 @@ public:
   const accuracy::Samples& samples() const { return m_samples; }
 
 private:
+  // A batch's sets: the held ones themselves, else read now into `read`.
+  const std::vector<runtime::TensorSet>& sets_of(std::pair<size_t, size_t> batch,
+                                                 std::vector<runtime::TensorSet>& read) const;
   // Progress for a pass of several batches: at most about ten lines.
   void say_progress(size_t batch, size_t batches, size_t sets_done);
 
