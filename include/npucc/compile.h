@@ -75,6 +75,9 @@ struct CompileOptions {
   // --allow-nonfinite-samples: check with samples holding NaN or infinite values (refused
   // otherwise). In the cache key when set (it changes the report).
   bool allow_nonfinite_samples = false;
+  // --validation-inputs: sets the accuracy repair's search never measures; the emitted low
+  // graph must meet the target on them too. In the cache key by content, when given.
+  std::vector<std::filesystem::path> validation_inputs;
 
   // Empty: the default pipeline.
   std::vector<std::string> passes;

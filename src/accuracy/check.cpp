@@ -11,43 +11,19 @@ namespace npucc::accuracy {
 std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,
                                         const std::vector<runtime::TensorSet>& high,
                                         const std::vector<runtime::TensorSet>& low,
-                                        const FigureRequests& requests) {
+                                        const FigureRequests& requests, int64_t first_set) {
   std::vector<OutputMetrics> out;
   for (size_t o = 0; o < names.size(); ++o) {
     OutputMetrics total;
     total.name = names[o];
     for (size_t s = 0; s < high.size() && s < low.size(); ++s) {
       SampleMetrics sample = compare_output(high[s][o], low[s][o], requests);
-      sample.set = static_cast<int64_t>(s);
+      sample.set = first_set + static_cast<int64_t>(s);
       merge(total, std::move(sample));
     }
     out.push_back(std::move(total));
   }
   return out;
-}
-
-void check_finite_samples(const Samples& samples, const std::vector<ModelInput>& inputs,
-                          bool allowed) {
-  if (allowed) {
-    return;
-  }
-  for (size_t s = 0; s < samples.sets.size() && s < samples.files.size(); ++s) {
-    for (size_t i = 0; i < samples.sets[s].size() && i < inputs.size(); ++i) {
-      const auto& tensor = samples.sets[s][i];
-      if (!runtime::is_float_type(tensor.type)) {
-        continue;
-      }
-      const auto [nan, infinite] = count_nonfinite(tensor);
-      if (nan + infinite > 0) {
-        throw Error("--sample-inputs " + samples.files[s][i] + ": input '" + inputs[i].name +
-                        "' holds " + std::to_string(nan) + " NaN and " +
-                        std::to_string(infinite) + " infinite value(s) of " +
-                        std::to_string(runtime::element_count(tensor.shape)) +
-                        ": no figure compares outputs computed from them",
-                    "fix the sample, or give --allow-nonfinite-samples to check with it");
-      }
-    }
-  }
 }
 
 namespace {

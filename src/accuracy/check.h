@@ -30,16 +30,13 @@ struct AccuracyReport {
 };
 
 // Each output of `names` over every sample: the high graph's outputs against the low side's
-// (both as GraphRuntime::run returns them), per sample and merged over the samples.
+// (both as GraphRuntime::run returns them), per sample and merged over the samples. The
+// sets are the report's sets first_set, first_set + 1, ... (a batch of them).
 std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,
                                         const std::vector<runtime::TensorSet>& high,
                                         const std::vector<runtime::TensorSet>& low,
-                                        const FigureRequests& requests = {});
-
-// Refuses a sample holding a NaN or infinite value, in one line naming the file, the input
-// and the counts (npucc::Error), unless `allowed` (--allow-nonfinite-samples).
-void check_finite_samples(const Samples& samples, const std::vector<ModelInput>& inputs,
-                          bool allowed);
+                                        const FigureRequests& requests = {},
+                                        int64_t first_set = 0);
 
 // The manifest's "accuracy" object (tests/schemas: manifest): per output the worst figures
 // (the fields of old readers), a summary per figure (worst, mean, median, worst set), the

@@ -84,9 +84,12 @@ void add_target_lines(const nlohmann::json& report, std::vector<std::string>& li
                                         ? fixed6(cosine->get<double>())
                                         : "undefined"; // an output too small for one, or broken
     const auto nonfinite = effect != nullptr ? static_cast<int64_t>(number(*effect, "nonfinite")) : 0;
+    const std::string why =
+        effect == nullptr ? std::string(" (every unit kept: not measured alone)")
+                          : " (returned alone to low precision: cosine " + cosine_text + ", " +
+                                std::to_string(nonfinite) + " non-finite)";
     lines.push_back("    kept float32: " + (unit.is_object() ? text(unit, "op") : std::string()) +
-                    " " + nodes + " (returned alone to low precision: cosine " + cosine_text + ", " +
-                    std::to_string(nonfinite) + " non-finite)");
+                    " " + nodes + why);
   }
 }
 
@@ -208,6 +211,28 @@ void add_output_lines(const nlohmann::json& report, std::vector<std::string>& li
   }
 }
 
+// The validation sets' figures (--validation-inputs, or sets held out of the search), apart
+// from the search's.
+void add_validation_lines(const nlohmann::json& report, std::vector<std::string>& lines) {
+  auto validation = report.find("validation");
+  if (validation == report.end() || !validation->is_object()) {
+    return;
+  }
+  const bool held_out = text(*validation, "inputs") == "held-out";
+  const auto sets = static_cast<int64_t>(number(*validation, "samples"));
+  lines.push_back("  validation, " + std::to_string(sets) +
+                  (held_out ? " set(s) held out of the search (" + text(*validation, "rule") + ")"
+                            : std::string(" set(s) of --validation-inputs, never searched")) +
+                  ":");
+  auto outputs = validation->find("outputs");
+  if (outputs == validation->end() || !outputs->is_array()) {
+    return;
+  }
+  for (const auto& output : *outputs) {
+    lines.push_back("    " + output_line(*validation, output));
+  }
+}
+
 } // namespace
 
 std::vector<std::string> format_accuracy(const nlohmann::json& report) {
@@ -220,6 +245,7 @@ std::vector<std::string> format_accuracy(const nlohmann::json& report) {
                                       : std::to_string(samples) + " sample set(s)") +
                   ", " + text(report, "runtime"));
   add_output_lines(report, lines);
+  add_validation_lines(report, lines);
   add_target_lines(report, lines);
   if (inputs == "random") {
     lines.push_back("  random inputs can mislead (a detector on noise detects nothing): give "

@@ -201,8 +201,10 @@ std::vector<ZipMember> zip_directory(const std::string& zip, const std::string& 
 } // namespace
 
 std::vector<runtime::Tensor> read_npz(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const std::string zip = util::read_file(path);
+  return parse_npz(util::read_file(path), path.string());
+}
+
+std::vector<runtime::Tensor> parse_npz(const std::string& zip, const std::string& file) {
   std::vector<runtime::Tensor> tensors;
   for (const auto& member : zip_directory(zip, file)) {
     const size_t local = member.local_header;
@@ -264,9 +266,12 @@ std::string typed_values(const onnx::TensorProto& proto, const std::string& file
 } // namespace
 
 runtime::Tensor read_tensor_proto(const std::filesystem::path& path) {
-  const std::string file = path.string();
+  return parse_tensor_proto(util::read_file(path), path.string());
+}
+
+runtime::Tensor parse_tensor_proto(const std::string& bytes, const std::string& file) {
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(util::read_file(path))) {
+  if (!proto.ParseFromString(bytes)) {
     bad(file, "not an ONNX TensorProto file");
   }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {

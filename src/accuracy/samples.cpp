@@ -1,5 +1,7 @@
 #include "accuracy/samples.h"
 
+#include "accuracy/metrics.h"
+
 #include "accuracy/sample_formats.h"
 #include "npucc/error.h"
 #include "util/file_io.h"
@@ -18,10 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const k_layouts =
-    "give a folder of test_data_set_*/input_*.pb, a .npz, or a folder of .npy files named "
-    "after the model's inputs";
-
 // A loaded set: its tensors and the file each came from.
 struct RawSet {
   std::string source;
@@ -29,114 +27,45 @@ struct RawSet {
   std::vector<std::string> files;
 };
 
-std::vector<fs::path> sorted_entries(const fs::path& folder) {
-  std::vector<fs::path> entries;
-  std::error_code error;
-  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
-    entries.push_back(it->path());
-  }
-  if (error) {
-    throw Error(folder.string() + ": cannot list the folder: " + error.message());
-  }
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-
-bool has_suffix(const fs::path& path, const char* suffix) {
-  return path.extension() == suffix && fs::is_regular_file(path);
-}
-
-// input_N.pb -> N, or -1.
-int64_t input_index(const fs::path& file) {
-  const std::string name = file.filename().string();
-  if (name.rfind("input_", 0) != 0 || file.extension() != ".pb") {
-    return -1;
-  }
-  const std::string digits = name.substr(6, name.size() - 9);
-  if (digits.empty() || digits.size() > 9 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
-    return -1;
-  }
-  return std::stoll(digits);
-}
-
-RawSet read_test_data_set(const fs::path& folder, const std::vector<ModelInput>& inputs) {
-  RawSet set{folder.string(), {}, {}};
-  std::map<int64_t, fs::path> files;
-  for (const auto& entry : sorted_entries(folder)) {
-    if (int64_t index = input_index(entry); index >= 0) {
-      files[index] = entry;
+// The tensors of one file of a set, by its layout.
+void parse_file(const SampleSetFiles& set, const fs::path& file, const std::string& bytes,
+                const std::vector<ModelInput>& inputs, RawSet& raw) {
+  const std::string name = file.string();
+  if (set.layout == SetLayout::npz) {
+    for (auto& tensor : parse_npz(bytes, name)) {
+      raw.tensors.push_back(std::move(tensor));
+      raw.files.push_back(name);
     }
-  }
-  for (const auto& [index, file] : files) {
-    runtime::Tensor tensor = read_tensor_proto(file);
-    if (tensor.name.empty()) {
-      if (index >= static_cast<int64_t>(inputs.size())) {
-        throw Error(file.string() + ": an unnamed tensor at position " + std::to_string(index) +
-                    ", and the model has " + std::to_string(inputs.size()) + " input(s)");
-      }
-      tensor.name = inputs[static_cast<size_t>(index)].name;
-    }
-    set.tensors.push_back(std::move(tensor));
-    set.files.push_back(file.string());
-  }
-  return set;
-}
-
-RawSet read_npz_set(const fs::path& file) {
-  RawSet set{file.string(), read_npz(file), {}};
-  set.files.assign(set.tensors.size(), file.string());
-  return set;
-}
-
-RawSet read_npy_folder(const fs::path& folder) {
-  RawSet set{folder.string(), {}, {}};
-  for (const auto& entry : sorted_entries(folder)) {
-    if (has_suffix(entry, ".npy")) {
-      set.tensors.push_back(
-          parse_npy(util::read_file(entry), entry.stem().string(), entry.string()));
-      set.files.push_back(entry.string());
-    }
-  }
-  return set;
-}
-
-void read_path(const fs::path& path, const std::vector<ModelInput>& inputs,
-               std::vector<RawSet>& sets) {
-  if (has_suffix(path, ".npz")) {
-    sets.push_back(read_npz_set(path));
     return;
   }
-  if (!fs::is_directory(path)) {
-    throw Error("--sample-inputs " + path.string() + ": " +
-                    (fs::exists(path) ? "not a folder or a .npz file" : "no such file or folder"),
-                k_layouts);
-  }
-  const auto entries = sorted_entries(path);
-  const size_t before = sets.size();
-  for (const auto& entry : entries) {
-    if (fs::is_directory(entry) && entry.filename().string().rfind("test_data_set_", 0) == 0) {
-      sets.push_back(read_test_data_set(entry, inputs));
+  runtime::Tensor tensor = set.layout == SetLayout::npy_folder
+                               ? parse_npy(bytes, file.stem().string(), name)
+                               : parse_tensor_proto(bytes, name);
+  if (tensor.name.empty()) { // an unnamed TensorProto: the input at its position
+    const int64_t index = tensor_proto_index(file);
+    if (index < 0 || index >= static_cast<int64_t>(inputs.size())) {
+      throw Error(name + ": an unnamed tensor at position " + std::to_string(index) +
+                  ", and the model has " + std::to_string(inputs.size()) + " input(s)");
     }
+    tensor.name = inputs[static_cast<size_t>(index)].name;
   }
-  if (sets.size() == before &&
-      std::any_of(entries.begin(), entries.end(), [](auto& e) { return input_index(e) >= 0; })) {
-    sets.push_back(read_test_data_set(path, inputs));
+  raw.tensors.push_back(std::move(tensor));
+  raw.files.push_back(name);
+}
+
+// Reads a set's files once each; `digest` receives the SHA-256 of the bytes read.
+RawSet read_set(const SampleSetFiles& set, const std::vector<ModelInput>& inputs,
+                std::string& digest) {
+  RawSet raw{set.source, {}, {}};
+  util::Sha256 hash;
+  for (const auto& file : set.files) {
+    const std::string bytes = util::read_file(file);
+    hash.update(std::to_string(bytes.size()) + "\n");
+    hash.update(bytes);
+    parse_file(set, file, bytes, inputs, raw);
   }
-  if (sets.size() == before) {
-    for (const auto& entry : entries) {
-      if (has_suffix(entry, ".npz")) {
-        sets.push_back(read_npz_set(entry));
-      }
-    }
-  }
-  if (sets.size() == before &&
-      std::any_of(entries.begin(), entries.end(), [](auto& e) { return has_suffix(e, ".npy"); })) {
-    sets.push_back(read_npy_folder(path));
-  }
-  if (sets.size() == before) {
-    throw Error("--sample-inputs " + path.string() + ": no samples in the folder", k_layouts);
-  }
+  digest = hash.hex_digest();
+  return raw;
 }
 
 std::string expected_form(const ModelInput& input) {
@@ -167,7 +96,8 @@ std::string input_names(const std::vector<ModelInput>& inputs) {
   return names;
 }
 
-// The set's tensors in the order of the model's inputs, each checked against its input.
+// The set's tensors in the order of the model's inputs, each checked against its input;
+// `files` receives the file each came from.
 runtime::TensorSet fit_set(RawSet raw, const std::vector<ModelInput>& inputs,
                            std::vector<std::string>& files) {
   std::map<std::string, size_t> by_name;
@@ -200,6 +130,26 @@ runtime::TensorSet fit_set(RawSet raw, const std::vector<ModelInput>& inputs,
   return set;
 }
 
+// A set holding a NaN or an infinite value is refused in one line naming the file, the
+// input and the counts: no figure compares outputs computed from it.
+void refuse_nonfinite(const runtime::TensorSet& set, const std::vector<std::string>& files,
+                      const std::vector<ModelInput>& inputs, const std::string& option) {
+  for (size_t i = 0; i < set.size() && i < inputs.size() && i < files.size(); ++i) {
+    if (!runtime::is_float_type(set[i].type)) {
+      continue;
+    }
+    const auto [nan, infinite] = count_nonfinite(set[i]);
+    if (nan + infinite > 0) {
+      throw Error(option + " " + files[i] + ": input '" + inputs[i].name + "' holds " +
+                      std::to_string(nan) + " NaN and " + std::to_string(infinite) +
+                      " infinite value(s) of " +
+                      std::to_string(runtime::element_count(set[i].shape)) +
+                      ": no figure compares outputs computed from them",
+                  "fix the sample, or give --allow-nonfinite-samples to check with it");
+    }
+  }
+}
+
 } // namespace
 
 std::vector<ModelInput> model_inputs(const onnx::GraphProto& graph) {
@@ -224,19 +174,98 @@ std::vector<ModelInput> model_inputs(const onnx::GraphProto& graph) {
   return inputs;
 }
 
-Samples load_samples(const std::vector<fs::path>& paths, const std::vector<ModelInput>& inputs) {
-  std::vector<RawSet> raw;
-  for (const auto& path : paths) {
-    read_path(path, inputs, raw);
-  }
+Samples load_samples(const std::vector<fs::path>& paths, const std::vector<ModelInput>& inputs,
+                     const std::string& option, SampleBudget budget, bool allow_nonfinite) {
   Samples samples;
   samples.origin = "samples";
-  for (auto& set : raw) {
+  samples.option = option;
+  samples.allow_nonfinite = allow_nonfinite;
+  samples.inputs = inputs;
+  samples.budget = budget;
+  samples.files = walk_samples(paths, option);
+  uint64_t bytes = 0;
+  for (const auto& set : samples.files) {
     samples.sources.push_back(set.source);
-    samples.files.emplace_back();
-    samples.sets.push_back(fit_set(std::move(set), inputs, samples.files.back()));
+    bytes += set.bytes;
+  }
+  if (bytes <= budget.held_bytes) {
+    samples.sets = samples.load(0, samples.count());
   }
   return samples;
+}
+
+std::vector<runtime::TensorSet> Samples::load(size_t first, size_t last) const {
+  if (sets.size() == sources.size()) {
+    return {sets.begin() + static_cast<std::ptrdiff_t>(first),
+            sets.begin() + static_cast<std::ptrdiff_t>(last)};
+  }
+  read_digests.resize(files.size());
+  std::vector<runtime::TensorSet> out;
+  for (size_t i = first; i < last; ++i) {
+    std::string digest;
+    RawSet raw = read_set(files[i], inputs, digest);
+    if (read_digests[i].empty()) {
+      read_digests[i] = digest;
+    } else if (read_digests[i] != digest) {
+      throw Error(files[i].source + ": the sample set changed while npucc was running it",
+                  "leave the samples alone during a compile, then compile again");
+    }
+    std::vector<std::string> input_files;
+    out.push_back(fit_set(std::move(raw), inputs, input_files));
+    if (!allow_nonfinite) {
+      refuse_nonfinite(out.back(), input_files, inputs, option);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<size_t, size_t>> Samples::batches() const {
+  std::vector<std::pair<size_t, size_t>> out;
+  if (sets.size() == sources.size()) {
+    out.emplace_back(0, sets.size());
+    return out;
+  }
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (out.empty() || bytes + files[i].bytes > budget.batch_bytes) {
+      out.emplace_back(i, i);
+      bytes = 0;
+    }
+    bytes += files[i].bytes;
+    out.back().second = i + 1;
+  }
+  return out;
+}
+
+Samples hold_out(Samples& samples) {
+  Samples held;
+  held.origin = samples.origin;
+  held.inputs = samples.inputs;
+  held.budget = samples.budget;
+  held.option = samples.option;
+  held.allow_nonfinite = samples.allow_nonfinite;
+  if (samples.count() < k_holdout_minimum) {
+    return held;
+  }
+  const bool in_memory = samples.sets.size() == samples.sources.size();
+  Samples kept;
+  kept.origin = samples.origin;
+  kept.inputs = samples.inputs;
+  kept.budget = samples.budget;
+  kept.option = samples.option;
+  kept.allow_nonfinite = samples.allow_nonfinite;
+  for (size_t i = 0; i < samples.count(); ++i) {
+    Samples& to = i % k_holdout_every == k_holdout_every - 1 ? held : kept;
+    to.sources.push_back(std::move(samples.sources[i]));
+    if (i < samples.files.size()) {
+      to.files.push_back(std::move(samples.files[i]));
+    }
+    if (in_memory) {
+      to.sets.push_back(std::move(samples.sets[i]));
+    }
+  }
+  samples = std::move(kept);
+  return held;
 }
 
 Samples random_samples(const std::vector<ModelInput>& inputs) {
@@ -283,34 +312,19 @@ Samples random_samples(const std::vector<ModelInput>& inputs) {
   }
   Samples samples;
   samples.origin = "random";
+  samples.inputs = inputs;
   samples.sets.push_back(std::move(set));
   samples.sources.push_back("random");
   return samples;
 }
 
-std::string samples_digest(const std::vector<fs::path>& paths) {
+std::string samples_digest(const std::vector<fs::path>& paths, const std::string& option) {
   util::Sha256 hash;
-  for (const auto& path : paths) {
-    if (!fs::exists(path)) {
-      throw Error("--sample-inputs " + path.string() + ": no such file or folder", k_layouts);
-    }
-    std::vector<fs::path> files;
-    if (fs::is_directory(path)) {
-      for (const auto& entry : fs::recursive_directory_iterator(path)) {
-        if (entry.is_regular_file()) {
-          files.push_back(entry.path());
-        }
-      }
-    } else {
-      files.push_back(path);
-    }
-    std::sort(files.begin(), files.end());
-    hash.update("path\n");
-    for (const auto& file : files) {
-      const std::string relative =
-          file == path ? file.filename().string() : fs::relative(file, path).string();
-      const std::string contents = util::read_file(file);
-      hash.update(relative + "\n" + std::to_string(contents.size()) + "\n");
+  for (const auto& set : walk_samples(paths, option)) {
+    hash.update(std::string("set ") + std::to_string(static_cast<int>(set.layout)) + "\n");
+    for (size_t i = 0; i < set.files.size(); ++i) {
+      const std::string contents = util::read_file(set.files[i]);
+      hash.update(set.names[i] + "\n" + std::to_string(contents.size()) + "\n");
       hash.update(contents);
     }
   }

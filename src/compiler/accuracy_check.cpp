@@ -6,9 +6,11 @@
 #include "compiler/accuracy_repair.h"
 #include "compiler/runtime_graph_file.h"
 #include "npucc/error.h"
+#include "compiler/sample_runner.h"
 #include "util/parallel.h"
 #include "runtime/runtime.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace npucc::compiler {
@@ -25,6 +27,73 @@ const precision::GraphVariant* find_role(const precision::PrecisionBuild& varian
   return nullptr;
 }
 
+
+} // namespace
+
+namespace {
+
+// The search's sets and the validation sets (--validation-inputs, else held out of the
+// samples when there is a target to search for), and the validation block's provenance.
+struct CheckSets {
+  accuracy::Samples search;
+  accuracy::Samples validation;
+  std::string validation_origin; // "validation-inputs" or "held-out"; empty for none
+};
+
+CheckSets check_sets(const CompileOptions& options, const std::vector<accuracy::ModelInput>& inputs,
+                     bool has_target) {
+  CheckSets out;
+  const bool nonfinite = options.allow_nonfinite_samples;
+  out.search = options.sample_inputs.empty()
+                   ? accuracy::random_samples(inputs)
+                   : accuracy::load_samples(options.sample_inputs, inputs, "--sample-inputs",
+                                            accuracy::SampleBudget{}, nonfinite);
+  if (!options.validation_inputs.empty()) {
+    out.validation = accuracy::load_samples(options.validation_inputs, inputs,
+                                            "--validation-inputs", accuracy::SampleBudget{},
+                                            nonfinite);
+    out.validation_origin = "validation-inputs";
+  } else if (has_target && !options.sample_inputs.empty()) {
+    out.validation = accuracy::hold_out(out.search);
+    out.validation_origin = out.validation.count() > 0 ? "held-out" : "";
+  }
+  return out;
+}
+
+bool meets_everywhere(const accuracy::AccuracyTarget& target, const Metrics& search,
+                      const Metrics* validation) {
+  return accuracy::meets(target, search) &&
+         (validation == nullptr || accuracy::meets(target, *validation));
+}
+
+nlohmann::json validation_json(const CheckSets& sets, const Metrics& metrics) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& source : sets.validation.sources) {
+    names.push_back({{"source", source}});
+  }
+  nlohmann::json out = {{"inputs", sets.validation_origin},
+                        {"samples", sets.validation.count()},
+                        {"sets", names},
+                        {"outputs", accuracy::outputs_json(metrics)}};
+  if (sets.validation_origin == "held-out") {
+    out["rule"] = "every " + std::to_string(accuracy::k_holdout_every) + "th of " +
+                  std::to_string(sets.search.count() + sets.validation.count()) +
+                  " sample sets (at least " + std::to_string(accuracy::k_holdout_minimum) +
+                  " sets, a target and no --validation-inputs)";
+  }
+  return out;
+}
+
+// The runtime processes: one per core, up to one per set of a batch, and two for the two
+// graphs of the first run (runtime.h: the same bits either way).
+size_t runtime_processes(const accuracy::Samples& samples) {
+  size_t widest = 0;
+  for (const auto& [first, last] : samples.batches()) {
+    widest = std::max(widest, last - first);
+  }
+  return std::min<size_t>(util::thread_budget(), std::max<size_t>(2, widest));
+}
+
 } // namespace
 
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
@@ -38,24 +107,16 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
                       "add --accelerate-train-mode, e.g. 'fast|step|0.9'");
   }
   const auto start = std::chrono::steady_clock::now();
-  const auto inputs = accuracy::model_inputs(high->model.graph());
-  const accuracy::Samples samples = options.sample_inputs.empty()
-                                        ? accuracy::random_samples(inputs)
-                                        : accuracy::load_samples(options.sample_inputs, inputs);
-  accuracy::check_finite_samples(samples, inputs, options.allow_nonfinite_samples);
   const auto target = accuracy::parse_accuracy_target(
       options.accuracy_target.empty() ? std::vector<std::string>{}
                                       : std::vector<std::string>{options.accuracy_target});
-  const auto requests = accuracy::figure_requests(target);
-  // One runtime process per core, up to one per sample set, and two for the two graphs of
-  // the check (runtime.h: the same bits either way).
-  auto runtime = runtime::start_runtime(
-      std::min<size_t>(util::thread_budget(), std::max<size_t>(2, samples.sets.size())));
+  const CheckSets sets =
+      check_sets(options, accuracy::model_inputs(high->model.graph()), !target.empty());
+  auto runtime = runtime::start_runtime(runtime_processes(sets.search));
   std::vector<std::string> outputs;
   for (const auto& output : high->model.graph().output()) {
     outputs.push_back(output.name());
   }
-  const auto sets = static_cast<int64_t>(samples.sets.size());
   // Both graphs at once, one per runtime process: a session each, as ONNX Runtime alone
   // would make.
   onnx::ModelProto high_model = high->model;
@@ -64,46 +125,59 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const RuntimeGraphFile emulation_file(emulation);
   if (log) { // version(): the runtime has loaded meanwhile
     log("accuracy: running the high graph and the low graph's emulation on " +
-        std::to_string(samples.sets.size()) + " input set(s) in " + runtime->version());
+        std::to_string(sets.search.count()) + " input set(s)" +
+        (sets.validation.count() > 0 ? " and " + std::to_string(sets.validation.count()) +
+                                           " validation set(s)"
+                                     : std::string()) +
+        " in " + runtime->version());
   }
-  auto first = runtime->run_each({{"the high graph", high_file.source()},
-                                  {"the emulation of the low graph", emulation_file.source()}},
-                                 samples.sets, outputs);
-  const std::vector<runtime::TensorSet> reference = std::move(first[0]);
-  auto metrics = accuracy::compare_sets(outputs, reference, first[1], requests);
+  const auto requests = accuracy::figure_requests(target);
+  SampleRunner search(*runtime, sets.search, outputs, requests, "sample sets", log);
+  SampleRunner validation(*runtime, sets.validation, outputs, requests, "validation sets", log);
+  const bool validating = sets.validation.count() > 0;
+  auto metrics = search.first_run(high_file.source(), emulation_file.source(), !target.empty());
   if (!target.empty()) { // before any repair: a target the high graph leaves unjudgeable
-    accuracy::check_judgeable(target,
-                              accuracy::compare_sets(outputs, reference, reference, requests));
+    accuracy::check_judgeable(target, search.ideal());
   }
-  auto run_low = [&](const char* what) {
+  Metrics validation_metrics;
+  if (validating) {
+    validation_metrics =
+        validation.first_run(high_file.source(), emulation_file.source(), !target.empty());
+  }
+  auto run_low = [&](SampleRunner& on, const char* what) {
     onnx::ModelProto repaired = emulation_of(variants);
     const RuntimeGraphFile file(repaired);
-    return accuracy::compare_sets(outputs, reference,
-                                  runtime->run(what, file.source(), samples.sets, outputs),
-                                  requests);
+    return on.measure(what, file.source());
   };
 
   accuracy::AccuracyReport report;
-  report.inputs = samples.origin;
-  report.samples = sets;
+  report.inputs = sets.search.origin;
+  report.samples = search.sets();
   report.compared = "emulation";
   report.emulates = low->precision;
   report.runtime = runtime->version();
-  report.runs = 2 * sets;
-  report.sources = samples.sources;
+  report.runs = 2 * (search.sets() + validation.sets());
+  report.sources = sets.search.sources;
   AccuracyOutcome outcome;
   nlohmann::json repair;
-  if (!target.empty() && !accuracy::meets(target, metrics)) {
+  if (!target.empty() &&
+      !meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
     const onnx::ModelProto unrepaired = low->model;
-    auto result = repair_accuracy({*runtime, samples, outputs, reference, metrics, target, rebuild, log},
-                                  unrepaired);
+    auto result = repair_accuracy(
+        {search, validating ? &validation : nullptr, metrics, target, rebuild, log}, unrepaired);
     variants = rebuild(result.kept_nodes);
     repair = std::move(result.report);
     repair["before"] = accuracy::outputs_json(metrics);
-    // Once more, on the graph that is written, on every sample.
-    metrics = run_low("the emulation of the repaired low graph");
-    report.runs += result.runs + sets;
-    if (!accuracy::meets(target, metrics)) {
+    if (validating) {
+      repair["before_validation"] = accuracy::outputs_json(validation_metrics);
+    }
+    // Once more, on the graph that is written, on every set.
+    metrics = run_low(search, "the emulation of the repaired low graph");
+    if (validating) {
+      validation_metrics = run_low(validation, "the emulation of the repaired low graph");
+    }
+    report.runs += result.runs + search.sets() + validation.sets();
+    if (!meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
       throw Error("internal error: the repaired low graph missed --accuracy-target " +
                       accuracy::target_text(target) + " when checked again",
                   "please report this; --keep-dtype FILE keeps nodes float32 by hand");
@@ -112,6 +186,9 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   }
   report.outputs = metrics;
   auto json = accuracy::report_json(report);
+  if (validating) {
+    json["validation"] = validation_json(sets, validation_metrics);
+  }
   if (!target.empty()) {
     json["target"] = accuracy::target_text(target);
     json["kept_float32"] = outcome.kept_nodes;

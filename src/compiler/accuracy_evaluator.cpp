@@ -1,11 +1,26 @@
 #include "compiler/accuracy_evaluator.h"
 
-#include "accuracy/check.h"
 #include "compiler/runtime_graph_file.h"
 
 #include <algorithm>
 
 namespace npucc::compiler {
+
+namespace {
+
+// The low graph's emulation with `kept` units float32, run on `sets`.
+Metrics run_kept(const RepairInputs& in, const std::vector<PrecisionUnit>& units,
+                 const std::vector<size_t>& kept, SampleRunner& sets) {
+  std::vector<std::string> nodes;
+  for (size_t index : kept) {
+    nodes.insert(nodes.end(), units[index].nodes.begin(), units[index].nodes.end());
+  }
+  auto emulation = emulation_of(in.rebuild(nodes));
+  const RuntimeGraphFile file(emulation);
+  return sets.measure("the emulation of a repaired low graph", file.source());
+}
+
+} // namespace
 
 const Metrics& Evaluator::evaluate(std::vector<size_t> kept) {
   std::sort(kept.begin(), kept.end());
@@ -13,18 +28,21 @@ const Metrics& Evaluator::evaluate(std::vector<size_t> kept) {
   if (found != m_seen.end()) {
     return found->second;
   }
-  std::vector<std::string> nodes;
-  for (size_t index : kept) {
-    nodes.insert(nodes.end(), m_units[index].nodes.begin(), m_units[index].nodes.end());
-  }
-  auto emulation = emulation_of(m_in.rebuild(nodes));
-  const RuntimeGraphFile file(emulation);
-  const auto low = m_in.runtime.run("the emulation of a repaired low graph", file.source(),
-                                    m_in.samples.sets, m_in.outputs);
-  m_runs += static_cast<int64_t>(m_in.samples.sets.size());
+  Metrics metrics = run_kept(m_in, m_units, kept, m_in.search);
+  m_runs += m_in.search.sets();
   ++m_evaluations;
-  return m_seen[kept] = accuracy::compare_sets(m_in.outputs, m_in.reference, low,
-                                               accuracy::figure_requests(m_in.target));
+  return m_seen[kept] = std::move(metrics);
+}
+
+const Metrics& Evaluator::evaluate_validation(std::vector<size_t> kept) {
+  std::sort(kept.begin(), kept.end());
+  auto found = m_validated.find(kept);
+  if (found != m_validated.end()) {
+    return found->second;
+  }
+  Metrics metrics = run_kept(m_in, m_units, kept, *m_in.validation);
+  m_runs += m_in.validation->sets();
+  return m_validated[kept] = std::move(metrics);
 }
 
 const Metrics& Evaluator::evaluate_low(const std::vector<size_t>& low) {

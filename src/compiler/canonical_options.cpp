@@ -44,6 +44,11 @@ std::string canonical_options(const CompileOptions& options) {
                                               ? std::string("random")
                                               : accuracy::samples_digest(options.sample_inputs)},
                        {"runtime", runtime::detail::library_identity()}};
+    // Only when given, so that the keys of checks without them stay as they were.
+    if (!options.validation_inputs.empty()) {
+      out["accuracy"]["validation_sha256"] =
+          accuracy::samples_digest(options.validation_inputs, "--validation-inputs");
+    }
     // Only with a target, so that the keys of checks without one stay as they were.
     if (!options.accuracy_target.empty()) {
       out["accuracy"]["target"] = options.accuracy_target;

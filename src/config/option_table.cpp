@@ -125,6 +125,16 @@ void apply_allow_nonfinite_samples(const OptionRow& row, const std::string& text
   options.allow_nonfinite_samples = flag_value(row, text);
 }
 
+// Each one given; they imply the check.
+void apply_validation_inputs(const OptionRow& row, const std::string& text,
+                             CompileOptions& options) {
+  if (text.empty()) {
+    throw usage_error(option_spelling(row) + ": expected a file or folder, got ''");
+  }
+  options.validation_inputs.emplace_back(text);
+  options.check_accuracy = true;
+}
+
 // Each clause, comma-joined or repeated; they imply the check. The canonical text of all the
 // clauses so far (a metric given again keeps the last).
 void apply_accuracy_target(const OptionRow&, const std::string& text, CompileOptions& options) {
@@ -272,15 +282,24 @@ const std::vector<OptionRow>& option_table() {
              "per output cosine, max abs/rel error and non-finite values",
              apply_check_accuracy),
       typed(option("sample-inputs", Group::compile, Arity::repeated,
-                   "inputs for --check-accuracy (implies it; repeatable): a folder of "
-                   "test_data_set_*/input_*.pb, a .npz, or a folder of .npy files named after "
-                   "the inputs (default: random inputs from a fixed seed)",
+                   "inputs for --check-accuracy (implies it; repeatable): a .npz, a folder of "
+                   "test_data_set_*/input_*.pb, a folder of .npz files, a folder of .npy files "
+                   "named after the inputs, or a folder of such set folders (.npy or "
+                   "input_*.pb, one level deep) (default: random inputs from a fixed seed)",
                    apply_sample_inputs),
             OptionValueType::samples),
       option("allow-nonfinite-samples", Group::compile, Arity::flag,
              "check with samples that hold NaN or infinite values (refused otherwise); the "
              "figures they leave undefined are reported as such",
              apply_allow_nonfinite_samples),
+      typed(option("validation-inputs", Group::compile, Arity::repeated,
+                   "sample sets the accuracy repair never searches on, in the layouts of "
+                   "--sample-inputs (implies --check-accuracy; repeatable): the emitted graph "
+                   "must meet --accuracy-target on them too (default: with 8 or more sample "
+                   "sets and a target, every 4th set is held out)",
+                   apply_validation_inputs),
+            OptionValueType::paths), // files and folders: Python's array sets are sample_inputs only
+
       option("accuracy-target", Group::compile, Arity::repeated,
              "bounds the outputs must meet on every sample, all of them, e.g. "
              "'cosine>=0.9995,nonfinite<=0', 'logits:top1>=0.99', 'close[atol=1e-3,rtol=1e-2]>=0.999' "

@@ -18,7 +18,10 @@ namespace {
 
 // Fixed tables: the handler may neither allocate nor lock.
 constexpr size_t k_max_children = 256;
-constexpr size_t k_max_sweeps = 8;
+// Entries are never released (the handler may be reading one), and a long-lived process
+// (the Python module, a unit test run) registers a folder per output folder and per TMPDIR:
+// room for many, since a folder left out would keep its files after an interrupt.
+constexpr size_t k_max_sweeps = 256;
 constexpr size_t k_path_max = 4096;
 constexpr int k_stop_ms = 1000; // how long children get before SIGKILL
 

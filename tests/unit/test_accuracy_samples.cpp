@@ -6,6 +6,7 @@
 #include <cstring>
 #include <doctest/doctest.h>
 #include <fstream>
+#include <limits>
 
 using namespace npucc;
 namespace fs = std::filesystem;
@@ -51,6 +52,25 @@ std::vector<accuracy::ModelInput> inputs() {
 } // namespace
 
 TEST_SUITE("npucc::accuracy::samples") {
+  TEST_CASE("a sample holding NaN is refused naming the file, the input and the counts") {
+    auto dir = test::temp_dir("nonfinite");
+    std::string bad = npy_float32("(4,)", 4);
+    const float values[4] = {std::numeric_limits<float>::quiet_NaN(), 2,
+                             std::numeric_limits<float>::infinity(),
+                             std::numeric_limits<float>::quiet_NaN()};
+    std::memcpy(&bad[bad.size() - 16], values, 16);
+    write(dir / "sets" / "0" / "x.npy", npy_float32("(4,)", 4));
+    write(dir / "sets" / "1" / "x.npy", bad);
+    const std::vector<accuracy::ModelInput> x{{"x", onnx::TensorProto::FLOAT, {-1}}};
+    CHECK_THROWS_WITH_AS(accuracy::load_samples({dir / "sets"}, x),
+                         ("--sample-inputs " + (dir / "sets" / "1" / "x.npy").string() +
+                          ": input 'x' holds 2 NaN and 1 infinite value(s) of 4: no figure "
+                          "compares outputs computed from them")
+                             .c_str(),
+                         Error);
+    CHECK(accuracy::load_samples({dir / "sets"}, x, "--sample-inputs", {}, true).count() == 2);
+  }
+
   TEST_CASE("model_inputs skips initializers and reads dynamic dims as -1") {
     auto model = test::parse_text_model(R"(<ir_version: 8, opset_import: ["" : 17]>
       g (float[1, N] x, float[3] w) => (float[1, N] y) <float[3] w = {1, 2, 3}> { y = Relu(x) })");
@@ -155,5 +175,82 @@ TEST_SUITE("npucc::accuracy::samples") {
     write(b / "x.npy", "one");
     fs::rename(b / "x.npy", b / "y.npy");
     CHECK(accuracy::samples_digest({a}) != accuracy::samples_digest({b}));
+  }
+}
+
+TEST_SUITE("npucc::accuracy::samples walk") {
+  TEST_CASE("a folder of set folders (.npy or input_*.pb, one level deep) is one set per folder") {
+    auto dir = test::temp_dir("set_folders");
+    write(dir / "a" / "x.npy", npy_float32("(1, 2, 4)", 8));
+    write(dir / "a" / "y.npy", npy_float32("(2,)", 2));
+    write_pb(dir / "b" / "input_0.pb", "x", {1, 5, 4});
+    write_pb(dir / "b" / "input_1.pb", "y", {2});
+    fs::create_directories(dir / "c" / "deeper"); // holds nothing usable: skipped
+    write(dir / "c" / "deeper" / "x.npy", npy_float32("(1, 2, 4)", 8));
+    auto samples = accuracy::load_samples({dir}, inputs());
+    REQUIRE(samples.count() == 2);
+    CHECK(samples.sources[0] == (dir / "a").string());
+    CHECK(samples.sets[0][0].shape == std::vector<int64_t>{1, 2, 4});
+    CHECK(samples.sources[1] == (dir / "b").string());
+    CHECK(samples.sets[1][0].shape == std::vector<int64_t>{1, 5, 4});
+  }
+
+  TEST_CASE("a symlinked set is read and digested through the link, and only read files count") {
+    auto team = test::temp_dir("linked_team");
+    auto mine = test::temp_dir("linked_mine");
+    write_pb(team / "input_0.pb", "x", {1, 3, 4});
+    write_pb(team / "input_1.pb", "y", {2});
+    fs::create_directory_symlink(team, mine / "test_data_set_0");
+    const auto before = accuracy::samples_digest({mine});
+    CHECK(accuracy::load_samples({mine}, inputs()).count() == 1);
+    write_pb(team / "input_0.pb", "x", {1, 6, 4}); // the team's data changes under the link
+    const auto after = accuracy::samples_digest({mine});
+    CHECK(before != after);
+    const auto again = accuracy::load_samples({mine}, inputs());
+    CHECK(again.sets[0][0].shape == std::vector<int64_t>{1, 6, 4});
+    write(team / "NOTES.txt", "not a sample"); // not read, so not digested
+    CHECK(accuracy::samples_digest({mine}) == after);
+    fs::create_symlink(team / "input_1.pb", mine / "test_data_set_0_y.pb"); // not read either
+    CHECK(accuracy::samples_digest({mine}) == after);
+  }
+
+  TEST_CASE("held out: every 4th set of 8 or more, in order; none of fewer") {
+    auto dir = test::temp_dir("holdout");
+    for (int i = 0; i < 10; ++i) {
+      write_pb(dir / ("test_data_set_" + std::to_string(i)) / "input_0.pb", "x", {1, i + 1, 4});
+      write_pb(dir / ("test_data_set_" + std::to_string(i)) / "input_1.pb", "y", {2});
+    }
+    auto samples = accuracy::load_samples({dir}, inputs());
+    auto held = accuracy::hold_out(samples);
+    REQUIRE(held.count() == 2);
+    CHECK(held.sets[0][0].shape[1] == 4); // test_data_set_3
+    CHECK(held.sets[1][0].shape[1] == 8); // test_data_set_7
+    CHECK(samples.count() == 8);
+    CHECK(samples.sets[3][0].shape[1] == 5);
+    auto few = accuracy::load_samples({dir / "test_data_set_0", dir / "test_data_set_1"}, inputs());
+    CHECK(accuracy::hold_out(few).count() == 0);
+    CHECK(few.count() == 2);
+  }
+
+  TEST_CASE("samples over the held budget are read a batch at a time; a changed set is refused") {
+    auto dir = test::temp_dir("batches");
+    for (int i = 0; i < 6; ++i) { // 1 x 25 x 4 floats: 400 bytes of data each
+      write_pb(dir / ("test_data_set_" + std::to_string(i)) / "input_0.pb", "x", {1, 25, 4});
+      write_pb(dir / ("test_data_set_" + std::to_string(i)) / "input_1.pb", "y", {2});
+    }
+    accuracy::SampleBudget budget;
+    budget.held_bytes = 1000;
+    budget.batch_bytes = 1000; // two sets a batch
+    auto samples = accuracy::load_samples({dir}, inputs(), "--sample-inputs", budget);
+    CHECK(samples.sets.empty());
+    REQUIRE(samples.batches().size() == 3);
+    CHECK(samples.batches()[1] == std::pair<size_t, size_t>(2, 4));
+    auto middle = samples.load(2, 4);
+    REQUIRE(middle.size() == 2);
+    CHECK(middle[1][0].shape == std::vector<int64_t>{1, 25, 4});
+    CHECK(samples.load(2, 4)[0][0].bytes == middle[0][0].bytes); // read again alike
+    write_pb(dir / "test_data_set_3" / "input_0.pb", "x", {1, 24, 4});
+    CHECK_THROWS_WITH_AS(samples.load(2, 4),
+                         doctest::Contains("test_data_set_3: the sample set changed"), Error);
   }
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <doctest/doctest.h>
+#include <memory>
 #include <set>
 
 using namespace npucc;
@@ -58,13 +59,17 @@ runtime::Tensor pair(const std::string& name, float a, float b) {
 // 1 - cosine is about the sum of their effects. A unit with an infinite effect makes NaN.
 class FakeRuntime : public runtime::GraphRuntime {
 public:
-  explicit FakeRuntime(std::vector<double> effects) : m_effects(std::move(effects)) {}
+  explicit FakeRuntime(std::vector<double> effects, bool wrong_high = false)
+      : m_effects(std::move(effects)), m_wrong_high(wrong_high) {}
   std::string version() override { return "fake"; }
   std::vector<runtime::TensorSet> run(const std::string&, const runtime::GraphSource& graph,
                                       const std::vector<runtime::TensorSet>& inputs,
                                       const std::vector<std::string>&) override {
     onnx::ModelProto parsed;
     REQUIRE(parsed.ParseFromString(graph.file.empty() ? graph.bytes : util::read_file(graph.file)));
+    if (parsed.doc_string() == "high" && m_wrong_high) { // as if the samples were prepared wrongly
+      return std::vector<runtime::TensorSet>(inputs.size(), {pair("y", 0, 1)});
+    }
     double cost = 0;
     for (size_t unit = 0; unit < m_effects.size(); ++unit) {
       if (parsed.doc_string().find("|m" + std::to_string(unit) + "|") != std::string::npos) {
@@ -77,22 +82,35 @@ public:
 
 private:
   std::vector<double> m_effects;
+  bool m_wrong_high;
 };
+
+accuracy::Samples one_set() {
+  accuracy::Samples samples;
+  samples.origin = "samples";
+  samples.sets = {{pair("x0", 1, 1)}};
+  samples.sources = {"a"};
+  return samples;
+}
 
 struct RepairCase {
   std::vector<double> effects;
   onnx::ModelProto low;
   FakeRuntime runtime;
-  accuracy::Samples samples{"samples", {{pair("x0", 1, 1)}}, {"a"}, {}};
+  accuracy::Samples samples = one_set();
   std::vector<std::string> outputs{"y"};
-  std::vector<runtime::TensorSet> reference{{pair("y", 1, 0)}};
   accuracy::AccuracyTarget target;
   std::vector<accuracy::OutputMetrics> unrepaired;
   compiler::RebuildVariants rebuild;
+  compiler::SampleRunner search{runtime, samples, outputs, {}, "sample sets", {}};
+  // Validation sets on which each unit costs what validation_effects say (none when empty).
+  std::unique_ptr<FakeRuntime> validation_runtime;
+  std::unique_ptr<compiler::SampleRunner> validation;
 
-  RepairCase(std::vector<double> unit_effects, const std::string& target_text)
-      : effects(unit_effects), low(matmul_chain(unit_effects.size())), runtime(unit_effects),
-        target(accuracy::parse_accuracy_target({target_text})) {
+  RepairCase(std::vector<double> unit_effects, const std::string& target_text,
+             bool wrong_high = false)
+      : effects(unit_effects), low(matmul_chain(unit_effects.size())),
+        runtime(unit_effects, wrong_high), target(accuracy::parse_accuracy_target({target_text})) {
     rebuild = [this](const std::vector<std::string>& kept) {
       const std::set<std::string> keep(kept.begin(), kept.end());
       precision::PrecisionBuild build;
@@ -106,15 +124,26 @@ struct RepairCase {
       build.graphs.back().model.set_doc_string(low_units);
       return build;
     };
-    unrepaired = accuracy::compare_sets(
-        outputs, reference,
-        runtime.run("", compiler::emulation_of(rebuild({})).SerializeAsString(), samples.sets,
-                    outputs));
+    unrepaired =
+        search.first_run(high(), compiler::emulation_of(rebuild({})).SerializeAsString(), true);
+  }
+
+  static std::string high() {
+    onnx::ModelProto model;
+    model.set_doc_string("high");
+    return model.SerializeAsString();
+  }
+
+  void validate_with(std::vector<double> validation_effects, bool wrong_high = false) {
+    validation_runtime = std::make_unique<FakeRuntime>(std::move(validation_effects), wrong_high);
+    validation = std::make_unique<compiler::SampleRunner>(*validation_runtime, samples, outputs, accuracy::FigureRequests{},
+                                                         "validation sets", LogSink{});
+    validation->first_run(high(), compiler::emulation_of(rebuild({})).SerializeAsString(), true);
   }
 
   compiler::RepairResult repair() {
     return compiler::repair_accuracy(
-        {runtime, samples, outputs, reference, unrepaired, target, rebuild, {}}, low);
+        {search, validation.get(), unrepaired, target, rebuild, {}}, low);
   }
 };
 
@@ -192,16 +221,38 @@ TEST_SUITE("npucc::compiler::accuracy_repair") {
     std::vector<double> effects(24, 1e-4);
     RepairCase c(effects, "cosine>=0.9995");
     const auto result = c.repair();
-    // 24e-4 must come down to 5e-4: 19 kept, 5 low; no kept unit can go low on its own.
-    CHECK(result.kept_nodes.size() == 19);
+    // 24e-4 must come down to the search's 0.75 x 5e-4: 21 kept, 3 low; no kept unit can go
+    // low on its own.
+    CHECK(result.kept_nodes.size() == 21);
+    CHECK(result.report["search_target"] == "cosine>=0.999625");
+    CHECK(result.report["search_rounds"] == 1);
+  }
+
+  TEST_CASE("validation sets where units cost twice as much: the search widens its margin") {
+    RepairCase c(std::vector<double>(24, 1e-4), "cosine>=0.9995");
+    c.validate_with(std::vector<double>(24, 2e-4));
+    const auto result = c.repair();
+    // Round 1: 3 low, 6e-4 on the validation sets, a miss; the share goes from 0.75 to
+    // 0.525 (0.7x at most): 2 low, 4e-4 there, met.
+    CHECK(result.kept_nodes.size() == 22);
+    CHECK(result.report["search_rounds"] == 2);
+    CHECK(result.report["margin_share"].get<double>() == doctest::Approx(0.525));
+    // Without the validation sets the same search keeps 21 and misses on them.
+    RepairCase unvalidated(std::vector<double>(24, 1e-4), "cosine>=0.9995");
+    CHECK(unvalidated.repair().kept_nodes.size() == 21);
   }
 
   TEST_CASE("a target even every unit float32 misses is one error line") {
     std::vector<double> effects(4, 1e-3);
-    RepairCase c(effects, "cosine>=0.9995");
-    c.reference = {{pair("y", 0, 1)}}; // as if the samples were prepared wrongly
-    c.unrepaired = accuracy::compare_sets(c.outputs, c.reference, c.reference);
+    RepairCase c(effects, "cosine>=0.9995", true);
     CHECK_THROWS_WITH_AS(c.repair(), doctest::Contains("even the low graph with every node float32"),
+                         Error);
+    // The same on the validation sets only: the search meets the target, the validation
+    // sets never can.
+    RepairCase v(effects, "cosine>=0.9995");
+    v.validate_with(effects, true);
+    CHECK_THROWS_WITH_AS(v.repair(),
+                         doctest::Contains("every node float32 misses it on the validation sets"),
                          Error);
   }
 }
