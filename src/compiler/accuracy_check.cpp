@@ -94,6 +94,25 @@ size_t runtime_processes(const accuracy::Samples& samples) {
   return std::min<size_t>(util::thread_budget(), std::max<size_t>(2, widest));
 }
 
+std::vector<std::string> output_names(const onnx::GraphProto& graph) {
+  std::vector<std::string> names;
+  for (const auto& output : graph.output()) {
+    names.push_back(output.name());
+  }
+  return names;
+}
+
+void say_running(const LogSink& log, const CheckSets& sets, runtime::GraphRuntime& runtime) {
+  if (log) { // version(): the runtime has loaded meanwhile
+    log("accuracy: running the high graph and the low graph's emulation on " +
+        std::to_string(sets.search.count()) + " input set(s)" +
+        (sets.validation.count() > 0 ? " and " + std::to_string(sets.validation.count()) +
+                                           " validation set(s)"
+                                     : std::string()) +
+        " in " + runtime.version());
+  }
+}
+
 } // namespace
 
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
@@ -113,24 +132,14 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const CheckSets sets =
       check_sets(options, accuracy::model_inputs(high->model.graph()), !target.empty());
   auto runtime = runtime::start_runtime(runtime_processes(sets.search));
-  std::vector<std::string> outputs;
-  for (const auto& output : high->model.graph().output()) {
-    outputs.push_back(output.name());
-  }
+  const std::vector<std::string> outputs = output_names(high->model.graph());
   // Both graphs at once, one per runtime process: a session each, as ONNX Runtime alone
   // would make.
   onnx::ModelProto high_model = high->model;
   onnx::ModelProto emulation = emulation_of(variants);
   const RuntimeGraphFile high_file(high_model);
   const RuntimeGraphFile emulation_file(emulation);
-  if (log) { // version(): the runtime has loaded meanwhile
-    log("accuracy: running the high graph and the low graph's emulation on " +
-        std::to_string(sets.search.count()) + " input set(s)" +
-        (sets.validation.count() > 0 ? " and " + std::to_string(sets.validation.count()) +
-                                           " validation set(s)"
-                                     : std::string()) +
-        " in " + runtime->version());
-  }
+  say_running(log, sets, *runtime);
   const auto requests = accuracy::figure_requests(target);
   SampleRunner search(*runtime, sets.search, outputs, requests, "sample sets", log);
   SampleRunner validation(*runtime, sets.validation, outputs, requests, "validation sets", log);

@@ -20,13 +20,11 @@ T="$WORK/shared-tmp"
 install -d -m 1777 "$T"
 MODE=(--accelerate-train-mode 'fast|step|0.9' --check-accuracy --no-cache)
 # ONNX Runtime's library where the two users can load it (a build's may be in root's home):
-# a copy, named in the one line a check that cannot load it prints.
-if ! as "$R" "$NPUCC" compile "$P/big_input.onnx" -o "$RH/probe" "${MODE[@]}" >"$WORK/probe.out" 2>&1; then
-  ORT=$(sed -n 's/.*cannot load ONNX Runtime (\([^)]*\)).*/\1/p' "$WORK/probe.out")
-  [ -n "$ORT" ] || { cat "$WORK/probe.out" >&2; fail "the reader's check failed"; }
-  install -d -m 755 "$WORK/ort" && install -m 755 "$ORT" "$WORK/ort/"
-  export NPUCC_ONNXRUNTIME_LIBRARY="$WORK/ort/$(basename "$ORT")"
-fi
+# a copy of the one `npucc --version --json` names.
+ORT=$("$NPUCC" --version --json | $PY -c "import json,sys; print(json.load(sys.stdin)['onnxruntime']['library'] or '')")
+[ -f "$ORT" ] || fail "npucc --version --json names no ONNX Runtime library file: '$ORT'"
+install -d -m 755 "$WORK/ort" && install -m 755 "$ORT" "$WORK/ort/"
+export NPUCC_ONNXRUNTIME_LIBRARY="$WORK/ort/$(basename "$ORT")"
 
 # checking MODEL POINT: the reader's check of MODEL, stopped at POINT, in the background
 # ($CHECKING its shell's pid, the stopped npucc's in $STOPPED).

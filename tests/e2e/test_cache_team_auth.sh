@@ -211,14 +211,14 @@ check_bundle_extra() {
   local url="http://127.0.0.1:$PORT/cache"
   team_cache "$WORK/cache-bundle-a"
   reader compile "$B" -o "$RH/r0" --cache-key-file "$KEY" --remote-cache "$url"
-  [ "$RC" = 0 ] || { kill $HTTP_PID; wait $HTTP_PID || true; fail "$(cat "$WORK/err")"; }
+  [ "$RC" = 0 ] || { kill $HTTP_PID; wait $HTTP_PID || true; fail "$(cat "$WORK/err")"; } # honest: the server dies of the kill; the failure is the fail
   local k; k=$(key_of "$RH/r0")
   local bundle="$WORK/http/cache/$k.bundle"
-  [ -f "$bundle" ] || { kill $HTTP_PID; wait $HTTP_PID || true; fail "nothing uploaded"; }
+  [ -f "$bundle" ] || { kill $HTTP_PID; wait $HTTP_PID || true; fail "nothing uploaded"; } # honest: the server dies of the kill; the failure is the fail
   local zz; zz=$(add_to_bundle "$bundle" zz.data 65536)
   team_cache "$WORK/cache-bundle-b" # another machine's cache
   reader compile "$B" -o "$RH/r1" --cache-key-file "$KEY" --remote-cache "$url"
-  kill $HTTP_PID; wait $HTTP_PID || true
+  kill $HTTP_PID; wait $HTTP_PID || true # honest: the server ends by the kill (status 143)
   [ "$RC" = 0 ] || fail "$(cat "$WORK/err")"
   ! grep -q "from the remote cache" "$WORK/out" || fail "the bundle with an extra file was used"
   contains "$WORK/err" "rejected: it holds zz.data, which its header does not list"
@@ -230,10 +230,11 @@ check_bundle_extra() {
 
 # 9. The runtime's identity in the key is its bytes': two libraries of one name and size.
 check_runtime_identity() {
-  # The library npucc was built against (its path is in the binary), copied twice under one
+  # The library npucc loads (`npucc --version --json` names it), copied twice under one
   # name, the copies of one size; the second has its last byte changed.
-  local lib; lib=$(grep -ao '/[^[:space:]"]*libonnxruntime\.so[.0-9]*' "$NPUCC" | head -1 || true)
-  [ -n "$lib" ] && [ -f "$lib" ] || fail "no ONNX Runtime library named in $NPUCC"
+  local lib
+  lib=$("$NPUCC" --version --json | $PY -c "import json,sys; print(json.load(sys.stdin)['onnxruntime']['library'] or '')")
+  [ -n "$lib" ] && [ -f "$lib" ] || fail "npucc --version --json names no ONNX Runtime library file"
   lib=$(readlink -f "$lib")
   local name; name=$(basename "$lib")
   mkdir -p "$WORK/ort1/lib" "$WORK/ort2/lib"

@@ -49,7 +49,7 @@ flipping() {
 }
 stop_flipping() {
   touch "$PAUSE/flip-stop"
-  wait "$FLIPPER_PID" || true
+  wait "$FLIPPER_PID" || true # honest: the flipper ends by its stop file; its status says nothing of npucc
 }
 
 # runs_through_swaps WHAT N CHECK ARGS...: npucc ARGS run N times by the reader while the

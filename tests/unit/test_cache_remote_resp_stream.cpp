@@ -106,10 +106,12 @@ TEST_SUITE("npucc::cache::remote::resp") {
       ::shutdown(pair.ends[1].get(), SHUT_WR);
       fs::create_directories(dir / "cut");
       BundleReceiver receiver(dir / "cut");
+      // honest: far() and past are deadlines handed in, not a clock measured here
       CHECK_FALSE(
           resp::Connection(pair.ends[0].get(), far()).get("k", receiver, reply, received, problem));
       CHECK(problem.find("closed the connection") != std::string::npos);
       CHECK(received < object.size());
+      // honest: far() and past are deadlines handed in, not a clock measured here
       CHECK_FALSE(receiver.finish().ok);
     }
     {
@@ -118,6 +120,7 @@ TEST_SUITE("npucc::cache::remote::resp") {
       fs::create_directories(dir / "bad");
       BundleReceiver receiver(dir / "bad");
       problem.clear();
+      // honest: far() and past are deadlines handed in, not a clock measured here
       CHECK_FALSE(
           resp::Connection(pair.ends[0].get(), far()).get("k", receiver, reply, received, problem));
       CHECK(problem.find("malformed value length") != std::string::npos);
@@ -135,8 +138,10 @@ TEST_SUITE("npucc::cache::remote::resp") {
     resp::Reply reply;
     uint64_t received = 0;
     std::string problem;
+    // honest: far() and past are deadlines handed in, not a clock measured here
     CHECK_FALSE(resp::Connection(pair.ends[0].get(), far()).get("k", receiver, reply, received, problem));
     CHECK(problem.find("refused") != std::string::npos);
+    // honest: far() and past are deadlines handed in, not a clock measured here
     CHECK_FALSE(receiver.problem().empty());
   }
 
@@ -182,6 +187,7 @@ TEST_SUITE("npucc::cache::remote::resp") {
       SocketPair pair;
       REQUIRE(npucc::util::send_all(pair.ends[1].get(), bulk(object).substr(0, 100)));
       BundleReceiver receiver(dir / "into");
+      // honest: far() and past are deadlines handed in, not a clock measured here
       CHECK_FALSE(resp::Connection(pair.ends[0].get(), past)
                       .get("k", receiver, reply, received, problem));
       CHECK(problem.find("not done within the timeout") != std::string::npos);
