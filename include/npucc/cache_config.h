@@ -22,7 +22,7 @@ struct RemoteCacheConfig {
   std::string url; // http://host:port/path or redis://host:port/db
   bool read_only = false;
   double connect_timeout = 2.0; // seconds to connect
-  double timeout = 5.0;         // seconds a whole transfer may take (its total deadline)
+  double timeout = 60.0;        // seconds a whole transfer may take (its total deadline)
   // Authentication (src/cache/remote/credentials.h): files that hold the secrets, read
   // when the transport is made, never the secrets themselves (those stay out of ps and
   // `config show`). Empty: none.

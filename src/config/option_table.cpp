@@ -383,10 +383,10 @@ const std::vector<OptionRow>& option_table() {
               "seconds to wait for the remote cache to accept a connection (default 2)"),
       setting(option("remote-timeout", Group::remote, Arity::text,
                      "seconds a remote transfer may take in all (connect, headers, body) "
-                     "before it is abandoned (default 5)"),
+                     "before it is abandoned (default 60)"),
               "cache.remote_timeout", "NPUCC_REMOTE_CACHE_TIMEOUT", "", SettingKind::seconds, {},
               "seconds a remote transfer may take in all (connect, headers, body) before it "
-              "is abandoned (default 5)"),
+              "is abandoned (default 60)"),
       // Files, never the secrets: a token on the command line would show in ps.
       setting(option("remote-token-file", Group::remote, Arity::text,
                      "a file holding the remote cache's bearer token / Redis password"),

@@ -98,7 +98,9 @@ pass "purge, clean, invalidate, verify --fix, stats --zero and populate refuse w
 # 6. Another user who cannot write the cache (nobody): --read-only works for hits and
 #    misses and writes nothing.
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
-  chmod -R u+w "$W"; chmod 755 "$W"
+  # Folders writable again (section 4's chmod -R a-w), entry files left 0444: an entry file
+  # of another mode is corrupt (npucc-cache(1)), and a hit needs a whole entry.
+  find "$W" -type d -exec chmod u+w {} +; chmod 755 "$W"
   before=$(snapshot "$W")
   chmod 711 "$WORK" # mktemp made it 0700
   out="$WORK/nobody"; mkdir -p "$out"; chown nobody "$out"

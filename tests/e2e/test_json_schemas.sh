@@ -133,7 +133,7 @@ pass "schedule (step, loss) and the state file"
 # 8. config show: defaults typed (booleans, the remote timeouts' 2 and 5), then a config
 # file and the environment.
 json_of npucc-config-show 0 "config show"
-[ "$(json_get "$WORK/out" "[d['settings'][k]['value'] for k in ('cache.disable', 'cache.read_only', 'cache.remote_read_only', 'cache.remote_connect_timeout', 'cache.remote_timeout')] == [False, False, False, 2, 5]")" = \
+[ "$(json_get "$WORK/out" "[d['settings'][k]['value'] for k in ('cache.disable', 'cache.read_only', 'cache.remote_read_only', 'cache.remote_connect_timeout', 'cache.remote_timeout')] == [False, False, False, 2, 60]")" = \
   True ] || fail "config show defaults: $(cat "$WORK/out")"
 mkdir -p "$HOME/.config/npucc"
 printf '[cache]\nread_only = true\nmax_size = "2G"\nremote_timeout = "0.5"\n' >"$HOME/.config/npucc/config.toml"
