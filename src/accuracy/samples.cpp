@@ -237,23 +237,28 @@ std::vector<std::pair<size_t, size_t>> Samples::batches() const {
   return out;
 }
 
+namespace {
+
+// Samples read as `samples` are, holding no set yet.
+Samples no_sets_like(const Samples& samples) {
+  Samples out;
+  out.origin = samples.origin;
+  out.inputs = samples.inputs;
+  out.budget = samples.budget;
+  out.option = samples.option;
+  out.allow_nonfinite = samples.allow_nonfinite;
+  return out;
+}
+
+} // namespace
+
 Samples hold_out(Samples& samples) {
-  Samples held;
-  held.origin = samples.origin;
-  held.inputs = samples.inputs;
-  held.budget = samples.budget;
-  held.option = samples.option;
-  held.allow_nonfinite = samples.allow_nonfinite;
+  Samples held = no_sets_like(samples);
   if (samples.count() < k_holdout_minimum) {
     return held;
   }
   const bool in_memory = samples.sets.size() == samples.sources.size();
-  Samples kept;
-  kept.origin = samples.origin;
-  kept.inputs = samples.inputs;
-  kept.budget = samples.budget;
-  kept.option = samples.option;
-  kept.allow_nonfinite = samples.allow_nonfinite;
+  Samples kept = no_sets_like(samples);
   for (size_t i = 0; i < samples.count(); ++i) {
     Samples& to = i % k_holdout_every == k_holdout_every - 1 ? held : kept;
     to.sources.push_back(std::move(samples.sources[i]));

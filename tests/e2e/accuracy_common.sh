@@ -46,3 +46,13 @@ no_graph_files_left() {
   left=$(ls "$TMPDIR" | grep -E '^npucc-(graph|inputs)' | head -3)
   [ -z "$left" ] || fail "$1: graph files left in \$TMPDIR: $left"
 }
+
+# with_accuracy_models: ORACLE, the accuracy oracle (tests/oracle; failing when it is not
+# installed), and the models of tests/tools/make_accuracy_models.py in $m.
+with_accuracy_models() {
+  ORACLE="$SOURCE_DIR/tests/oracle/accuracy_check.js"
+  [ -d "$SOURCE_DIR/tests/oracle/node_modules/onnxruntime-node" ] ||
+    fail "tests/oracle/node_modules is missing: run scripts/install-deps"
+  m="$work/m"
+  "$PY" "$SOURCE_DIR/tests/tools/make_accuracy_models.py" "$m" || { echo "FAIL: generator"; exit 1; }
+}

@@ -14,12 +14,7 @@
 # detector and the direction classifier, speech-like audio for silero_vad.
 set -uo pipefail
 source "$(dirname "$0")/accuracy_common.sh"
-ORACLE="$SOURCE_DIR/tests/oracle/accuracy_check.js"
-[ -d "$SOURCE_DIR/tests/oracle/node_modules/onnxruntime-node" ] ||
-  fail "tests/oracle/node_modules is missing: run scripts/install-deps"
-
-m="$work/m"
-"$PY" "$SOURCE_DIR/tests/tools/make_accuracy_models.py" "$m" || { echo "FAIL: generator"; exit 1; }
+with_accuracy_models
 det="$TESTDATA/models/ppocrv4_det.onnx"
 cls="$TESTDATA/models/ppocr_cls.onnx"
 vad="$TESTDATA/models/silero_vad_legacy.onnx"

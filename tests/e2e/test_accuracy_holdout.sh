@@ -9,12 +9,7 @@
 # alone meets 'nonfinite<=0' with nothing kept; the large ones, unseen, overflow.
 set -uo pipefail
 source "$(dirname "$0")/accuracy_common.sh"
-ORACLE="$SOURCE_DIR/tests/oracle/accuracy_check.js"
-[ -d "$SOURCE_DIR/tests/oracle/node_modules/onnxruntime-node" ] ||
-  fail "tests/oracle/node_modules is missing: run scripts/install-deps"
-
-m="$work/m"
-"$PY" "$SOURCE_DIR/tests/tools/make_accuracy_models.py" "$m" || { echo "FAIL: generator"; exit 1; }
+with_accuracy_models
 overflow="$m/overflow.onnx"
 fast=(--accelerate-train-mode 'fast|step|0.9')
 target=(--accuracy-target 'cosine>=0.999,nonfinite<=0')
