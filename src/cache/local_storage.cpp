@@ -407,6 +407,20 @@ bool LocalStorage::deliver_files(const fs::path& dir, const EntryHeader& header,
   return true;
 }
 
+namespace {
+
+// An entry holding a file its header does not list is not used (issue 42: nobody's file
+// rides along in another user's entry, and a hit delivers only what was stored): corrupt,
+// as `cache verify` reports it.
+void refuse_strays(EntryInfo& info) {
+  if (info.state == EntryState::ok && !info.strays.empty()) {
+    info.state = EntryState::corrupt;
+    info.problem = "it holds " + info.strays.front() + ", which its header does not list";
+  }
+}
+
+} // namespace
+
 FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   FetchResult result;
   fs::path dir = entry_dir(key);
@@ -416,6 +430,7 @@ FetchResult LocalStorage::fetch(const std::string& key, const fs::path& into) {
   // With a signing key every hit checks the signature and the contents (a stamp could be
   // forged by whoever may write the cache); without one, a matching stamp spares the hash.
   EntryInfo info = examine(dir, key, m_key ? Check::contents : Check::sizes);
+  refuse_strays(info);
   if (info.state == EntryState::ok && !m_key) {
     // Taken before hashing: a write during the hash changes the mtime, so the stamp
     // can only be older than the bytes hashed, never newer.

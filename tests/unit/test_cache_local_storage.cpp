@@ -279,7 +279,10 @@ TEST_SUITE("npucc::cache::LocalStorage") {
 
     auto report = f.storage.verify(Fix::no);
     CHECK(report.findings.size() == 4);
-    CHECK(f.storage.fetch(key_of('e'), npucc::test::temp_dir("out")).status == FetchStatus::hit);
+    // An entry holding a name its header does not list is not used (issue 42, finding 8)...
+    const auto planted = f.storage.fetch(key_of('e'), npucc::test::temp_dir("out"));
+    CHECK(planted.status == FetchStatus::corrupt);
+    CHECK(planted.problem == "it holds extra, which its header does not list");
     report = f.storage.verify(Fix::yes);
     for (const auto& finding : report.findings) {
       // The top-level file is not a name of npucc's layout: reported, never removed.
@@ -289,6 +292,8 @@ TEST_SUITE("npucc::cache::LocalStorage") {
     }
     CHECK(report.failures.empty());
     CHECK(f.storage.verify(Fix::no).findings.size() == 1);
+    // ... until verify --fix has removed the name (the link, never its target).
+    CHECK(f.storage.fetch(key_of('e'), npucc::test::temp_dir("out2")).status == FetchStatus::hit);
     CHECK(npucc::util::read_file(f.storage.root() / "junk") == "x");
     CHECK(npucc::util::read_file(outside / "precious") == "keep me");
     PurgeOptions all;

@@ -65,7 +65,7 @@ TEST_SUITE("npucc::load_config") {
       }
     }
     CHECK(config.value("cache.remote_connect_timeout") == "2");
-    CHECK(config.value("cache.remote_timeout") == "5");
+    CHECK(config.value("cache.remote_timeout") == "60");
     CHECK(config.remote_cache().connect_timeout == RemoteCacheConfig{}.connect_timeout);
     CHECK(config.remote_cache().timeout == RemoteCacheConfig{}.timeout);
   }
