@@ -83,7 +83,13 @@ expect_status 3 "$NPUCC" cache verify --cache-dir "$C" --json
 valid_json npucc-cache-verify "$WORK/out"
 [ "$(json_get "$WORK/out" "len(d['findings'])")" = 6 ] || { cat "$WORK/out"; fail "want 6 findings"; }
 contains "$WORK/out" "unsafe"
+# An entry holding a name its header does not list is not used (issue 42): replaced, the
+# planted link removed as a link.
 expect_status 0 "$NPUCC" compile "$M" -o "$WORK/s2" --cache-dir "$C"
+contains "$WORK/out" "cache: miss: corrupt entry replaced (it holds planted, which its header does not list)"
+[ ! -L "$E/planted" ] || fail "the planted link is still in the entry"
+[ -f "$OUT/secret" ] || fail "the planted link's target was removed"
+expect_status 0 "$NPUCC" compile "$M" -o "$WORK/s2" --cache-dir "$C" --force
 contains "$WORK/out" "cache: hit"
 [ ! -L "$WORK/s2/planted" ] && [ ! -e "$WORK/s2/planted" ] || fail "a planted link was materialised"
 expect_status 0 "$NPUCC" cache ls --cache-dir "$C"
