@@ -195,7 +195,7 @@ Samples load_samples(const std::vector<fs::path>& paths, const std::vector<Model
 }
 
 std::vector<runtime::TensorSet> Samples::load(size_t first, size_t last) const {
-  if (sets.size() == sources.size()) {
+  if (held()) {
     return {sets.begin() + static_cast<std::ptrdiff_t>(first),
             sets.begin() + static_cast<std::ptrdiff_t>(last)};
   }
@@ -221,7 +221,7 @@ std::vector<runtime::TensorSet> Samples::load(size_t first, size_t last) const {
 
 std::vector<std::pair<size_t, size_t>> Samples::batches() const {
   std::vector<std::pair<size_t, size_t>> out;
-  if (sets.size() == sources.size()) {
+  if (held()) {
     out.emplace_back(0, sets.size());
     return out;
   }
@@ -257,7 +257,7 @@ Samples hold_out(Samples& samples) {
   if (samples.count() < k_holdout_minimum) {
     return held;
   }
-  const bool in_memory = samples.sets.size() == samples.sources.size();
+  const bool in_memory = samples.held();
   Samples kept = no_sets_like(samples);
   for (size_t i = 0; i < samples.count(); ++i) {
     Samples& to = i % k_holdout_every == k_holdout_every - 1 ? held : kept;

@@ -44,6 +44,8 @@ struct Samples {
   bool allow_nonfinite = false; // --allow-nonfinite-samples: else load() refuses NaN and Inf
 
   size_t count() const { return sources.size(); }
+  // Whether every set is held in `sets` (read once), rather than read again per batch.
+  bool held() const { return sets.size() == sources.size(); }
   // Sets [first, last), each in the inputs' order. Throws npucc::Error as load_samples
   // does, or naming a set whose files changed since the check first read them (a re-read
   // must give the bytes the first read did).
