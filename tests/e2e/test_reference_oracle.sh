@@ -28,7 +28,8 @@ else
 fi
 here="$SOURCE_DIR/tests/oracle2"
 
-"$venv_python" "$here/make_cases.py" "$work/cases" 2>"$work/make.log" ||
+"$venv_python" "$here/make_cases.py" "$work/cases" --op-lists "$SOURCE_DIR/src/precision/op_lists.cpp" \
+  2>"$work/make.log" ||
   { echo "FAIL: make_cases.py: $(tail -3 "$work/make.log")"; exit 1; }
 filter=${NPUCC_ORACLE2_FILTER:-}
 jobs="$work/jobs.json"

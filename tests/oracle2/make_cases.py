@@ -4,7 +4,7 @@ lowers (src/precision/op_lists.cpp: allow, infer and clear lists), with inputs t
 values where float16 and bfloat16 arithmetic goes wrong: overflow, underflow, subnormals,
 ties for round-to-nearest-even, signed zeros, infinities and NaN.
 
-    make_cases.py OUT_DIR
+    make_cases.py OUT_DIR [--op-lists src/precision/op_lists.cpp]
 
 OUT_DIR/NAME/model.onnx and OUT_DIR/NAME/input_K.pb (TensorProto) for each case, and
 OUT_DIR/cases.json: [{name, op, modes, keep_io, flags, inputs: [names]}] (flags: npucc
@@ -12,7 +12,8 @@ compile's options beyond the mode). `modes` lists the precisions the
 case runs at ("fast": float16, "fast1": bfloat16): OneHot, Size and Erf are lowered at
 float16 only (op_lists.cpp). The test lowers the op with --modify-mixlist (the op moved to
 the white list): alone in a model whose inputs and outputs are float32, an infer or clear op
-follows float32 inputs and would stay float32. Same seed, same files.
+follows float32 inputs and would stay float32. Same seed, same files. With --op-lists it
+fails when an op of those lists has no case.
 """
 import json
 import os
@@ -204,6 +205,9 @@ def movement_cases():
         node_case("CenterCropPad", [make("CenterCropPad", ["x", "s"], ["y"])], [("x", x2), ("s", i64(6, 14))]),
         node_case("Resize", [make("Resize", ["x", "", "sc"], ["y"], mode="nearest")],
                   [("x", x4_finite), ("sc", np.array([1, 1, 2, 1.5], np.float32))]),
+        # Upsample exists to opset 9 only (deprecated at 10); fast1 raises the low graph to 22.
+        node_case("Upsample", [make("Upsample", ["x", "sc"], ["y"], mode="nearest")],
+                  [("x", x4_finite), ("sc", np.array([1, 1, 2, 3], np.float32))], opset=9),
         node_case("TopK", [make("TopK", ["x", "k"], ["y", "i"], axis=1)], [("x", x2_ordered), ("k", i64(4))],
                   outputs=out("y") + [tensor("i", None, TensorProto.INT64)], opset=24),
     ]
@@ -328,10 +332,27 @@ def all_cases():
             + weight_cases())
 
 
+def listed_ops(op_lists_cpp):
+    """The ops of the allow, infer and clear lists, and the float16-only additions, as
+    src/precision/op_lists.cpp writes them."""
+    import re
+    text = open(op_lists_cpp).read()
+    ops = set()
+    for name in ("k_allow_float16", "k_infer_common", "k_clear_common"):
+        ops |= set(re.findall(r'"(\w+)"', re.search(name + r"\s*=\s*\{(.*?)\};", text, re.S).group(1)))
+    additions = re.search(r"if \(low == LowPrecision::float16\) \{(.*?)\}", text, re.S).group(1)
+    return ops | set(re.findall(r'"(\w+)"', additions))
+
+
 def main():
     root = sys.argv[1]
     os.makedirs(root, exist_ok=True)
-    listing = [case.write(root) for case in all_cases()]
+    cases = all_cases()
+    if "--op-lists" in sys.argv:  # every op npucc lowers has a case
+        missing = listed_ops(sys.argv[sys.argv.index("--op-lists") + 1]) - {c.op for c in cases}
+        if missing:
+            sys.exit(f"make_cases.py: no case for {sorted(missing)}, in op_lists.cpp's lists: add one")
+    listing = [case.write(root) for case in cases]
     with open(os.path.join(root, "cases.json"), "w") as f:
         json.dump(listing, f, indent=1)
     print(f"{len(listing)} cases in {root}")

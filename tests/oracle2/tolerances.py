@@ -66,6 +66,9 @@ NOT_LOWERED = {
     ("Celu", "fast1"): "Celu-12's schema takes float32 only: kept float32 (reason schema)",
     ("Einsum", "fast1"): "Einsum-12: " + NO_BFLOAT16,
     ("ReverseSequence", "fast1"): "ReverseSequence-10: " + NO_BFLOAT16,
+    ("Upsample", "fast1"): (
+        "Upsample exists to opset 9 only (deprecated at 10), where no schema takes bfloat16 "
+        "(Cast to bfloat16 is opset 13): the graph stays float32 (reason inputs_float32)"),
     ("InstanceNormalization", "fast"): (
         "in the infer list, but its scale and B are pinned float32 (statistics) and its schema "
         "ties them to the input's type, so it always stays float32 (reason schema)"),
