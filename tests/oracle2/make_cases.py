@@ -327,9 +327,35 @@ def weight_cases():
     ]
 
 
+def graph_cases():
+    """Where the emulation rewrites more than one node list: an If whose branches compute in
+    the low type on outer values (each branch taken once; a branch's output stays float32,
+    as a graph output), and a model that computes in float16 itself (its own Cast: the
+    output is low in the original too, so the emulation adds only the way back)."""
+    make = helper.make_node
+    a = scaled_rows((6, 16))
+    w = RNG.uniform(-1, 1, (16, 16)).astype(np.float32)
+    then_branch = helper.make_graph(
+        [make("MatMul", ["a", "w"], ["m1"]), make("Relu", ["m1"], ["then_y"])], "then", [], out("then_y"))
+    else_branch = helper.make_graph(
+        [make("MatMul", ["a", "w"], ["m2"]), make("Mul", ["m2", "m2"], ["p"]), make("Abs", ["p"], ["else_y"])],
+        "else", [], out("else_y"))
+    cases = []
+    for taken in (True, False):
+        node = make("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch)
+        cases.append(node_case("MatMul" if taken else "Mul", [node],
+                               [("c", np.array(taken)), ("a", a), ("w", w)],
+                               name="If_then_MatMul" if taken else "If_else_Mul"))
+    own_cast = [make("Cast", ["x"], ["h"], to=TensorProto.FLOAT16), make("Sqrt", ["h"], ["s"]),
+                make("Cast", ["s"], ["y"], to=TensorProto.FLOAT)]
+    cases.append(Case("Cast_in_model", "Sqrt", own_cast, [("x", np.abs(edge_values(96)))], out(),
+                      modes=("fast",), keep_io=True))
+    return cases
+
+
 def all_cases():
     return (elementwise_cases() + movement_cases() + pooling_cases() + matrix_cases()
-            + weight_cases())
+            + weight_cases() + graph_cases())
 
 
 def listed_ops(op_lists_cpp):
