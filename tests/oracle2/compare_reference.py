@@ -96,7 +96,8 @@ def compare_output(ref, ort, scale, low_name):
     """(max abs diff over finite pairs, max of that diff in low-type steps at `scale` (the
     op's scale for each element, tolerances.py), count of elements where one side is NaN or
     infinite and the other is not the same). Integer and bool outputs: steps None, count of
-    differing elements."""
+    differing elements. -0 equals +0: the evaluators' own float32 kernels disagree on a zero's
+    sign (max(-0, +0), Relu(-0), ONNX Runtime's Where), not the rounding under test."""
     ref = np.asarray(ref)
     if ref.dtype.kind in "biu" or ort.dtype.kind in "biu":
         bad = int(np.count_nonzero(ref.astype(np.int64) != ort.astype(np.int64)))
