@@ -16,7 +16,9 @@ NumPy operations compute in float32 and round each result to bfloat16 once. It d
 upcast a whole op to float32: an op written as several NumPy operations (Sigmoid as
 1/(1+exp(-x)), Gelu's function body, a normalisation) rounds after each one, where npucc's
 emulation (and a device kernel) rounds the op's float32 result once. Matrix products
-(np.matmul, np.dot, np.einsum) sum in NumPy's own order and precision.
+(np.matmul) sum in float32 for both low types and round once (measured: 2048 + 64 ones gives
+2112 in float16, 256 + 64 ones 320 in bfloat16); np.sum and np.mean sum in float32 for
+float16 but in bfloat16 for bfloat16 (512 ones sum to 256).
 """
 import base64
 import json

@@ -44,10 +44,11 @@ TOLERANCE = {
     "GlobalAveragePool": (35, "abs_sum", SUMS + " (6x6: n - 1 = 35)"),
     "Gemm": (3, "abs_sum", "alpha A B + beta C: the reference rounds the product, alpha times "
                            "it, beta C and the sum (3 more roundings than the emulation)"),
-    "Conv": (19, "abs_sum", "accumulation order: the reference sums each output's 2x3x3 "
-                            "products and the bias term by term in the low type (19 terms)"),
-    "ConvTranspose": (18, "abs_sum", "accumulation order: the reference scatters each input's "
-                                     "products into the output in the low type (up to 2x3x3 terms)"),
+    "Conv": (2, "abs_sum", "im2col, then one matrix product (NumPy sums in float32 for both low "
+                           "types and rounds once), then the bias added with a second rounding"),
+    "ConvTranspose": (4, "abs_sum", "a matrix product over the input channels, rounded once, then "
+                                    "col2im adds the up to 4 overlapping 3x3 windows (stride 2) "
+                                    "in the low type, each add rounded"),
     "RNN": (2, "unit", "recurrence: the reference rounds W x, R h, their sum and the bias "
                        "each time step and feeds the rounded state back; outputs in [-1, 1]"),
     "GRU": (4, "unit", "recurrence as RNN, three gates and the reset product"),
