@@ -12,10 +12,11 @@ EXACT = "one rounding of the same float32 result: bit-exact"
 
 # op or (op, mode) -> (steps, scale, reason). Ops not named here are EXACT: (0, "output").
 # A difference d at an element is allowed when d <= steps * (the low type's spacing at the
-# element's scale). SCALES: "output": |reference|; "inputs": the largest |input| of the same
-# shape at that element (or |reference|); "unit": that or 1; "abs_sum": the float32 model's
-# output on |inputs| (for a sum of products, the sum of |products|: the classic bound on
-# the rounding error of a sum is n * u * sum|terms|, u the unit roundoff).
+# element's scale), at least |reference|. Scales: "output": |reference|; "unit": the largest
+# |input| of the output's shape at that element, or 1; "row": the largest |output| of the
+# row (last axis); "abs_sum": the float32 model's output on |inputs| (for a sum of
+# products, the sum of |products|: the classic bound on the rounding error of a sum is
+# n * u * sum|terms|, u the unit roundoff).
 # Reasons the reference rounds more often than the emulation (which rounds each op's float32
 # result once, as a device kernel does):
 COMPOSITE = ("onnx.reference writes it as several NumPy operations in the low type (for "
