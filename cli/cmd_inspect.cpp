@@ -1,5 +1,6 @@
 #include "app.h"
 #include "npucc/inspect.h"
+#include "report/drift_plot_file.h"
 
 #include <iostream>
 
@@ -12,13 +13,17 @@ struct InspectArgs {
   std::string input_shape;
   bool json = false;
   bool nodes = false;
+  std::string drift_plot;
 };
 
 } // namespace
 
 std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
   auto args = std::make_shared<InspectArgs>();
-  command.add_option("MODEL", args->model, "the .onnx model to inspect")->required();
+  command
+      .add_option("MODEL", args->model,
+                  "the .onnx model to inspect (with --drift-plot: the folder npucc compile wrote)")
+      ->required();
   command
       .add_option("--input-shape", args->input_shape,
                   "fix dynamic input dims for the memory plan: \"name:d0,d1,...;name2:...\" "
@@ -29,7 +34,15 @@ std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--nodes", args->nodes,
                    "list every node instead: name, op, float types in and out, and the graph "
                    "(If/Loop/Scan body) holding it; --keep-dtype takes these names");
+  command.add_option("--drift-plot", args->drift_plot,
+                     "draw the drift report of the compiled output MODEL (compile's "
+                     "--accuracy-report nodes) as an SVG picture to this file")
+      ->type_name("FILE.svg");
   return [args] {
+    if (!args->drift_plot.empty()) {
+      report::write_drift_plot_file(report::drift_report_of_output(args->model), args->drift_plot);
+      return 0;
+    }
     if (args->nodes) {
       const Model model = read_model_for_inspect(args->model);
       const std::vector<NodeSummary> nodes = list_nodes(model);
