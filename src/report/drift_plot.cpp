@@ -160,6 +160,8 @@ void DriftPicture::header() {
   if (m_doc.first_crossing) {
     const size_t at = *m_doc.first_crossing;
     line += label_of(at, 60) + ", 1 \u2212 cosine " + one_minus(m_doc.values[at].cosine);
+  } else if (m_count == 0) {
+    line += "none, the report holds no value";
   } else {
     line += threshold_error(m_doc) ? "none, every value stays above the threshold" : "no threshold given";
   }

@@ -5,6 +5,11 @@
 
 namespace npucc::report {
 
+namespace {
+// 1 - 0.9999 is 1.0000000000000286e-4: a hair past a decade is that decade.
+constexpr double k_decade_hair = 1e-9;
+} // namespace
+
 LogScale LogScale::fit(const std::vector<std::optional<double>>& errors, std::optional<double> also) {
   double smallest = HUGE_VAL;
   double largest = 0;
@@ -23,12 +28,13 @@ LogScale LogScale::fit(const std::vector<std::optional<double>>& errors, std::op
     }
   }
   LogScale scale;
-  if (also && *also > 0) {
-    take(*also);
+  if (also && *also > 0) { // a decade either side, so the line is never on the frame
+    take(*also / 10);
+    take(*also * 10);
   }
   if (largest > 0) {
-    scale.m_data_low = static_cast<int>(std::floor(std::log10(smallest)));
-    scale.m_high = static_cast<int>(std::ceil(std::log10(largest)));
+    scale.m_data_low = static_cast<int>(std::floor(std::log10(smallest) + k_decade_hair));
+    scale.m_high = static_cast<int>(std::ceil(std::log10(largest) - k_decade_hair));
     if (scale.m_high <= scale.m_data_low) {
       scale.m_high = scale.m_data_low + 1;
     }
@@ -44,7 +50,7 @@ LogScale LogScale::fit(const std::vector<std::optional<double>>& errors, std::op
 
 double LogScale::fraction(double error) const {
   const double span = m_high - axis_low();
-  if (!(error > 0) || std::log10(error) < m_data_low) {
+  if (!(error > 0) || std::log10(error) + k_decade_hair < m_data_low) {
     return 0; // the floor line (the lowest decade when nothing needs a floor)
   }
   return std::min(1.0, (std::log10(error) - axis_low()) / span);
