@@ -1,6 +1,7 @@
 #include "app.h"
 #include "npucc/inspect.h"
 #include "report/drift_plot_file.h"
+#include "util/strings.h"
 
 #include <iostream>
 
@@ -18,7 +19,7 @@ struct InspectArgs {
 
 } // namespace
 
-std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
+std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions& global) {
   auto args = std::make_shared<InspectArgs>();
   command
       .add_option("MODEL", args->model,
@@ -38,9 +39,13 @@ std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
                      "draw the drift report of the compiled output MODEL (compile's "
                      "--accuracy-report nodes) as an SVG picture to this file")
       ->type_name("FILE.svg");
-  return [args] {
+  return [args, &global] {
     if (!args->drift_plot.empty()) {
-      report::write_drift_plot_file(report::drift_report_of_output(args->model), args->drift_plot);
+      const std::string drawn =
+          report::write_drift_plot_file(report::drift_report_of_output(args->model), args->drift_plot);
+      if (!global.quiet) { // the picture is the output; this line only says what it shows
+        std::cout << "drift picture: " << util::printable(args->drift_plot) << " (" << drawn << ")\n";
+      }
       return 0;
     }
     if (args->nodes) {

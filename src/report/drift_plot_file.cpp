@@ -1,10 +1,13 @@
 #include "report/drift_plot_file.h"
 
 #include "npucc/error.h"
+#include "report/drift_document.h"
 #include "report/drift_plot.h"
 #include "util/file_io.h"
 #include "util/safe_open.h"
 #include "util/strings.h"
+
+#include <cstdio>
 
 namespace npucc::report {
 
@@ -55,6 +58,24 @@ void check_replaceable(const fs::path& svg) {
   }
 }
 
+// What a picture shows, in a line for a terminal (names through util::printable).
+std::string drift_summary(const nlohmann::json& drift) {
+  const DriftDocument document = read_drift_document(drift);
+  std::string line = std::to_string(document.values.size()) +
+                     (document.values.size() == 1 ? " value" : " values");
+  if (!document.threshold_below) {
+    return line;
+  }
+  char below[32];
+  std::snprintf(below, sizeof below, "%.6g", *document.threshold_below);
+  if (!document.first_crossing) {
+    return line + ", none below " + below;
+  }
+  const DriftValue& first = document.values[*document.first_crossing];
+  return line + ", first below " + below + ": #" + std::to_string(first.order) + " " +
+         util::cut_for_message(first.node) + " (" + util::cut_for_message(first.op_type) + ")";
+}
+
 } // namespace
 
 std::string drift_report_name(const nlohmann::json& manifest) {
@@ -88,13 +109,14 @@ fs::path drift_report_of_output(const fs::path& output) {
   return path;
 }
 
-void write_drift_plot(const nlohmann::json& drift, const fs::path& svg) {
+std::string write_drift_plot(const nlohmann::json& drift, const fs::path& svg) {
   const std::string picture = render_drift_svg(drift);
   check_replaceable(svg);
   util::write_file_atomic(svg, picture, util::Durability::unsynced);
+  return drift_summary(drift);
 }
 
-void write_drift_plot_file(const fs::path& drift_json, const fs::path& svg) {
+std::string write_drift_plot_file(const fs::path& drift_json, const fs::path& svg) {
   const nlohmann::json drift = nlohmann::json::parse(util::read_file(drift_json), nullptr, false);
   if (drift.is_discarded()) {
     throw Error(drift_json.string() + ": not valid JSON", k_how_to_get_drift);
@@ -107,6 +129,7 @@ void write_drift_plot_file(const fs::path& drift_json, const fs::path& svg) {
   }
   check_replaceable(svg);
   util::write_file_atomic(svg, picture, util::Durability::unsynced);
+  return drift_summary(drift);
 }
 
 } // namespace npucc::report

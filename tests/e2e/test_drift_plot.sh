@@ -54,6 +54,8 @@ if ! "$NPUCC" inspect "$out" --drift-plot "$svg" >"$work/out.txt" 2>"$work/err.t
   exit 1
 fi
 [ -s "$work/err.txt" ] && fail "inspect --drift-plot wrote to stderr: $(cat "$work/err.txt")"
+grep -qx "drift picture: $svg (120 values, first below 0.9999: #[0-9]* p2o.Conv.[0-9]* (Conv))" "$work/out.txt" ||
+  fail "inspect --drift-plot: the line says $(cat "$work/out.txt")"
 
 # The XML, as a parser we did not write reads it.
 "$PYTHON" - "$out/drift.json" "$svg" <<'PY' || fail "the SVG as XML (above)"
@@ -116,21 +118,36 @@ if (width, height) != (1200, height) or height < 700:
 ink = sum(1 for x in range(LEFT + 2, RIGHT - 2) for y in range(66, 272) if pixels[x, y] != (255, 255, 255))
 if ink < 3000:
     problems.append("the 1 - cosine panel is nearly blank: %d non-white pixels" % ink)
-marks = {  # colour: (what, region, at least)
-    "#1f77b4": ("the 1 - cosine line", (LEFT, 64, RIGHT, 274), 400),
-    "#2ca02c": ("the max abs error line", (LEFT, 304, RIGHT, 474), 400),
-    "#d62728": ("the threshold and first crossing", (LEFT, 64, RIGHT, 562), 800),
-    "#8c8c8c": ("kept float32 marks", (LEFT, 494, RIGHT, 562), 300),
-    "#ff7f0e": ("overflow marks", (LEFT, 494, RIGHT, 562), 150),
-    "#17becf": ("flush marks", (LEFT, 494, RIGHT, 562), 300),
-    "#e377c2": ("undefined cosine marks", (LEFT, 64, RIGHT, 562), 100),
-    "#9467bd": ("top offender badges", (LEFT, 64, RIGHT, 274), 150),
+marks = {  # colour: (what, region, at least, tolerance: lines are anti-aliased, marks solid)
+    "#1f77b4": ("the 1 - cosine line", (LEFT, 64, RIGHT, 274), 400, 40),
+    "#2ca02c": ("the max abs error line", (LEFT, 304, RIGHT, 474), 400, 40),
+    "#8c8c8c": ("kept float32 marks", (LEFT, 494, RIGHT, 562), 300, 10),
+    "#ff7f0e": ("overflow marks", (LEFT, 494, RIGHT, 562), 150, 10),
+    "#17becf": ("flush marks", (LEFT, 494, RIGHT, 562), 300, 10),
+    "#e377c2": ("undefined cosine marks", (LEFT, 64, RIGHT, 562), 100, 10),
+    "#9467bd": ("top offender badges", (LEFT, 64, RIGHT, 274), 150, 10),
 }
-for colour, (what, box, least) in marks.items():
-    count = colour_count(hex_rgb(colour), *box)
+for colour, (what, box, least, tolerance) in marks.items():
+    count = colour_count(hex_rgb(colour), *box, tolerance)
     print("%s %s: %d pixels" % (colour, what, count))
     if count < least:
         problems.append("%s: %d pixels of %s, expected at least %d" % (what, count, colour, least))
+def near(rgb, name, tolerance):
+    return all(abs(a - b) <= tolerance for a, b in zip(rgb, hex_rgb(name)))
+# The threshold: a dashed red row across the 1 - cosine panel (dashes 6 on, 4 off).
+rows = [y for y in range(66, 272)
+        if sum(1 for x in range(LEFT, RIGHT) if near(pixels[x, y], "#d62728", 40)) > 0.4 * (RIGHT - LEFT)]
+if not rows:
+    problems.append("no dashed threshold row in the 1 - cosine panel")
+# An undefined cosine is a gap, never a zero error: no line reaches the floor (the panel's
+# bottom, y 274) there.
+step = (RIGHT - LEFT) / len(drift["values"])
+for index, value in enumerate(drift["values"]):
+    if value["cosine"] is None:
+        x = int(LEFT + (index + 0.5) * step)
+        low = sum(1 for dx in (-1, 0, 1) for y in range(250, 273) if near(pixels[x + dx, y], "#1f77b4", 60))
+        if low:
+            problems.append("undefined cosine #%d: the line goes down to the floor at x=%d" % (index, x))
 # The first crossing's line: the red column in the max abs error panel, where nothing else is red.
 red = hex_rgb("#d62728")
 columns = [x for x in range(LEFT, RIGHT)
@@ -183,5 +200,20 @@ size=$(stat -c %s "$work/count3000/p.svg")
 [ "$size" -lt 400000 ] || fail "3000 values: the SVG is $size bytes"
 echo "3000 values: $size bytes"
 
+# compile --accuracy-plot: refused up front without an accuracy check (nothing compiled);
+# after a check that wrote no drift report, the compile's files stay and no picture is made.
+"$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$work/plain" --accuracy-plot "$work/c.svg" \
+  >/dev/null 2>"$work/err.txt"
+[ $? = 2 ] || fail "--accuracy-plot without a check: not exit 2"
+grep -q -- "--accuracy-plot draws the accuracy check's drift report.*--check-accuracy" "$work/err.txt" ||
+  fail "--accuracy-plot without a check: $(cat "$work/err.txt")"
+[ ! -e "$work/plain" ] || fail "--accuracy-plot without a check: compiled anyway"
+expect_error "--accuracy-plot, no drift report" "checked: no drift report in this output.*--accuracy-report nodes" \
+  compile "$TESTDATA/models/ppocr_cls.onnx" -o "$work/checked" --input-shape "x:1,3,48,192" \
+  --accelerate-train-mode 'fast|step|0.9' --check-accuracy --no-cache --accuracy-plot "$work/c.svg"
+[ -s "$work/checked/low.onnx" ] || fail "--accuracy-plot, no drift report: the compile's graphs are gone"
+[ ! -e "$work/c.svg" ] || fail "--accuracy-plot, no drift report: a picture was written"
+
 "$NPUCC" inspect --help | grep -q -- "--drift-plot" || fail "inspect --help does not show --drift-plot"
+"$NPUCC" compile --help | grep -q -- "--accuracy-plot" || fail "compile --help does not show --accuracy-plot"
 suite_end "$failures"
