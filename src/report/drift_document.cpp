@@ -21,13 +21,13 @@ const char* json_kind(const json& value) {
 }
 
 // The member `key` of `object`; nullptr when absent.
-const json* member(const json& object, const char* key) {
+const json* drift_member(const json& object, const char* key) {
   auto found = object.find(key);
   return found == object.end() ? nullptr : &*found;
 }
 
 std::string text_field(const json& object, const char* key, const std::string& where, bool required) {
-  const json* value = member(object, key);
+  const json* value = drift_member(object, key);
   if (value == nullptr || (!required && value->is_null())) {
     if (required) {
       invalid_drift(where + "." + key, "missing");
@@ -43,7 +43,7 @@ std::string text_field(const json& object, const char* key, const std::string& w
 // A finite number in [low, high]; nullopt for null or (when not required) absence.
 std::optional<double> number_field(const json& object, const char* key, const std::string& where,
                                    double low, double high, bool required = false) {
-  const json* value = member(object, key);
+  const json* value = drift_member(object, key);
   if (value == nullptr || value->is_null()) {
     if (required) {
       invalid_drift(where + "." + key, value == nullptr ? "missing" : "null, not a number");
@@ -69,7 +69,7 @@ size_t index_field(const json& value, const std::string& where, size_t count) {
   return static_cast<size_t>(value.get<long long>());
 }
 
-DriftValue read_value(const json& entry, const std::string& where, size_t index) {
+DriftValue read_drift_value(const json& entry, const std::string& where, size_t index) {
   if (!entry.is_object()) {
     invalid_drift(where, std::string(json_kind(entry)) + ", not an object");
   }
@@ -91,11 +91,11 @@ DriftValue read_value(const json& entry, const std::string& where, size_t index)
   return value;
 }
 
-void read_header(const json& drift, DriftDocument& document) {
-  if (!drift.is_object() || !member(drift, "format") || drift.at("format") != "npucc-drift") {
+void read_drift_header(const json& drift, DriftDocument& document) {
+  if (!drift.is_object() || !drift_member(drift, "format") || drift.at("format") != "npucc-drift") {
     throw Error("not a drift report (its \"format\" is not \"npucc-drift\")");
   }
-  const json* version = member(drift, "version");
+  const json* version = drift_member(drift, "version");
   if (version == nullptr || !version->is_number_integer() || version->get<long long>() < 1) {
     invalid_drift("version", "missing or not a positive integer");
   }
@@ -107,7 +107,7 @@ void read_header(const json& drift, DriftDocument& document) {
   document.low_type = text_field(drift, "low_type", "drift", true);
   document.sample_sets = static_cast<long>(number_field(drift, "sample_sets", "drift", 0, 1e12, true).value_or(0));
   document.runtime_runs = static_cast<long>(number_field(drift, "runtime_runs", "drift", 0, 1e12).value_or(0));
-  const json* threshold = member(drift, "threshold");
+  const json* threshold = drift_member(drift, "threshold");
   if (threshold != nullptr && !threshold->is_null()) {
     if (!threshold->is_object()) {
       invalid_drift("threshold", std::string(json_kind(*threshold)) + ", not an object");
@@ -117,13 +117,13 @@ void read_header(const json& drift, DriftDocument& document) {
   }
 }
 
-void read_callouts(const json& drift, DriftDocument& document) {
+void read_drift_callouts(const json& drift, DriftDocument& document) {
   const size_t count = document.values.size();
-  const json* first = member(drift, "first_crossing");
+  const json* first = drift_member(drift, "first_crossing");
   if (first != nullptr && !first->is_null()) {
     document.first_crossing = index_field(*first, "first_crossing", count);
   }
-  const json* offenders = member(drift, "top_offenders");
+  const json* offenders = drift_member(drift, "top_offenders");
   if (offenders != nullptr && !offenders->is_null()) {
     if (!offenders->is_array()) {
       invalid_drift("top_offenders", std::string(json_kind(*offenders)) + ", not an array");
@@ -139,16 +139,16 @@ void read_callouts(const json& drift, DriftDocument& document) {
 
 DriftDocument read_drift_document(const json& drift) {
   DriftDocument document;
-  read_header(drift, document);
-  const json* values = member(drift, "values");
+  read_drift_header(drift, document);
+  const json* values = drift_member(drift, "values");
   if (values == nullptr || !values->is_array()) {
     invalid_drift("values", values == nullptr ? "missing" : std::string(json_kind(*values)) + ", not an array");
   }
   document.values.reserve(values->size());
   for (size_t i = 0; i < values->size(); ++i) {
-    document.values.push_back(read_value((*values)[i], "values[" + std::to_string(i) + "]", i));
+    document.values.push_back(read_drift_value((*values)[i], "values[" + std::to_string(i) + "]", i));
   }
-  read_callouts(drift, document);
+  read_drift_callouts(drift, document);
   return document;
 }
 

@@ -36,7 +36,7 @@ std::pair<char32_t, size_t> decode_utf8(std::string_view text, size_t at) {
   return {code, length};
 }
 
-void append_utf8(std::string& out, char32_t code) {
+void append_utf8_code(std::string& out, char32_t code) {
   if (code < 0x80) {
     out += static_cast<char>(code);
   } else if (code < 0x800) {
@@ -68,9 +68,9 @@ void append_xml_char(std::string& out, char32_t code) {
     std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned>(code));
     out += hex;
   } else if (code == 0xFFFE || code == 0xFFFF) {
-    append_utf8(out, k_replacement);
+    append_utf8_code(out, k_replacement);
   } else {
-    append_utf8(out, code);
+    append_utf8_code(out, code);
   }
 }
 
