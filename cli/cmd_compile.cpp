@@ -6,6 +6,7 @@
 #include "npucc/compile.h"
 #include "precision/report.h"
 #include "progress.h"
+#include "report/drift_plot_file.h"
 #include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
@@ -170,6 +171,11 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     util::set_interrupt_progress(0, 1);
     CompileRequest request = make_compile_request(*args);
     const CompileOptions& options = request.options;
+    if (!args->accuracy_plot.empty() && !options.check_accuracy) {
+      throw usage_error("--accuracy-plot draws the accuracy check's drift report, and this "
+                        "compile checks no accuracy",
+                        "add --check-accuracy and --accuracy-report nodes, or drop --accuracy-plot");
+    }
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();
@@ -204,6 +210,14 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     }
     if (!cached.warning.empty()) {
       std::cerr << "npucc: warning: " << util::printable(cached.warning) << "\n";
+    }
+    if (!args->accuracy_plot.empty()) { // the graphs are written: the picture is drawn from them
+      const std::string drawn = report::write_drift_plot_file(
+          report::drift_report_of_output(options.output_dir), args->accuracy_plot);
+      if (!global.quiet) {
+        (args->json ? std::cerr : std::cout) << "  drift picture: " << util::printable(args->accuracy_plot)
+                                             << " (" << drawn << ")\n";
+      }
     }
     return 0;
   };

@@ -1,5 +1,7 @@
 #include "app.h"
 #include "npucc/inspect.h"
+#include "report/drift_plot_file.h"
+#include "util/strings.h"
 
 #include <iostream>
 
@@ -12,13 +14,17 @@ struct InspectArgs {
   std::string input_shape;
   bool json = false;
   bool nodes = false;
+  std::string drift_plot;
 };
 
 } // namespace
 
-std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
+std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions& global) {
   auto args = std::make_shared<InspectArgs>();
-  command.add_option("MODEL", args->model, "the .onnx model to inspect")->required();
+  command
+      .add_option("MODEL", args->model,
+                  "the .onnx model to inspect (with --drift-plot: the folder npucc compile wrote)")
+      ->required();
   command
       .add_option("--input-shape", args->input_shape,
                   "fix dynamic input dims for the memory plan: \"name:d0,d1,...;name2:...\" "
@@ -29,7 +35,19 @@ std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions&) {
   command.add_flag("--nodes", args->nodes,
                    "list every node instead: name, op, float types in and out, and the graph "
                    "(If/Loop/Scan body) holding it; --keep-dtype takes these names");
-  return [args] {
+  command.add_option("--drift-plot", args->drift_plot,
+                     "draw the drift report of the compiled output MODEL (compile's "
+                     "--accuracy-report nodes) as an SVG picture to this file")
+      ->type_name("FILE.svg");
+  return [args, &global] {
+    if (!args->drift_plot.empty()) {
+      const std::string drawn =
+          report::write_drift_plot_file(report::drift_report_of_output(args->model), args->drift_plot);
+      if (!global.quiet) { // the picture is the output; this line only says what it shows
+        std::cout << "drift picture: " << util::printable(args->drift_plot) << " (" << drawn << ")\n";
+      }
+      return 0;
+    }
     if (args->nodes) {
       const Model model = read_model_for_inspect(args->model);
       const std::vector<NodeSummary> nodes = list_nodes(model);

@@ -110,6 +110,15 @@ void add_compile_command_options(CLI::App& command, CompileCommandArgs& args,
                    explain ? "print the explanation as JSON (format npucc-cache-explain)"
                            : "print the manifest as JSON instead of a summary");
   add_table_options(command, args.options, {OptionGroup::output});
+  // Not a compile option (the graphs do not depend on it, the cache key leaves it out): a
+  // picture drawn from the output once it is written. Explain takes it so that a compile's
+  // command line explains itself.
+  command
+      .add_option("--accuracy-plot", args.accuracy_plot,
+                  explain ? "accepted as compile takes it; explain draws nothing"
+                          : "after the compile, draw its accuracy check's drift report as an SVG "
+                            "picture to this file (npucc-inspect(1), DRIFT PICTURE)")
+      ->type_name("FILE.svg");
 }
 
 CompileRequest make_compile_request(const CompileCommandArgs& args) {

@@ -15,6 +15,9 @@ the include that breaks it:
   - the public types (npucc/compile.h, train_mode.h, memory_plan.h, cache_key.h: options,
     results, keys) include nothing of src/ but model/, util/ and each other, so every
     layer above storage may take them without reaching up;
+  - the pictures, src/report, include nothing of src/ but util/ and itself: they draw a
+    document npucc wrote (drift.json) and know nothing of how it was measured, so the
+    compile, inspect and the CLI may all call them;
   - the cached compile, src/pipeline, includes nothing of precision/: the rewrite's
     overflow counts reach it as compiler/overflow_counts.h and util/file_observer.h, so
     it knows how to read input files, not what the rewrite counts in them.
@@ -46,6 +49,8 @@ PIPELINE = "pipeline"
 PIPELINE_NEVER_INCLUDES = ("precision",)
 RUNTIME = "runtime"
 RUNTIME_MAY_INCLUDE = ("util",)
+REPORT = "report"
+REPORT_MAY_INCLUDE = ("util",)
 PUBLIC = "npucc"
 PUBLIC_FLOORS = {
     "error.h": "util",
@@ -263,6 +268,17 @@ def runtime_violations(includes):
     return out
 
 
+def report_violations(includes):
+    out = []
+    for path, number, name, source, target in includes:
+        if source == REPORT and target not in (REPORT,) + REPORT_MAY_INCLUDE:
+            out.append('%s:%d: #include "%s": the pictures (src/%s) include only %s and '
+                       'themselves, not %s/' % (path, number, name, REPORT,
+                                                ", ".join(f + "/" for f in REPORT_MAY_INCLUDE),
+                                                target))
+    return out
+
+
 def pipeline_violations(includes):
     out = []
     for path, number, name, source, target in includes:
@@ -317,7 +333,7 @@ def main(argv):
         return 1
     problems = (cycle_violations(includes) + storage_violations(includes) +
                 runtime_violations(includes) + api_violations(includes) +
-                pipeline_violations(includes) +
+                pipeline_violations(includes) + report_violations(includes) +
                 storage_reach_violations(root))
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)
@@ -325,9 +341,9 @@ def main(argv):
         return 1
     folders = {source for _, _, _, source, _ in includes}
     print("check_layers: %d includes of %d folders: no cycle, storage includes only %s, "
-          "runtime only %s, the public types only %s, pipeline none of %s" % (
+          "runtime only %s, report only %s, the public types only %s, pipeline none of %s" % (
               len(includes), len(folders), ", ".join(STORAGE_MAY_INCLUDE),
-              ", ".join(RUNTIME_MAY_INCLUDE), ", ".join(API_MAY_INCLUDE),
+              ", ".join(RUNTIME_MAY_INCLUDE), ", ".join(REPORT_MAY_INCLUDE), ", ".join(API_MAY_INCLUDE),
               ", ".join(PIPELINE_NEVER_INCLUDES)))
     return 0
 
