@@ -32,22 +32,28 @@ nlohmann::json conversions_json(const ComparedPair& pair) {
   return out;
 }
 
-// The figures of one side's sets (the samples, or the validation sets): the first run of
-// both graphs, and the target's judgeability on the reference alone.
+// The two graphs as the runtime reads them, and how its messages name the candidate's.
+struct RunGraphs {
+  runtime::GraphSource reference;
+  runtime::GraphSource candidate;
+  std::string candidate_name;
+};
+
+// The figures of one kind of sets (the samples, or the validation sets): both graphs run at
+// once on each set, and the target checked for what the reference alone leaves undefined.
 struct Measured {
   Metrics metrics;
   int64_t sets = 0;
 };
-Measured measure(runtime::GraphRuntime& runtime, const accuracy::Samples& samples,
-                 const std::vector<std::string>& outputs, const accuracy::AccuracyTarget& target,
-                 const char* what, const runtime::GraphSource& reference,
-                 const runtime::GraphSource& candidate, const std::string& candidate_name,
-                 const LogSink& log) {
+Measured measure_sets(runtime::GraphRuntime& runtime, const accuracy::Samples& samples,
+                      const char* what, const RunGraphs& graphs,
+                      const std::vector<std::string>& outputs,
+                      const accuracy::AccuracyTarget& target, const LogSink& log) {
   compiler::SampleRunner runner(runtime, samples, outputs, accuracy::figure_requests(target),
                                 what, log);
-  runner.name_graphs("the reference", candidate_name);
+  runner.name_graphs("the reference", graphs.candidate_name);
   Measured out;
-  out.metrics = runner.first_run(reference, candidate, !target.empty());
+  out.metrics = runner.first_run(graphs.reference, graphs.candidate, !target.empty());
   if (!target.empty()) {
     accuracy::check_judgeable(target, runner.ideal());
   }
@@ -103,20 +109,20 @@ CompareResult compare_models(const CompareOptions& options, const LogSink& log) 
   auto runtime = runtime::start_runtime(compiler::runtime_processes(sets.search));
   const compiler::RuntimeGraphFile reference_file(pair.reference);
   const compiler::RuntimeGraphFile candidate_file(pair.candidate_run);
-  const std::string candidate_name =
-      pair.run == CandidateRun::emulated ? "the candidate's emulation" : "the candidate";
+  const RunGraphs graphs{reference_file.source(), candidate_file.source(),
+                         pair.run == CandidateRun::emulated ? "the candidate's emulation"
+                                                            : "the candidate"};
   if (log) {
     log("compare: running the reference and the candidate (" + run_description(pair) + ") on " +
         std::to_string(sets.search.count() + sets.validation.count()) + " input set(s) in " +
         runtime->version());
   }
-  const Measured search = measure(*runtime, sets.search, pair.outputs, target, "sample sets",
-                                  reference_file.source(), candidate_file.source(),
-                                  candidate_name, log);
+  const Measured search =
+      measure_sets(*runtime, sets.search, "sample sets", graphs, pair.outputs, target, log);
   Measured validation;
   if (sets.validation.count() > 0) {
-    validation = measure(*runtime, sets.validation, pair.outputs, target, "validation sets",
-                         reference_file.source(), candidate_file.source(), candidate_name, log);
+    validation = measure_sets(*runtime, sets.validation, "validation sets", graphs, pair.outputs,
+                              target, log);
   }
   // Seam: per-node drift (issue 43 item 1) on a compare goes here, once the value probe lands:
   // it runs pair.reference against pair.candidate_run (the emulation, when emulated) on the

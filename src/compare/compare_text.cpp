@@ -9,16 +9,16 @@ namespace npucc::compare {
 
 namespace {
 
-std::string text_of(const nlohmann::json& object, const char* key) {
+std::string string_field(const nlohmann::json& object, const char* key) {
   auto found = object.find(key);
   return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
 }
 
 // "input 'x': float32 samples rounded to float16, as the candidate takes them".
 std::string conversion_line(const nlohmann::json& conversion, bool emulated) {
-  const std::string name = text_of(conversion, "name");
-  const std::string low = text_of(conversion, "candidate_type");
-  if (text_of(conversion, "kind") == "input") {
+  const std::string name = string_field(conversion, "name");
+  const std::string low = string_field(conversion, "candidate_type");
+  if (string_field(conversion, "kind") == "input") {
     return "input '" + name + "': the candidate takes " + low + ": the float32 samples are " +
            (emulated ? "rounded to " + low + " (the emulation's round trip)"
                      : "cast to " + low + " before it");
@@ -27,7 +27,7 @@ std::string conversion_line(const nlohmann::json& conversion, bool emulated) {
 }
 
 std::string target_line(const nlohmann::json& accuracy) {
-  const std::string target = text_of(accuracy, "target");
+  const std::string target = string_field(accuracy, "target");
   auto meets = accuracy.find("meets_target");
   const bool met = meets != accuracy.end() && meets->is_boolean() && meets->get<bool>();
   return "target " + target + ": " +
@@ -52,16 +52,16 @@ std::string in_compare_words(std::string line) {
 
 std::vector<std::string> format_compare(const nlohmann::json& report) {
   const nlohmann::json& accuracy = report.at("accuracy");
-  const bool emulated = text_of(report, "run") == "emulated";
-  const bool random = text_of(accuracy, "inputs") == "random";
+  const bool emulated = string_field(report, "run") == "emulated";
+  const bool random = string_field(accuracy, "inputs") == "random";
   const auto samples = accuracy.value("samples", int64_t{0});
   std::vector<std::string> lines;
-  lines.push_back("compare: " + text_of(report, "candidate") + " (" +
-                  text_of(report, "candidate_run") + ") against " + text_of(report, "reference") +
+  lines.push_back("compare: " + string_field(report, "candidate") + " (" +
+                  string_field(report, "candidate_run") + ") against " + string_field(report, "reference") +
                   " (ONNX Runtime as-is), " +
                   (random ? std::string("1 random input set (fixed seed)")
                           : std::to_string(samples) + " sample set(s)") +
-                  ", " + text_of(accuracy, "runtime"));
+                  ", " + string_field(accuracy, "runtime"));
   if (emulated && report.value("rounded_values", int64_t{0}) > 0) {
     lines.push_back("  every float16/bfloat16 value the candidate stores is rounded where it is "
                     "stored (" + std::to_string(report.value("rounded_values", int64_t{0})) +
