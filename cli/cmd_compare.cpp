@@ -21,6 +21,7 @@ struct CompareArgs {
   bool allow_nonfinite = false;
   std::string run = "emulated";
   std::string max_memory;
+  std::vector<std::string> input_shapes;
   bool json = false;
 };
 
@@ -49,6 +50,9 @@ compare::CompareOptions compare_options(const CompareArgs& args) {
   }
   if (args.allow_nonfinite) {
     apply_row("allow-nonfinite-samples", "true", options.measure);
+  }
+  if (!args.input_shapes.empty()) { // given twice, one input each: one list, as compile's
+    apply_row("input-shape", util::join(args.input_shapes, ";"), options.measure);
   }
   if (!args.max_memory.empty()) {
     apply_row("max-memory", args.max_memory, options.measure);
@@ -83,6 +87,11 @@ void add_compare_options(CLI::App& command, CompareArgs& args) {
                   "rounded where it is stored, as float16/bfloat16 hardware computes) or plain "
                   "(the candidate in ONNX Runtime as it is)")
       ->check(CLI::IsMember({"emulated", "plain"}));
+  command
+      .add_option("--input-shape", args.input_shapes,
+                  "fix dynamic input dims in both models, as npucc compile's: "
+                  "\"name:d0,d1,...;name2:...\" (random inputs need them)")
+      ->allow_extra_args(false);
   command.add_option("--max-memory", args.max_memory,
                      "most bytes of model data read (a size, e.g. 4G; default a quarter of RAM)");
   command.add_flag("--json", args.json, "print the report as JSON (format npucc-compare)");

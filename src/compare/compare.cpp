@@ -97,7 +97,8 @@ std::string run_description(const ComparedPair& pair) {
 CompareResult compare_models(const CompareOptions& options, const LogSink& log) {
   const auto start = std::chrono::steady_clock::now();
   ComparedPair pair =
-      prepare_pair(options.reference, options.candidate, options.run, options.measure.limits);
+      prepare_pair(options.reference, options.candidate, options.run, options.measure.limits,
+                   options.measure.input_shapes);
   const auto target = accuracy::parse_accuracy_target(
       options.measure.accuracy_target.empty()
           ? std::vector<std::string>{}

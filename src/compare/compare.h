@@ -21,7 +21,7 @@ struct CompareOptions {
   std::filesystem::path reference;
   std::filesystem::path candidate;
   // The fields the option table's rows fill (config/option_table.h): sample_inputs,
-  // validation_inputs, accuracy_target, allow_nonfinite_samples, limits.
+  // validation_inputs, accuracy_target, allow_nonfinite_samples, limits, input_shapes.
   CompileOptions measure;
   CandidateRun run = CandidateRun::emulated;
 };

@@ -39,9 +39,10 @@ std::vector<Declared> declared_outputs(const onnx::GraphProto& graph) {
 // Reads one of the two models and runs ONNX's checker on it (with type inference for the
 // candidate); its errors name the model's role and file.
 onnx::ModelProto read_checked(const std::filesystem::path& path, const char* role, bool infer,
-                              const ReadLimits& limits) {
+                              const ReadLimits& limits, const std::vector<InputShape>& shapes) {
   try {
     onnx::ModelProto proto = read_model(path, limits, Weights::in_proto).proto;
+    check::apply_input_shapes(proto, shapes);
     if (infer) {
       check::check_and_infer(proto, check::Checker::before);
     } else {
@@ -206,15 +207,28 @@ void cast_inputs_in(onnx::ModelProto& candidate, const std::vector<IoConversion>
   graph->mutable_node()->Swap(&casts);
 }
 
+// The emulation takes float32 where the candidate takes a low type (its round trip rounds
+// them), so the samples, read as the reference's inputs, must be float32 there.
+void refuse_low_reference_inputs(const onnx::ModelProto& reference) {
+  for (const auto& input : accuracy::model_inputs(reference.graph())) {
+    if (is_low_type(input.type)) {
+      throw Error("input '" + input.name + "': the reference takes " +
+                      runtime::type_name(input.type) + ", and the candidate's emulation takes "
+                      "float32 samples",
+                  "compare against the float32 model, or run the candidate as is with --run plain");
+    }
+  }
+}
+
 } // namespace
 
 ComparedPair prepare_pair(const std::filesystem::path& reference,
                           const std::filesystem::path& candidate, CandidateRun run,
-                          const ReadLimits& limits) {
+                          const ReadLimits& limits, const std::vector<InputShape>& shapes) {
   ComparedPair pair;
   pair.run = run;
-  pair.reference = read_checked(reference, "the reference", false, limits);
-  pair.candidate_run = read_checked(candidate, "the candidate", true, limits);
+  pair.reference = read_checked(reference, "the reference", false, limits, shapes);
+  pair.candidate_run = read_checked(candidate, "the candidate", true, limits, shapes);
   match_values(accuracy::model_inputs(pair.reference.graph()),
                accuracy::model_inputs(pair.candidate_run.graph()), "input", pair.conversions);
   match_values(declared_outputs(pair.reference.graph()),
@@ -225,10 +239,16 @@ ComparedPair prepare_pair(const std::filesystem::path& reference,
   pair.low_types = stored_low_types(pair.candidate_run);
   pair.matched_values = matched_values(pair.reference, pair.candidate_run);
   if (run == CandidateRun::emulated) {
+    refuse_low_reference_inputs(pair.reference);
     try {
       pair.rounded_values = precision::make_emulation(pair.candidate_run).round_trips;
     } catch (const Error& e) {
-      throw Error("the candidate " + candidate.string() + ": no float32 emulation: " + e.what(),
+      std::string why = e.what();
+      const std::string own_option = "--emit-emulation: "; // the compile's wording
+      if (why.rfind(own_option, 0) == 0) {
+        why = why.substr(own_option.size());
+      }
+      throw Error("the candidate " + candidate.string() + ": no float32 emulation: " + why,
                   "convert the candidate to opset 13 or later, or run it as is with --run plain",
                   e.status());
     }

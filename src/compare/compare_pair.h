@@ -1,5 +1,6 @@
 #pragma once
 
+#include "npucc/compile.h"
 #include "npucc/model.h"
 
 #include <cstdint>
@@ -51,8 +52,9 @@ struct ComparedPair {
 // types are inferred (the emulation finds its low values by type). Throws npucc::Error in one
 // line naming the model ("the reference REF: ...", "the candidate CAND: ...") or the input or
 // output that does not match: missing, of another element type, of another fixed shape.
+// `shapes` (--input-shape) fix dynamic input dims in both, before anything is checked.
 ComparedPair prepare_pair(const std::filesystem::path& reference,
                           const std::filesystem::path& candidate, CandidateRun run,
-                          const ReadLimits& limits);
+                          const ReadLimits& limits, const std::vector<InputShape>& shapes);
 
 } // namespace npucc::compare

@@ -127,6 +127,8 @@ bad not-a-model "the candidate $work/text.onnx" "$m/ref.onnx" "$work/text.onnx" 
 bad no-output "the candidate has no output 'z_out'" "$m/ref.onnx" "$work/no_output.onnx" "${S[@]}"
 bad other-shape "input 'x': the reference's is float32[4,8], the candidate's float32[2,8]" \
   "$m/ref.onnx" "$work/other_shape.onnx" "${S[@]}"
+bad low-reference "input 'x': the reference takes float16" "$m/f16_io.onnx" "$m/f16_io.onnx" \
+  --sample-inputs "$m/samples"
 bad run-word "--run" "$m/ref.onnx" "$m/f16.onnx" --run fast "${S[@]}"
 bad bad-target "--accuracy-target" "$m/ref.onnx" "$m/f16.onnx" --accuracy-target 'cosine>>1' "${S[@]}"
 bad bf16-plain "the candidate" "$m/ref.onnx" "$m/bf16.onnx" --run plain "${S[@]}"
