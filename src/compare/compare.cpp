@@ -127,7 +127,7 @@ CompareResult compare_models(const CompareOptions& options, const LogSink& log) 
   }
   // Seam: per-node drift (issue 43 item 1) on a compare goes here, once the value probe lands:
   // it runs pair.reference against pair.candidate_run (the emulation, when emulated) on the
-  // same sets with pair.matched_values exposed (reference name, candidate_run name), and its
+  // same sets with pair.matched_values exposed (MatchedValue: the two names, the low type); its
   // report joins result.report as "drift" (drift-report's per-node module; the lead wires it).
   accuracy::AccuracyReport report;
   report.inputs = sets.search.origin;

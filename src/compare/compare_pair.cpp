@@ -144,21 +144,22 @@ std::vector<int32_t> stored_low_types(const onnx::ModelProto& candidate) {
 }
 
 // Values the candidate stores in a low type under a name the reference defines too.
-std::vector<std::pair<std::string, std::string>> matched_values(
-    const onnx::ModelProto& reference, const onnx::ModelProto& candidate) {
+std::vector<MatchedValue> matched_values(const onnx::ModelProto& reference,
+                                         const onnx::ModelProto& candidate) {
   std::unordered_set<std::string> defined;
   model::for_each_graph(reference.graph(), [&](const onnx::GraphProto& graph, int) {
     auto names = model::defined_names(graph);
     defined.insert(names.begin(), names.end());
   });
-  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<MatchedValue> out;
   std::unordered_set<std::string> seen;
   model::for_each_graph(candidate.graph(), [&](const onnx::GraphProto& graph, int) {
     for (const auto* values : {&graph.value_info(), &graph.output()}) {
       for (const auto& value : *values) {
-        if (is_low_type(value.type().tensor_type().elem_type()) &&
-            defined.count(value.name()) != 0 && seen.insert(value.name()).second) {
-          out.emplace_back(value.name(), value.name());
+        const int32_t type = value.type().tensor_type().elem_type();
+        if (is_low_type(type) && defined.count(value.name()) != 0 &&
+            seen.insert(value.name()).second) {
+          out.push_back({value.name(), value.name(), type});
         }
       }
     }

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <onnx/onnx_pb.h>
 #include <string>
-#include <utility>
 #include <vector>
 
 // `npucc compare`'s two graphs, read, checked and matched by input and output names, and the
@@ -32,6 +31,13 @@ struct IoConversion {
   int32_t candidate_type = 0;
 };
 
+// A value of the reference and the candidate_run value that holds the same quantity.
+struct MatchedValue {
+  std::string reference;
+  std::string candidate;
+  int32_t low_type = 0; // float16 or bfloat16, as the candidate stores it
+};
+
 struct ComparedPair {
   onnx::ModelProto reference;     // as read and checked; runs as is
   onnx::ModelProto candidate_run; // the candidate's emulation, or the candidate as is (plain)
@@ -41,11 +47,12 @@ struct ComparedPair {
   std::vector<int32_t> low_types; // float16/bfloat16, the types the candidate stores values in
   int64_t rounded_values = 0;     // emulated: the round trips (make_emulation)
   // The seam for per-node drift (issue 43 item 1 on a compare): each value the candidate
-  // stores in a low type that the reference defines under the same name, as (reference
-  // value, candidate_run value). In the emulation a stored value keeps its name (its round
-  // trip's float32 result carries it), so a probe that exposes both names as outputs of
-  // `reference` and `candidate_run` compares the same value computed both ways.
-  std::vector<std::pair<std::string, std::string>> matched_values;
+  // stores in a low type that the reference defines under the same name. In the emulation a
+  // stored value keeps its name (its round trip's float32 result carries it), so a probe that
+  // exposes `reference` in `reference` and `candidate` in `candidate_run` as outputs compares
+  // the same value computed both ways; `low_type` is the type it is stored in (what flushes
+  // and overflows are counted against).
+  std::vector<MatchedValue> matched_values;
 };
 
 // Reads both models (external data included) and ONNX's checker on each; the candidate's
