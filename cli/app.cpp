@@ -19,6 +19,7 @@ const std::vector<Command>& commands() {
       {"compile", "compile an ONNX model into optimised graph(s) and a manifest", setup_compile},
       {"inspect", "show what is inside an ONNX model", setup_inspect},
       {"schedule", "which graph (low or high precision) training runs now", setup_schedule},
+      {"compare", "measure a model against a reference, float16/bfloat16 emulated", setup_compare},
       {"cache", "manage the compile cache", setup_cache}, // add_commands appends ": ls, ..."
       {"config", "the effective settings and where each comes from", setup_config},
       {"completion", "print a bash or zsh completion script", setup_completion},

@@ -33,6 +33,7 @@ int run(int argc, char** argv);
 std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_inspect(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_schedule(CLI::App& command, const GlobalOptions& global);
+std::function<int()> setup_compare(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_cache(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_config(CLI::App& command, const GlobalOptions& global);
 std::function<int()> setup_completion(CLI::App& command, const GlobalOptions& global);

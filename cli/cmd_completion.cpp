@@ -82,7 +82,7 @@ std::string positional_kind(const CLI::Option& option) {
   if (!choices_of(option).empty()) {
     return "choices";
   }
-  if (name.rfind("MODEL", 0) == 0) {
+  if (name.rfind("MODEL", 0) == 0 || name == "REFERENCE" || name == "CANDIDATE") { // compare's
     return "models";
   }
   return name == "DIR" ? "dirs" : "files";

@@ -47,5 +47,8 @@ nlohmann::json outputs_json(const std::vector<OutputMetrics>& outputs);
 // The lines under compile's summary ("accuracy: ..."), from the manifest's object
 // (check_text.cpp).
 std::vector<std::string> format_accuracy(const nlohmann::json& report);
+// Its lines per output (with their warnings) and the validation block, without the heading
+// and the target: for a report that heads them with its own (npucc compare).
+std::vector<std::string> format_figures(const nlohmann::json& report);
 
 } // namespace npucc::accuracy

@@ -235,6 +235,13 @@ void add_validation_lines(const nlohmann::json& report, std::vector<std::string>
 
 } // namespace
 
+std::vector<std::string> format_figures(const nlohmann::json& report) {
+  std::vector<std::string> lines;
+  add_output_lines(report, lines);
+  add_validation_lines(report, lines);
+  return lines;
+}
+
 std::vector<std::string> format_accuracy(const nlohmann::json& report) {
   const std::string inputs = text(report, "inputs");
   const auto samples = static_cast<int64_t>(number(report, "samples"));
@@ -244,8 +251,9 @@ std::vector<std::string> format_accuracy(const nlohmann::json& report) {
                   (inputs == "random" ? std::string("1 random input set (fixed seed)")
                                       : std::to_string(samples) + " sample set(s)") +
                   ", " + text(report, "runtime"));
-  add_output_lines(report, lines);
-  add_validation_lines(report, lines);
+  for (auto& line : format_figures(report)) {
+    lines.push_back(std::move(line));
+  }
   add_target_lines(report, lines);
   if (inputs == "random") {
     lines.push_back("  random inputs can mislead (a detector on noise detects nothing): give "

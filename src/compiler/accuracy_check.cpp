@@ -4,6 +4,7 @@
 #include "accuracy/samples.h"
 #include "accuracy/target.h"
 #include "compiler/accuracy_repair.h"
+#include "compiler/accuracy_sets.h"
 #include "compiler/runtime_graph_file.h"
 #include "npucc/error.h"
 #include "compiler/sample_runner.h"
@@ -32,74 +33,10 @@ const precision::GraphVariant* find_role(const precision::PrecisionBuild& varian
 
 namespace {
 
-// The search's sets and the validation sets (--validation-inputs, else held out of the
-// samples when there is a target to search for), and the validation block's provenance.
-struct CheckSets {
-  accuracy::Samples search;
-  accuracy::Samples validation;
-  std::string validation_origin; // "validation-inputs" or "held-out"; empty for none
-};
-
-CheckSets check_sets(const CompileOptions& options, const std::vector<accuracy::ModelInput>& inputs,
-                     bool has_target) {
-  CheckSets out;
-  const bool nonfinite = options.allow_nonfinite_samples;
-  out.search = options.sample_inputs.empty()
-                   ? accuracy::random_samples(inputs)
-                   : accuracy::load_samples(options.sample_inputs, inputs, "--sample-inputs",
-                                            accuracy::SampleBudget{}, nonfinite);
-  if (!options.validation_inputs.empty()) {
-    out.validation = accuracy::load_samples(options.validation_inputs, inputs,
-                                            "--validation-inputs", accuracy::SampleBudget{},
-                                            nonfinite);
-    out.validation_origin = "validation-inputs";
-  } else if (has_target && !options.sample_inputs.empty()) {
-    out.validation = accuracy::hold_out(out.search);
-    out.validation_origin = out.validation.count() > 0 ? "held-out" : "";
-  }
-  return out;
-}
-
 bool meets_everywhere(const accuracy::AccuracyTarget& target, const Metrics& search,
                       const Metrics* validation) {
   return accuracy::meets(target, search) &&
          (validation == nullptr || accuracy::meets(target, *validation));
-}
-
-nlohmann::json validation_json(const CheckSets& sets, const Metrics& metrics) {
-  nlohmann::json names = nlohmann::json::array();
-  for (const auto& source : sets.validation.sources) {
-    names.push_back({{"source", source}});
-  }
-  nlohmann::json out = {{"inputs", sets.validation_origin},
-                        {"samples", sets.validation.count()},
-                        {"sets", names},
-                        {"outputs", accuracy::outputs_json(metrics)}};
-  if (sets.validation_origin == "held-out") {
-    out["rule"] = "every " + std::to_string(accuracy::k_holdout_every) + "th of " +
-                  std::to_string(sets.search.count() + sets.validation.count()) +
-                  " sample sets (at least " + std::to_string(accuracy::k_holdout_minimum) +
-                  " sets, a target and no --validation-inputs)";
-  }
-  return out;
-}
-
-// The runtime processes: one per core, up to one per set of a batch, and two for the two
-// graphs of the first run (runtime.h: the same bits either way).
-size_t runtime_processes(const accuracy::Samples& samples) {
-  size_t widest = 0;
-  for (const auto& [first, last] : samples.batches()) {
-    widest = std::max(widest, last - first);
-  }
-  return std::min<size_t>(util::thread_budget(), std::max<size_t>(2, widest));
-}
-
-std::vector<std::string> output_names(const onnx::GraphProto& graph) {
-  std::vector<std::string> names;
-  for (const auto& output : graph.output()) {
-    names.push_back(output.name());
-  }
-  return names;
 }
 
 void say_running(const LogSink& log, const CheckSets& sets, runtime::GraphRuntime& runtime) {

@@ -48,7 +48,7 @@ Metrics SampleRunner::first_run(const runtime::GraphSource& high, const runtime:
     std::vector<runtime::TensorSet> read;
     const auto& sets = sets_of(batches[b], read);
     auto results = m_runtime.run_each(
-        {{"the high graph", high}, {"the emulation of the low graph", low}}, sets, m_outputs);
+        {{m_high_name, high}, {m_low_name, low}}, sets, m_outputs);
     merge_into(total, accuracy::compare_sets(m_outputs, results[0], results[1], m_requests,
                                              static_cast<int64_t>(batches[b].first)));
     if (keep_reference) {

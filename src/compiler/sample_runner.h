@@ -37,6 +37,13 @@ public:
   // (accuracy::check_judgeable: a target the high graph alone leaves undefined).
   Metrics ideal() const;
 
+  // How first_run's messages name the two graphs (npucc compare: "the reference", "the
+  // candidate's emulation"); by default the compile's high graph and low graph's emulation.
+  void name_graphs(std::string high, std::string low) {
+    m_high_name = std::move(high);
+    m_low_name = std::move(low);
+  }
+
   int64_t sets() const { return static_cast<int64_t>(m_samples.count()); }
   const accuracy::Samples& samples() const { return m_samples; }
 
@@ -53,6 +60,8 @@ private:
   accuracy::FigureRequests m_requests;
   std::string m_what;
   LogSink m_log;
+  std::string m_high_name = "the high graph";
+  std::string m_low_name = "the emulation of the low graph";
   std::vector<runtime::TensorSet> m_reference; // the high graph's outputs per set
 };
 

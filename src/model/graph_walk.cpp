@@ -113,6 +113,18 @@ void for_each_graph(const onnx::GraphProto& graph,
   walk_with_depth(graph, visit);
 }
 
+void rename_reads(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
+  for_each_graph(graph, [&](onnx::GraphProto& g, int) {
+    for (auto& node : *g.mutable_node()) {
+      for (auto& input : *node.mutable_input()) {
+        if (input == from) {
+          input = to;
+        }
+      }
+    }
+  });
+}
+
 void for_each_tensor(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit,
                      SparseTensors sparse_tensors) {
   const bool sparse = sparse_tensors == SparseTensors::visit;

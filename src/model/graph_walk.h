@@ -54,6 +54,10 @@ void for_each_graph(onnx::GraphProto& graph,
 void for_each_graph(const onnx::GraphProto& graph,
                     const std::function<void(const onnx::GraphProto&, int depth)>& visit);
 
+// Every node input named `from`, in `graph` and the bodies nested in it, reads `to` instead
+// (graph outputs and definitions are left alone): how a value gets a step put before it.
+void rename_reads(onnx::GraphProto& graph, const std::string& from, const std::string& to);
+
 // Every tensor stored in a graph and its subgraphs: initializers, Constant values,
 // tensor attributes, and (unless skipped) sparse tensor values and indices.
 enum class SparseTensors { visit, skip };

@@ -56,18 +56,6 @@ struct Emulator {
     return node;
   }
 
-  static void rename_uses(onnx::GraphProto& graph, const std::string& from, const std::string& to) {
-    model::for_each_graph(graph, [&](onnx::GraphProto& g, int) {
-      for (auto& node : *g.mutable_node()) {
-        for (auto& input : *node.mutable_input()) {
-          if (input == from) {
-            input = to;
-          }
-        }
-      }
-    });
-  }
-
   void emulate_graph(onnx::GraphProto& graph) {
     std::unordered_map<std::string, int32_t> types;
     for (const auto& value : graph.value_info()) {
@@ -85,7 +73,7 @@ struct Emulator {
       // Readers move to the round trip's end first, so its own Cast keeps the input.
       std::string low = unique(input.name() + "_emu_low");
       std::string back = unique(input.name() + "_emu");
-      rename_uses(graph, input.name(), back);
+      model::rename_reads(graph, input.name(), back);
       input.mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
       *nodes.Add() = cast(input.name(), low, type);
       *nodes.Add() = cast(low, back, TensorProto::FLOAT);

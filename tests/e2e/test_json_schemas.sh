@@ -150,6 +150,16 @@ pass "config show"
 json_of npucc-cache-explain any "cache explain" "$OWW" --cache-dir "$C"
 pass "cache explain"
 
+# 9c. compare: emulated with samples, a target and validation sets; plain on random inputs.
+"$PY" "$(dirname "$0")/../tools/make_compare_models.py" "$WORK/cmp" || fail "make_compare_models.py"
+json_of npucc-compare 0 compare "$WORK/cmp/ref.onnx" "$WORK/cmp/f16_io.onnx" \
+  --sample-inputs "$WORK/cmp/samples" --validation-inputs "$WORK/cmp/samples/set0.npz" \
+  --accuracy-target 'y_small:cosine>=0.9'
+[ "$(json_get "$WORK/out" "(d['accuracy']['meets_target'], len(d['conversions']))")" = "(True, 5)" ] ||
+  fail "compare: target or conversions"
+json_of npucc-compare 0 compare "$WORK/cmp/ref.onnx" "$WORK/cmp/f16.onnx" --run plain
+pass "compare"
+
 # 9b. npucc --version --json (the top level's help offers --json for it: its path is "").
 expect_status 0 "$NPUCC" --version --json
 validate npucc-version "$WORK/out" ""
