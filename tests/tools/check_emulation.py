@@ -9,8 +9,8 @@ A float16 graph's accuracy is judged by running npucc's emulation graph in ONNX 
 Runtime's own run of low.onnx computes many float16 ops in float32 (at level "disabled" it
 removes the Cast pairs and gives the float32 result exactly). That judgement is only worth
 something if the emulation rounds every value low.onnx holds in float16/bfloat16. So, for
-every node of low.onnx other than a Cast: a node of the same name and op type is in the
-emulation graph (subgraphs too), and each of its inputs that low.onnx holds in a low type T reaches it
+every node of low.onnx other than a Cast: the emulation holds it (the same op type, name and
+place among the nodes of that type; subgraphs too), and each of its inputs that low.onnx holds in a low type T reaches it
 there through T: produced by a Cast to float32 from a T value (a single-input Max after it,
 npucc's fusion guard, is allowed), or a T initializer. Exit 1 naming each input that is
 not rounded, or a node missing; exit 1 too when no low.onnx given holds a low value
@@ -76,6 +76,23 @@ def rounded(name, low_type, producers, types, depth=0):
     return False
 
 
+def is_guard(node):
+    return node.op_type == "Max" and len([i for i in node.input if i]) == 1
+
+
+def ordinals(node_list):
+    """(op type, n): the nth node of that op type, Casts left out."""
+    counts = {}
+    out = {}
+    for node in node_list:
+        if node.op_type == "Cast":
+            continue
+        n = counts.get(node.op_type, 0)
+        counts[node.op_type] = n + 1
+        out[(node.op_type, n)] = node
+    return out
+
+
 def check_pair(low_path, emulation_path, problems):
     """Appends each input of low_path's nodes the emulation does not round; returns the count checked."""
     low = onnx.load(low_path)
@@ -83,16 +100,16 @@ def check_pair(low_path, emulation_path, problems):
     low_types = value_types(low)
     emu_types = value_types(emulation)
     producers = {o: node for node in nodes(emulation) for o in node.output if o}
-    emu_nodes = {node.name: node for node in nodes(emulation)}
+    # Nodes pair up by op type and order (names may be empty): the emulation keeps the low
+    # graph's nodes in order and adds only Casts and single-input Max guards.
+    emu_nodes = ordinals([n for n in nodes(emulation) if not is_guard(n)])
     checked = 0
-    for node in nodes(low):
-        if node.op_type == "Cast":
-            continue
+    for key, node in ordinals(nodes(low)).items():
         low_inputs = [(i, name) for i, name in enumerate(node.input) if name and low_types.get(name) in LOW]
         if not low_inputs:
             continue
-        twin = emu_nodes.get(node.name)
-        if twin is None or twin.op_type != node.op_type:
+        twin = emu_nodes.get(key)
+        if twin is None or twin.op_type != node.op_type or twin.name != node.name:
             problems.append("%s: %s (%s): not in the emulation graph" % (emulation_path, node.name, node.op_type))
             continue
         for i, name in low_inputs:
