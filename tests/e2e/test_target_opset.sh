@@ -96,6 +96,7 @@ for role in ("high", "low", "emulation"):
 low = onnx.load(out + "/low.onnx", load_external_data=False)
 convs = [n for n in low.graph.node if n.op_type == "Conv"]
 names = {v.name: v.type.tensor_type.elem_type for v in list(low.graph.value_info) + list(low.graph.input)}
+assert convs and len(convs) == sum(conv.values()), (len(convs), conv)  # not a vacuous all() below
 assert all(names.get(n.output[0]) == onnx.TensorProto.BFLOAT16 for n in convs), "a Conv output is not bfloat16"
 print("Conv", len(convs), "/", len(convs), "bfloat16")
 EOF
