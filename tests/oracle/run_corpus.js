@@ -574,7 +574,8 @@ async function main() {
   if (!o.probe) {
     process.stdout.write(`${passed} passed, ${failed} failed\n`);
   }
-  process.exitCode = failed ? 1 : 0;
+  // No case judged (a filter matching nothing, an empty corpus) is no verdict, never a pass.
+  process.exitCode = failed || (!o.probe && passed === 0) ? 1 : 0;
 }
 
 main().catch((e) => {
