@@ -3,8 +3,13 @@
 # ones (testdata/models/torch: ResNet, transformer encoder, LSTM), fast and fast1, step
 # and loss: every high/low/emulation graph passes ONNX's full checker and strict typed
 # shape inference (Python onnx); ONNX Runtime loads and runs every fast low graph with
-# outputs close to high's (cosine >= 0.999, no new NaN/Inf) and every emulation graph
-# (cosine >= 0.99); the report shows the matrix ops of fast in float16.
+# high's output names, shapes and types and no new NaN/Inf, and every emulation graph is
+# within cosine 0.99 of high; the report shows the matrix ops of fast in float16.
+# float16 is judged by the emulation graph, not by ORT's run of low.onnx: ORT's CPU kernels
+# compute most float16 ops in float32 (at level "disabled" it drops the Cast pairs and gives
+# high's outputs exactly: relative error 0 on ResNet, ppocr_cls and the detector), so that
+# run could not show float16's rounding. ONNX's own reader (tests/tools/check_emulation.py)
+# checks that the emulation rounds every value low.onnx holds in float16/bfloat16.
 set -euo pipefail
 : "${NPUCC:?}" "${TESTDATA:?}" "${SOURCE_DIR:?}"
 work=$(mktemp -d)
@@ -73,17 +78,24 @@ EOF
       fi
     done
   done
-  # Numerics: the fast low graph itself, and the emulation graphs of fast and fast1.
+  # The fast low graph runs in ORT (no accuracy bound: see the header); the emulation graphs
+  # of fast and fast1 are judged below, once ONNX's reader has seen them round low.onnx.
   dir="$work/$model-fast-step"
-  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" 0.999 all); then
-    fail "$model fast: low graph vs high"
+  if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "${inputs[$model]}" runs all); then
+    fail "$model fast: low graph does not run as high does"
   fi
+  for type in fast fast1; do
+    /usr/bin/python3 "$SOURCE_DIR/tests/tools/check_emulation.py" "$work/$model-$type-step/low.onnx" \
+      "$work/$model-$type-step/emulation.onnx" >"$work/$model-$type.emu" 2>&1 ||
+      fail "$model $type: the emulation does not round low.onnx's values: $(head -n 3 "$work/$model-$type.emu")"
+  done
   if [ "$model" = silero_vad_legacy ]; then
     # The other If branch: the 8 kHz model.
-    if ! (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" \
-      "input:float32:1,256;sr:int64:=8000;h:float32:2,1,64;c:float32:2,1,64" 0.999); then
-      fail "$model fast: low graph vs high at 8 kHz"
-    fi
+    at8k="input:float32:1,256;sr:int64:=8000;h:float32:2,1,64;c:float32:2,1,64"
+    (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/low.onnx" "$at8k" runs) ||
+      fail "$model fast: low graph does not run at 8 kHz"
+    (cd "$oracle" && node precision_check.js "$dir/high.onnx" "$dir/emulation.onnx" "$at8k" 0.99) ||
+      fail "$model fast: emulation graph vs high at 8 kHz"
   fi
   # At level "all": ORT's LayerNormFusion must not reach oww's bfloat16 round trips.
   for type in fast fast1; do
@@ -137,7 +149,6 @@ done
 
 # fast1 lowers what the schema allows: oww (opset 13) has bfloat16 Gemm; the opset-11
 # detector's low graph is raised to opset 22, where Conv has bfloat16 (npucc-precision(7)).
-[[ " $models " == *" oww_hello_deepa "* && " $models " == *" ppocrv4_det "* ]] &&
 if [[ " $models " == *" oww_hello_deepa "* && " $models " == *" ppocrv4_det "* ]]; then
 /usr/bin/python3 - "$work/oww_hello_deepa-fast1-step/manifest.json" \
   "$work/ppocrv4_det-fast1-step/manifest.json" <<'EOF' || fail "fast1 reports"

@@ -349,6 +349,11 @@ async function main() {
     fs.writeFileSync(o.json, JSON.stringify({ counts, cases: report }, null, 1) + '\n');
   }
   process.stdout.write(`oracle: ${counts.pass} pass, ${counts.fail} fail, ${counts.skip} skip\n`);
+  if (counts.pass + counts.fail + counts.skip === 0) {
+    // No case given (an empty list of pairs from the caller) is no verdict, never a pass.
+    process.stdout.write('FAIL oracle: no case to compare\n');
+    counts.fail = 1;
+  }
   process.exitCode = counts.fail ? 1 : 0;
 }
 

@@ -15,10 +15,15 @@
 //   high.onnx                 equal: max rel diff <= 1e-5 (floors as compare.js: abs 1e-6,
 //                             1e-3 of the largest |reference|), integer/bool/string outputs exact;
 //                             or equal to the original at another level (ORT's own variation)
-//   fast  low.onnx            cosine >= 0.999, no new NaN/Inf
+//   fast  low.onnx            runs: the original's output names, shapes and types, no new NaN/Inf
 //   fast  emulation.onnx      cosine >= 0.99
-//   fast1 low.onnx (bfloat16) cosine >= 0.99, or ORT reports only "Could not find an implementation"
+//   fast1 low.onnx (bfloat16) runs as fast's, or ORT reports only "Could not find an implementation"
 //   fast1 emulation.onnx      cosine >= 0.99
+// A low graph's accuracy is the emulation's to show: ORT's CPU kernels compute most float16
+// ops in float32 (at "disabled" it drops the Cast pairs and gives the float32 result
+// exactly), so a cosine of ORT's run of low.onnx would not show float16's rounding.
+// tests/e2e/test_modern_opsets.sh checks with ONNX's reader that each emulation rounds what
+// its low graph holds (tests/tools/check_emulation.py).
 // Graph files with equal bytes are run once. --compile-log FILE (lines NAME<TAB>MODE<TAB>STATUS<TAB>
 // MESSAGE, STATUS ok | refused | fail) merges npucc's own outcome: "refused" (a refusal the caller
 // accepted, e.g. an element type npucc does not carry, named in one line) leaves nothing to run for
@@ -170,10 +175,10 @@ function load_compile_log(file) {
 function graph_checks(mode) {
   const checks = [{ role: 'high', kind: 'equal' }];
   if (mode === 'fast') {
-    checks.push({ role: 'low', kind: 'close', min_cosine: 0.999 });
+    checks.push({ role: 'low', kind: 'runs' });
     checks.push({ role: 'emulation', kind: 'close', min_cosine: 0.99 });
   } else if (mode === 'fast1') {
-    checks.push({ role: 'low', kind: 'close', min_cosine: 0.99, bfloat16: true });
+    checks.push({ role: 'low', kind: 'runs', bfloat16: true });
     checks.push({ role: 'emulation', kind: 'close', min_cosine: 0.99 });
   }
   return checks;
@@ -193,6 +198,8 @@ function judge(reference, ref_names, actual, names, check) {
     let t;
     if (check.kind === 'equal') {
       t = is_float ? { ...k_equal } : { max_abs: 0 };
+    } else if (check.kind === 'runs') {
+      t = { abs_floor: 1e-6, scale_floor: 1e-3 }; // shape, type and no new NaN/Inf only
     } else {
       t = { min_cosine: check.min_cosine, abs_floor: 1e-6, scale_floor: 1e-3 };
       if (!is_float) {
@@ -567,7 +574,8 @@ async function main() {
   if (!o.probe) {
     process.stdout.write(`${passed} passed, ${failed} failed\n`);
   }
-  process.exitCode = failed ? 1 : 0;
+  // No case judged (a filter matching nothing, an empty corpus) is no verdict, never a pass.
+  process.exitCode = failed || (!o.probe && passed === 0) ? 1 : 0;
 }
 
 main().catch((e) => {

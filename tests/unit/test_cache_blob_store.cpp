@@ -154,16 +154,17 @@ TEST_SUITE("npucc::cache::blobs") {
 
   // Issue 42, finding 7: another user's file with the right bytes, 0444, was linked into
   // a new entry; its owner could chmod it back and write it.
-  TEST_CASE("another user's blob is never linked into a new entry: the writer's copy replaces it") {
+  // Suite npucc::cache::as_root: CTest skips it (exit 77) when not run as root
+  // (tests/cmake/unit_suites.cmake), so a failed chown is a failure here, never a pass.
+  TEST_CASE("another user's blob is never linked into a new entry: the writer's copy replaces it" *
+            doctest::test_suite("npucc::cache::as_root")) {
     BlobFixture f;
     uid_t other = ::geteuid() + 4242;
     fs::create_directories(f.blob().parent_path());
     npucc::util::write_file_atomic(f.blob(), k_weights);
     ::chmod(f.blob().c_str(), 0444);
-    if (::chown(f.blob().c_str(), other, ::getegid()) != 0) {
-      MESSAGE("skipped: giving a file to another user needs root");
-      return;
-    }
+    REQUIRE_MESSAGE(::chown(f.blob().c_str(), other, ::getegid()) == 0,
+                    "giving a file to another user needs root: run the suite as root");
     ino_t theirs = stat_of(f.blob()).st_ino;
     f.put(key_of('a'));
     CHECK(stat_of(f.data_of(key_of('a'))).st_ino != theirs);
