@@ -154,6 +154,9 @@ void read_and_key(CachedRun& run) {
   run.model_index = cache::serialize_model_index(
       locations, run.model_sha256, compiler::key_facts_text(compiler::key_facts(run.model.proto)));
   run.uncacheable = find_uncacheable_op(run.model.proto);
+  if (!run.uncacheable) {
+    run.uncacheable = find_unkeyed_function(run.options);
+  }
   // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
   // that a hit runs none (the speculative first stage would run the check).
   const bool checks_accuracy = run.options.check_accuracy || !run.options.accuracy_target.empty();
