@@ -91,4 +91,14 @@ void AccuracyFunctions::measure(const std::vector<std::string>& outputs,
   }
 }
 
+void check_accuracy_functions(const CompileOptions& options) {
+  if (options.accuracy_target.empty() && options.accuracy_functions.empty()) {
+    return;
+  }
+  const auto target = accuracy::parse_accuracy_target(
+      options.accuracy_target.empty() ? std::vector<std::string>{}
+                                      : std::vector<std::string>{options.accuracy_target});
+  const AccuracyFunctions checked(options.accuracy_functions, target);
+}
+
 } // namespace npucc::compiler

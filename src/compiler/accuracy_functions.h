@@ -40,4 +40,8 @@ private:
   std::vector<Named> m_functions;
 };
 
+// Throws usage_error when --accuracy-target names a function the options do not hold, or the
+// options hold one it does not name (AccuracyFunctions' checks, before any cache lookup).
+void check_accuracy_functions(const CompileOptions& options);
+
 } // namespace npucc::compiler

@@ -1,6 +1,7 @@
 #include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
 #include "check/isolated_worker.h"
+#include "compiler/accuracy_functions.h"
 #include "compiler/key_options.h"
 #include "compiler/output_folder.h"
 #include "compiler/overflow_counts.h"
@@ -467,6 +468,8 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     out.reason = "--no-cache";
     return out;
   }
+  // Before any lookup: a hit would otherwise answer a function clause no function backs.
+  compiler::check_accuracy_functions(options);
   std::string before = pipeline::unmade_cache_folder(config.dir);
   cache::LocalStorage storage = cache::open_local_storage(config);
   util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C
