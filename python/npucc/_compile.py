@@ -169,7 +169,7 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     given["accuracy_target"], targets = _target.split(given.get("accuracy_target"))
     failures: List[BaseException] = []
     functions = [(label, target.name, target.key is not None, target.check,
-                  target.caller(failures)) for label, target in targets]
+                  target._caller(failures)) for label, target in targets]
     with _samples.written(given) as given:
         try:
             done = _npucc.compile(os.fspath(model), os.fspath(output), option_values(given), warn,

@@ -87,13 +87,14 @@ class Target:
         key = f", key={self.key!r}" if self.key else ""
         return f"npucc.Target({'check' if self.check else 'score'}={self.name}{bound}{key})"
 
-    def clause(self, label: str) -> str:
+    def _clause(self, label: str) -> str:
+        """The target grammar's clause for this function under `label`."""
         if self.check:
             return f"check[{label}]>=1"
         bound = self.at_least if self.at_least is not None else self.at_most
         return f"score[{label}]{'>=' if self.at_least is not None else '<='}{float(bound)!r}"
 
-    def caller(self, failures: List[BaseException]) -> Callable[[Outputs, Outputs], float]:
+    def _caller(self, failures: List[BaseException]) -> Callable[[Outputs, Outputs], float]:
         """The function as the library calls it: its value as a float (a check: 1.0 or 0.0);
         an exception (a wrong return type too) is kept in `failures` and raised again."""
         def call(high: Outputs, low: Outputs) -> float:
@@ -152,5 +153,5 @@ def split(value: Any) -> Tuple[Optional[str], List[Tuple[str, Target]]]:
         label = _label_of(target, index, taken)
         taken.add(label)
         targets.append((label, target))
-        texts.append(target.clause(label))
+        texts.append(target._clause(label))
     return ",".join(texts), targets
