@@ -211,3 +211,29 @@ def test_bad_targets_are_refused(tmp_path, mlp):
     status, line = cli_error("compile", model, "-o", tmp_path / "cli",
                              "--accelerate-train-mode", FAST, "--accuracy-target", "check[k]>=1")
     assert status == 2 and "no function of that label was given" in line
+
+
+def test_functions_in_compiles_on_two_threads(tmp_path, mlp):
+    """Each call takes the GIL the compile released: two compiles, each calling its own
+    function from its compiling thread while this thread waits, both finish and agree."""
+    import threading
+    model, _ = mlp
+    results, errors = {}, []
+
+    def run(name):
+        try:
+            results[name] = npucc.compile(
+                model, tmp_path / name, accelerate_train_mode=FAST, no_cache=True,
+                sample_inputs=inputs(3, seed=5),
+                accuracy_target=npucc.Target(score=Calls(close_share), at_least=0.9, key="s"))
+        except BaseException as error:  # honest: re-raised below, on the test's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not errors and not any(thread.is_alive() for thread in threads)
+    assert results["a"].accuracy["functions"] == results["b"].accuracy["functions"]
+    assert results["a"].accuracy["kept_float32"] == results["b"].accuracy["kept_float32"]
