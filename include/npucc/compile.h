@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace npucc {
@@ -36,6 +37,36 @@ enum class WeightLayout {
 // wrote there (its manifest.json lists them), or, with --force, any file of a name npucc
 // writes (src/compiler/output_folder.h).
 enum class OutputReplace { npucc_files, any };
+
+// One output of one sample set as an accuracy function sees it: its ONNX element type's name
+// ("float32", "float16", "int64", ...; runtime/tensor.h type_name) and its little-endian bytes,
+// densely packed. Valid only during the call.
+struct OutputTensor {
+  std::string name;
+  std::string type;
+  std::vector<int64_t> shape;
+  std::string_view bytes;
+};
+
+// A target the caller computes (the Python package's npucc.Target; npucc-compile(1),
+// ACCURACY): --accuracy-target names it by its label, "check[LABEL]>=1" (a check: true or
+// false per sample set) or "score[LABEL]>=X" / "score[LABEL]<=X" (a score per set, bounded on
+// every set). The repair calls it once per sample set and per graph it measures, one call at a
+// time, from the compiling thread, with the high graph's outputs and the low side's (the
+// emulation graph's), in the graph's output order.
+struct AccuracyFunction {
+  std::string label;  // what the target's clause names: the caller's key, else its name
+  std::string name;   // how messages name it ("my_module.word_error_rate")
+  // The caller's name and version of what it computes, in the cache key through the target's
+  // text; false: a compile with it is never cached (a function cannot be hashed).
+  bool keyed = false;
+  bool check = true;  // true: returns 1 (the set meets it) or 0; false: a score
+  // The value on one sample set (NaN: undefined, never meets). Throws to fail the compile:
+  // the message is the compile's error line, after the function's name.
+  std::function<double(const std::vector<OutputTensor>& high,
+                       const std::vector<OutputTensor>& low)>
+      compute;
+};
 
 struct CompileOptions {
   std::filesystem::path model_path;
@@ -78,6 +109,11 @@ struct CompileOptions {
   // --validation-inputs: sets the accuracy repair's search never measures; the emitted low
   // graph must meet the target on them too. In the cache key by content, when given.
   std::vector<std::filesystem::path> validation_inputs;
+  // The functions --accuracy-target's check[LABEL] and score[LABEL] clauses name (a program's
+  // own, not an option: the Python package's npucc.Target). Each clause needs its function
+  // and each function its clause. In the cache key through the target's text (the labels);
+  // a compile with a function that is not keyed is not cached.
+  std::vector<AccuracyFunction> accuracy_functions;
 
   // Empty: the default pipeline.
   std::vector<std::string> passes;

@@ -33,6 +33,7 @@ from . import _npucc
 from ._cache import Cache, CacheEntry, CacheProblem, CacheStats, Removal, RemovedEntry, VerifyResult
 from ._compile import CompileResult, compile
 from ._errors import Error, NpuccWarning, UsageError
+from ._target import Target
 from ._schedule import (
     AccelerateTrainMode,
     GraphRole,
@@ -77,6 +78,7 @@ __all__ = [
     "Removal",
     "RemovedEntry",
     "Schedule",
+    "Target",
     "TellMeStepOrLossHook",
     "UsageError",
     "VerifyResult",

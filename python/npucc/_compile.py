@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _npucc, _samples
+from . import _npucc, _samples, _target
 from ._errors import NpuccWarning
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -73,6 +73,12 @@ _ANNOTATIONS = {
 }
 
 
+# accuracy_target also takes npucc.Target objects and functions (_target.py).
+_TARGET_ANNOTATION = ("Union[str, Target, Callable[[Mapping[str, Any], Mapping[str, Any]], bool], "
+                      "Sequence[Union[str, Target, Callable[[Mapping[str, Any], Mapping[str, Any]], "
+                      "bool]]], None]")
+
+
 def _text(name: str, value: Any) -> str:
     """An option value as the command line spells it."""
     kind = _TYPES.get(name, "text")
@@ -115,9 +121,10 @@ def _signature() -> inspect.Signature:
         inspect.Parameter("output", positional, annotation="PathLike"),
     ]
     for name, kind in _TYPES.items():
+        annotation = _TARGET_ANNOTATION if name == "accuracy_target" else _ANNOTATIONS[kind]
         parameters.append(
             inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                              annotation=_ANNOTATIONS[kind])
+                              annotation=annotation)
         )
     return inspect.Signature(parameters, return_annotation="CompileResult")
 
@@ -146,7 +153,10 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     check_accuracy=True runs the high graph and the low graph's emulation in ONNX Runtime
     on the same inputs (sample_inputs, else one random set) and puts the comparison in
     result.accuracy; accuracy_target="cosine>=0.9995" also keeps float32 what the low
-    graph needs to meet it (npucc-compile(1), ACCURACY). ONNX Runtime is the library this
+    graph needs to meet it (npucc-compile(1), ACCURACY). accuracy_target also takes your
+    own task metric, an npucc.Target (a check or a score with a bound, called per sample
+    set with the high and the low outputs as dicts of NumPy arrays) or a bare function
+    (high, low) -> bool, alone or in a list with text: every one must hold. ONNX Runtime is the library this
     install carries (the NPUCC_ONNXRUNTIME_LIBRARY variable overrides it);
     npucc.build_info() names it and its version.
     A bad option value raises npucc.UsageError (a ValueError), a failed compile
@@ -156,8 +166,20 @@ def compile(  # noqa: A001 - the CLI's word; shadows the builtin only inside npu
     # Binding raises TypeError for a keyword that is no option, as a def would.
     given = _SIGNATURE.bind(model, output, **options).arguments
     given = {name: value for name, value in given.items() if name not in ("model", "output")}
+    given["accuracy_target"], targets = _target.split(given.get("accuracy_target"))
+    failures: List[BaseException] = []
+    functions = [(label, target.name, target.key is not None, target.check,
+                  target._caller(failures)) for label, target in targets]
     with _samples.written(given) as given:
-        done = _npucc.compile(os.fspath(model), os.fspath(output), option_values(given), warn)
+        try:
+            done = _npucc.compile(os.fspath(model), os.fspath(output), option_values(given), warn,
+                                  functions)
+        except _npucc.Error as error:
+            if failures:  # the function's own exception, kept as the cause
+                raise error from failures[0]
+            raise
+    if done["cache"] == "bypass" and any(target.key is None for _, target in targets):
+        warn(done["reason"])
     manifest_path = pathlib.Path(done["manifest_path"])
     with open(manifest_path, encoding="utf-8") as file:
         manifest = json.load(file)

@@ -8,6 +8,7 @@
 
 #include <pybind11/pybind11.h>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,12 @@ namespace npucc::python {
 // Options as the Python side passes them: (name, text) pairs, names as the CLI spells them.
 using NamedValues = std::vector<std::pair<std::string, std::string>>;
 std::vector<OptionValue> option_values(const NamedValues& values);
+
+// npucc.Target's functions from the Python layer: (label, name, keyed, check, callable) each,
+// the callable taking (high_outputs, low_outputs) dicts and returning a float.
+using FunctionSpecs =
+    std::vector<std::tuple<std::string, std::string, bool, bool, pybind11::object>>;
+std::vector<AccuracyFunction> accuracy_functions(const FunctionSpecs& specs);
 
 // npucc.Error (a RuntimeError) and npucc.UsageError (an Error and a ValueError), and the
 // translation of npucc::Error into them.

@@ -30,12 +30,14 @@ py::dict result_of(const CachedCompile& cached, const CompileOptions& options) {
 }
 
 py::dict compile_model(const std::filesystem::path& model, const std::filesystem::path& output,
-                       const NamedValues& values, const Warn& warn) {
+                       const NamedValues& values, const Warn& warn,
+                       const FunctionSpecs& functions) {
   CompileRequest request;
   {
     py::gil_scoped_release released;
     request = compile_request(model, output, option_values(values));
   }
+  request.options.accuracy_functions = accuracy_functions(functions);
   for (const auto& warning : request.warnings) {
     warn(warning);
   }
@@ -89,8 +91,9 @@ void bind_compile(py::module_& module) {
       "(name, type) of each option compile() takes, in order: type is flag, integer, path, "
       "size, seconds, train_mode, names, shapes or text");
   module.def("compile", &compile_model, py::arg("model"), py::arg("output"), py::arg("options"),
-             py::arg("warn"),
-             "compile through the cache; options: (name, text) pairs; warn(line) for warnings");
+             py::arg("warn"), py::arg("functions") = FunctionSpecs{},
+             "compile through the cache; options: (name, text) pairs; warn(line) for warnings; "
+             "functions: (label, name, keyed, check, callable) of accuracy_target's functions");
   module.def("key_components", &key_components, py::arg("model"), py::arg("options"),
              "(name, digest, value) of each component of the model's cache key");
 }

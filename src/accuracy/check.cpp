@@ -60,11 +60,12 @@ double sample_value(const SampleMetrics& sample, const std::string& figure) {
 // mean of the middle two of an even count), the worst set and how many sets leave it
 // undefined.
 nlohmann::json figure_summary(const OutputMetrics& output, const std::string& figure) {
+  const bool lower_worse = output.function ? output.higher_is_better : lower_is_worse(figure);
   std::vector<std::pair<double, int64_t>> values;
   for (const auto& sample : output.samples) {
     const double value = sample_value(sample, figure);
     if (!std::isnan(value)) {
-      values.emplace_back(lower_is_worse(figure) ? value : -value, sample.set);
+      values.emplace_back(lower_worse ? value : -value, sample.set);
     }
   }
   const auto undefined = static_cast<int64_t>(output.samples.size() - values.size());
@@ -74,7 +75,7 @@ nlohmann::json figure_summary(const OutputMetrics& output, const std::string& fi
   }
   std::stable_sort(values.begin(), values.end(),
                    [](auto& a, auto& b) { return a.first < b.first; });
-  const double sign = lower_is_worse(figure) ? 1 : -1;
+  const double sign = lower_worse ? 1 : -1;
   double sum = 0;
   for (const auto& value : values) {
     sum += value.first;
@@ -167,6 +168,9 @@ std::string sample_set_name(const AccuracyReport& report, int64_t set) {
 nlohmann::json collapse_warnings(const AccuracyReport& report) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& output : report.outputs) {
+    if (output.function) {
+      continue;
+    }
     const std::string name = "output '" + output.name + "': ";
     auto zero = std::find_if(output.samples.begin(), output.samples.end(),
                              [](auto& s) { return s.low_all_zero; });
@@ -192,9 +196,40 @@ nlohmann::json collapse_warnings(const AccuracyReport& report) {
 nlohmann::json outputs_json(const std::vector<OutputMetrics>& outputs) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& output : outputs) {
+    if (output.function) {
+      continue;
+    }
     out.push_back(output_json(output));
   }
   return out;
+}
+
+void add_functions_json(nlohmann::json& block, const std::vector<OutputMetrics>& metrics) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& entry : metrics) {
+    if (!entry.function) {
+      continue;
+    }
+    nlohmann::json samples = nlohmann::json::array();
+    int64_t met_sets = 0;
+    for (const auto& sample : entry.samples) {
+      const Figure& value = sample.figures.at(entry.name);
+      samples.push_back({{"set", sample.set},
+                         {"value", figure_value(value.defined() ? value.value : std::nan(""))},
+                         {"undefined", value.undefined}});
+      met_sets += value.defined() && value.value == 1 ? 1 : 0;
+    }
+    nlohmann::json item = figure_summary(entry, entry.name);
+    item["name"] = entry.name;
+    item["per_sample"] = samples;
+    if (entry.name.rfind("check[", 0) == 0) {
+      item["sets_held"] = met_sets;
+    }
+    out.push_back(std::move(item));
+  }
+  if (!out.empty()) {
+    block["functions"] = std::move(out);
+  }
 }
 
 nlohmann::json report_json(const AccuracyReport& report) {
@@ -202,11 +237,13 @@ nlohmann::json report_json(const AccuracyReport& report) {
   for (const auto& source : report.sources) {
     sets.push_back({{"source", source}});
   }
-  return {{"inputs", report.inputs},     {"samples", report.samples},
-          {"compared", report.compared}, {"emulates", report.emulates},
-          {"runtime", report.runtime},   {"runs", report.runs},
-          {"sets", sets},                {"outputs", outputs_json(report.outputs)},
-          {"warnings", collapse_warnings(report)}};
+  nlohmann::json out = {{"inputs", report.inputs},     {"samples", report.samples},
+                        {"compared", report.compared}, {"emulates", report.emulates},
+                        {"runtime", report.runtime},   {"runs", report.runs},
+                        {"sets", sets},                {"outputs", outputs_json(report.outputs)},
+                        {"warnings", collapse_warnings(report)}};
+  add_functions_json(out, report.outputs);
+  return out;
 }
 
 } // namespace npucc::accuracy

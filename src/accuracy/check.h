@@ -42,8 +42,12 @@ std::vector<OutputMetrics> compare_sets(const std::vector<std::string>& names,
 // (the fields of old readers), a summary per figure (worst, mean, median, worst set), the
 // figures per sample set, and warnings for a low graph that collapses.
 nlohmann::json report_json(const AccuracyReport& report);
-// Just the "outputs" array of report_json.
+// Just the "outputs" array of report_json (a caller's functions left out).
 nlohmann::json outputs_json(const std::vector<OutputMetrics>& outputs);
+// With a caller's function among the metrics (OutputMetrics::function), block["functions"]:
+// per function its clause's metric ("name"), worst/mean/median/worst_set of its values, the
+// value per set ("per_sample"), and for a check the sets it held on ("sets_held").
+void add_functions_json(nlohmann::json& block, const std::vector<OutputMetrics>& metrics);
 // The lines under compile's summary ("accuracy: ..."), from the manifest's object
 // (check_text.cpp).
 std::vector<std::string> format_accuracy(const nlohmann::json& report);

@@ -177,7 +177,7 @@ void add_target_figures(const nlohmann::json& report, const nlohmann::json& outp
   }
   for (const auto& clause : parse_accuracy_target({target}).clauses) {
     const bool task = clause.metric != "cosine" && clause.metric != "nonfinite" &&
-                      clause.metric.rfind("max_", 0) != 0;
+                      clause.metric.rfind("max_", 0) != 0 && !is_function_metric(clause.metric);
     if (!task || (!clause.output.empty() && clause.output != text(output, "name"))) {
       continue;
     }
@@ -211,6 +211,30 @@ void add_output_lines(const nlohmann::json& report, std::vector<std::string>& li
   }
 }
 
+// A caller's functions (npucc.Target): a check's sets held, a score's worst and median.
+void add_function_lines(const nlohmann::json& report, const nlohmann::json& block,
+                        const std::string& indent, std::vector<std::string>& lines) {
+  auto functions = block.find("functions");
+  if (functions == block.end() || !functions->is_array()) {
+    return;
+  }
+  for (const auto& function : *functions) {
+    const std::string name = text(function, "name");
+    auto per_sample = function.find("per_sample");
+    const size_t sets = per_sample != function.end() ? per_sample->size() : 0;
+    if (name.rfind("check[", 0) == 0) {
+      lines.push_back(indent + name + ": holds on " +
+                      std::to_string(static_cast<int64_t>(number(function, "sets_held"))) +
+                      " of " + std::to_string(sets) + " set(s)");
+    } else {
+      const std::string worst = figure_text(function, "worst", false);
+      lines.push_back(indent + name + ": " +
+                      (worst.empty() ? "undefined on every set"
+                                     : worst_and_median(report, function, false)));
+    }
+  }
+}
+
 // The validation sets' figures (--validation-inputs, or sets held out of the search), apart
 // from the search's.
 void add_validation_lines(const nlohmann::json& report, std::vector<std::string>& lines) {
@@ -231,6 +255,7 @@ void add_validation_lines(const nlohmann::json& report, std::vector<std::string>
   for (const auto& output : *outputs) {
     lines.push_back("    " + output_line(*validation, output));
   }
+  add_function_lines(*validation, *validation, "    ", lines);
 }
 
 } // namespace
@@ -238,6 +263,7 @@ void add_validation_lines(const nlohmann::json& report, std::vector<std::string>
 std::vector<std::string> format_figures(const nlohmann::json& report) {
   std::vector<std::string> lines;
   add_output_lines(report, lines);
+  add_function_lines(report, report, "  ", lines);
   add_validation_lines(report, lines);
   return lines;
 }

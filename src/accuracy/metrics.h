@@ -70,6 +70,11 @@ struct OutputMetrics {
   int64_t high_nonfinite = 0;   // summed over the samples
   int64_t elements = 0;         // compared, over every sample
   std::vector<SampleMetrics> samples;
+  // Not an output: a caller's function over every output (npucc/compile.h: AccuracyFunction),
+  // named by its clause's metric ("check[LABEL]", "score[LABEL]"), its value per sample set
+  // the figure of that name. Every-output clauses and the output reports skip it.
+  bool function = false;
+  bool higher_is_better = true; // a score bounded by <= is better lower
 };
 
 // The values as doubles (float16 and bfloat16 decoded; integers and bool as numbers).

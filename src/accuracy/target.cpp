@@ -17,7 +17,8 @@ namespace {
 const char* const k_form =
     "give [OUTPUT:]METRIC>=VALUE or [OUTPUT:]METRIC<=VALUE, comma-joined: cosine>=X, top1>=S, "
     "iou@T>=S, psnr>=DB, snr_db>=DB, close[atol=A,rtol=R]>=S, nonfinite<=N, max_abs_error<=X "
-    "or max_rel_error<=X";
+    "or max_rel_error<=X (and, from Python, check[LABEL]>=1, score[LABEL]>=X, "
+    "score[LABEL]<=X)";
 
 double parse_value(const std::string& clause, const std::string& text) {
   errno = 0;
@@ -77,6 +78,13 @@ std::string checked_metric(const std::string& clause, const std::string& metric,
     need(!at_least && value >= 0, metric + " takes <= and a value of 0 or more");
   } else if (metric == "psnr" || metric == "snr_db") {
     need(at_least, metric + " takes >= and a value in dB");
+  } else if (is_function_metric(metric)) {
+    const std::string label = function_label(metric);
+    need(metric.back() == ']' && !label.empty() &&
+             label.find_first_of("[],=<> \t\n") == std::string::npos,
+         "a function's clause is check[LABEL] or score[LABEL], LABEL without spaces, "
+         "commas, brackets, '=', '<' or '>'");
+    need(metric[0] == 's' || (at_least && value == 1), "check[LABEL] takes >=1");
   } else if (metric == "top1" || metric.rfind("iou@", 0) == 0 || metric.rfind("close[", 0) == 0) {
     need(at_least && value >= 0 && value <= 1, "top1, iou@T and close[...] take >= and a share "
                                                "from 0 to 1");
@@ -110,6 +118,9 @@ TargetClause parse_clause(const std::string& clause) {
   out.at_least = clause[at] == '>';
   out.value = parse_value(clause, std::string(util::trim(clause.substr(at + 2))));
   out.metric = checked_metric(clause, left, out.at_least, out.value);
+  if (is_function_metric(out.metric) && !out.output.empty()) {
+    refuse_clause(clause, "a function sees every output: no OUTPUT: before it");
+  }
   return out;
 }
 
@@ -121,7 +132,7 @@ int metric_rank(const std::string& metric) {
       return rank;
     }
   }
-  return 8; // close[...]
+  return is_function_metric(metric) ? 9 : 8; // close[...], then functions
 }
 
 // Clause texts, split at the commas outside close[...].
@@ -144,6 +155,14 @@ std::vector<std::string> split_clauses(const std::string& joined) {
 }
 
 } // namespace
+
+bool is_function_metric(const std::string& metric) {
+  return metric.rfind("check[", 0) == 0 || metric.rfind("score[", 0) == 0;
+}
+
+std::string function_label(const std::string& metric) {
+  return metric.size() < 7 ? std::string() : metric.substr(6, metric.size() - 7);
+}
 
 AccuracyTarget parse_accuracy_target(const std::vector<std::string>& clauses) {
   AccuracyTarget target;

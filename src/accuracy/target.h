@@ -2,6 +2,7 @@
 
 #include "accuracy/metrics.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@
 //                        (Polygraphy's --atol/--rtol; >=1: every element)
 //   nonfinite<=N         non-finite values the low side adds (summed over the samples)
 //   max_abs_error<=X, max_rel_error<=X
+//   check[LABEL]>=1      a caller's function (npucc/compile.h: AccuracyFunction) holds on
+//   score[LABEL]>=X      every sample set, or its score is within the bound on every set
+//   score[LABEL]<=X      (no OUTPUT: the function sees every output)
 // An undefined figure never meets a clause. A clause for every output skips the outputs whose
 // shape leaves the figure undefined (cosine below k_min_cosine_elements elements, top1 with a
 // last axis of 1); an output a cosine clause skips must be bounded by an error clause.
@@ -26,7 +30,16 @@ struct TargetClause {
   std::string metric;    // a figure's name (metrics.h), or nonfinite / max_abs_error / max_rel_error
   bool at_least = true;  // >= (else <=)
   double value = 0;
+  // A function's clause: its value on the high outputs against themselves, the best a low
+  // side reaches (set_function_bests); NaN until measured. The margin and the ranking count
+  // from it.
+  double best = std::nan("");
 };
+
+// Whether the metric is a caller's function (check[LABEL], score[LABEL]).
+bool is_function_metric(const std::string& metric);
+// The LABEL of check[LABEL] / score[LABEL].
+std::string function_label(const std::string& metric);
 
 struct AccuracyTarget {
   std::vector<TargetClause> clauses; // canonical order (target_text)
@@ -54,6 +67,8 @@ bool meets(const AccuracyTarget& target, const std::vector<OutputMetrics>& outpu
 // undefined (`ideal`: the high outputs compared with themselves, the best any low graph can
 // do). Throws npucc::Error naming the output, the figure and the reason.
 void check_judgeable(const AccuracyTarget& target, const std::vector<OutputMetrics>& ideal);
+// Each function clause's `best`: the worst over the sets of its value in `ideal`.
+void set_function_bests(AccuracyTarget& target, const std::vector<OutputMetrics>& ideal);
 
 // How far outputs are from the target, for ranking (larger is worse): the non-finite count
 // first, then each clause's distance from its bound relative to what it allows, then the

@@ -100,9 +100,31 @@ void check_small_outputs_bounded(const AccuracyTarget& target, const TargetClaus
   }
 }
 
+// A function's clause the high outputs, compared with themselves, already miss: no low side
+// can meet it.
+void check_function_reachable(const TargetClause& clause, const OutputMetrics& ideal) {
+  if (!ideal.function || clause_met(clause, ideal)) {
+    return;
+  }
+  for (const auto& sample : ideal.samples) {
+    if (!sample_meets(clause, sample)) {
+      const Figure& value = sample.figures.at(clause.metric);
+      throw Error("--accuracy-target " + clause_text(clause) + ": the function gives " +
+                      shortest_number(value.value) + " on sample set " +
+                      std::to_string(sample.set + 1) +
+                      " for the high graph's outputs compared with themselves, whatever the low "
+                      "graph computes",
+                  "check the function: npucc calls it with (high_outputs, low_outputs)");
+    }
+  }
+}
+
 } // namespace
 
 bool clause_applies(const TargetClause& clause, const OutputMetrics& output) {
+  if (output.function || is_function_metric(clause.metric)) { // a function's clause: its own
+    return output.function && output.name == clause.metric;
+  }
   return clause.output.empty() ? !shape_leaves_undefined(clause, output)
                                : clause.output == output.name;
 }
@@ -125,7 +147,8 @@ void check_judgeable(const AccuracyTarget& target, const std::vector<OutputMetri
       if (clause_applies(clause, output)) {
         ++applies;
         check_defined(clause, output);
-      } else if (clause.output.empty() && clause.metric == "cosine") {
+        check_function_reachable(clause, output);
+      } else if (clause.output.empty() && clause.metric == "cosine" && !output.function) {
         check_small_outputs_bounded(target, clause, output);
       }
     }
@@ -147,6 +170,14 @@ namespace {
 // A figure's distance from its best, in units that roughly add up over rounding errors:
 // 1 - share for cosine and shares, the noise-to-signal power for dB figures, the error itself.
 double badness_of(const TargetClause& clause, const SampleMetrics& sample) {
+  if (is_function_metric(clause.metric)) { // from the best a low side reaches (its ideal)
+    auto found = sample.figures.find(clause.metric);
+    const double best = std::isnan(clause.best) ? clause.value : clause.best;
+    if (found == sample.figures.end() || !found->second.defined()) {
+      return 2 * std::abs(best - clause.value) + 1; // worse than missing the bound
+    }
+    return std::max(0.0, clause.at_least ? best - found->second.value : found->second.value - best);
+  }
   if (clause.metric == "max_abs_error") {
     return sample.max_abs_error;
   }
@@ -162,6 +193,9 @@ double badness_of(const TargetClause& clause, const SampleMetrics& sample) {
 }
 
 double allowance_of(const TargetClause& clause) {
+  if (is_function_metric(clause.metric)) {
+    return std::isnan(clause.best) ? 0 : std::abs(clause.best - clause.value);
+  }
   if (is_error_bound(clause.metric)) {
     return clause.value;
   }
@@ -171,7 +205,32 @@ double allowance_of(const TargetClause& clause) {
   return 1 - clause.value;
 }
 
+// Whether the clause has a distance from its bound to rank by: a count has none (ranked
+// first on its own), nor a check (it holds or not).
+bool ranks(const TargetClause& clause) {
+  return clause.metric != "nonfinite" && clause.metric.rfind("check[", 0) != 0;
+}
+
 } // namespace
+
+void set_function_bests(AccuracyTarget& target, const std::vector<OutputMetrics>& ideal) {
+  for (auto& clause : target.clauses) {
+    for (const auto& output : ideal) {
+      if (!output.function || !clause_applies(clause, output)) {
+        continue;
+      }
+      for (const auto& sample : output.samples) {
+        auto found = sample.figures.find(clause.metric);
+        if (found != sample.figures.end() && found->second.defined()) {
+          const double value = found->second.value;
+          clause.best = std::isnan(clause.best) ? value
+                        : clause.at_least     ? std::min(clause.best, value)
+                                              : std::max(clause.best, value);
+        }
+      }
+    }
+  }
+}
 
 Shortfall shortfall(const AccuracyTarget& target, const std::vector<OutputMetrics>& outputs) {
   Shortfall out;
@@ -181,7 +240,7 @@ Shortfall shortfall(const AccuracyTarget& target, const std::vector<OutputMetric
   }
   for (const auto& clause : target.clauses) {
     for (const auto& output : outputs) {
-      if (clause.metric == "nonfinite" || !clause_applies(clause, output)) {
+      if (!ranks(clause) || !clause_applies(clause, output)) {
         continue;
       }
       double worst = 0;
@@ -199,7 +258,7 @@ std::vector<double> allowances(const AccuracyTarget& target,
   std::vector<double> out;
   for (const auto& clause : target.clauses) {
     for (const auto& output : outputs) {
-      if (clause.metric != "nonfinite" && clause_applies(clause, output)) {
+      if (ranks(clause) && clause_applies(clause, output)) {
         out.push_back(allowance_of(clause));
       }
     }

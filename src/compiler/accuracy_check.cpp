@@ -3,6 +3,7 @@
 #include "accuracy/check.h"
 #include "accuracy/samples.h"
 #include "accuracy/target.h"
+#include "compiler/accuracy_functions.h"
 #include "compiler/accuracy_repair.h"
 #include "compiler/accuracy_sets.h"
 #include "compiler/runtime_graph_file.h"
@@ -63,9 +64,11 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
                       "add --accelerate-train-mode, e.g. 'fast|step|0.9'");
   }
   const auto start = std::chrono::steady_clock::now();
-  const auto target = accuracy::parse_accuracy_target(
+  auto target = accuracy::parse_accuracy_target(
       options.accuracy_target.empty() ? std::vector<std::string>{}
                                       : std::vector<std::string>{options.accuracy_target});
+  const AccuracyFunctions functions(options.accuracy_functions, target);
+  const AccuracyFunctions* calls = functions.empty() ? nullptr : &functions;
   const CheckSets sets =
       check_sets(options, accuracy::model_inputs(high->model.graph()), !target.empty());
   auto runtime = runtime::start_runtime(runtime_processes(sets.search));
@@ -78,12 +81,15 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const RuntimeGraphFile emulation_file(emulation);
   say_running(log, sets, *runtime);
   const auto requests = accuracy::figure_requests(target);
-  SampleRunner search(*runtime, sets.search, outputs, requests, "sample sets", log);
-  SampleRunner validation(*runtime, sets.validation, outputs, requests, "validation sets", log);
+  SampleRunner search(*runtime, sets.search, outputs, requests, "sample sets", log, calls);
+  SampleRunner validation(*runtime, sets.validation, outputs, requests, "validation sets", log,
+                          calls);
   const bool validating = sets.validation.count() > 0;
   auto metrics = search.first_run(high_file.source(), emulation_file.source(), !target.empty());
   if (!target.empty()) { // before any repair: a target the high graph leaves unjudgeable
-    accuracy::check_judgeable(target, search.ideal());
+    const Metrics ideal = search.ideal();
+    accuracy::check_judgeable(target, ideal);
+    accuracy::set_function_bests(target, ideal);
   }
   Metrics validation_metrics;
   if (validating) {

@@ -11,6 +11,12 @@ accuracy::AccuracyTarget with_margin(const accuracy::AccuracyTarget& target, dou
     if (clause.metric == "nonfinite") {
       continue; // a count is kept as it is
     }
+    if (accuracy::is_function_metric(clause.metric)) { // a score: from its best (a check: none)
+      if (!std::isnan(clause.best)) {
+        clause.value = clause.best + (clause.value - clause.best) * share;
+      }
+      continue;
+    }
     if (clause.metric == "max_abs_error" || clause.metric == "max_rel_error") {
       clause.value *= share;
     } else if (!clause.at_least) {

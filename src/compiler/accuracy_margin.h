@@ -10,7 +10,8 @@
 // measured often misses it on others (PP-OCRv4's recogniser at fast1, cosine>=0.9995: 0.99962
 // on 4 searched lines, 0.99929 on an unseen one). So the search aims at a stricter target:
 // each bound keeps only `share` of the loss the user's allows (1 - cosine, max abs/rel
-// error; a non-finite count is kept as it is). The first search keeps k_first_share; when
+// error; a non-finite count is kept as it is; a caller's score: of its distance from its value
+// on the high outputs themselves, TargetClause::best; a check cannot keep a margin). The first search keeps k_first_share; when
 // its result misses the target on the validation sets, the next share is the last one
 // scaled by what the validation sets showed (next_share).
 namespace npucc::compiler {

@@ -150,6 +150,9 @@ Rounds search_with_margin(const RepairInputs& in, Evaluator& evaluator, size_t u
   Rounds out;
   for (double share = k_first_share; share >= k_smallest_share;) {
     const auto aim = with_margin(in.target, share);
+    if (out.rounds > 0 && accuracy::target_text(aim) == out.aimed_at) {
+      break; // no clause can keep a wider margin (checks alone): the same search again
+    }
     evaluator.aim_at(aim);
     if (!evaluator.meets(every_unit(unit_count))) {
       if (out.rounds == 0 && share == k_first_share) {

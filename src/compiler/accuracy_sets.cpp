@@ -36,6 +36,7 @@ nlohmann::json validation_json(const CheckSets& sets, const Metrics& metrics) {
                         {"samples", sets.validation.count()},
                         {"sets", names},
                         {"outputs", accuracy::outputs_json(metrics)}};
+  accuracy::add_functions_json(out, metrics);
   if (sets.validation_origin == "held-out") {
     out["rule"] = "every " + std::to_string(accuracy::k_holdout_every) + "th of " +
                   std::to_string(sets.search.count() + sets.validation.count()) +

@@ -39,6 +39,16 @@ void SampleRunner::say_progress(size_t batch, size_t batches, size_t sets_done) 
         " " + m_what + " run");
 }
 
+Metrics SampleRunner::compare(const std::vector<runtime::TensorSet>& high,
+                              const std::vector<runtime::TensorSet>& low, size_t first_set) const {
+  Metrics out = accuracy::compare_sets(m_outputs, high, low, m_requests,
+                                       static_cast<int64_t>(first_set));
+  if (m_functions != nullptr) {
+    m_functions->measure(m_outputs, high, low, static_cast<int64_t>(first_set), out);
+  }
+  return out;
+}
+
 Metrics SampleRunner::first_run(const runtime::GraphSource& high, const runtime::GraphSource& low,
                                 bool keep_reference) {
   Metrics total;
@@ -49,8 +59,7 @@ Metrics SampleRunner::first_run(const runtime::GraphSource& high, const runtime:
     const auto& sets = sets_of(batches[b], read);
     auto results = m_runtime.run_each(
         {{m_high_name, high}, {m_low_name, low}}, sets, m_outputs);
-    merge_into(total, accuracy::compare_sets(m_outputs, results[0], results[1], m_requests,
-                                             static_cast<int64_t>(batches[b].first)));
+    merge_into(total, compare(results[0], results[1], batches[b].first));
     if (keep_reference) {
       std::move(results[0].begin(), results[0].end(), std::back_inserter(m_reference));
     }
@@ -68,13 +77,12 @@ Metrics SampleRunner::measure(const std::string& what, const runtime::GraphSourc
     const auto& sets = sets_of(batches[b], read);
     auto low_outputs = m_runtime.run(what, low, sets, m_outputs);
     if (first == 0 && last == m_reference.size()) {
-      merge_into(total, accuracy::compare_sets(m_outputs, m_reference, low_outputs, m_requests));
+      merge_into(total, compare(m_reference, low_outputs, 0));
     } else {
       const std::vector<runtime::TensorSet> reference(
           m_reference.begin() + static_cast<std::ptrdiff_t>(first),
           m_reference.begin() + static_cast<std::ptrdiff_t>(last));
-      merge_into(total, accuracy::compare_sets(m_outputs, reference, low_outputs, m_requests,
-                                               static_cast<int64_t>(first)));
+      merge_into(total, compare(reference, low_outputs, first));
     }
     say_progress(b, batches.size(), last);
   }
@@ -82,7 +90,7 @@ Metrics SampleRunner::measure(const std::string& what, const runtime::GraphSourc
 }
 
 Metrics SampleRunner::ideal() const {
-  return accuracy::compare_sets(m_outputs, m_reference, m_reference, m_requests);
+  return compare(m_reference, m_reference, 0);
 }
 
 } // namespace npucc::compiler

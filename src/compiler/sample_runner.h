@@ -2,6 +2,7 @@
 
 #include "accuracy/metrics.h"
 #include "accuracy/samples.h"
+#include "compiler/accuracy_functions.h"
 #include "npucc/compile.h"
 #include "runtime/runtime.h"
 
@@ -21,11 +22,13 @@ class SampleRunner {
 public:
   // `what` names the sets in progress lines ("sample sets", "validation sets").
   // `requests`: the figures beyond the fixed ones a target names (iou@T, close[...]).
+  // `functions`: the caller's a target names (their values follow the outputs'), or null.
   SampleRunner(runtime::GraphRuntime& runtime, const accuracy::Samples& samples,
                const std::vector<std::string>& outputs, accuracy::FigureRequests requests,
-               std::string what, LogSink log)
+               std::string what, LogSink log, const AccuracyFunctions* functions = nullptr)
       : m_runtime(runtime), m_samples(samples), m_outputs(outputs),
-        m_requests(std::move(requests)), m_what(std::move(what)), m_log(std::move(log)) {}
+        m_requests(std::move(requests)), m_what(std::move(what)), m_log(std::move(log)),
+        m_functions(functions) {}
 
   // The high graph and the low side at once (GraphRuntime::run_each): the low side's
   // metrics. With `keep_reference`, the high graph's outputs are kept for measure().
@@ -51,6 +54,9 @@ private:
   // A batch's sets: the held ones themselves, else read now into `read`.
   const std::vector<runtime::TensorSet>& sets_of(std::pair<size_t, size_t> batch,
                                                  std::vector<runtime::TensorSet>& read) const;
+  // The outputs' figures on a batch, then the functions' values.
+  Metrics compare(const std::vector<runtime::TensorSet>& high,
+                  const std::vector<runtime::TensorSet>& low, size_t first_set) const;
   // Progress for a pass of several batches: at most about ten lines.
   void say_progress(size_t batch, size_t batches, size_t sets_done);
 
@@ -62,6 +68,7 @@ private:
   LogSink m_log;
   std::string m_high_name = "the high graph";
   std::string m_low_name = "the emulation of the low graph";
+  const AccuracyFunctions* m_functions;
   std::vector<runtime::TensorSet> m_reference; // the high graph's outputs per set
 };
 

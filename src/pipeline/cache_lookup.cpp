@@ -5,6 +5,7 @@
 #include "compiler/output_folder.h"
 #include "model/external_data.h"
 #include "npucc/error.h"
+#include "pipeline/resource_ops.h"
 #include "pipeline/cache_key.h"
 #include "pipeline/input_digest.h"
 #include "pipeline/manifest_reader.h"
@@ -140,6 +141,9 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    const LogSink& log, util::InputFiles& inputs,
                                                    std::optional<CacheKey>& known_key) {
   util::test_point("cache:model-index");
+  if (find_unkeyed_function(options)) {
+    return std::nullopt; // never cached: nothing to find
+  }
   std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, inputs);
   if (!identity || (compiler::key_options_need_model(options) && !identity->facts)) {
     return std::nullopt; // whether an option is a no-op is the model's to say

@@ -1,6 +1,7 @@
 #include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
 #include "check/isolated_worker.h"
+#include "compiler/accuracy_functions.h"
 #include "compiler/key_options.h"
 #include "compiler/output_folder.h"
 #include "compiler/overflow_counts.h"
@@ -154,6 +155,9 @@ void read_and_key(CachedRun& run) {
   run.model_index = cache::serialize_model_index(
       locations, run.model_sha256, compiler::key_facts_text(compiler::key_facts(run.model.proto)));
   run.uncacheable = find_uncacheable_op(run.model.proto);
+  if (!run.uncacheable) {
+    run.uncacheable = find_unkeyed_function(run.options);
+  }
   // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
   // that a hit runs none (the speculative first stage would run the check).
   const bool checks_accuracy = run.options.check_accuracy || !run.options.accuracy_target.empty();
@@ -464,6 +468,8 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     out.reason = "--no-cache";
     return out;
   }
+  // Before any lookup: a hit would otherwise answer a function clause no function backs.
+  compiler::check_accuracy_functions(options);
   std::string before = pipeline::unmade_cache_folder(config.dir);
   cache::LocalStorage storage = cache::open_local_storage(config);
   util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C

@@ -59,4 +59,16 @@ std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model) {
   return found;
 }
 
+std::optional<Uncacheable> find_unkeyed_function(const CompileOptions& options) {
+  for (const auto& function : options.accuracy_functions) {
+    if (!function.keyed) {
+      return Uncacheable{"accuracy-function",
+                         "accuracy_target's function " + function.name +
+                             " has no key: a function cannot be hashed, so this compile is not "
+                             "cached (npucc.Target(..., key='NAME-v1') caches it under that key)"};
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace npucc::pipeline

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "npucc/compile.h"
+
 #include <onnx/onnx_pb.h>
 #include <optional>
 #include <string>
@@ -20,5 +22,9 @@ struct Uncacheable {
 };
 
 std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model);
+
+// An accuracy function the caller gave no key for (CompileOptions::accuracy_functions): code
+// cannot be hashed, so what it judges is not in the key and the compile is not cached.
+std::optional<Uncacheable> find_unkeyed_function(const CompileOptions& options);
 
 } // namespace npucc::pipeline

@@ -8,11 +8,12 @@ Writes OUT/test_data_set_K/input_0.pb (a TensorProto named INPUT) for K from FIR
 layout npucc --sample-inputs and tests/oracle/accuracy_check.js read.
 
 Usage: render_pages.py OUT [--pages N] [--first K] [--size H,W] [--seed S] [--input NAME]
-                       [--text-lines]
+                       [--text-lines [--upright]]
 Different seeds (or --first) give other pages: samples a repaired graph never saw.
 --text-lines writes text-line crops as PaddleOCR's direction classifier reads them instead
 (--size 48,192: one line of a page, every other one upside down, resized to height H with
-its aspect kept, (x/255 - 0.5)/0.5, padded with zeros to width W).
+its aspect kept, (x/255 - 0.5)/0.5, padded with zeros to width W); with --upright none is
+upside down, as a recogniser reads its lines (PP-OCRv4's: --size 48,320).
 """
 
 import argparse
@@ -99,13 +100,14 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--input", default="x")
     parser.add_argument("--text-lines", action="store_true")
+    parser.add_argument("--upright", action="store_true")
     args = parser.parse_args()
     height, width = (int(v) for v in args.size.split(","))
     rng = random.Random(args.seed)
     for k in range(args.first, args.first + args.pages):
         folder = os.path.join(args.out, "test_data_set_%d" % k)
         os.makedirs(folder, exist_ok=True)
-        image = text_line(rng, height, width, k % 2 == 1) if args.text_lines else prepare(render(rng, height, width))
+        image = text_line(rng, height, width, k % 2 == 1 and not args.upright) if args.text_lines else prepare(render(rng, height, width))
         tensor = numpy_helper.from_array(image, args.input)
         with open(os.path.join(folder, "input_0.pb"), "wb") as f:
             f.write(tensor.SerializeToString())

@@ -2,6 +2,7 @@
 
 #include "npucc/error.h"
 
+#include <cmath>
 #include <doctest/doctest.h>
 #include <string>
 
@@ -133,4 +134,63 @@ TEST_CASE("accuracy targets: an output too small for a cosine is judged by its e
                        doctest::Contains("zero-norm reference), whatever the low graph computes"), Error);
   CHECK_THROWS_WITH_AS(check_judgeable(parse_accuracy_target({"w:cosine>=0.99"}), {zero}),
                        doctest::Contains("no output 'w'"), Error);
+}
+
+namespace {
+
+// A caller's function's entry (OutputMetrics::function) with these values per set.
+OutputMetrics function_entry(const std::string& metric, std::vector<double> values) {
+  OutputMetrics out;
+  out.name = metric;
+  out.function = true;
+  for (size_t s = 0; s < values.size(); ++s) {
+    SampleMetrics sample;
+    sample.set = static_cast<int64_t>(s);
+    sample.figures[metric] = {values[s], {}};
+    merge(out, sample);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("accuracy targets: a caller's function is its own clause, on every set") {
+  const auto target = parse_accuracy_target({"score[wer-v2]<=0.05,cosine>=0.99,check[k]>=1"});
+  CHECK(target_text(target) == "cosine>=0.99,check[k]>=1,score[wer-v2]<=0.05");
+  CHECK(is_function_metric("score[wer-v2]"));
+  CHECK(function_label("check[k]") == "k");
+  const OutputMetrics y = metrics(0.995, 0);
+  // Every-output clauses skip the functions' entries, and a function's clause the outputs.
+  CHECK(meets(target, {y, function_entry("check[k]", {1, 1}),
+                       function_entry("score[wer-v2]", {0.01, 0.05})}));
+  CHECK_FALSE(meets(target, {y, function_entry("check[k]", {1, 0}),
+                             function_entry("score[wer-v2]", {0.01, 0.05})}));
+  CHECK_FALSE(meets(target, {y, function_entry("check[k]", {1, 1}),
+                             function_entry("score[wer-v2]", {0.01, 0.06})}));
+  CHECK_FALSE(meets(target, {y, function_entry("check[k]", {1, 1}),
+                             function_entry("score[wer-v2]", {0.01, std::nan("")})}));
+  // The refusals: a check's bound, an OUTPUT: prefix, a label with a space.
+  CHECK(refusal({"check[k]>=0.5"}).find("check[LABEL] takes >=1") != std::string::npos);
+  CHECK(refusal({"y:score[k]>=0.5"}).find("no OUTPUT: before it") != std::string::npos);
+  CHECK(refusal({"score[a b]>=0.5"}).find("LABEL without spaces") != std::string::npos);
+}
+
+TEST_CASE("accuracy targets: a function's best is its worst on the high outputs themselves") {
+  auto target = parse_accuracy_target({"score[acc]>=0.9"});
+  set_function_bests(target, {function_entry("score[acc]", {1.0, 0.98})});
+  CHECK(target.clauses[0].best == 0.98);
+  // The ranking counts from the best: 0.95 on a set is 0.03 short of it, of 0.08 allowed.
+  const auto shortfalls = shortfall(target, {function_entry("score[acc]", {0.95, 0.97})});
+  REQUIRE(shortfalls.badness.size() == 1);
+  CHECK(shortfalls.badness[0] == doctest::Approx(0.03));
+  CHECK(allowances(target, {function_entry("score[acc]", {0.95})})[0] == doctest::Approx(0.08));
+  // A bound the high outputs already miss is refused before any repair.
+  auto missed = parse_accuracy_target({"score[acc]>=0.99"});
+  try {
+    check_judgeable(missed, {function_entry("score[acc]", {1.0, 0.98})});
+    FAIL("a bound the high outputs miss was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("on sample set 2 for the high graph's outputs") !=
+          std::string::npos);
+  }
 }
