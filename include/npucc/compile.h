@@ -78,6 +78,11 @@ struct CompileOptions {
   // --validation-inputs: sets the accuracy repair's search never measures; the emitted low
   // graph must meet the target on them too. In the cache key by content, when given.
   std::vector<std::filesystem::path> validation_inputs;
+  // --accuracy-report nodes: also the per-value drift report (drift.json beside the
+  // manifest; npucc-compile(1), DRIFT REPORT); empty for none. In the cache key when set.
+  std::string accuracy_report;
+  // --drift-threshold: the cosine below which the drift report calls a value out.
+  double drift_threshold = 0.9999;
 
   // Empty: the default pipeline.
   std::vector<std::string> passes;
@@ -124,6 +129,9 @@ struct CompileResult {
   // The manifest's "accuracy" object as JSON text (--check-accuracy), else empty;
   // accuracy/check.h formats it.
   std::string accuracy_report;
+  // --accuracy-report nodes: the drift report's document (drift.json) as JSON text, else
+  // empty; accuracy/drift_report.h formats it.
+  std::string drift_report;
 };
 
 // Every option that changes what a compile emits, in a canonical, stable text form
