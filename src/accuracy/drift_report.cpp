@@ -3,9 +3,12 @@
 #include "accuracy/metrics.h"
 #include "accuracy/task_metrics.h"
 #include "npucc/error.h"
+#include "precision/float_convert.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <onnx/onnx_pb.h>
 
 namespace npucc::accuracy {
 
@@ -13,13 +16,42 @@ namespace {
 
 using nlohmann::json;
 
-// Errors, shares and the high value's range of one set.
-void fold_elements(DriftFigures& f, const std::vector<double>& high,
-                   const std::vector<double>& low) {
-  for (size_t i = 0; i < high.size(); ++i) {
+// A tensor's values as floats in `scratch` (float32 copied, float16/bfloat16 decoded); false
+// for other types, which take to_doubles().
+bool read_floats(const runtime::Tensor& tensor, std::vector<float>& scratch) {
+  if (!runtime::is_float_type(tensor.type) || tensor.type == onnx::TensorProto::DOUBLE) {
+    return false;
+  }
+  const size_t n = tensor.bytes.size() / runtime::element_size(tensor.type);
+  scratch.resize(n);
+  const auto* halves = reinterpret_cast<const uint16_t*>(tensor.bytes.data()); // NOLINT
+  switch (tensor.type) {
+  case onnx::TensorProto::FLOAT: std::memcpy(scratch.data(), tensor.bytes.data(), n * 4); return true;
+  case onnx::TensorProto::FLOAT16: precision::half_to_float(halves, scratch.data(), n); return true;
+  case onnx::TensorProto::BFLOAT16:
+    precision::bfloat16_to_float(halves, scratch.data(), n);
+    return true;
+  default: return false;
+  }
+}
+
+// What one pass over a set's elements gives: the cosine's sums and the non-finite counts.
+struct Pass {
+  double dot = 0, norm_high = 0, norm_low = 0;
+  int64_t high_nonfinite = 0, low_nonfinite = 0;
+};
+
+// Errors, shares, the high value's range and the cosine's sums of one set.
+template <typename T> Pass fold_elements(DriftFigures& f, const T* high, const T* low, size_t n) {
+  Pass pass;
+  for (size_t i = 0; i < n; ++i) {
     const double h = high[i];
     const double l = low[i];
+    pass.dot += h * l;
+    pass.norm_high += h * h;
+    pass.norm_low += l * l;
     if (!std::isfinite(h)) {
+      ++pass.high_nonfinite;
       continue;
     }
     const double magnitude = std::fabs(h);
@@ -29,11 +61,29 @@ void fold_elements(DriftFigures& f, const std::vector<double>& high,
     }
     if (!std::isfinite(l)) {
       ++f.overflowed;
+      ++pass.low_nonfinite;
       continue;
     }
     f.flushed += (l == 0 && h != 0) ? 1 : 0;
     f.max_abs_error = std::max(f.max_abs_error, std::fabs(l - h));
   }
+  return pass;
+}
+
+// The cosine from the pass's sums where task_metrics.h defines it plainly (the same sums
+// in the same order), else cosine_figure itself for its reason.
+Figure cosine_of(const Pass& pass, const runtime::Tensor& high, const runtime::Tensor& low) {
+  const int64_t n = runtime::element_count(high.shape);
+  if (n < k_min_cosine_elements || pass.high_nonfinite > 0 || pass.low_nonfinite > 0 ||
+      pass.norm_high == 0) {
+    const auto h = to_doubles(high);
+    const auto l = to_doubles(low);
+    return cosine_figure({h, l, high.shape, pass.high_nonfinite, pass.low_nonfinite});
+  }
+  Figure figure;
+  figure.value =
+      pass.norm_low == 0 ? 0 : pass.dot / (std::sqrt(pass.norm_high) * std::sqrt(pass.norm_low));
+  return figure;
 }
 
 void fold_cosine(DriftFigures& f, const Figure& cosine) {
@@ -120,17 +170,21 @@ void fold_drift(DriftFigures& figures, const runtime::Tensor& high, const runtim
                     " in the low graph's emulation",
                 "compare values of the same shape");
   }
-  const auto h = to_doubles(high);
-  const auto l = to_doubles(low);
-  int64_t high_nonfinite = 0, low_nonfinite = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    high_nonfinite += std::isfinite(h[i]) ? 0 : 1;
-    low_nonfinite += std::isfinite(h[i]) && !std::isfinite(l[i]) ? 1 : 0;
+  thread_local std::vector<float> high_floats, low_floats;
+  Pass pass;
+  size_t n = 0;
+  if (read_floats(high, high_floats) && read_floats(low, low_floats)) {
+    n = high_floats.size();
+    pass = fold_elements(figures, high_floats.data(), low_floats.data(), n);
+  } else {
+    const auto h = to_doubles(high);
+    const auto l = to_doubles(low);
+    n = h.size();
+    pass = fold_elements(figures, h.data(), l.data(), n);
   }
-  fold_cosine(figures, cosine_figure({h, l, high.shape, high_nonfinite, low_nonfinite}));
-  fold_elements(figures, h, l);
-  figures.elements = std::max(figures.elements, static_cast<int64_t>(h.size()));
-  figures.total += static_cast<int64_t>(h.size());
+  fold_cosine(figures, cosine_of(pass, high, low));
+  figures.elements = std::max(figures.elements, static_cast<int64_t>(n));
+  figures.total += static_cast<int64_t>(n);
 }
 
 json drift_json(const std::vector<DriftValue>& values, const std::vector<DriftFigures>& figures,
