@@ -9,7 +9,7 @@
 //   (elements finite in both), flush_share (low 0, high finite non-zero), overflow_share
 //   (low non-finite, high finite), high_max_abs, high_min_nonzero_abs, the first value whose
 //   cosine is below the threshold or whose low run overflows, and added_drift.
-// Each must agree within the tolerance (absolute; relative above 1); exit 1 otherwise,
+// Each must agree within the tolerance (relative to the figure, floor 1e-12); exit 1 otherwise,
 // 2 for a bad call. Prints the first crossing it finds.
 //
 //   node drift_check.js OUTDIR SAMPLES [SAMPLES...] [--tolerance 1e-5] [--every K]

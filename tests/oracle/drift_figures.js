@@ -36,10 +36,12 @@ function drift_of(f) {
   return f.overflowed > 0 ? 1 : null;
 }
 
+// Within the tolerance relative to the figure's size (the figures of values near 1e-8 are
+// themselves near 1e-8: an absolute 1e-5 would pass anything), with a floor of 1e-12.
 function agrees(mine, theirs, tolerance) {
   if (mine === null || theirs === null) { return mine === theirs; }
-  const scale = Math.max(1, Math.abs(mine));
-  return Math.abs(mine - theirs) <= tolerance * scale;
+  const scale = Math.max(Math.abs(mine), Math.abs(theirs));
+  return Math.abs(mine - theirs) <= Math.max(tolerance * scale, 1e-12);
 }
 
 function compare_value(v, f, tolerance) {
