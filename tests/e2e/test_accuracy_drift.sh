@@ -7,7 +7,10 @@
 #   smallest subnormal; fc1's float16 input flushes to zero, so the drift begins at fc1
 #   (its output all zero in the low graph: cosine 0, every element flushed);
 # - mobilenet_v3.onnx (tests/tools/make_drift_models.py) at fast: where the report says the
-#   drift begins, the oracle finds it too.
+#   drift begins, the oracle finds it too;
+# - overflow.onnx: fc2 overflows float16, the drift begins there.
+# The oracle reads float16 values but not bfloat16 ones (onnxruntime-node has no bfloat16
+# tensors), so the suite checks fast (float16) only.
 set -uo pipefail
 source "$(dirname "$0")/accuracy_common.sh"
 with_accuracy_models
@@ -66,6 +69,19 @@ if "$NPUCC" compile "$m/mobilenet_v3.onnx" -o "$out" "${fast[@]}" --emit-emulati
     fail "mobilenet: the summary does not name $first: $(cat "$out.stdout")"
 else
   fail "mobilenet: exit status $? ($(cat "$out.stderr"))"
+fi
+
+# overflow.onnx: fc2's values reach 1e5 on its samples, past float16's 65504: the drift
+# begins there, every element overflowed, its cosine undefined with the reason.
+out="$work/over"
+if "$NPUCC" compile "$m/overflow.onnx" -o "$out" "${fast[@]}" --emit-emulation \
+  --sample-inputs "$m/samples" --accuracy-report nodes >"$out.stdout" 2>"$out.stderr"; then
+  py_has "$out/drift.json" "d['values'][d['first_crossing']]['node'] == 'fc2' and d['values'][d['first_crossing']]['overflow_share'] == 1.0 and d['values'][d['first_crossing']]['cosine'] is None and 'non-finite' in d['values'][d['first_crossing']]['cosine_undefined'] and d['values'][d['first_crossing']]['high_max_abs'] > 65504" ||
+    fail "overflow: the drift does not begin at fc2, overflowed: $(head -c 1500 "$out/drift.json")"
+  node "$DRIFT_ORACLE" "$out" "$m/samples" >"$out.oracle" 2>&1 || fail "overflow: the oracle disagrees: $(cat "$out.oracle")"
+  grep -q "first crossing #6 MatMul 'fc2'" "$out.oracle" || fail "overflow: oracle: $(cat "$out.oracle")"
+else
+  fail "overflow: exit status $? ($(cat "$out.stderr"))"
 fi
 
 # No report unless asked for; bad values refused in one line.
