@@ -101,9 +101,38 @@ void expose_values(onnx::ModelProto& model, const std::vector<std::string>& name
   }
 }
 
+uint64_t stated_bytes(const onnx::GraphProto& graph, const std::vector<std::string>& names) {
+  std::unordered_map<std::string, const onnx::ValueInfoProto*> stated;
+  for (const auto* list : {&graph.value_info(), &graph.output()}) {
+    for (const auto& value : *list) {
+      stated.emplace(value.name(), &value);
+    }
+  }
+  uint64_t bytes = 0;
+  for (const auto& name : names) {
+    auto found = stated.find(name);
+    if (found == stated.end() || !found->second->type().tensor_type().has_shape()) {
+      return 0;
+    }
+    const auto& tensor = found->second->type().tensor_type();
+    uint64_t size = runtime::element_size(tensor.elem_type());
+    if (size == 0) {
+      return 0;
+    }
+    for (const auto& dim : tensor.shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+        return 0;
+      }
+      size *= static_cast<uint64_t>(dim.dim_value());
+    }
+    bytes += size;
+  }
+  return bytes;
+}
+
 int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
                      const ProbeSide& candidate, const Samples& samples,
-                     const ProbeCallback& each, uint64_t run_bytes) {
+                     const ProbeCallback& each, uint64_t set_bytes, uint64_t run_bytes) {
   if (reference.names.size() != candidate.names.size()) {
     throw Error("internal error: a value probe pairs " + std::to_string(reference.names.size()) +
                     " values of " + reference.what + " with " +
@@ -111,7 +140,8 @@ int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
                 "please report this");
   }
   int64_t runs = 0;
-  size_t per_run = 1; // the first run measures one set's weight
+  // Unknown: the first run measures one set's weight.
+  size_t per_run = set_bytes == 0 ? 1 : std::max<uint64_t>(1, run_bytes / set_bytes);
   for (size_t first = 0; first < samples.count();) {
     const size_t last = std::min(samples.count(), first + per_run);
     const auto results = run_both(runtime, reference, candidate, sets_between(samples, first, last));

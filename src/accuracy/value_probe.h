@@ -35,15 +35,22 @@ struct ProbeSide {
 using ProbeCallback = std::function<void(int64_t set, const runtime::TensorSet& reference,
                                          const runtime::TensorSet& candidate)>;
 
-// What one set's values may weigh together in a run, both sides counted: the first run is
-// one set alone, which measures it; later runs take as many sets as fit (one at least).
+// What the values of the sets of one run may weigh together, both sides counted: a run
+// takes as many sets as fit (one at least).
 constexpr uint64_t k_probe_run_bytes = uint64_t{256} << 20;
 
+// The bytes one set's values weigh in one graph, from the shapes its value_info states;
+// 0 when a value's shape or type is not stated in full (a dynamic dim).
+uint64_t stated_bytes(const onnx::GraphProto& graph, const std::vector<std::string>& names);
+
 // Runs both graphs (GraphRuntime::run_each) on every set of `samples` and calls `each`
-// per set. Returns the runtime runs made: each graph's session counts once per run.
-// Throws npucc::Error from the runtime, or when the two sides' name lists differ in length.
+// per set. `set_bytes`: one set's values on both sides, when known; with 0 the first run is
+// one set alone, which measures it. Returns the runtime runs made: each graph's session
+// counts once per run. Throws npucc::Error from the runtime, or when the two sides' name
+// lists differ in length.
 int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
                      const ProbeSide& candidate, const Samples& samples,
-                     const ProbeCallback& each, uint64_t run_bytes = k_probe_run_bytes);
+                     const ProbeCallback& each, uint64_t set_bytes = 0,
+                     uint64_t run_bytes = k_probe_run_bytes);
 
 } // namespace npucc::accuracy

@@ -70,7 +70,8 @@ nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
           accuracy::fold_drift(figures[v], high_values[v], low_values[v]);
         });
         fold_seconds += seconds_since(fold_start);
-      });
+      },
+      2 * accuracy::stated_bytes(high.model.graph(), names)); // the emulation's are no larger
   auto report = accuracy::drift_json(
       plan.values, figures,
       {low_type_of(variants), static_cast<int64_t>(samples.count()), runs, threshold});
