@@ -43,6 +43,14 @@ if "$NPUCC" compile "$m/underflow.onnx" -o "$out" "${fast[@]}" --emit-emulation 
     fail "inspect --json does not match its schema"
   py_has "$out.inspect.json" "d['drift_report'] == json.load(open('$out/drift.json'))" ||
     fail "inspect --json does not hold drift.json"
+  # A drift.json changed since the compile is refused in one line, not shown.
+  cp -r "$out" "$work/tampered" && echo " " >>"$work/tampered/drift.json"
+  if "$NPUCC" inspect "$work/tampered/low.onnx" >"$work/tampered.out" 2>&1; then
+    fail "inspect showed a changed drift.json"
+  else
+    grep -q "drift.json: not the drift report the compile wrote" "$work/tampered.out" ||
+      fail "inspect of a changed drift.json: $(cat "$work/tampered.out")"
+  fi
   # A cache hit gives the same drift.json back.
   "$NPUCC" compile "$m/underflow.onnx" -o "$work/under2" "${fast[@]}" --emit-emulation \
     --sample-inputs "$m/underflow_samples" --accuracy-report nodes >"$work/under2.stdout" 2>&1 ||
