@@ -82,7 +82,7 @@ struct CompileOptions {
   // manifest; npucc-compile(1), DRIFT REPORT); empty for none. In the cache key when set.
   std::string accuracy_report;
   // --drift-threshold: the cosine below which the drift report calls a value out.
-  double drift_threshold = 0.9999;
+  double drift_threshold = 0.9999; // accuracy::k_default_drift_threshold
 
   // Empty: the default pipeline.
   std::vector<std::string> passes;

@@ -98,6 +98,7 @@ out="$work/plain"
   >/dev/null 2>&1 || fail "plain check failed"
 [ ! -e "$out/drift.json" ] && ! json "$out/manifest.json" "'drift_report' in m" || fail "plain: a drift report nobody asked for"
 expect_error bad-report 2 "--accuracy-report lines: unknown report" "$m/underflow.onnx" "${fast[@]}" --accuracy-report lines
+expect_error threshold-alone 2 "--drift-threshold sets where the drift report calls a value out, and no drift report is asked for" "$m/underflow.onnx" "${fast[@]}" --drift-threshold 0.99
 expect_error bad-threshold 2 "--drift-threshold 1.5: expected a cosine in (0, 1]" "$m/underflow.onnx" "${fast[@]}" --accuracy-report nodes --drift-threshold 1.5
 
 [ "$failures" = 0 ] && echo "PASS" || { echo "$failures failure(s)"; exit 1; }
