@@ -1,4 +1,5 @@
 #include "accuracy/check.h"
+#include "accuracy/drift_report.h"
 #include "app.h"
 #include "compile_options.h"
 #include "compiler/manifest.h"
@@ -39,6 +40,11 @@ void print_accuracy_summary(const CompileResult& result) {
   for (const auto& line :
        accuracy::format_accuracy(nlohmann::json::parse(result.accuracy_report))) {
     std::cout << "  " << util::printable(line) << "\n"; // output names come from the model
+  }
+  if (!result.drift_report.empty()) {
+    for (const auto& line : accuracy::format_drift(nlohmann::json::parse(result.drift_report))) {
+      std::cout << "  " << util::printable(line) << "\n";
+    }
   }
 }
 

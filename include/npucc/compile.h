@@ -114,6 +114,11 @@ struct CompileOptions {
   // and each function its clause. In the cache key through the target's text (the labels);
   // a compile with a function that is not keyed is not cached.
   std::vector<AccuracyFunction> accuracy_functions;
+  // --accuracy-report nodes: also the per-value drift report (drift.json beside the
+  // manifest; npucc-compile(1), DRIFT REPORT); empty for none. In the cache key when set.
+  std::string accuracy_report;
+  // --drift-threshold: the cosine below which the drift report calls a value out.
+  double drift_threshold = 0.9999; // accuracy::k_default_drift_threshold
 
   // Empty: the default pipeline.
   std::vector<std::string> passes;
@@ -160,6 +165,9 @@ struct CompileResult {
   // The manifest's "accuracy" object as JSON text (--check-accuracy), else empty;
   // accuracy/check.h formats it.
   std::string accuracy_report;
+  // --accuracy-report nodes: the drift report's document (drift.json) as JSON text, else
+  // empty; accuracy/drift_report.h formats it.
+  std::string drift_report;
 };
 
 // Every option that changes what a compile emits, in a canonical, stable text form

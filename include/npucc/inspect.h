@@ -94,6 +94,10 @@ struct InspectReport {
   // manifest's "accuracy" object as JSON text. Empty otherwise.
   std::vector<std::string> accuracy_lines;
   std::string accuracy_json;
+  // Its drift report (--accuracy-report nodes, drift.json beside the manifest): the lines
+  // the compile printed, and the document as JSON text. Empty otherwise.
+  std::vector<std::string> drift_lines;
+  std::string drift_json;
 
   uint64_t parameter_elements() const;
   uint64_t parameter_bytes() const;

@@ -4,6 +4,7 @@
 #include "accuracy/samples.h"
 #include "accuracy/target.h"
 #include "compiler/accuracy_functions.h"
+#include "compiler/accuracy_drift.h"
 #include "compiler/accuracy_repair.h"
 #include "compiler/accuracy_sets.h"
 #include "compiler/runtime_graph_file.h"
@@ -49,6 +50,18 @@ void say_running(const LogSink& log, const CheckSets& sets, runtime::GraphRuntim
                                      : std::string()) +
         " in " + runtime.version());
   }
+}
+
+// drift.json's text, with the check's own time (until now) beside the report's.
+std::string drift_document(const precision::PrecisionBuild& variants,
+                           const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
+                           const CompileOptions& options,
+                           std::chrono::steady_clock::time_point start, const LogSink& log) {
+  const double check_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto drift = measure_drift(variants, samples, runtime, options.drift_threshold, log);
+  drift["check_seconds"] = check_seconds;
+  return drift.dump(2) + "\n";
 }
 
 } // namespace
@@ -151,6 +164,9 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
     }
   }
   outcome.report = json.dump();
+  if (options.accuracy_report == "nodes") {
+    outcome.drift_report = drift_document(variants, sets.search, *runtime, options, start, log);
+  }
   return outcome;
 }
 

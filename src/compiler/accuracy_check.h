@@ -16,6 +16,7 @@ using RebuildVariants =
 struct AccuracyOutcome {
   std::string report;                   // the manifest's "accuracy" object, JSON text
   std::vector<std::string> kept_nodes;  // what the repair kept float32, sorted; else empty
+  std::string drift_report;             // --accuracy-report nodes: drift.json's text; else empty
 };
 
 // --check-accuracy / --accuracy-target on a compile's variants, before anything is written:
@@ -24,7 +25,8 @@ struct AccuracyOutcome {
 // With a target the low graph misses, repairs it (accuracy_repair.h) and replaces
 // `variants` with the repaired build. Throws npucc::Error in one line (bad samples, no ONNX
 // Runtime, a graph the runtime refuses or crashes on, a target even an all-float32 low graph
-// misses); usage_error without a low graph to check.
+// misses); usage_error without a low graph to check. With --accuracy-report nodes, then
+// measures the drift report of the low graph it leaves (accuracy_drift.h) on the same sets.
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
                                    const CompileOptions& options, const RebuildVariants& rebuild,
                                    const LogSink& log);

@@ -53,6 +53,11 @@ std::string canonical_options(const CompileOptions& options) {
     if (!options.accuracy_target.empty()) {
       out["accuracy"]["target"] = options.accuracy_target;
     }
+    // Only when asked for: drift.json is part of the output.
+    if (!options.accuracy_report.empty()) {
+      out["accuracy"]["report"] = options.accuracy_report;
+      out["accuracy"]["drift_threshold"] = options.drift_threshold;
+    }
     // Only when given: it decides whether a sample with NaN is refused or reported.
     if (options.allow_nonfinite_samples) {
       out["accuracy"]["allow_nonfinite_samples"] = true;

@@ -162,6 +162,7 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
   };
   auto outcome = compiler::run_accuracy_check(prepared.variants, options, rebuild, log);
   prepared.result.accuracy_report = std::move(outcome.report);
+  prepared.result.drift_report = std::move(outcome.drift_report);
   prepared.accuracy_kept_nodes = std::move(outcome.kept_nodes);
 }
 

@@ -254,6 +254,10 @@ WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKe
     result.high_precision_report = variants.high_report.dump();
   }
   util::test_point("write:graphs-written");
+  if (!result.drift_report.empty()) {
+    util::write_file_atomic(state.output->staging() / compiler::k_drift_report_file,
+                            result.drift_report);
+  }
   auto manifest = compiler::build_manifest(options, state.prepared.model, result, cache_key);
   util::write_file_atomic(state.output->staging() / "manifest.json",
                           manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +

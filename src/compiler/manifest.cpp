@@ -2,6 +2,7 @@
 
 #include "compiler/key_options.h"
 #include "npucc/version.h"
+#include "util/sha256.h"
 
 #include <sstream>
 
@@ -50,6 +51,11 @@ void add_precision(json& manifest, const CompileOptions& options, const CompileR
   }
   if (!result.accuracy_report.empty()) {
     manifest["accuracy"] = json::parse(result.accuracy_report);
+  }
+  if (!result.drift_report.empty()) { // the file graph_writing.cpp writes beside the manifest
+    manifest["drift_report"] = {{"file", k_drift_report_file},
+                                {"sha256", util::sha256_hex(result.drift_report)},
+                                {"bytes", result.drift_report.size()}};
   }
 }
 

@@ -33,6 +33,8 @@ namespace npucc::compiler {
 // An entry stores the manifest of the compile that made it; a hit restates what is the
 // request's own (restate_request below), since requests that share a key may differ there.
 constexpr int k_manifest_format_version = 1;
+// --accuracy-report nodes: the drift report's file beside the manifest, which names it.
+constexpr const char* k_drift_report_file = "drift.json";
 
 nlohmann::json memory_plan_json(const MemoryPlan& plan, bool with_tensors);
 

@@ -1,5 +1,9 @@
 #include "compiler/output_folder.h"
 
+#include "compiler/manifest.h"
+
+#include "compiler/manifest.h"
+
 #include "model/graph_files.h"
 #include "npucc/error.h"
 #include "util/disk.h"
@@ -31,7 +35,7 @@ bool is_plain_name(const std::string& name) {
 // Every name a compile may write: manifest.json, each role's graph and its external data,
 // the weights its graphs share.
 std::set<std::string> names_npucc_writes() {
-  std::set<std::string> names{k_manifest, k_shared_weights_file};
+  std::set<std::string> names{k_manifest, k_shared_weights_file, k_drift_report_file};
   for (const char* role : {"high", "low", "emulation"}) {
     names.insert(std::string(role) + ".onnx");
     names.insert(std::string(role) + ".onnx" + k_external_data_suffix);

@@ -4,6 +4,7 @@
 // option's name, the rest through the row's apply function.
 #include "config/compile_request.h"
 
+#include "accuracy/drift_report.h"
 #include "config/option_table.h"
 #include "npucc/error.h"
 #include "npucc/train_mode.h"
@@ -101,6 +102,11 @@ CompileOptions build_compile_options(const std::vector<OptionValue>& given,
                              {settings.get("accelerate_train_mode").origin,
                               settings.get("precision_mode").origin,
                               settings.get("precision_mode_v2").origin});
+  if (options.accuracy_report.empty() && options.drift_threshold != accuracy::k_default_drift_threshold) {
+    throw usage_error("--drift-threshold sets where the drift report calls a value out, and "
+                      "no drift report is asked for",
+                      "add --accuracy-report nodes, or drop --drift-threshold");
+  }
   return options;
 }
 

@@ -13,6 +13,7 @@
 #include "util/strings.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace npucc::config {
 
@@ -133,6 +134,29 @@ void apply_validation_inputs(const OptionRow& row, const std::string& text,
   }
   options.validation_inputs.emplace_back(text);
   options.check_accuracy = true;
+}
+
+// "nodes" (the only report beyond the check's own); implies the check.
+void apply_accuracy_report(const OptionRow& row, const std::string& text,
+                           CompileOptions& options) {
+  if (text != "nodes") {
+    throw usage_error(option_spelling(row) + " " + text + ": unknown report",
+                      "use --accuracy-report nodes (the per-value drift report, drift.json)");
+  }
+  options.accuracy_report = text;
+  options.check_accuracy = true;
+}
+
+// A cosine in (0, 1]: the drift report calls out values below it.
+void apply_drift_threshold(const OptionRow& row, const std::string& text,
+                           CompileOptions& options) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(value > 0 && value <= 1)) {
+    throw usage_error(option_spelling(row) + " " + text + ": expected a cosine in (0, 1]",
+                      "e.g. --drift-threshold 0.999");
+  }
+  options.drift_threshold = value;
 }
 
 // Each clause, comma-joined or repeated; they imply the check. The canonical text of all the
@@ -308,6 +332,15 @@ const std::vector<OptionRow>& option_table() {
              "--check-accuracy; repeatable): a low graph that misses them keeps the fewest "
              "units float32 that meet them",
              apply_accuracy_target),
+      option("accuracy-report", Group::compile, Arity::text,
+             "nodes: also measure every value the low graph stores against the high graph's "
+             "(cosine, max abs error, flush and overflow shares, range; implies "
+             "--check-accuracy), named where the drift begins, written to drift.json",
+             apply_accuracy_report),
+      option("drift-threshold", Group::compile, Arity::text,
+             "the cosine below which --accuracy-report nodes calls a value out (default: "
+             "0.9999)",
+             apply_drift_threshold),
       typed(option("options", Group::options_file, Arity::text,
                    "Ascend-style options file (JSON: graph_compiler_cache_dir, "
                    "accelerate_train_mode, precision_mode, precision_mode_v2, modify_mixlist)"),

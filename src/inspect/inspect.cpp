@@ -2,6 +2,7 @@
 
 #include "check/isolated_worker.h"
 #include "check/validate.h"
+#include "accuracy/drift_report.h"
 #include "inspect/compiled_output.h"
 #include "inspect/graph_stats.h"
 #include "model/shape_check.h"
@@ -138,6 +139,10 @@ InspectReport inspect_model(Model model, const InspectOptions& options) {
   report.accuracy_lines = inspect::accuracy_lines(compiled);
   if (!report.accuracy_lines.empty()) {
     report.accuracy_json = compiled.manifest.at("accuracy").dump();
+  }
+  if (const auto drift = inspect::drift_report(compiled); drift.is_object()) {
+    report.drift_lines = accuracy::format_drift(drift);
+    report.drift_json = drift.dump();
   }
   report.input_shapes = options.input_shapes;
   try {

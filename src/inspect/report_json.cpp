@@ -126,6 +126,9 @@ std::string inspect_report_json(const InspectReport& report) {
   if (!report.accuracy_json.empty()) {
     out["accuracy"] = json::parse(report.accuracy_json);
   }
+  if (!report.drift_json.empty()) {
+    out["drift_report"] = json::parse(report.drift_json);
+  }
   // Names come from the model and need not be UTF-8; never fail on them.
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -129,6 +129,9 @@ std::string accuracy_text(const InspectReport& report) {
   for (const auto& line : report.accuracy_lines) {
     out += line + "\n";
   }
+  for (const auto& line : report.drift_lines) {
+    out += "  " + util::printable(line) + "\n"; // node names come from the model
+  }
   return out.empty() ? out : "\n" + out;
 }
 

@@ -3,6 +3,7 @@
 #include "check/isolated_worker.h"
 #include "compiler/accuracy_functions.h"
 #include "compiler/key_options.h"
+#include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
@@ -288,6 +289,9 @@ std::vector<std::string> written_files(const CompileResult& result) {
         names.push_back(data.file);
       }
     }
+  }
+  if (!result.drift_report.empty()) {
+    names.push_back(compiler::k_drift_report_file);
   }
   names.push_back(result.manifest_path.filename().string());
   return names;

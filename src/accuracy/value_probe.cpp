@@ -1,0 +1,160 @@
+#include "accuracy/value_probe.h"
+
+#include "npucc/error.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace npucc::accuracy {
+
+namespace {
+
+// A Cast's target type (the emulation's low copies have no value_info); else 0.
+int32_t cast_type(const onnx::NodeProto& node) {
+  if (node.op_type() != "Cast" || !node.domain().empty()) {
+    return 0;
+  }
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == "to") {
+      return static_cast<int32_t>(attribute.i());
+    }
+  }
+  return 0;
+}
+
+// Every value the main graph defines, with its element type when the graph states it.
+std::unordered_map<std::string, int32_t> defined_values(const onnx::GraphProto& graph) {
+  std::unordered_map<std::string, int32_t> types;
+  for (const auto& node : graph.node()) {
+    for (const auto& output : node.output()) {
+      types.emplace(output, cast_type(node));
+    }
+  }
+  for (const auto& init : graph.initializer()) {
+    types[init.name()] = init.data_type();
+  }
+  auto typed = [&](const onnx::ValueInfoProto& value) {
+    if (value.type().has_tensor_type()) {
+      types[value.name()] = value.type().tensor_type().elem_type();
+    }
+  };
+  std::for_each(graph.input().begin(), graph.input().end(), typed);
+  std::for_each(graph.value_info().begin(), graph.value_info().end(), typed);
+  std::for_each(graph.output().begin(), graph.output().end(), typed);
+  return types;
+}
+
+uint64_t bytes_of(const runtime::TensorSet& set) {
+  uint64_t bytes = 0;
+  for (const auto& tensor : set) {
+    bytes += tensor.bytes.size();
+  }
+  return bytes;
+}
+
+// Both sides on sets [first, last): result[side][set].
+std::vector<std::vector<runtime::TensorSet>> run_both(runtime::GraphRuntime& runtime,
+                                                      const ProbeSide& reference,
+                                                      const ProbeSide& candidate,
+                                                      const std::vector<runtime::TensorSet>& sets) {
+  if (reference.names == candidate.names) { // one graph per process, at once
+    return runtime.run_each(
+        {{reference.what, reference.source}, {candidate.what, candidate.source}}, sets,
+        reference.names);
+  }
+  return {runtime.run(reference.what, reference.source, sets, reference.names),
+          runtime.run(candidate.what, candidate.source, sets, candidate.names)};
+}
+
+std::vector<runtime::TensorSet> sets_between(const Samples& samples, size_t first, size_t last) {
+  if (samples.held()) {
+    return {samples.sets.begin() + static_cast<std::ptrdiff_t>(first),
+            samples.sets.begin() + static_cast<std::ptrdiff_t>(last)};
+  }
+  return samples.load(first, last);
+}
+
+} // namespace
+
+void expose_values(onnx::ModelProto& model, const std::vector<std::string>& names) {
+  auto& graph = *model.mutable_graph();
+  const auto types = defined_values(graph);
+  std::unordered_set<std::string> outputs;
+  for (const auto& output : graph.output()) {
+    outputs.insert(output.name());
+  }
+  for (const auto& name : names) {
+    auto found = types.find(name);
+    if (found == types.end()) {
+      throw Error("value '" + name + "' is not defined in the main graph of '" +
+                      model.graph().name() + "': it cannot be read as an output",
+                  "name a node output, input or initializer of the main graph");
+    }
+    if (!outputs.insert(name).second) {
+      continue;
+    }
+    auto* output = graph.add_output();
+    output->set_name(name);
+    output->mutable_type()->mutable_tensor_type()->set_elem_type(
+        found->second != 0 ? found->second : onnx::TensorProto::FLOAT);
+  }
+}
+
+uint64_t stated_bytes(const onnx::GraphProto& graph, const std::vector<std::string>& names) {
+  std::unordered_map<std::string, const onnx::ValueInfoProto*> stated;
+  for (const auto* list : {&graph.value_info(), &graph.output()}) {
+    for (const auto& value : *list) {
+      stated.emplace(value.name(), &value);
+    }
+  }
+  uint64_t bytes = 0;
+  for (const auto& name : names) {
+    auto found = stated.find(name);
+    if (found == stated.end() || !found->second->type().tensor_type().has_shape()) {
+      return 0;
+    }
+    const auto& tensor = found->second->type().tensor_type();
+    uint64_t size = runtime::element_size(tensor.elem_type());
+    if (size == 0) {
+      return 0;
+    }
+    for (const auto& dim : tensor.shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+        return 0;
+      }
+      size *= static_cast<uint64_t>(dim.dim_value());
+    }
+    bytes += size;
+  }
+  return bytes;
+}
+
+int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
+                     const ProbeSide& candidate, const Samples& samples,
+                     const ProbeCallback& each, uint64_t set_bytes, uint64_t run_bytes) {
+  if (reference.names.size() != candidate.names.size()) {
+    throw Error("internal error: a value probe pairs " + std::to_string(reference.names.size()) +
+                    " values of " + reference.what + " with " +
+                    std::to_string(candidate.names.size()) + " of " + candidate.what,
+                "please report this");
+  }
+  int64_t runs = 0;
+  // Unknown: the first run measures one set's weight.
+  size_t per_run = set_bytes == 0 ? 1 : std::max<uint64_t>(1, run_bytes / set_bytes);
+  for (size_t first = 0; first < samples.count();) {
+    const size_t last = std::min(samples.count(), first + per_run);
+    const auto results = run_both(runtime, reference, candidate, sets_between(samples, first, last));
+    runs += 2;
+    uint64_t heaviest = 1;
+    for (size_t s = 0; s < results[0].size(); ++s) {
+      heaviest = std::max(heaviest, bytes_of(results[0][s]) + bytes_of(results[1][s]));
+      each(static_cast<int64_t>(first + s), results[0][s], results[1][s]);
+    }
+    per_run = std::max<uint64_t>(1, run_bytes / heaviest);
+    first = last;
+  }
+  return runs;
+}
+
+} // namespace npucc::accuracy

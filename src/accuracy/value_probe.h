@@ -1,0 +1,56 @@
+#pragma once
+
+#include "accuracy/samples.h"
+#include "runtime/runtime.h"
+
+#include <cstdint>
+#include <functional>
+#include <onnx/onnx_pb.h>
+#include <string>
+#include <vector>
+
+// Two graphs run on the same samples with chosen inner values of each exposed as extra graph
+// outputs, so that every value is read in a few runtime runs, not one run per value. The
+// values come back a few sample sets at a time and are handed to a callback, so a caller
+// folds its statistics per set and never holds every value of every set. Knows nothing of
+// how the graphs were made: the drift report (drift_report.h) of a compile and `compare`
+// both give it two graphs and the names to read in each.
+namespace npucc::accuracy {
+
+// Adds each of `names` as an output of `model`'s main graph, of the element type its
+// value_info gives, else a Cast's `to` for a Cast's output, else float32, and no shape (the runtime infers it); a name
+// already an output is left as it is. Throws npucc::Error naming a value the main graph
+// does not define (no node output, input or initializer).
+void expose_values(onnx::ModelProto& model, const std::vector<std::string>& names);
+
+// One side of a probe: a graph with its values exposed, and the names to read, paired by
+// position with the other side's.
+struct ProbeSide {
+  std::string what;               // "the high graph": names the graph in errors
+  runtime::GraphSource source;
+  std::vector<std::string> names;
+};
+
+// Called once per sample set, in order: both sides' values, in ProbeSide::names' order.
+using ProbeCallback = std::function<void(int64_t set, const runtime::TensorSet& reference,
+                                         const runtime::TensorSet& candidate)>;
+
+// What the values of the sets of one run may weigh together, both sides counted: a run
+// takes as many sets as fit (one at least).
+constexpr uint64_t k_probe_run_bytes = uint64_t{256} << 20;
+
+// The bytes one set's values weigh in one graph, from the shapes its value_info states;
+// 0 when a value's shape or type is not stated in full (a dynamic dim).
+uint64_t stated_bytes(const onnx::GraphProto& graph, const std::vector<std::string>& names);
+
+// Runs both graphs (GraphRuntime::run_each) on every set of `samples` and calls `each`
+// per set. `set_bytes`: one set's values on both sides, when known; with 0 the first run is
+// one set alone, which measures it. Returns the runtime runs made: each graph's session
+// counts once per run. Throws npucc::Error from the runtime, or when the two sides' name
+// lists differ in length.
+int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
+                     const ProbeSide& candidate, const Samples& samples,
+                     const ProbeCallback& each, uint64_t set_bytes = 0,
+                     uint64_t run_bytes = k_probe_run_bytes);
+
+} // namespace npucc::accuracy

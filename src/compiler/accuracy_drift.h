@@ -1,0 +1,35 @@
+#pragma once
+
+#include "accuracy/drift_report.h"
+#include "accuracy/samples.h"
+#include "npucc/compile.h"
+#include "precision/compile_precision.h"
+#include "runtime/runtime.h"
+
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+// --accuracy-report nodes (npucc-compile(1), DRIFT REPORT): the drift report of a compile's
+// low graph, measured by a value probe (accuracy/value_probe.h) of the high graph and the
+// low graph's emulation, every value exposed at once.
+namespace npucc::compiler {
+
+// What the report measures in a low graph: each float16, bfloat16 or float32 node output of
+// its main graph the high graph also computes (the Casts the rewrite inserted are not: a
+// reader of one counts the Cast's input as its input), in node order; the float32 ones
+// with the precision report's reason. "not_covered": the If/Loop/Scan bodies, whose values
+// a graph output cannot reach.
+struct DriftPlan {
+  std::vector<accuracy::DriftValue> values;
+  nlohmann::json not_covered = nlohmann::json::array();
+};
+DriftPlan plan_drift(const onnx::GraphProto& low, const onnx::GraphProto& high,
+                     const nlohmann::json& precision_report);
+
+// Measures the plan's values of `variants`' low graph against its high graph on `samples`:
+// the report document (drift_report.h), with "not_covered" and "seconds".
+nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
+                             const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
+                             double threshold, const LogSink& log);
+
+} // namespace npucc::compiler

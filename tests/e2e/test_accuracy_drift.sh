@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# --accuracy-report nodes (issue 43 item 1): the per-value drift report, drift.json beside
+# the manifest, checked against its schema and recomputed by the oracle
+# (tests/oracle/drift_check.js: ONNX Runtime's Node binding runs high.onnx and emulation.onnx
+# with the report's values added as outputs, and recomputes every figure within 1e-5).
+# - underflow.onnx (tests/tools/make_accuracy_models.py): inputs near 1e-9, below float16's
+#   smallest subnormal; fc1's float16 input flushes to zero, so the drift begins at fc1
+#   (its output all zero in the low graph: cosine 0, every element flushed);
+# - mobilenet_v3.onnx (tests/tools/make_drift_models.py) at fast: where the report says the
+#   drift begins, the oracle finds it too;
+# - overflow.onnx: fc2 overflows float16, the drift begins there.
+# The oracle reads float16 values but not bfloat16 ones (onnxruntime-node has no bfloat16
+# tensors), so the suite checks fast (float16) only.
+set -uo pipefail
+source "$(dirname "$0")/accuracy_common.sh"
+with_accuracy_models
+"$PY" "$SOURCE_DIR/tests/tools/make_drift_models.py" "$m" >/dev/null 2>&1 ||
+  { echo "FAIL: make_drift_models.py"; exit 1; }
+fast=(--accelerate-train-mode 'fast|step|0.9')
+DRIFT_ORACLE="$SOURCE_DIR/tests/oracle/drift_check.js"
+py_has() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if $2 else 1)" "$1"; }
+
+out="$work/under"
+if "$NPUCC" compile "$m/underflow.onnx" -o "$out" "${fast[@]}" --emit-emulation \
+  --sample-inputs "$m/underflow_samples" --accuracy-report nodes >"$out.stdout" 2>"$out.stderr"; then
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-drift "$out/drift.json" ||
+    fail "underflow: drift.json does not match its schema"
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-manifest "$out/manifest.json" ||
+    fail "underflow: the manifest does not match its schema"
+  json "$out/manifest.json" "m['drift_report']['file'] == 'drift.json'" || fail "underflow: the manifest does not name drift.json"
+  py_has "$out/drift.json" "d['values'][d['first_crossing']]['node'] == 'fc1' and d['values'][d['first_crossing']]['flush_share'] == 1.0 and d['values'][d['first_crossing']]['cosine'] == 0 and d['sample_sets'] == 2 and d['runtime_runs'] == 2" ||
+    fail "underflow: the drift does not begin at fc1, all flushed: $(head -c 1500 "$out/drift.json")"
+  grep -q "first below cosine 0.9999: #3 MatMul 'fc1' (value 'h0')" "$out.stdout" ||
+    fail "underflow: the summary does not name fc1: $(cat "$out.stdout")"
+  node "$DRIFT_ORACLE" "$out" "$m/underflow_samples" >"$out.oracle" 2>&1 ||
+    fail "underflow: the oracle disagrees: $(cat "$out.oracle")"
+  grep -q "first crossing #3 MatMul 'fc1'" "$out.oracle" || fail "underflow: oracle: $(cat "$out.oracle")"
+  "$NPUCC" inspect "$out/low.onnx" >"$out.inspect" 2>&1 || fail "inspect: $(cat "$out.inspect")"
+  grep -q "first below cosine 0.9999: #3 MatMul 'fc1'" "$out.inspect" ||
+    fail "inspect does not show the drift report: $(cat "$out.inspect")"
+  "$NPUCC" inspect "$out/emulation.onnx" --json >"$out.inspect.json" 2>&1 || fail "inspect --json failed"
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-inspect "$out.inspect.json" ||
+    fail "inspect --json does not match its schema"
+  py_has "$out.inspect.json" "d['drift_report'] == json.load(open('$out/drift.json'))" ||
+    fail "inspect --json does not hold drift.json"
+  # A drift.json changed since the compile is refused in one line, not shown.
+  cp -r "$out" "$work/tampered" && echo " " >>"$work/tampered/drift.json"
+  if "$NPUCC" inspect "$work/tampered/low.onnx" >"$work/tampered.out" 2>&1; then
+    fail "inspect showed a changed drift.json"
+  else
+    grep -q "drift.json: not the drift report the compile wrote" "$work/tampered.out" ||
+      fail "inspect of a changed drift.json: $(cat "$work/tampered.out")"
+  fi
+  # A cache hit gives the same drift.json back.
+  "$NPUCC" compile "$m/underflow.onnx" -o "$work/under2" "${fast[@]}" --emit-emulation \
+    --sample-inputs "$m/underflow_samples" --accuracy-report nodes >"$work/under2.stdout" 2>&1 ||
+    fail "underflow again: $(cat "$work/under2.stdout")"
+  grep -q "cache: hit" "$work/under2.stdout" || fail "underflow again: not a cache hit: $(cat "$work/under2.stdout")"
+  cmp -s "$out/drift.json" "$work/under2/drift.json" || fail "underflow again: drift.json differs on the hit"
+  no_graph_files_left "underflow"
+else
+  fail "underflow: exit status $? ($(cat "$out.stderr"))"
+fi
+
+out="$work/mobilenet"
+if "$NPUCC" compile "$m/mobilenet_v3.onnx" -o "$out" "${fast[@]}" --emit-emulation \
+  --sample-inputs "$m/mobilenet_samples" --accuracy-report nodes >"$out.stdout" 2>"$out.stderr"; then
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-drift "$out/drift.json" ||
+    fail "mobilenet: drift.json does not match its schema"
+  py_has "$out/drift.json" "d['first_crossing'] is not None and len(d['values']) > 100 and d['runtime_runs'] == 2" ||
+    fail "mobilenet: no crossing, or too few values: $(head -c 1500 "$out/drift.json")"
+  node "$DRIFT_ORACLE" "$out" "$m/mobilenet_samples" --every 5 >"$out.oracle" 2>&1 ||
+    fail "mobilenet: the oracle disagrees: $(head -20 "$out.oracle")"
+  first=$("$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); v=d['values'][d['first_crossing']]; print('#%d %s %s' % (v['order'], v['op_type'], v['node']))" "$out/drift.json")
+  grep -qF "first crossing ${first%% *} " "$out.oracle" || fail "mobilenet: oracle's first crossing is not $first: $(cat "$out.oracle")"
+  grep -qF "first below cosine 0.9999: ${first% *} '${first##* }'" "$out.stdout" ||
+    fail "mobilenet: the summary does not name $first: $(cat "$out.stdout")"
+else
+  fail "mobilenet: exit status $? ($(cat "$out.stderr"))"
+fi
+
+# overflow.onnx: fc2's values reach 1e5 on its samples, past float16's 65504: the drift
+# begins there, every element overflowed, its cosine undefined with the reason.
+out="$work/over"
+if "$NPUCC" compile "$m/overflow.onnx" -o "$out" "${fast[@]}" --emit-emulation \
+  --sample-inputs "$m/samples" --accuracy-report nodes >"$out.stdout" 2>"$out.stderr"; then
+  py_has "$out/drift.json" "d['values'][d['first_crossing']]['node'] == 'fc2' and d['values'][d['first_crossing']]['overflow_share'] == 1.0 and d['values'][d['first_crossing']]['cosine'] is None and 'non-finite' in d['values'][d['first_crossing']]['cosine_undefined'] and d['values'][d['first_crossing']]['high_max_abs'] > 65504" ||
+    fail "overflow: the drift does not begin at fc2, overflowed: $(head -c 1500 "$out/drift.json")"
+  node "$DRIFT_ORACLE" "$out" "$m/samples" >"$out.oracle" 2>&1 || fail "overflow: the oracle disagrees: $(cat "$out.oracle")"
+  grep -q "first crossing #6 MatMul 'fc2'" "$out.oracle" || fail "overflow: oracle: $(cat "$out.oracle")"
+else
+  fail "overflow: exit status $? ($(cat "$out.stderr"))"
+fi
+
+# No report unless asked for; bad values refused in one line.
+out="$work/plain"
+"$NPUCC" compile "$m/underflow.onnx" -o "$out" "${fast[@]}" --sample-inputs "$m/underflow_samples" \
+  >/dev/null 2>&1 || fail "plain check failed"
+[ ! -e "$out/drift.json" ] && ! json "$out/manifest.json" "'drift_report' in m" || fail "plain: a drift report nobody asked for"
+expect_error bad-report 2 "--accuracy-report lines: unknown report" "$m/underflow.onnx" "${fast[@]}" --accuracy-report lines
+expect_error threshold-alone 2 "--drift-threshold sets where the drift report calls a value out, and no drift report is asked for" "$m/underflow.onnx" "${fast[@]}" --drift-threshold 0.99
+expect_error bad-threshold 2 "--drift-threshold 1.5: expected a cosine in (0, 1]" "$m/underflow.onnx" "${fast[@]}" --accuracy-report nodes --drift-threshold 1.5
+
+[ "$failures" = 0 ] && echo "PASS" || { echo "$failures failure(s)"; exit 1; }
