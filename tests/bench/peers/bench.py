@@ -48,29 +48,27 @@ PEERS = [("onnxconverter-common float16", "occ_float16", "float16"),
 TOOL_TIMEOUT = 1800
 
 
-def timed(cmd, timeout, env=None):
+def timed(cmd, timeout, rss_file, env=None):
     """(seconds, peak RSS bytes, None) of a finished command, or (seconds, None, reason).
-    The command runs in a session of its own so that a timeout ends it and its children."""
+
+    The peak RSS is GNU time's (%M of its child): a child forked from this process and
+    exec'd would report at least this process's own peak (Linux keeps the larger of the
+    old and the new image's high-water mark across exec), and this one holds every
+    reference output. The command runs in a session of its own so that a timeout ends it
+    and its children."""
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env=env)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            os.wait4(proc.pid, 0)
-            proc.stderr.close()
-            return timeout, None, f"timed out after {timeout} s"
-        time.sleep(0.05)
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *cmd], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True, env=env)
+    try:
+        err = proc.communicate(timeout=timeout)[1].decode(errors="replace").strip().splitlines()
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return timeout, None, f"timed out after {timeout} s"
     elapsed = time.monotonic() - start
-    err = proc.stderr.read().decode(errors="replace").strip().splitlines()
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        return elapsed, None, "failed: " + (err[-1][:100] if err else f"exit {status}")
-    return elapsed, usage.ru_maxrss * 1024, None
+    if proc.returncode != 0:
+        return elapsed, None, "failed: " + (err[-1][:100] if err else f"exit {proc.returncode}")
+    return elapsed, int(rss_file.read_text().split()[-1]) * 1024, None
 
 
 def npz_sets(sets, folder):
@@ -120,7 +118,9 @@ def target_of(rows, mode, references):
 
 
 def convert_and_judge(row, cmd, out, timeout, held, task, references, env=None):
-    seconds, rss, problem = timed(cmd, timeout, env)
+    # GNU time's report beside the output folder or file, not in it (npucc's folder is its own).
+    rss_file = out.parent.with_suffix(".rss") if out.name == "low.onnx" else out.with_suffix(".rss")
+    seconds, rss, problem = timed(cmd, timeout, rss_file, env)
     row.update(seconds=seconds, rss=rss, problem=problem)
     if problem is None:
         row["judged"] = judge.judge(None, str(out), held, task, references)
