@@ -12,6 +12,7 @@ import json
 import math
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -67,8 +68,14 @@ def timed(cmd, timeout, rss_file, env=None):
         return timeout, None, f"timed out after {timeout} s"
     elapsed = time.monotonic() - start
     if proc.returncode != 0:
-        return elapsed, None, "failed: " + (err[-1][:100] if err else f"exit {proc.returncode}")
+        return elapsed, None, "failed: " + (short_failure(err[-1]) if err else f"exit {proc.returncode}")
     return elapsed, int(rss_file.read_text().split()[-1]) * 1024, None
+
+
+def short_failure(line):
+    """A tool's last line of error without the exception's module path and ORT's status head."""
+    line = re.sub(r"^[\w.]+\.(\w*(?:Error|Exception|Fail)): ", r"\1: ", line)
+    return judge.short_error(line)
 
 
 def npz_sets(sets, folder):

@@ -55,7 +55,7 @@ def run(sess, sets):
 def short_error(error):
     """ONNX Runtime's message without its "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED :" head."""
     line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", line)[:70]
+    return re.sub(r"(^|: )\[ONNXRuntimeError\] : \d+ : \w+ : ", r"\1", line)[:110]
 
 
 def ort_loads(path):
