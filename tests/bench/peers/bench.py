@@ -140,7 +140,7 @@ def bench_model(args, name, scratch):
     model = Path(path) if Path(path).is_absolute() else scratch / path
     samples = scratch / "samples" / name
     held = judge.read_sets(samples / "held")
-    reference = judge.session(str(model))
+    reference = judge.session(str(model), judge.JUDGE_LEVEL)
     task = (kind, reference.get_outputs()[0].name) if kind else None
     references = judge.run(reference, held)
     del reference

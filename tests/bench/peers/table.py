@@ -13,7 +13,7 @@ def cosine_text(figures):
         return "n/a (< 8 elements)"
     if figures["cosine"] is None:
         return f"undefined ({figures['nonfinite']} non-finite)" if figures["nonfinite"] else "undefined"
-    return f"{figures['cosine']:.6f}"
+    return f"{figures['cosine']:.7f}"
 
 
 def task_text(figures):
