@@ -1,6 +1,6 @@
 #include "compiler/manifest.h"
 
-#include "compiler/key_options.h"
+#include "key/key_options.h"
 #include "npucc/version.h"
 
 #include <sstream>

@@ -1,11 +1,11 @@
 #include "pipeline/cache_explain.h"
 
-#include "compiler/key_options.h"
+#include "key/key_options.h"
 #include "compiler/manifest.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
-#include "pipeline/cache_key.h"
-#include "pipeline/input_digest.h"
+#include "key/cache_key.h"
+#include "key/input_digest.h"
 #include "pipeline/resource_ops.h"
 #include "util/sha256.h"
 

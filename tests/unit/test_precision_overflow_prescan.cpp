@@ -1,6 +1,6 @@
 #include "model/weight_store.h"
 #include "npucc/model.h"
-#include "pipeline/cache_key.h"
+#include "key/cache_key.h"
 #include "precision/float_convert.h"
 #include "precision/overflow_prescan.h"
 #include "test_support.h"

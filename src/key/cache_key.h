@@ -1,8 +1,8 @@
 #pragma once
 
 #include "cache/input_digests.h"
-#include "compiler/key_options.h"
-#include "npucc/cache.h"
+#include "key/key_options.h"
+#include "npucc/cache_key.h"
 #include "npucc/compile.h"
 #include "npucc/model.h"
 #include "util/file_observer.h"
@@ -18,7 +18,7 @@ namespace npucc::pipeline {
 
 // The key salt: bump it when the meaning of an entry changes incompatibly, so every
 // older entry misses (like ccache's HASH_PREFIX).
-// /2: the options leave out the schedule and no-op options (compiler/key_options.h). An
+// /2: the options leave out the schedule and no-op options (key/key_options.h). An
 // entry of /1 was keyed with its whole accelerate_train_mode and stores a manifest whose
 // options say so; under /2 it is never found (a clean miss), and `cache explain` names
 // "format" as what differs.

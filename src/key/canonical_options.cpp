@@ -24,7 +24,7 @@ std::string canonical_options(const CompileOptions& options) {
   };
   // Precision: every field that changes high/low/emulation output. The mixlist by content.
   // Of accelerate_train_mode only the TYPE: its trigger and ratio (the schedule) change no
-  // byte of a graph, and the manifest states them (compiler/key_options.h).
+  // byte of a graph, and the manifest states them (key/key_options.h).
   out["precision"] = {
       {"accelerate_train_mode_type",
        options.accelerate_train_mode ? options.accelerate_train_mode->type_name() : ""},

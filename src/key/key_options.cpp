@@ -1,4 +1,4 @@
-#include "compiler/key_options.h"
+#include "key/key_options.h"
 
 #include "npucc/error.h"
 #include "opset/raise_opset.h"

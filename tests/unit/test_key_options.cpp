@@ -1,4 +1,4 @@
-#include "compiler/key_options.h"
+#include "key/key_options.h"
 #include "compiler/manifest.h"
 #include "passes/registry.h"
 #include "test_support.h"

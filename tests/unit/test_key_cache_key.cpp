@@ -1,4 +1,4 @@
-#include "pipeline/cache_key.h"
+#include "key/cache_key.h"
 #include "test_support.h"
 #include "util/file_io.h"
 

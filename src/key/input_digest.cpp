@@ -1,4 +1,4 @@
-#include "pipeline/input_digest.h"
+#include "key/input_digest.h"
 
 #include "util/input_scan.h"
 

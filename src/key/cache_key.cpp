@@ -1,9 +1,9 @@
-#include "pipeline/cache_key.h"
+#include "key/cache_key.h"
 
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "pipeline/input_digest.h"
+#include "key/input_digest.h"
 #include "runtime/ort_session.h"
 #include "util/build_identity.h"
 #include "util/sha256.h"
