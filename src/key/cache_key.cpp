@@ -1,16 +1,17 @@
 #include "key/cache_key.h"
 
+#include "accuracy/checked.h"
+#include "key/input_digest.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "key/input_digest.h"
 #include "runtime/ort_session.h"
 #include "util/build_identity.h"
 #include "util/sha256.h"
 
 #include <algorithm>
 
-namespace npucc::pipeline {
+namespace npucc::key {
 
 namespace {
 
@@ -21,10 +22,9 @@ sorted_external(std::vector<std::pair<std::string, std::filesystem::path>> exter
   return external;
 }
 
-// The key, given each external file's digest and size (in sorted_external order).
-CacheKey key_from(const ModelIdentity& model, const compiler::KeyOptions& options,
-                  const std::vector<std::pair<std::string, std::filesystem::path>>& external,
-                  const std::vector<std::string>& digests, uint64_t external_bytes) {
+// The key of the identity and the options as the key sees them.
+CacheKey key_from(const ModelIdentity& model, const KeyOptions& options,
+                  const KeyDigests& digests) {
   CacheKey key;
   key.components.push_back({"format", util::sha256_hex(k_key_salt), k_key_salt});
   key.components.push_back({"compiler", util::sha256_hex(k_version), k_version});
@@ -35,12 +35,12 @@ CacheKey key_from(const ModelIdentity& model, const compiler::KeyOptions& option
   key.components.push_back(
       {"model", model.sha256, model.file_name + ", " + std::to_string(model.bytes) + " bytes"});
   util::Sha256 external_hash;
-  for (size_t i = 0; i < external.size(); ++i) {
-    external_hash.update(external[i].first + "\n" + digests[i] + "\n");
+  for (const auto& [location, sha256] : digests.external) {
+    external_hash.update(location + "\n" + sha256 + "\n");
   }
-  key.components.push_back(
-      {"external", external_hash.hex_digest(),
-       std::to_string(external.size()) + " file(s), " + std::to_string(external_bytes) + " bytes"});
+  key.components.push_back({"external", external_hash.hex_digest(),
+                            std::to_string(digests.external.size()) + " file(s), " +
+                                std::to_string(digests.external_bytes) + " bytes"});
 
   key.components.push_back({"options", util::sha256_hex(options.canonical), options.canonical});
   key.not_in_key = options.not_in_key;
@@ -75,20 +75,21 @@ ModelIdentity identity_of(const Model& model) {
   for (const auto& file : model.external_files) {
     identity.external.emplace_back(file.location, file.path);
   }
+  identity.facts = key_facts(model.proto);
   return identity;
 }
 
-CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
-                cache::InputDigests* digests, util::InputFiles& inputs) {
-  auto external = sorted_external(model.external);
-  std::vector<std::string> sha256;
-  uint64_t external_bytes = 0;
-  for (const auto& entry : external) {
+// The digests of the identity's external files, found through `digests` (or hashed).
+KeyDigests digests_of(const ModelIdentity& model, const CompileOptions& options,
+                      cache::InputDigests* digests, util::InputFiles& inputs) {
+  KeyDigests out;
+  for (const auto& entry : sorted_external(model.external)) {
     std::shared_ptr<util::InputFile> file = open_external(inputs, entry.second);
-    sha256.push_back(digest_of_input(file, digests).value());
-    external_bytes += file->stamp().size;
+    out.external.emplace_back(entry.first, digest_of_input(file, digests).value());
+    out.external_bytes += file->stamp().size;
   }
-  return key_from(model, options, external, sha256, external_bytes);
+  out.runtime = runtime_identity(options);
+  return out;
 }
 
 // With an accuracy check the key holds the runtime library's SHA-256 (its identity,
@@ -96,7 +97,7 @@ CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
 // file's does, so a compile reads the 40 MB library only when its stamp changed. Without the
 // digest cache (or when this fails) library_identity reads it itself, once per process.
 void know_runtime_digest(const CompileOptions& options, cache::InputDigests* digests) {
-  if (digests == nullptr || (!options.check_accuracy && options.accuracy_target.empty())) {
+  if (digests == nullptr || !accuracy::is_checked(options)) {
     return;
   }
   const std::filesystem::path library = runtime::detail::library_file();
@@ -116,23 +117,29 @@ void know_runtime_digest(const CompileOptions& options, cache::InputDigests* dig
 
 } // namespace
 
+CacheKey key_of(const CompileOptions& request, const ModelIdentity& model,
+                const KeyDigests& digests) {
+  return key_from(model, key_options(request, model.facts ? &*model.facts : nullptr,
+                                     digests.runtime),
+                  digests);
+}
+
 CacheKey compute_key(const Model& model, const CompileOptions& options,
                      cache::InputDigests* digests) {
   know_runtime_digest(options, digests);
-  return key_of(identity_of(model), compiler::key_options(options, model.proto), digests,
-                *inputs_of(model));
+  const ModelIdentity identity = identity_of(model);
+  return key_of(options, identity, digests_of(identity, options, digests, *inputs_of(model)));
 }
 
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
                      cache::InputDigests* digests, util::InputFiles& inputs) {
   know_runtime_digest(options, digests);
-  return key_of(model, compiler::key_options(options, model.facts ? &*model.facts : nullptr),
-                digests, inputs);
+  return key_of(options, model, digests_of(model, options, digests, inputs));
 }
 
 KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
                        cache::InputDigests* digests, util::FileObserver* observer)
-    : m_model(identity_of(model)), m_options(compiler::key_options(options, model.proto)),
+    : m_model(identity_of(model)), m_request(options),
       m_external(sorted_external(m_model.external)), m_digests(digests) {
   std::shared_ptr<util::InputFiles> inputs = inputs_of(model);
   for (const auto& entry : m_external) {
@@ -146,17 +153,17 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
 
 CacheKey KeyHashing::get() {
   std::vector<util::InputScan::Hashed> hashed = m_scan->wait();
-  std::vector<std::string> digests;
-  uint64_t total = 0;
+  KeyDigests digests;
   for (size_t i = 0; i < m_files.size(); ++i) {
-    digests.push_back(hashed[i].sha256);
-    total += hashed[i].bytes;
+    digests.external.emplace_back(m_external[i].first, hashed[i].sha256);
+    digests.external_bytes += hashed[i].bytes;
     if (m_digests) {
-      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(), digests.back(),
-                        "read by the compile");
+      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(),
+                        hashed[i].sha256, "read by the compile");
     }
   }
-  return key_from(m_model, m_options, m_external, digests, total);
+  digests.runtime = runtime_identity(m_request);
+  return key_of(m_request, m_model, digests);
 }
 
-} // namespace npucc::pipeline
+} // namespace npucc::key

@@ -2,7 +2,7 @@
 
 #include "util/input_scan.h"
 
-namespace npucc::pipeline {
+namespace npucc::key {
 
 util::Expected<std::string> digest_of_input(const std::shared_ptr<util::InputFile>& file,
                                             cache::InputDigests* digests) {
@@ -31,4 +31,4 @@ util::Expected<std::string> digest_of_input(const std::shared_ptr<util::InputFil
   return found.sha256;
 }
 
-} // namespace npucc::pipeline
+} // namespace npucc::key

@@ -20,7 +20,7 @@ namespace npucc::pipeline {
 // known if it was computed. The digests come through `digests` (cache/input_digests.h).
 // `known_key`: the key, when the index gave it and the local store missed it (a remote tier can be
 // asked at once). Options whose no-op the model decides (an --input-shape, --target-opset) are not
-// looked up this way: the full path reads the model (compiler::key_options_need_model).
+// looked up this way: the full path reads the model (key::key_options_need_model).
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,

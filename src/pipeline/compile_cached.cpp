@@ -1,14 +1,16 @@
+#include "accuracy/checked.h"
 #include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
 #include "check/isolated_worker.h"
-#include "key/key_options.h"
+#include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
+#include "key/cache_key.h"
+#include "key/key_options.h"
 #include "model/model_reader.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "key/cache_key.h"
 #include "pipeline/cache_lookup.h"
 #include "pipeline/cached_compile.h"
 #include "pipeline/resource_ops.h"
@@ -102,7 +104,7 @@ void finish_compile(CachedRun& run) {
 // known: the rewrite assumes that the weights the key's reading has yet to reach do not
 // overflow the low type (compiler::OverflowCounts::speculate), and is built again, its graphs
 // rewritten, on the rare model where one does. A hit stops the writers.
-void speculative_write(CachedRun& run, KeyHashing& hashing) {
+void speculative_write(CachedRun& run, key::KeyHashing& hashing) {
   run.overflow->speculate();
   PreparedCompile early =
       prepare_compile(std::move(run.model), run.options, run.log, run.overflow.get());
@@ -123,8 +125,8 @@ void speculative_write(CachedRun& run, KeyHashing& hashing) {
 void key_beside_compile(CachedRun& run) {
   bool second_core = util::thread_budget() > 1;
   run.overflow = std::make_unique<compiler::OverflowCounts>(run.model.proto);
-  KeyHashing hashing(run.model, run.options,
-                     second_core ? HashOn::second_thread : HashOn::this_thread, &run.digests,
+  key::KeyHashing hashing(run.model, run.options,
+                     second_core ? key::HashOn::second_thread : key::HashOn::this_thread, &run.digests,
                      &run.overflow->observer());
   if (run.deliver == Deliver::output_folder) {
     compiler::check_output_folder(run.options);
@@ -152,15 +154,15 @@ void read_and_key(CachedRun& run) {
     locations.push_back(file.location);
   }
   run.model_index = cache::serialize_model_index(
-      locations, run.model_sha256, compiler::key_facts_text(compiler::key_facts(run.model.proto)));
+      locations, run.model_sha256, key::key_facts_text(key::key_facts(run.model.proto)));
   run.uncacheable = find_uncacheable_op(run.model.proto);
   // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
   // that a hit runs none (the speculative first stage would run the check).
-  const bool checks_accuracy = run.options.check_accuracy || !run.options.accuracy_target.empty();
+  const bool checks_accuracy = accuracy::is_checked(run.options);
   if (!run.uncacheable && run.config.remote.url.empty() && !checks_accuracy) {
     key_beside_compile(run);
   } else {
-    run.key = compute_key(run.model, run.options, &run.digests);
+    run.key = key::compute_key(run.model, run.options, &run.digests);
   }
   run.out.key = run.key.key;
   run.say("cache: key " + run.key.key + " (" + run.storage.describe() + ")");
@@ -452,7 +454,7 @@ CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config
 
 CacheKey explain_cache_key(const CompileOptions& options) {
   Model model = read_model(options.model_path, options.limits, Weights::in_table);
-  return pipeline::compute_key(model, options);
+  return key::compute_key(model, options);
 }
 
 CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,

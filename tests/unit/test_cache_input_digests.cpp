@@ -50,7 +50,7 @@ fs::path settled_file() {
 std::optional<InputDigest> digest(InputDigests& digests, const fs::path& path) {
   auto file = npucc::util::InputFile::open(path, npucc::util::InputFile::Links::follow).value();
   InputDigest out = digests.look_up(file->fd());
-  auto sha256 = npucc::pipeline::digest_of_input(file, &digests);
+  auto sha256 = npucc::key::digest_of_input(file, &digests);
   if (!sha256) {
     return std::nullopt;
   }
