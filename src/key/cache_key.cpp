@@ -142,28 +142,63 @@ KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn
     : m_model(identity_of(model)), m_request(options),
       m_external(sorted_external(m_model.external)), m_digests(digests) {
   std::shared_ptr<util::InputFiles> inputs = inputs_of(model);
+  std::vector<std::shared_ptr<const util::InputFile>> scanned;
+  if (m_model.sha256.empty()) {
+    m_model_file = inputs->find(model.path);
+    if (!m_model_file) {
+      throw Error("internal error: " + model.path.string() + " was read without its file");
+    }
+    m_model_stamp = m_model_file->stamp();
+    m_why_model_hashed = digests ? digests->look_up(m_model_file->fd()).why_hashed : "";
+    scanned.push_back(m_model_file);
+  }
   for (const auto& entry : m_external) {
     m_files.push_back(open_external(*inputs, entry.second));
+    scanned.push_back(m_files.back());
   }
-  m_scan = std::make_unique<util::InputScan>(m_files, observer,
+  m_scan = std::make_unique<util::InputScan>(scanned, observer,
                                              where == HashOn::this_thread
                                                  ? util::InputScan::On::this_thread
                                                  : util::InputScan::On::second_thread);
 }
 
-CacheKey KeyHashing::get() {
-  std::vector<util::InputScan::Hashed> hashed = m_scan->wait();
-  KeyDigests digests;
-  for (size_t i = 0; i < m_files.size(); ++i) {
-    digests.external.emplace_back(m_external[i].first, hashed[i].sha256);
-    digests.external_bytes += hashed[i].bytes;
+KeyDigests KeyHashing::take_digests(const std::vector<util::InputScan::Hashed>& hashed) {
+  const size_t first = m_model_file ? 1 : 0;
+  if (m_model_file) {
+    // A write while it was read: the digest may stand for no version of the file.
+    if (util::stamp_of(m_model_file->fd()) != m_model_stamp) {
+      throw Error(m_model_file->path().string() +
+                      ": changed while npucc read it for the cache key",
+                  "compile again once nothing writes to it");
+    }
+    m_model.sha256 = hashed.front().sha256;
+    m_model_file->set_sha256(m_model.sha256);
     if (m_digests) {
-      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(),
-                        hashed[i].sha256, "read by the compile");
+      m_digests->record(m_model_file->fd(), m_model_stamp, m_scan->started_ns(), m_model.sha256,
+                        m_why_model_hashed.empty() ? "read by the compile" : m_why_model_hashed);
     }
   }
+  KeyDigests digests;
+  for (size_t i = 0; i < m_files.size(); ++i) {
+    const util::InputScan::Hashed& file = hashed[first + i];
+    digests.external.emplace_back(m_external[i].first, file.sha256);
+    digests.external_bytes += file.bytes;
+    if (m_digests) {
+      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(), file.sha256,
+                        "read by the compile");
+    }
+  }
+  return digests;
+}
+
+CacheKey KeyHashing::get() {
+  KeyDigests digests = take_digests(m_scan->wait());
   digests.runtime = runtime_identity(m_request);
   return key_of(m_request, m_model, digests);
+}
+
+const std::string& KeyHashing::model_sha256() const {
+  return m_model.sha256;
 }
 
 } // namespace npucc::key

@@ -87,6 +87,10 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
 // counts: compiler/overflow_counts.h), so it finds its counts done. Throws (here or from
 // get()) what compute_key would. `digests`, when given, records the digests of the
 // external files hashed (they are read for the compile anyway, so never looked up).
+// A model read without its digest (model::ModelDigest::later: the cached compile of a model
+// no digest was recorded for) is hashed in the same read, first, so that a cold compile
+// pays for one read of the model beside the compile rather than one before it; a model
+// file that changes while it is read is an npucc::Error from get().
 enum class HashOn { second_thread, this_thread };
 class KeyHashing {
 public:
@@ -95,9 +99,17 @@ public:
   KeyHashing(const KeyHashing&) = delete;
   KeyHashing& operator=(const KeyHashing&) = delete;
   CacheKey get();
+  // The model file's SHA-256: known from the start, or once get() returned.
+  const std::string& model_sha256() const;
 
 private:
+  // The digests of the files scanned, recorded; the model's kept in m_model.
+  KeyDigests take_digests(const std::vector<util::InputScan::Hashed>& hashed);
+
   ModelIdentity m_model;
+  std::shared_ptr<util::InputFile> m_model_file; // when its digest is taken in the scan
+  util::FileStamp m_model_stamp;
+  std::string m_why_model_hashed;
   CompileOptions m_request;
   std::vector<std::pair<std::string, std::filesystem::path>> m_external; // sorted
   std::vector<std::shared_ptr<const util::InputFile>> m_files;           // in m_external's order

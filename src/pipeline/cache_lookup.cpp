@@ -47,7 +47,8 @@ json restate_request(const fs::path& manifest_path, const CompileOptions& option
 std::optional<key::ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
                                                  cache::InputDigests& digests,
                                                  const CompileOptions& options,
-                                                 util::InputFiles& inputs) {
+                                                 util::InputFiles& inputs,
+                                                 UnknownDigest unknown_digest) {
   // Absent, not a regular file, or changed while it was hashed: read_model says what is
   // wrong, or hashes it.
   auto file = inputs.try_open(options.model_path, util::InputFile::Links::follow);
@@ -60,6 +61,10 @@ std::optional<key::ModelIdentity> identity_from_index(const cache::LocalStorage&
   if (identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
       identity.bytes > options.limits.max_memory_bytes) {
     return std::nullopt; // read_model refuses it without reading it
+  }
+  if (unknown_digest == UnknownDigest::hash_beside_compile && !(*file)->sha256() &&
+      !digests.look_up((*file)->fd()).from_stamp) {
+    return std::nullopt; // a model not seen as it is now: hashed beside its compile
   }
   util::Expected<std::string> sha256 = key::digest_of_input(*file, &digests);
   if (!sha256) {
@@ -138,9 +143,11 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log, util::InputFiles& inputs,
-                                                   std::optional<CacheKey>& known_key) {
+                                                   std::optional<CacheKey>& known_key,
+                                                   UnknownDigest unknown_digest) {
   util::test_point("cache:model-index");
-  std::optional<key::ModelIdentity> identity = identity_from_index(storage, digests, options, inputs);
+  std::optional<key::ModelIdentity> identity =
+      identity_from_index(storage, digests, options, inputs, unknown_digest);
   if (!identity || (key::key_options_need_model(options) && !identity->facts)) {
     return std::nullopt; // whether an option is a no-op is the model's to say
   }
