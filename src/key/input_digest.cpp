@@ -1,6 +1,6 @@
 #include "key/input_digest.h"
 
-#include "util/input_scan.h"
+#include "util/file_digest.h"
 
 namespace npucc::key {
 
@@ -11,24 +11,16 @@ util::Expected<std::string> digest_of_input(const std::shared_ptr<util::InputFil
   }
   cache::InputDigest found =
       digests != nullptr ? digests->use_recorded(file->fd()) : cache::InputDigest{};
-  if (!found.from_stamp) {
-    util::InputScan scan({file}, nullptr, util::InputScan::On::this_thread);
-    auto hashed = scan.try_wait();
-    if (!hashed) {
-      return hashed.error();
-    }
-    found.sha256 = hashed->front().sha256;
-    // A write while it was hashed: the digest may stand for no version of the file.
-    if (util::stamp_of(file->fd()) != file->stamp()) {
-      return Error(file->path().string() + ": changed while npucc read it for the cache key",
-                   "compile again once nothing writes to it");
-    }
-    if (digests != nullptr) {
-      digests->record(file->fd(), file->stamp(), scan.started_ns(), found.sha256, found.why_hashed);
-    }
+  if (found.from_stamp) {
+    file->set_sha256(found.sha256);
+    return found.sha256;
   }
-  file->set_sha256(found.sha256);
-  return found.sha256;
+  int64_t started_ns = 0;
+  util::Expected<std::string> sha256 = util::file_digest(file, &started_ns);
+  if (sha256 && digests != nullptr) {
+    digests->record(file->fd(), file->stamp(), started_ns, *sha256, found.why_hashed);
+  }
+  return sha256;
 }
 
 } // namespace npucc::key
