@@ -20,7 +20,7 @@ struct KeyComponent {
 
 // Something the request gave that the key leaves out, and why: the schedule (its trigger
 // and ratio change no byte of a graph, so the manifest states them when an entry is
-// materialised) and options that are no-ops on this model (compiler/key_options.h).
+// materialised) and options that are no-ops on this model (key/key_options.h).
 struct KeyOmission {
   std::string name;  // "schedule", "input_shapes", "target_opset", "passes"
   std::string value; // as the request gave it

@@ -81,7 +81,7 @@ public:
   InputDigest use_recorded(int fd);
   // What use_recorded() would find for `fd`, for `cache explain`: counts nothing.
   InputDigest look_up(int fd) const;
-  // For a file hashed (pipeline/input_digest.h, pipeline::KeyHashing), `before` and
+  // For a file hashed (key/input_digest.h, pipeline::KeyHashing), `before` and
   // `started` taken before its first byte was read: counts it as hashed (`why`), and
   // records `sha256` when the file may be trusted and looks as it did before.
   void record(int fd, const util::FileStamp& before, int64_t started_ns, const std::string& sha256,

@@ -1,3 +1,4 @@
+#include "accuracy/checked.h"
 #include "check/isolated_worker.h"
 #include "check/validate.h"
 #include "compiler/accuracy_check.h"
@@ -256,7 +257,7 @@ PreparedCompile prepare_compile(Model model, const CompileOptions& options, cons
   });
   util::test_point("compile:prepared");
   carry_ir_annotations(model.proto, prepared.variants, log);
-  if (options.check_accuracy || !options.accuracy_target.empty()) {
+  if (accuracy::is_checked(options)) {
     in_file(file, [&] { check_accuracy(prepared, model.proto, options, overflow, log); });
   }
   in_file(file, [&] {
@@ -324,7 +325,7 @@ CompileResult compile_beside_read(Model model, const CompileOptions& options, co
                                    : util::InputScan::On::this_thread);
   // An accuracy check judges the low graph as built: it is built on the counts, not on an
   // assumption.
-  const bool checks_accuracy = options.check_accuracy || !options.accuracy_target.empty();
+  const bool checks_accuracy = accuracy::is_checked(options);
   if (!second_core || !counts || checks_accuracy) {
     PreparedCompile prepared = prepare_compile(std::move(model), options, log, counts.get());
     return write_compile(std::move(prepared), options, {}, write_progress,

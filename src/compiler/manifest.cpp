@@ -1,6 +1,6 @@
 #include "compiler/manifest.h"
 
-#include "compiler/key_options.h"
+#include "npucc/error.h"
 #include "npucc/version.h"
 #include "util/sha256.h"
 
@@ -17,6 +17,15 @@ json file_json(const WrittenFile& file) {
 }
 
 } // namespace
+
+const std::string& options_component(const CacheKey& key) {
+  for (const auto& component : key.components) {
+    if (component.name == "options") {
+      return component.value;
+    }
+  }
+  throw Error("internal error: a cache key without its options component");
+}
 
 json schedule_json(const AccelerateTrainMode& mode) {
   std::ostringstream ratio;
@@ -161,7 +170,7 @@ json build_manifest(const CompileOptions& options, const Model& model, const Com
         {"bytes", model.file_bytes},
         {"ir_version", result.model_ir_version},
         {"opsets", opsets}}},
-      // Through the cache, the options the key holds (no-ops left out: key_options.h).
+      // Through the cache, the options the key holds (no-ops left out: key/key_options.h).
       {"options", json::parse(cache_key.key.empty() ? canonical_options(options)
                                                     : options_component(cache_key))},
       {"graphs", std::move(graphs)},

@@ -43,6 +43,10 @@ nlohmann::json memory_plan_json(const MemoryPlan& plan, bool with_tensors);
 // then what the key leaves out: [{"name", "in_key": false, "value", "why"}].
 nlohmann::json key_components_json(const CacheKey& key);
 
+// The value of a key's "options" component (its canonical JSON): what an entry's header
+// and manifest record as its options. Throws npucc::Error when the key has none.
+const std::string& options_component(const CacheKey& key);
+
 // The accelerate_train_mode schedule: which graph runs when (SPEC §1).
 nlohmann::json schedule_json(const AccelerateTrainMode& mode);
 

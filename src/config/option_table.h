@@ -6,13 +6,14 @@
 // from here: the CLI's CLI11 registration (cli/compile_options.cpp), settings_table(),
 // the request builder both the CLI and Python go through (config/compile_request.h),
 // the keys of `populate --models`, the Python keywords (compile_option_names()) and so
-// completion. Adding a compile option is one row here plus the code that reads its
-// CompileOptions field.
+// completion. Adding a compile option is one row here, with its key declaration (below),
+// and the code that reads its CompileOptions field (and canonical_options, when keyed).
 
 #include "npucc/compile.h"
 #include "npucc/config.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace npucc::config {
@@ -54,6 +55,35 @@ enum class OptionGroup {
   output,       // compile and explain: how the output folder is written, the memory limit
 };
 
+// How a row's value enters the cache key (issue 46): every row declares it, in the table
+// itself (OptionRow has no constructor without one, so a row without it does not
+// compile), and tests/unit/test_key_completeness.cpp holds the key to it: a keyed row
+// varied changes the key, a row not keyed does not.
+enum class KeyRole {
+  value,       // its value, as canonical_options() writes it (key/canonical_options.cpp)
+  file_digest, // the content of the files it names, not their paths
+  not_keyed,   // no byte of a stored file depends on it: KeyDeclaration::reason says why
+};
+// The only reasons a row may stay out of the key.
+enum class NotKeyedReason {
+  none,          // keyed
+  schedule_only, // when training switches graphs, not what either graph holds
+  output_only,   // how the output folder or the terminal is written, not what is stored
+  cache_only,    // where and how the cache is used, not what an entry holds
+  limit_only,    // a resource limit: it refuses a compile or lets it run as it would
+  settings_file, // a file of other rows' settings, each keyed as its own row declares
+};
+struct KeyDeclaration {
+  KeyRole role;
+  NotKeyedReason reason;
+  std::string why; // for a row not keyed: what it changes instead
+};
+// The three declarations a row may make.
+KeyDeclaration keyed_by_value();
+KeyDeclaration keyed_by_file_digest();
+KeyDeclaration not_keyed(NotKeyedReason reason, std::string why);
+const char* not_keyed_reason_name(NotKeyedReason reason);
+
 struct OptionRow;
 // Puts a row's value (the text given, or its setting's effective value; never "" but for
 // a repeated option, whose every value is put, in order) into `options`; throws
@@ -62,6 +92,7 @@ using ApplyOption = void (*)(const OptionRow& row, const std::string& text,
                              CompileOptions& options);
 
 struct OptionRow {
+  explicit OptionRow(KeyDeclaration key_) : key(std::move(key_)) {}
   std::string name;  // "accelerate-train-mode": --NAME; Python keyword and --models key: '-' -> '_'
   std::string alias; // another spelling ("graph-compiler-cache-dir"); "" = none
   OptionGroup group = OptionGroup::compile;
@@ -73,6 +104,7 @@ struct OptionRow {
   // `config show` line); key "" = the option is not a setting.
   SettingInfo setting;
   ApplyOption apply = nullptr; // nullptr: read elsewhere (the cache settings: CacheConfig)
+  KeyDeclaration key;          // how the value enters the cache key
 };
 
 const std::vector<OptionRow>& option_table();

@@ -7,8 +7,8 @@
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
+#include "util/file_digest.h"
 #include "util/file_io.h"
-#include "util/input_scan.h"
 #include "util/mapped_file.h"
 #include "util/sha256.h"
 
@@ -71,13 +71,9 @@ void check_before_reading(const fs::path& path, const ReadLimits& limits) {
 // The SHA-256 of the model file's bytes: known already when the cache's lookup hashed this
 // very open file and nothing wrote to it since (its stamp is as it was opened), else read
 // and hashed now, through pread() rather than the mapping (whose pages would then count as
-// the process's memory).
+// the process's memory): util::file_digest, as the key takes an input's digest.
 std::string digest_of(const std::shared_ptr<util::InputFile>& file) {
-  if (!file->sha256() || util::stamp_of(file->fd()) != file->stamp()) {
-    util::InputScan scan({file}, nullptr, util::InputScan::On::this_thread);
-    file->set_sha256(scan.wait().front().sha256);
-  }
-  return *file->sha256();
+  return util::file_digest(file).value();
 }
 
 // The large tensors of a parsed skeleton become slices of the mapped file; the rest as

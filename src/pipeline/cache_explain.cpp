@@ -1,11 +1,11 @@
 #include "pipeline/cache_explain.h"
 
-#include "compiler/key_options.h"
 #include "compiler/manifest.h"
+#include "key/cache_key.h"
+#include "key/input_digest.h"
+#include "key/key_options.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
-#include "pipeline/cache_key.h"
-#include "pipeline/input_digest.h"
 #include "pipeline/resource_ops.h"
 #include "util/sha256.h"
 
@@ -207,7 +207,7 @@ std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::Lo
     input.from_stamp = found.from_stamp;
     input.why_hashed = found.why_hashed;
     if (found.from_stamp) {
-      std::string actual = i == 0 ? model.sha256 : digest_of_input(file, nullptr).value();
+      std::string actual = i == 0 ? model.sha256 : key::digest_of_input(file, nullptr).value();
       input.matches_bytes = actual == found.sha256;
     }
     out.push_back(std::move(input));
@@ -219,7 +219,7 @@ std::vector<InputFileDigest> describe_inputs(const Model& model, const cache::Lo
 IndexFacts describe_index(const Model& model, const CompileOptions& options,
                           const cache::LocalStorage& storage) {
   IndexFacts out;
-  out.needed = compiler::key_options_need_model(options);
+  out.needed = key::key_options_need_model(options);
   std::optional<cache::ModelIndex> index = storage.model_index(model.sha256);
   out.found = index.has_value();
   if (!index) {
@@ -240,7 +240,7 @@ CacheExplanation explain_cache(const CompileOptions& options, const CacheConfig&
                                CacheUse use) {
   CacheExplanation out;
   Model model = read_model(options.model_path, options.limits, Weights::in_table);
-  out.key = compute_key(model, options);
+  out.key = key::compute_key(model, options);
   out.model = options.model_path.stem().string();
   if (use == CacheUse::disabled) {
     out.detail = "the cache is not used (--no-cache, NPUCC_CACHE_DISABLE or cache.disable)";

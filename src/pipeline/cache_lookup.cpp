@@ -1,13 +1,13 @@
 #include "pipeline/cache_lookup.h"
 
-#include "compiler/key_options.h"
 #include "compiler/manifest.h"
 #include "compiler/output_folder.h"
+#include "key/cache_key.h"
+#include "key/input_digest.h"
+#include "key/key_options.h"
 #include "model/external_data.h"
 #include "npucc/error.h"
 #include "pipeline/resource_ops.h"
-#include "pipeline/cache_key.h"
-#include "pipeline/input_digest.h"
 #include "pipeline/manifest_reader.h"
 #include "util/file_io.h"
 #include "util/test_point.h"
@@ -45,24 +45,29 @@ json restate_request(const fs::path& manifest_path, const CompileOptions& option
 // What the key needs of the model at options.model_path without parsing it, when its
 // bytes have a model index here; nullopt otherwise. The model file stays open in `inputs`
 // with its digest, for the reader to take over on a miss.
-std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
+std::optional<key::ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
                                                  cache::InputDigests& digests,
                                                  const CompileOptions& options,
-                                                 util::InputFiles& inputs) {
+                                                 util::InputFiles& inputs,
+                                                 UnknownDigest unknown_digest) {
   // Absent, not a regular file, or changed while it was hashed: read_model says what is
   // wrong, or hashes it.
   auto file = inputs.try_open(options.model_path, util::InputFile::Links::follow);
   if (!file) {
     return std::nullopt;
   }
-  ModelIdentity identity;
+  key::ModelIdentity identity;
   identity.file_name = options.model_path.filename().string();
   identity.bytes = (*file)->stamp().size;
   if (identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
       identity.bytes > options.limits.max_memory_bytes) {
     return std::nullopt; // read_model refuses it without reading it
   }
-  util::Expected<std::string> sha256 = digest_of_input(*file, &digests);
+  if (unknown_digest == UnknownDigest::hash_beside_compile && !(*file)->sha256() &&
+      !digests.look_up((*file)->fd()).from_stamp) {
+    return std::nullopt; // a model not seen as it is now: hashed beside its compile
+  }
+  util::Expected<std::string> sha256 = key::digest_of_input(*file, &digests);
   if (!sha256) {
     return std::nullopt;
   }
@@ -74,9 +79,9 @@ std::optional<ModelIdentity> identity_from_index(const cache::LocalStorage& stor
   // Read only for the options that need them, and only when no one else could have written
   // them: they decide which options the key drops, so forged ones would move the request
   // onto another request's entry (why_key_facts_not_used; without them the model is read).
-  if (compiler::key_options_need_model(options) &&
+  if (key::key_options_need_model(options) &&
       cache::why_key_facts_not_used(*index, identity.sha256, storage.signing()).empty()) {
-    identity.facts = compiler::parse_key_facts(index->key_facts);
+    identity.facts = key::parse_key_facts(index->key_facts);
   }
   for (const auto& location : index->external_locations) {
     auto path = model::try_resolve_external_location(location, options.model_path.parent_path(),
@@ -139,16 +144,18 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log, util::InputFiles& inputs,
-                                                   std::optional<CacheKey>& known_key) {
+                                                   std::optional<CacheKey>& known_key,
+                                                   UnknownDigest unknown_digest) {
   util::test_point("cache:model-index");
   if (find_unkeyed_function(options)) {
     return std::nullopt; // never cached: nothing to find
   }
-  std::optional<ModelIdentity> identity = identity_from_index(storage, digests, options, inputs);
-  if (!identity || (compiler::key_options_need_model(options) && !identity->facts)) {
+  std::optional<key::ModelIdentity> identity =
+      identity_from_index(storage, digests, options, inputs, unknown_digest);
+  if (!identity || (key::key_options_need_model(options) && !identity->facts)) {
     return std::nullopt; // whether an option is a no-op is the model's to say
   }
-  CacheKey key = compute_key(*identity, options, &digests, inputs);
+  CacheKey key = key::compute_key(*identity, options, &digests, inputs);
   Delivered fetched = fetch_and_deliver(storage, storage, key, options, deliver);
   if (fetched.status != cache::FetchStatus::hit) {
     known_key = std::move(key);

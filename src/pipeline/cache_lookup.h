@@ -20,12 +20,17 @@ namespace npucc::pipeline {
 // known if it was computed. The digests come through `digests` (cache/input_digests.h).
 // `known_key`: the key, when the index gave it and the local store missed it (a remote tier can be
 // asked at once). Options whose no-op the model decides (an --input-shape, --target-opset) are not
-// looked up this way: the full path reads the model (compiler::key_options_need_model).
+// looked up this way: the full path reads the model (key::key_options_need_model).
+// `unknown_digest`: what to do when no digest of the model file is known (none recorded for
+// its stamp): hash it now, or leave it to be hashed beside the compile (the cold path of a
+// compile that does not need the key first: key::KeyHashing), and not look it up this way.
+enum class UnknownDigest { hash_now, hash_beside_compile };
 std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    cache::InputDigests& digests,
                                                    const CompileOptions& options, Deliver deliver,
                                                    const LogSink& log, util::InputFiles& inputs,
-                                                   std::optional<CacheKey>& known_key);
+                                                   std::optional<CacheKey>& known_key,
+                                                   UnknownDigest unknown_digest);
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
 // (through a staging folder, so a failed fetch leaves nothing; the manifest restating the

@@ -1,16 +1,18 @@
+#include "accuracy/checked.h"
 #include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
 #include "check/isolated_worker.h"
 #include "compiler/accuracy_functions.h"
-#include "compiler/key_options.h"
 #include "compiler/manifest.h"
 #include "compiler/output_folder.h"
 #include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
+#include "key/cache_key.h"
+#include "key/input_digest.h"
+#include "key/key_options.h"
 #include "model/model_reader.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "pipeline/cache_key.h"
 #include "pipeline/cache_lookup.h"
 #include "pipeline/cached_compile.h"
 #include "pipeline/resource_ops.h"
@@ -68,6 +70,8 @@ struct CachedRun {
   Model model;
   std::string model_sha256;
   std::string model_index;
+  std::vector<std::string> index_locations; // the model index's, taken as the model is read
+  std::string index_facts;
   std::optional<Uncacheable> uncacheable;
   CacheKey key;
   // The compile's stages done so far (none, the first, or the first with its graphs
@@ -87,14 +91,15 @@ struct CachedRun {
 void finish_compile(CachedRun& run) {
   WrittenCompile written;
   if (run.writing) {
-    written = run.writing->finish(run.options, run.key, run.write_progress);
+    written = run.writing->finish(run.options, run.key, run.write_progress, run.model_sha256);
     run.writing.reset();
   } else {
     if (!run.prepared) {
       compiler::check_output_folder(run.options); // as compile() does, before any work
       run.prepared = prepare_compile(std::move(run.model), run.options, run.log);
     }
-    written = write_compile(std::move(*run.prepared), run.options, run.key, run.write_progress);
+    written = write_compile(std::move(*run.prepared), run.options, run.key, run.write_progress,
+                            run.model_sha256);
   }
   run.out.result = std::move(written.result);
   run.written_as = std::move(written.written_as);
@@ -104,7 +109,7 @@ void finish_compile(CachedRun& run) {
 // known: the rewrite assumes that the weights the key's reading has yet to reach do not
 // overflow the low type (compiler::OverflowCounts::speculate), and is built again, its graphs
 // rewritten, on the rare model where one does. A hit stops the writers.
-void speculative_write(CachedRun& run, KeyHashing& hashing) {
+void speculative_write(CachedRun& run, key::KeyHashing& hashing) {
   run.overflow->speculate();
   PreparedCompile early =
       prepare_compile(std::move(run.model), run.options, run.log, run.overflow.get());
@@ -119,15 +124,18 @@ void speculative_write(CachedRun& run, KeyHashing& hashing) {
 }
 
 // A model whose bytes have no index here (lookup_by_model_index) is nearly always a miss:
-// the compile's first stage runs while a second core hashes the external data for the key
-// (with one core, the key is hashed first, in line), and is thrown away on the rare hit.
-// With a second core and an output folder, the second stage runs early too.
+// the compile's first stage runs while a second core hashes the external data for the key,
+// and the model file itself when no digest of it was known (with one core, the key is
+// hashed first, in line), and is thrown away on the rare hit: nothing is stored or
+// published before the key is known. With a second core and an output folder, the second
+// stage runs early too.
 void key_beside_compile(CachedRun& run) {
   bool second_core = util::thread_budget() > 1;
+  const bool hashed_beside = run.model.sha256.empty();
   run.overflow = std::make_unique<compiler::OverflowCounts>(run.model.proto);
-  KeyHashing hashing(run.model, run.options,
-                     second_core ? HashOn::second_thread : HashOn::this_thread, &run.digests,
-                     &run.overflow->observer());
+  key::KeyHashing hashing(run.model, run.options,
+                          second_core ? key::HashOn::second_thread : key::HashOn::this_thread,
+                          &run.digests, &run.overflow->observer());
   if (run.deliver == Deliver::output_folder) {
     compiler::check_output_folder(run.options);
   }
@@ -137,36 +145,63 @@ void key_beside_compile(CachedRun& run) {
     run.prepared = prepare_compile(std::move(run.model), run.options, run.log, run.overflow.get());
     run.key = hashing.get();
   }
+  run.model_sha256 = hashing.model_sha256();
+  if (hashed_beside) {
+    run.say("cache: the model hashed beside the compile (no digest recorded for it)");
+  }
 }
 
-// Reads the model and computes its key. With a remote tier a local miss may well be a
-// remote hit, which needs no compile work: the key alone comes first there.
+// The key's way: beside the compile, or first. An accuracy check runs graphs for seconds or
+// minutes, so the key comes first there, and a hit runs none (the speculative first stage
+// would run the check); with a remote tier a local miss may well be a remote hit, which
+// needs no compile work.
+bool key_beside(const CacheConfig& config, const CompileOptions& options) {
+  return config.remote.url.empty() && !accuracy::is_checked(options);
+}
+
+// The model file's digest for a key computed first, when the read left it to the key
+// (model::ModelDigest::later): through the digest cache, or hashed now.
+void know_model_digest(CachedRun& run) {
+  if (run.model.sha256.empty()) {
+    run.model.sha256 =
+        key::digest_of_input(run.inputs->find(run.given.model_path), &run.digests).value();
+  }
+}
+
+// What a later compile of the same bytes needs to key them without a parse, but for the
+// model's digest (serialized with it once known): taken before the compile takes the model.
+void note_model_index(CachedRun& run) {
+  for (const auto& file : run.model.external_files) {
+    run.index_locations.push_back(file.location);
+  }
+  run.index_facts = key::key_facts_text(key::key_facts(run.model.proto));
+}
+
+// Reads the model and computes its key: beside the compile (key_beside_compile, which
+// hashes the model file in its read when the lookup left it unhashed) or first.
 void read_and_key(CachedRun& run) {
   check::start_isolated_worker(); // while this process is small
   std::shared_ptr<util::InputFile> opened = run.inputs->find(run.given.model_path);
-  if (!opened || !opened->sha256()) {
+  if (!opened) {
     run.digests.count_hashed("hashed as the model was read");
   }
-  run.model = model::read_mapped_model(run.given.model_path, run.given.limits, run.inputs);
-  run.model_sha256 = run.model.sha256;
-  std::vector<std::string> locations;
-  for (const auto& file : run.model.external_files) {
-    locations.push_back(file.location);
-  }
-  run.model_index = cache::serialize_model_index(
-      locations, run.model_sha256, compiler::key_facts_text(compiler::key_facts(run.model.proto)));
+  const model::ModelDigest digest = opened ? model::ModelDigest::later : model::ModelDigest::now;
+  run.model = model::read_mapped_model(run.given.model_path, run.given.limits, run.inputs,
+                                       model::TableScope::every_tensor, digest);
   run.uncacheable = find_uncacheable_op(run.model.proto);
   if (!run.uncacheable) {
     run.uncacheable = find_unkeyed_function(run.options);
   }
-  // An accuracy check runs graphs for seconds or minutes: the key comes first there, so
-  // that a hit runs none (the speculative first stage would run the check).
-  const bool checks_accuracy = run.options.check_accuracy || !run.options.accuracy_target.empty();
-  if (!run.uncacheable && run.config.remote.url.empty() && !checks_accuracy) {
+  note_model_index(run);
+  if (!run.uncacheable && key_beside(run.config, run.options)) {
     key_beside_compile(run);
   } else {
-    run.key = compute_key(run.model, run.options, &run.digests);
+    know_model_digest(run);
+    run.model_sha256 = run.model.sha256;
+    run.key = key::compute_key(run.model, run.options, &run.digests);
   }
+  run.model_index =
+      cache::serialize_model_index(run.index_locations, run.model_sha256, run.index_facts);
   run.out.key = run.key.key;
   run.say("cache: key " + run.key.key + " (" + run.storage.describe() + ")");
 }
@@ -403,8 +438,15 @@ CachedCompile run_phases(cache::LocalStorage& storage, cache::InputDigests& dige
                          const LogSink& log, const WriteProgress& write_progress) {
   CachedRun run(storage, digests, config, given, deliver, log);
   std::optional<CacheKey> known_key;
-  if (auto found =
-          lookup_by_model_index(storage, digests, given, deliver, log, *run.inputs, known_key)) {
+  // A model no digest is known for (new, or changed since) is hashed beside its compile where
+  // a second core takes the hash while the compile goes on; populate looks it up first (most
+  // of a CI re-run's models are hits, worth no parse).
+  const bool beside = deliver == Deliver::output_folder && util::thread_budget() > 1 &&
+                      key_beside(config, given);
+  const UnknownDigest unknown =
+      beside ? UnknownDigest::hash_beside_compile : UnknownDigest::hash_now;
+  if (auto found = lookup_by_model_index(storage, digests, given, deliver, log, *run.inputs,
+                                         known_key, unknown)) {
     return *found;
   }
   run.write_progress = write_progress;
@@ -460,7 +502,7 @@ CachedCompile run_cached(cache::LocalStorage& storage, const CacheConfig& config
 
 CacheKey explain_cache_key(const CompileOptions& options) {
   Model model = read_model(options.model_path, options.limits, Weights::in_table);
-  return pipeline::compute_key(model, options);
+  return key::compute_key(model, options);
 }
 
 CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& config, CacheUse use,

@@ -2,8 +2,9 @@
 # The layering of src/ and cli/ (tests/tools/check_layers.py): no cycle between folders,
 # the storage layer (src/cache) includes only model/, util/ and itself, and the runtime floor
 # (src/runtime) only util/ and itself, a public header counts as the folder it stands on
-# (npucc/cache.h: pipeline), the public types include only model/ and util/, and the cached
-# compile (src/pipeline) nothing of precision/. Runs the check
+# (npucc/cache.h: pipeline), the public types include only model/ and util/, the cached
+# compile (src/pipeline) nothing of precision/, and the key (src/key) only its floors, never
+# included by src/compiler. Runs the check
 # on this tree, then on small planted trees to show it fails, naming the include, on each
 # kind of break (and passes a clean one).
 set -u
@@ -103,6 +104,19 @@ expect_failure pipeline \
   'src/pipeline/cache_key.cpp:2: #include "precision/overflow_prescan.h": the cached compile'
 if grep -q "cache_key.cpp:1:" "$work/err"; then
   fail "pipeline: an allowed include reported: $(cat "$work/err")"
+fi
+
+# The key reaching above its floors (the cached compile, the option table), and the
+# compile including the key; the key's own floors are allowed.
+plant key src/key/key_of.cpp "cache/input_digests.h" "precision/low_graph_opset.h" \
+  "pipeline/cache_lookup.h" "config/option_table.h"
+plant key src/compiler/manifest.cpp "compiler/manifest.h" "key/key_options.h"
+expect_failure key \
+  'src/key/key_of.cpp:3: #include "pipeline/cache_lookup.h": the key (src/key)' \
+  'src/key/key_of.cpp:4: #include "config/option_table.h": the key' \
+  'src/compiler/manifest.cpp:2: #include "key/key_options.h": src/compiler never includes the key'
+if grep -q "key_of.cpp:[12]:\|manifest.cpp:1:" "$work/err"; then
+  fail "key: an allowed include reported: $(cat "$work/err")"
 fi
 
 # Public headers are not exempt: one stands on a folder (npucc/cache.h is the cached

@@ -21,6 +21,9 @@ the include that breaks it:
   - the cached compile, src/pipeline, includes nothing of precision/: the rewrite's
     overflow counts reach it as compiler/overflow_counts.h and util/file_observer.h, so
     it knows how to read input files, not what the rewrite counts in them.
+  - the key, src/key (what decides which entry a request gets), includes only the floors
+    below it (KEY_MAY_INCLUDE) and itself, and src/compiler never includes it: the compile
+    makes the output, the cached compile above both asks the key where to store it.
 Public headers (include/npucc/, "npucc/...") each stand on the floor of the src/ folder
 that implements them (PUBLIC_FLOORS: npucc/cache_config.h is cache, npucc/cache.h is
 pipeline), so including one is including that folder, and the headers' own includes are
@@ -47,6 +50,13 @@ API = "api"
 API_MAY_INCLUDE = ("model", "util")
 PIPELINE = "pipeline"
 PIPELINE_NEVER_INCLUDES = ("precision",)
+KEY = "key"
+# The floors the key stands on: storage (the digest cache), the model, the public types,
+# and what its option rules consult (the samples' digest, the runtime's identity, the
+# opset and pass tables, the low graph's opset).
+KEY_MAY_INCLUDE = ("accuracy", "api", "cache", "model", "opset", "passes", "precision",
+                   "runtime", "util")
+KEY_NEVER_INCLUDED_BY = ("compiler",)
 RUNTIME = "runtime"
 RUNTIME_MAY_INCLUDE = ("util",)
 REPORT = "report"
@@ -289,6 +299,21 @@ def pipeline_violations(includes):
     return out
 
 
+def key_violations(includes):
+    out = []
+    for path, number, name, source, target in includes:
+        if source == KEY and target != KEY and target not in KEY_MAY_INCLUDE:
+            out.append('%s:%d: #include "%s": the key (src/%s) includes only the floors below it '
+                       '(%s) and itself, not %s/' % (path, number, name, KEY,
+                                                    ", ".join(f + "/" for f in KEY_MAY_INCLUDE),
+                                                    target))
+        if source in KEY_NEVER_INCLUDED_BY and target == KEY:
+            out.append('%s:%d: #include "%s": src/%s never includes the key (src/%s): the '
+                       'cached compile asks the key, the compile makes the output' % (
+                           path, number, name, source, KEY))
+    return out
+
+
 def api_violations(includes):
     out = []
     for path, number, name, source, target in includes:
@@ -334,17 +359,19 @@ def main(argv):
     problems = (cycle_violations(includes) + storage_violations(includes) +
                 runtime_violations(includes) + api_violations(includes) +
                 pipeline_violations(includes) + report_violations(includes) +
-                storage_reach_violations(root))
+                key_violations(includes) + storage_reach_violations(root))
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)
     if problems:
         return 1
     folders = {source for _, _, _, source, _ in includes}
     print("check_layers: %d includes of %d folders: no cycle, storage includes only %s, "
-          "runtime only %s, report only %s, the public types only %s, pipeline none of %s" % (
+          "runtime only %s, report only %s, the public types only %s, pipeline none of %s, "
+          "key only %s and not included by %s" % (
               len(includes), len(folders), ", ".join(STORAGE_MAY_INCLUDE),
-              ", ".join(RUNTIME_MAY_INCLUDE), ", ".join(REPORT_MAY_INCLUDE), ", ".join(API_MAY_INCLUDE),
-              ", ".join(PIPELINE_NEVER_INCLUDES)))
+              ", ".join(RUNTIME_MAY_INCLUDE), ", ".join(REPORT_MAY_INCLUDE),
+              ", ".join(API_MAY_INCLUDE), ", ".join(PIPELINE_NEVER_INCLUDES),
+              ", ".join(KEY_MAY_INCLUDE), ", ".join(KEY_NEVER_INCLUDED_BY)))
     return 0
 
 

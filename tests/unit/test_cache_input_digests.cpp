@@ -1,6 +1,6 @@
 #include "cache/input_digests.h"
 #include "cache/local_storage.h"
-#include "pipeline/input_digest.h"
+#include "key/input_digest.h"
 #include "test_support.h"
 #include "util/fd.h"
 #include "util/file_io.h"
@@ -45,12 +45,12 @@ fs::path settled_file() {
   return path;
 }
 
-// The file's digest as a compile finds it (pipeline/input_digest.h), opened anew each
+// The file's digest as a compile finds it (key/input_digest.h), opened anew each
 // time, and whether it came from its recorded digest; nullopt when it could not be had.
 std::optional<InputDigest> digest(InputDigests& digests, const fs::path& path) {
   auto file = npucc::util::InputFile::open(path, npucc::util::InputFile::Links::follow).value();
   InputDigest out = digests.look_up(file->fd());
-  auto sha256 = npucc::pipeline::digest_of_input(file, &digests);
+  auto sha256 = npucc::key::digest_of_input(file, &digests);
   if (!sha256) {
     return std::nullopt;
   }

@@ -1,6 +1,6 @@
+#include "key/cache_key.h"
 #include "model/weight_store.h"
 #include "npucc/model.h"
-#include "pipeline/cache_key.h"
 #include "precision/float_convert.h"
 #include "precision/overflow_prescan.h"
 #include "test_support.h"
@@ -164,12 +164,12 @@ TEST_SUITE("npucc::precision::OverflowPrescan") {
     options.model_path = dir / "m.onnx";
     auto raw = *npucc::model::raw_bytes(read.proto.graph().initializer(0));
     for (auto where :
-         {npucc::pipeline::HashOn::second_thread, npucc::pipeline::HashOn::this_thread}) {
+         {npucc::key::HashOn::second_thread, npucc::key::HashOn::this_thread}) {
       OverflowPrescan prescan(read.proto);
-      npucc::pipeline::KeyHashing key(read, options, where, nullptr, &prescan);
+      npucc::key::KeyHashing key(read, options, where, nullptr, &prescan);
       CHECK(prescanned_overflows({&prescan}, raw, onnx::TensorProto::FLOAT16) ==
             npucc::precision::count_half_overflows(values.data(), values.size()));
-      CHECK(key.get().key == npucc::pipeline::compute_key(read, options).key);
+      CHECK(key.get().key == npucc::key::compute_key(read, options).key);
       npucc::precision::OverflowAssumption assumption;
       CHECK(prescanned_overflows({&prescan, &assumption}, raw, onnx::TensorProto::FLOAT16) == 0);
       CHECK(assumption.assumed());

@@ -1,14 +1,18 @@
+#include "key/key_options.h"
+
+#include "accuracy/checked.h"
 #include "accuracy/samples.h"
 #include "npucc/compile.h"
 #include "passes/registry.h"
-#include "runtime/ort_session.h"
 #include "precision/low_graph_opset.h"
 
 #include <nlohmann/json.hpp>
 
 namespace npucc {
 
-std::string canonical_options(const CompileOptions& options) {
+namespace key {
+
+std::string canonical_text(const CompileOptions& options, const std::string& runtime) {
   // nlohmann::json objects keep keys sorted, so the dump is canonical.
   nlohmann::json shapes = nlohmann::json::object();
   for (const auto& shape : options.input_shapes) {
@@ -24,7 +28,7 @@ std::string canonical_options(const CompileOptions& options) {
   };
   // Precision: every field that changes high/low/emulation output. The mixlist by content.
   // Of accelerate_train_mode only the TYPE: its trigger and ratio (the schedule) change no
-  // byte of a graph, and the manifest states them (compiler/key_options.h).
+  // byte of a graph, and the manifest states them (key/key_options.h).
   out["precision"] = {
       {"accelerate_train_mode_type",
        options.accelerate_train_mode ? options.accelerate_train_mode->type_name() : ""},
@@ -39,11 +43,11 @@ std::string canonical_options(const CompileOptions& options) {
       {"fast1_low_graph_opset", precision::k_bfloat16_opset},
   };
   // Only with the check, so that the keys of compiles without it stay as they were.
-  if (options.check_accuracy || !options.accuracy_target.empty()) {
+  if (accuracy::is_checked(options)) {
     out["accuracy"] = {{"samples_sha256", options.sample_inputs.empty()
                                               ? std::string("random")
                                               : accuracy::samples_digest(options.sample_inputs)},
-                       {"runtime", runtime::detail::library_identity()}};
+                       {"runtime", runtime}};
     // Only when given, so that the keys of checks without them stay as they were.
     if (!options.validation_inputs.empty()) {
       out["accuracy"]["validation_sha256"] =
@@ -64,6 +68,12 @@ std::string canonical_options(const CompileOptions& options) {
     }
   }
   return out.dump();
+}
+
+} // namespace key
+
+std::string canonical_options(const CompileOptions& options) {
+  return key::canonical_text(options, key::runtime_identity(options));
 }
 
 } // namespace npucc

@@ -1,16 +1,17 @@
-#include "pipeline/cache_key.h"
+#include "key/cache_key.h"
 
+#include "accuracy/checked.h"
+#include "key/input_digest.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/version.h"
-#include "pipeline/input_digest.h"
 #include "runtime/ort_session.h"
 #include "util/build_identity.h"
 #include "util/sha256.h"
 
 #include <algorithm>
 
-namespace npucc::pipeline {
+namespace npucc::key {
 
 namespace {
 
@@ -21,10 +22,9 @@ sorted_external(std::vector<std::pair<std::string, std::filesystem::path>> exter
   return external;
 }
 
-// The key, given each external file's digest and size (in sorted_external order).
-CacheKey key_from(const ModelIdentity& model, const compiler::KeyOptions& options,
-                  const std::vector<std::pair<std::string, std::filesystem::path>>& external,
-                  const std::vector<std::string>& digests, uint64_t external_bytes) {
+// The key of the identity and the options as the key sees them.
+CacheKey key_from(const ModelIdentity& model, const KeyOptions& options,
+                  const KeyDigests& digests) {
   CacheKey key;
   key.components.push_back({"format", util::sha256_hex(k_key_salt), k_key_salt});
   key.components.push_back({"compiler", util::sha256_hex(k_version), k_version});
@@ -35,12 +35,12 @@ CacheKey key_from(const ModelIdentity& model, const compiler::KeyOptions& option
   key.components.push_back(
       {"model", model.sha256, model.file_name + ", " + std::to_string(model.bytes) + " bytes"});
   util::Sha256 external_hash;
-  for (size_t i = 0; i < external.size(); ++i) {
-    external_hash.update(external[i].first + "\n" + digests[i] + "\n");
+  for (const auto& [location, sha256] : digests.external) {
+    external_hash.update(location + "\n" + sha256 + "\n");
   }
-  key.components.push_back(
-      {"external", external_hash.hex_digest(),
-       std::to_string(external.size()) + " file(s), " + std::to_string(external_bytes) + " bytes"});
+  key.components.push_back({"external", external_hash.hex_digest(),
+                            std::to_string(digests.external.size()) + " file(s), " +
+                                std::to_string(digests.external_bytes) + " bytes"});
 
   key.components.push_back({"options", util::sha256_hex(options.canonical), options.canonical});
   key.not_in_key = options.not_in_key;
@@ -75,20 +75,21 @@ ModelIdentity identity_of(const Model& model) {
   for (const auto& file : model.external_files) {
     identity.external.emplace_back(file.location, file.path);
   }
+  identity.facts = key_facts(model.proto);
   return identity;
 }
 
-CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
-                cache::InputDigests* digests, util::InputFiles& inputs) {
-  auto external = sorted_external(model.external);
-  std::vector<std::string> sha256;
-  uint64_t external_bytes = 0;
-  for (const auto& entry : external) {
+// The digests of the identity's external files, found through `digests` (or hashed).
+KeyDigests digests_of(const ModelIdentity& model, const CompileOptions& options,
+                      cache::InputDigests* digests, util::InputFiles& inputs) {
+  KeyDigests out;
+  for (const auto& entry : sorted_external(model.external)) {
     std::shared_ptr<util::InputFile> file = open_external(inputs, entry.second);
-    sha256.push_back(digest_of_input(file, digests).value());
-    external_bytes += file->stamp().size;
+    out.external.emplace_back(entry.first, digest_of_input(file, digests).value());
+    out.external_bytes += file->stamp().size;
   }
-  return key_from(model, options, external, sha256, external_bytes);
+  out.runtime = runtime_identity(options);
+  return out;
 }
 
 // With an accuracy check the key holds the runtime library's SHA-256 (its identity,
@@ -96,7 +97,7 @@ CacheKey key_of(const ModelIdentity& model, const compiler::KeyOptions& options,
 // file's does, so a compile reads the 40 MB library only when its stamp changed. Without the
 // digest cache (or when this fails) library_identity reads it itself, once per process.
 void know_runtime_digest(const CompileOptions& options, cache::InputDigests* digests) {
-  if (digests == nullptr || (!options.check_accuracy && options.accuracy_target.empty())) {
+  if (digests == nullptr || !accuracy::is_checked(options)) {
     return;
   }
   const std::filesystem::path library = runtime::detail::library_file();
@@ -116,47 +117,88 @@ void know_runtime_digest(const CompileOptions& options, cache::InputDigests* dig
 
 } // namespace
 
+CacheKey key_of(const CompileOptions& request, const ModelIdentity& model,
+                const KeyDigests& digests) {
+  return key_from(model, key_options(request, model.facts ? &*model.facts : nullptr,
+                                     digests.runtime),
+                  digests);
+}
+
 CacheKey compute_key(const Model& model, const CompileOptions& options,
                      cache::InputDigests* digests) {
   know_runtime_digest(options, digests);
-  return key_of(identity_of(model), compiler::key_options(options, model.proto), digests,
-                *inputs_of(model));
+  const ModelIdentity identity = identity_of(model);
+  return key_of(options, identity, digests_of(identity, options, digests, *inputs_of(model)));
 }
 
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
                      cache::InputDigests* digests, util::InputFiles& inputs) {
   know_runtime_digest(options, digests);
-  return key_of(model, compiler::key_options(options, model.facts ? &*model.facts : nullptr),
-                digests, inputs);
+  return key_of(options, model, digests_of(model, options, digests, inputs));
 }
 
 KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
                        cache::InputDigests* digests, util::FileObserver* observer)
-    : m_model(identity_of(model)), m_options(compiler::key_options(options, model.proto)),
+    : m_model(identity_of(model)), m_request(options),
       m_external(sorted_external(m_model.external)), m_digests(digests) {
   std::shared_ptr<util::InputFiles> inputs = inputs_of(model);
+  std::vector<std::shared_ptr<const util::InputFile>> scanned;
+  if (m_model.sha256.empty()) {
+    m_model_file = inputs->find(model.path);
+    if (!m_model_file) {
+      throw Error("internal error: " + model.path.string() + " was read without its file");
+    }
+    m_model_stamp = m_model_file->stamp();
+    m_why_model_hashed = digests ? digests->look_up(m_model_file->fd()).why_hashed : "";
+    scanned.push_back(m_model_file);
+  }
   for (const auto& entry : m_external) {
     m_files.push_back(open_external(*inputs, entry.second));
+    scanned.push_back(m_files.back());
   }
-  m_scan = std::make_unique<util::InputScan>(m_files, observer,
+  m_scan = std::make_unique<util::InputScan>(scanned, observer,
                                              where == HashOn::this_thread
                                                  ? util::InputScan::On::this_thread
                                                  : util::InputScan::On::second_thread);
 }
 
-CacheKey KeyHashing::get() {
-  std::vector<util::InputScan::Hashed> hashed = m_scan->wait();
-  std::vector<std::string> digests;
-  uint64_t total = 0;
-  for (size_t i = 0; i < m_files.size(); ++i) {
-    digests.push_back(hashed[i].sha256);
-    total += hashed[i].bytes;
+KeyDigests KeyHashing::take_digests(const std::vector<util::InputScan::Hashed>& hashed) {
+  const size_t first = m_model_file ? 1 : 0;
+  if (m_model_file) {
+    // A write while it was read: the digest may stand for no version of the file.
+    if (util::stamp_of(m_model_file->fd()) != m_model_stamp) {
+      throw Error(m_model_file->path().string() +
+                      ": changed while npucc read it for the cache key",
+                  "compile again once nothing writes to it");
+    }
+    m_model.sha256 = hashed.front().sha256;
+    m_model_file->set_sha256(m_model.sha256);
     if (m_digests) {
-      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(), digests.back(),
+      m_digests->record(m_model_file->fd(), m_model_stamp, m_scan->started_ns(), m_model.sha256,
+                        m_why_model_hashed.empty() ? "read by the compile" : m_why_model_hashed);
+    }
+  }
+  KeyDigests digests;
+  for (size_t i = 0; i < m_files.size(); ++i) {
+    const util::InputScan::Hashed& file = hashed[first + i];
+    digests.external.emplace_back(m_external[i].first, file.sha256);
+    digests.external_bytes += file.bytes;
+    if (m_digests) {
+      m_digests->record(m_files[i]->fd(), m_files[i]->stamp(), m_scan->started_ns(), file.sha256,
                         "read by the compile");
     }
   }
-  return key_from(m_model, m_options, m_external, digests, total);
+  return digests;
 }
 
-} // namespace npucc::pipeline
+CacheKey KeyHashing::get() {
+  KeyDigests digests = take_digests(m_scan->wait());
+  digests.runtime = runtime_identity(m_request);
+  return key_of(m_request, m_model, digests);
+}
+
+const std::string& KeyHashing::model_sha256() const {
+  return m_model.sha256;
+}
+
+} // namespace npucc::key

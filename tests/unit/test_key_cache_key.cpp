@@ -1,11 +1,11 @@
-#include "pipeline/cache_key.h"
+#include "key/cache_key.h"
 #include "test_support.h"
 #include "util/file_io.h"
 
 #include <doctest/doctest.h>
 
 namespace fs = std::filesystem;
-using namespace npucc::pipeline;
+using namespace npucc::key;
 
 namespace {
 
@@ -23,7 +23,7 @@ fs::path relu_model(const char* folder, std::string& bytes) {
 
 } // namespace
 
-TEST_SUITE("npucc::pipeline::CacheKey") {
+TEST_SUITE("npucc::key::CacheKey") {
   TEST_CASE("the parse-free identity gives the same key as the parsed model") {
     std::string bytes;
     const fs::path path = relu_model("key", bytes);

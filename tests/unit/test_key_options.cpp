@@ -1,5 +1,5 @@
-#include "compiler/key_options.h"
 #include "compiler/manifest.h"
+#include "key/key_options.h"
 #include "passes/registry.h"
 #include "test_support.h"
 
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 using npucc::CompileOptions;
-using npucc::compiler::key_options;
-using npucc::compiler::KeyOptions;
+using npucc::key::key_options;
+using npucc::key::KeyOptions;
 
 namespace {
 
@@ -47,7 +47,7 @@ KeyOptions with_shape(const onnx::ModelProto& model, const std::string& shapes) 
 
 } // namespace
 
-TEST_SUITE("npucc::compiler::KeyOptions") {
+TEST_SUITE("npucc::key::KeyOptions") {
   TEST_CASE("the schedule is not part of the key; the type is") {
     const auto model = model_at(17);
     const KeyOptions step_09 = key_options(with_mode("fast|step|0.9"), model);
@@ -115,9 +115,9 @@ TEST_SUITE("npucc::compiler::KeyOptions") {
     SUBCASE("without the model nothing is judged: the shapes stay") {
       CompileOptions options;
       options.input_shapes = npucc::parse_input_shapes("x:1,3");
-      CHECK(npucc::compiler::key_options_need_model(options));
+      CHECK(npucc::key::key_options_need_model(options));
       CHECK(key_options(options, nullptr).canonical != plain);
-      CHECK_FALSE(npucc::compiler::key_options_need_model(with_mode("fast|step")));
+      CHECK_FALSE(npucc::key::key_options_need_model(with_mode("fast|step")));
     }
   }
 
@@ -208,11 +208,11 @@ TEST_SUITE("npucc::compiler::KeyOptions") {
   }
 }
 
-TEST_SUITE("npucc::compiler::KeyFacts") {
-  using npucc::compiler::key_facts;
-  using npucc::compiler::key_facts_text;
-  using npucc::compiler::KeyFacts;
-  using npucc::compiler::parse_key_facts;
+TEST_SUITE("npucc::key::KeyFacts") {
+  using npucc::key::key_facts;
+  using npucc::key::key_facts_text;
+  using npucc::key::KeyFacts;
+  using npucc::key::parse_key_facts;
 
   TEST_CASE("facts kept as text key every request as the model itself does") {
     for (int opset : {17, 22}) {

@@ -1,16 +1,18 @@
-#include "compiler/key_options.h"
+#include "key/key_options.h"
 
+#include "accuracy/checked.h"
 #include "npucc/error.h"
 #include "opset/raise_opset.h"
 #include "passes/registry.h"
 #include "precision/low_graph_opset.h"
+#include "runtime/ort_session.h"
 #include "util/hex.h"
 #include "util/strings.h"
 
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-namespace npucc::compiler {
+namespace npucc::key {
 
 namespace {
 
@@ -140,15 +142,6 @@ bool input_shape_is_declared(const KeyFacts& model, const InputShape& shape) {
   return true;
 }
 
-const std::string& options_component(const CacheKey& key) {
-  for (const auto& component : key.components) {
-    if (component.name == "options") {
-      return component.value;
-    }
-  }
-  throw Error("internal error: a cache key without its options component");
-}
-
 bool key_options_need_model(const CompileOptions& options) {
   return !options.input_shapes.empty() || options.target_opset != 0;
 }
@@ -159,6 +152,15 @@ KeyOptions key_options(const CompileOptions& options, const onnx::ModelProto& mo
 }
 
 KeyOptions key_options(const CompileOptions& options, const KeyFacts* model) {
+  return key_options(options, model, runtime_identity(options));
+}
+
+std::string runtime_identity(const CompileOptions& options) {
+  return accuracy::is_checked(options) ? runtime::detail::library_identity() : std::string();
+}
+
+KeyOptions key_options(const CompileOptions& options, const KeyFacts* model,
+                       const std::string& runtime) {
   KeyOptions out;
   CompileOptions keyed = options;
   if (options.accelerate_train_mode) {
@@ -180,8 +182,8 @@ KeyOptions key_options(const CompileOptions& options, const KeyFacts* model) {
                               "the default pipeline: keyed as if --passes were not given"});
     keyed.passes.clear();
   }
-  out.canonical = canonical_options(keyed);
+  out.canonical = canonical_text(keyed, runtime);
   return out;
 }
 
-} // namespace npucc::compiler
+} // namespace npucc::key

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace npucc::pipeline {
+namespace npucc::key {
 
 // The SHA-256 of an open input file (a model, its external data), known once: the file's own
 // when a reader set it (InputFile::sha256), else the digest cache's record when its stamp
@@ -17,4 +17,4 @@ namespace npucc::pipeline {
 util::Expected<std::string> digest_of_input(const std::shared_ptr<util::InputFile>& file,
                                             cache::InputDigests* digests);
 
-} // namespace npucc::pipeline
+} // namespace npucc::key

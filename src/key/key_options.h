@@ -29,7 +29,7 @@
 // Each is dropped only where the compile with and without it behaves alike, errors
 // included: an option that would fail (an input the model lacks, an opset above what
 // npucc raises to) stays in the key.
-namespace npucc::compiler {
+namespace npucc::key {
 
 struct KeyOptions {
   std::string canonical; // canonical_options() of the request without its no-ops
@@ -53,20 +53,27 @@ std::optional<KeyFacts> parse_key_facts(const std::string& text);
 
 // `model`: the facts of the model as read; nullptr when only its bytes' digest is known
 // (a hit through a model index without them), where options that need the model to be
-// judged (key_options_need_model) stay in the key.
+// judged (key_options_need_model) stay in the key. `runtime`: the identity of the runtime
+// an accuracy check runs in (runtime_identity), keyed only when the check runs.
+KeyOptions key_options(const CompileOptions& options, const KeyFacts* model,
+                       const std::string& runtime);
+// key_options with this process's runtime identity.
 KeyOptions key_options(const CompileOptions& options, const KeyFacts* model);
 // key_options of the model's facts.
 KeyOptions key_options(const CompileOptions& options, const onnx::ModelProto& model);
+
+// The runtime an accuracy check of `options` runs in, as the key names it
+// (runtime::detail::library_identity); "" when accuracy is not checked.
+std::string runtime_identity(const CompileOptions& options);
+
+// canonical_options() with `runtime` as the runtime's identity: the options component's text.
+std::string canonical_text(const CompileOptions& options, const std::string& runtime);
 
 // Whether key_options needs the model itself for these options: without it, their key
 // could differ from the one the model gives.
 bool key_options_need_model(const CompileOptions& options);
 
-// The value of a key's "options" component (its canonical JSON): what an entry's header
-// and manifest record as its options. Throws npucc::Error when the key has none.
-const std::string& options_component(const CacheKey& key);
-
 // Whether `shape` changes nothing of the model's declared input of that name.
 bool input_shape_is_declared(const KeyFacts& model, const InputShape& shape);
 
-} // namespace npucc::compiler
+} // namespace npucc::key
