@@ -64,6 +64,21 @@ std::string drift_document(const precision::PrecisionBuild& variants,
   return drift.dump(2) + "\n";
 }
 
+// The report of the first run: both graphs on every search and validation set.
+accuracy::AccuracyReport first_report(const CheckSets& sets, const SampleRunner& search,
+                                      const SampleRunner& validation, const std::string& emulates,
+                                      const std::string& runtime) {
+  accuracy::AccuracyReport report;
+  report.inputs = sets.search.origin;
+  report.samples = search.sets();
+  report.compared = "emulation";
+  report.emulates = emulates;
+  report.runtime = runtime;
+  report.runs = 2 * (search.sets() + validation.sets());
+  report.sources = sets.search.sources;
+  return report;
+}
+
 } // namespace
 
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
@@ -115,14 +130,8 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
     return on.measure(what, file.source());
   };
 
-  accuracy::AccuracyReport report;
-  report.inputs = sets.search.origin;
-  report.samples = search.sets();
-  report.compared = "emulation";
-  report.emulates = low->precision;
-  report.runtime = runtime->version();
-  report.runs = 2 * (search.sets() + validation.sets());
-  report.sources = sets.search.sources;
+  accuracy::AccuracyReport report =
+      first_report(sets, search, validation, low->precision, runtime->version());
   AccuracyOutcome outcome;
   nlohmann::json repair;
   if (!target.empty() &&

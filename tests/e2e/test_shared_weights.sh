@@ -83,32 +83,38 @@ EOF
 # resolving weights.data, numpy; nothing of npucc's): every weight of high.onnx and low.onnx
 # named as one of the original's (an initializer, or a Constant node's output) holds its
 # values: exactly, or as numpy's float16 rounding of them where the low graph stores it
-# float16. Each graph must hold at least one such weight, so the check cannot pass empty.
+# float16. Each graph must hold at least one such weight, so the check cannot pass empty; with
+# a third argument "float16", low.onnx must hold at least one weight stored float16
+# (--low-precision-weights), so the rounding branch is exercised too.
 check_weights() {
-  /usr/bin/python3 - "$1" "$2" <<'EOF'
+  /usr/bin/python3 - "$1" "$2" "${3:-}" <<'EOF'
 import os, sys
 import numpy as np
 import onnx
 from onnx import numpy_helper
-out, original = sys.argv[1], onnx.load(sys.argv[2])
+out, original, want_float16 = sys.argv[1], onnx.load(sys.argv[2]), sys.argv[3] == "float16"
 reference = {t.name: numpy_helper.to_array(t) for t in original.graph.initializer}
 for node in original.graph.node:
     for attribute in node.attribute:
         if node.op_type == "Constant" and attribute.name == "value":
             reference[node.output[0]] = numpy_helper.to_array(attribute.t)
 for role in ("high", "low"):
-    matched = 0
+    matched = rounded = 0
     for t in onnx.load(os.path.join(out, role + ".onnx")).graph.initializer:
         if t.name not in reference:
             continue
         value, want = numpy_helper.to_array(t), reference[t.name]
         if value.dtype == np.float16 and want.dtype == np.float32:
             want = want.astype(np.float16)
+            rounded += 1
         assert value.dtype == want.dtype and value.shape == want.shape, (role, t.name, value.dtype, want.dtype)
         assert np.array_equal(value, want, equal_nan=True), (role, t.name, "values differ from the original's")
         matched += 1
     assert matched > 0, role + ".onnx: no weight named as one of the original's"
-    print("%s %s: %d weights hold the original's values" % (os.path.basename(out), role, matched))
+    if role == "low" and want_float16:
+        assert rounded > 0, "low.onnx: no weight stored float16 (--low-precision-weights)"
+    print("%s %s: %d weights hold the original's values (%d as float16)" % (
+        os.path.basename(out), role, matched, rounded))
 EOF
 }
 
@@ -127,6 +133,13 @@ for entry in "${cases[@]}"; do
   done
   check_layout "$work/$name.shared" || fail "$name: shared layout"
   check_weights "$work/$name.shared" "$models/$model" || fail "$name: weights against the original"
+  if "$NPUCC" compile "$models/$model" -o "$work/$name.lpw" --no-cache --low-precision-weights \
+    --accelerate-train-mode 'fast|step' >"$work/$name.log" 2>&1; then
+    check_weights "$work/$name.lpw" "$models/$model" float16 ||
+      fail "$name: --low-precision-weights' float16 weights against the original's rounding"
+  else
+    fail "$name (--low-precision-weights) did not compile: $(cat "$work/$name.log")"
+  fi
   [ ! -e "$work/$name.self/weights.data" ] || fail "$name: --self-contained wrote weights.data"
   shared_bytes=$(du -cb "$work/$name.shared"/*.onnx "$work/$name.shared"/*.data | tail -1 | cut -f1)
   self_bytes=$(du -cb "$work/$name.self"/*.onnx | tail -1 | cut -f1)

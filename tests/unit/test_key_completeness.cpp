@@ -41,10 +41,14 @@ std::string key_with(const CompileOptions& request, const std::string& runtime =
 
 // Two values of a row (texts, or for a file row the two contents of its file), and whether
 // the row counts only when accuracy is checked (the request then checks it).
+// An empty value stands for the row not given (a row with one value, such as
+// --accuracy-report nodes); `given` names another row the request holds first, for a row
+// that counts only beside it (--drift-threshold beside --accuracy-report nodes).
 struct Variation {
   std::string a;
   std::string b;
   bool with_check = false;
+  std::pair<std::string, std::string> given = {};
 };
 
 // Two values for each keyed row: a new keyed row needs its pair here, or the test fails
@@ -70,6 +74,8 @@ const std::map<std::string, Variation>& variations() {
       {"allow-nonfinite-samples", {"false", "true", true}},
       {"validation-inputs", {"validation A", "validation B", true}},
       {"accuracy-target", {"cosine>=0.99", "cosine>=0.999"}},
+      {"accuracy-report", {"", "nodes", true}},
+      {"drift-threshold", {"0.9999", "0.99", true, {"accuracy-report", "nodes"}}},
   };
   return table;
 }
@@ -98,9 +104,23 @@ CompileOptions applied_file(const OptionRow& row, const fs::path& path, const st
   return applied(row, path.string(), with_check);
 }
 
+// The request with the variation's other row (if any), then `text` for `row` (if given).
+CompileOptions applied_in(const OptionRow& row, const std::string& text, const Variation& values) {
+  CompileOptions request;
+  request.check_accuracy = values.with_check;
+  if (!values.given.first.empty()) {
+    const OptionRow& other = *npucc::config::find_option(values.given.first);
+    other.apply(other, values.given.second, request);
+  }
+  if (!text.empty()) {
+    row.apply(row, text, request);
+  }
+  return request;
+}
+
 void check_keyed_by_value(const OptionRow& row, const Variation& values) {
-  CHECK_MESSAGE(key_with(applied(row, values.a, values.with_check)) !=
-                    key_with(applied(row, values.b, values.with_check)),
+  CHECK_MESSAGE(key_with(applied_in(row, values.a, values)) !=
+                    key_with(applied_in(row, values.b, values)),
                 "--" << row.name << " is declared keyed by value, but " << values.a << " and "
                      << values.b << " give one key");
 }
