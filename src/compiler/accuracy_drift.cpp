@@ -4,6 +4,7 @@
 #include "compiler/accuracy_repair.h"
 #include "compiler/runtime_graph_file.h"
 #include "npucc/error.h"
+#include "runtime/tensor.h"
 #include "util/parallel.h"
 
 #include <chrono>
@@ -59,6 +60,16 @@ nlohmann::json measure_drift_values(DriftGraphs graphs,
       {graphs.low_what, low_file.source(), names}, samples,
       [&](int64_t, const runtime::TensorSet& high_values, const runtime::TensorSet& low_values) {
         const auto fold_start = std::chrono::steady_clock::now();
+        for (size_t v = 0; v < figures.size(); ++v) { // named here: fold_drift knows no roles
+          if (high_values[v].shape != low_values[v].shape) {
+            throw Error("value '" + names[v] + "' is " +
+                            runtime::describe(high_values[v].type, high_values[v].shape) + " in " +
+                            graphs.high_what + " and " +
+                            runtime::describe(low_values[v].type, low_values[v].shape) + " in " +
+                            graphs.low_what,
+                        "a drift report compares values of the same shape under the same name");
+          }
+        }
         util::parallel_for(figures.size(), [&](size_t v) {
           accuracy::fold_drift(figures[v], high_values[v], low_values[v]);
         });

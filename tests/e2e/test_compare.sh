@@ -132,6 +132,30 @@ bad low-reference "input 'x': the reference takes float16" "$m/f16_io.onnx" "$m/
 bad run-word "--run" "$m/ref.onnx" "$m/f16.onnx" --run fast "${S[@]}"
 bad bad-target "--accuracy-target" "$m/ref.onnx" "$m/f16.onnx" --accuracy-target 'cosine>>1' "${S[@]}"
 bad bf16-plain "the candidate" "$m/ref.onnx" "$m/bf16.onnx" --run plain "${S[@]}"
+# The same name, another shape (a float16 candidate reshaping its inner value otherwise).
+"$PY" - "$work" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper, numpy_helper
+def model(inner, low):
+    src = "x_low" if low else "x"
+    nodes = [helper.make_node("Cast", ["x"], ["x_low"], to=T.FLOAT16)] if low else []
+    nodes += [helper.make_node("Reshape", [src, "s1"], ["t"]), helper.make_node("Relu", ["t"], ["u"]),
+              helper.make_node("Reshape", ["u", "s2"], ["y_low" if low else "y"])]
+    nodes += [helper.make_node("Cast", ["y_low"], ["y"], to=T.FLOAT)] if low else []
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [4, 8])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [4, 8])],
+                              [numpy_helper.from_array(np.array(inner, np.int64), "s1"),
+                               numpy_helper.from_array(np.array([4, 8], np.int64), "s2")])
+    made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    made.ir_version = 8
+    return made
+onnx.save(model([32], False), sys.argv[1] + "/shape_ref.onnx")
+onnx.save(model([2, 16], True), sys.argv[1] + "/shape_cand.onnx")
+PYEOF
+bad drift-shape "value 't' is float32[32] in the reference and float32[2,16] in the candidate's emulation" \
+  "$work/shape_ref.onnx" "$work/shape_cand.onnx" --accuracy-report nodes
 no_graph_files_left "bad input"
 echo "ok: bad input"
 
