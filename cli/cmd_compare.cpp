@@ -3,6 +3,8 @@
 #include "config/option_table.h"
 #include "npucc/error.h"
 #include "progress.h"
+#include "report/drift_plot_file.h"
+#include "util/file_io.h"
 #include "util/interrupt.h"
 #include "util/strings.h"
 
@@ -23,6 +25,10 @@ struct CompareArgs {
   std::string max_memory;
   std::vector<std::string> input_shapes;
   bool json = false;
+  std::string accuracy_report; // "nodes": the per-value drift report
+  std::string drift_threshold;
+  std::string drift_json;    // FILE: the drift report written there too (implies nodes)
+  std::string accuracy_plot; // FILE.svg: the drift report drawn there (implies nodes)
 };
 
 // A value given to one of the compile's options, read by its row of the option table: the
@@ -57,9 +63,83 @@ compare::CompareOptions compare_options(const CompareArgs& args) {
   if (!args.max_memory.empty()) {
     apply_row("max-memory", args.max_memory, options.measure);
   }
+  // A drift file or picture asked for is made: each implies the report, as on compile.
+  const bool drift_asked =
+      !args.accuracy_report.empty() || !args.drift_json.empty() || !args.accuracy_plot.empty();
+  if (drift_asked) {
+    apply_row("accuracy-report", args.accuracy_report.empty() ? "nodes" : args.accuracy_report,
+              options.measure);
+  }
+  if (!args.drift_threshold.empty()) {
+    if (!drift_asked) {
+      throw usage_error("--drift-threshold sets where the drift report calls a value out, and "
+                        "no drift report is asked for",
+                        "add --accuracy-report nodes, or drop --drift-threshold");
+    }
+    apply_row("drift-threshold", args.drift_threshold, options.measure);
+  }
   options.run =
       args.run == "plain" ? compare::CandidateRun::plain : compare::CandidateRun::emulated;
   return options;
+}
+
+// --accuracy-report nodes and what goes with it, named as on npucc compile.
+void add_drift_options(CLI::App& command, CompareArgs& args) {
+  command
+      .add_option("--accuracy-report", args.accuracy_report,
+                  "nodes: also measure every value the candidate stores that the reference "
+                  "computes under the same name (cosine, max abs error, flush and overflow "
+                  "shares, range), named where the drift begins (JSON: \"drift\")")
+      ->check(CLI::IsMember({"nodes"}));
+  command.add_option("--drift-threshold", args.drift_threshold,
+                     "the cosine below which --accuracy-report nodes calls a value out "
+                     "(default: 0.9999)");
+  command.add_option("--drift-json", args.drift_json,
+                     "also write the drift report to this file (format npucc-drift; implies "
+                     "--accuracy-report nodes)")
+      ->type_name("FILE");
+  command.add_option("--accuracy-plot", args.accuracy_plot,
+                     "draw the drift report as an SVG picture to this file (implies "
+                     "--accuracy-report nodes; npucc-inspect(1), DRIFT PICTURE)")
+      ->type_name("FILE.svg");
+}
+
+// --drift-json: replaces only a file that is missing or a drift report (one npucc wrote): any
+// other file of that name is likely a slip, and is left as it is.
+void write_drift_json(const nlohmann::json& drift, const std::string& file) {
+  std::error_code error;
+  if (std::filesystem::exists(std::filesystem::symlink_status(file, error))) {
+    const auto existing = std::filesystem::is_regular_file(file, error)
+                              ? nlohmann::json::parse(util::read_file(file), nullptr, false)
+                              : nlohmann::json();
+    const auto format = existing.is_object() ? existing.find("format") : existing.end();
+    if (format == existing.end() || *format != "npucc-drift") {
+      throw Error(file + ": exists and is not a drift report; not replaced",
+                  "name a new file, or remove this one first");
+    }
+  }
+  util::write_file_atomic(file, drift.dump(2) + "\n", util::Durability::unsynced);
+}
+
+void write_drift_files(const CompareArgs& args, const compare::CompareResult& result,
+                       const GlobalOptions& global) {
+  if (!result.report.contains("drift")) {
+    return;
+  }
+  const auto& drift = result.report.at("drift");
+  std::ostream& say = args.json ? std::cerr : std::cout;
+  if (!args.drift_json.empty()) {
+    write_drift_json(drift, args.drift_json);
+    if (!global.quiet) {
+      say << "  drift report: " << util::printable(args.drift_json) << "\n";
+    }
+  }
+  if (!args.accuracy_plot.empty()) {
+    const std::string drawn = report::write_drift_plot(drift, args.accuracy_plot);
+    if (!global.quiet) {
+      say << "  drift picture: " << util::printable(args.accuracy_plot) << " (" << drawn << ")\n";
+    }
+  }
 }
 
 void add_compare_options(CLI::App& command, CompareArgs& args) {
@@ -95,6 +175,7 @@ void add_compare_options(CLI::App& command, CompareArgs& args) {
   command.add_option("--max-memory", args.max_memory,
                      "most bytes of model data read (a size, e.g. 4G; default a quarter of RAM)");
   command.add_flag("--json", args.json, "print the report as JSON (format npucc-compare)");
+  add_drift_options(command, args);
 }
 
 } // namespace
@@ -116,6 +197,7 @@ std::function<int()> setup_compare(CLI::App& command, const GlobalOptions& globa
         std::cout << util::printable(line) << "\n"; // names come from the models
       }
     }
+    write_drift_files(*args, result, global);
     if (result.has_target && !result.meets_target) {
       throw Error("the candidate misses --accuracy-target " +
                       result.report["accuracy"]["target"].get<std::string>() +

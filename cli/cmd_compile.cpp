@@ -177,11 +177,6 @@ std::function<int()> setup_compile(CLI::App& command, const GlobalOptions& globa
     util::set_interrupt_progress(0, 1);
     CompileRequest request = make_compile_request(*args);
     const CompileOptions& options = request.options;
-    if (!args->accuracy_plot.empty() && !options.check_accuracy) {
-      throw usage_error("--accuracy-plot draws the accuracy check's drift report, and this "
-                        "compile checks no accuracy",
-                        "add --check-accuracy and --accuracy-report nodes, or drop --accuracy-plot");
-    }
     Progress progress(global, "compile " + options.model_path.filename().string());
     LogSink log = progress.log_sink(global.verbose ? Verbose::yes : Verbose::no);
     auto start = std::chrono::steady_clock::now();

@@ -116,13 +116,22 @@ void add_compile_command_options(CLI::App& command, CompileCommandArgs& args,
   command
       .add_option("--accuracy-plot", args.accuracy_plot,
                   explain ? "accepted as compile takes it; explain draws nothing"
-                          : "after the compile, draw its accuracy check's drift report as an SVG "
-                            "picture to this file (npucc-inspect(1), DRIFT PICTURE)")
+                          : "draw the compile's drift report as an SVG picture to this file "
+                            "(implies --accuracy-report nodes, and so --check-accuracy; "
+                            "npucc-inspect(1), DRIFT PICTURE)")
       ->type_name("FILE.svg");
 }
 
 CompileRequest make_compile_request(const CompileCommandArgs& args) {
-  CompileRequest request = compile_request(args.model, args.output, args.options);
+  OptionValues given = args.options;
+  // A picture asked for is made: --accuracy-plot implies --accuracy-report nodes (and so the
+  // check), as --accuracy-report implies --check-accuracy. Put first, so that an
+  // --accuracy-report the command line gives itself is the one read (a later one wins). The
+  // report is keyed (it is part of the output), so explain computes the compile's key.
+  if (!args.accuracy_plot.empty()) {
+    given.insert(given.begin(), OptionValue{"accuracy-report", "nodes", false});
+  }
+  CompileRequest request = compile_request(args.model, args.output, given);
   for (const auto& warning : request.warnings) {
     std::cerr << "npucc: warning: " << warning << "\n";
   }

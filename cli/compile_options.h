@@ -41,7 +41,7 @@ struct CompileCommandArgs {
   std::string output;
   OptionValues options;
   bool json = false;
-  std::string accuracy_plot; // --accuracy-plot FILE.svg: compile only (explain ignores it)
+  std::string accuracy_plot; // --accuracy-plot FILE.svg: implies --accuracy-report nodes; explain draws nothing
 };
 // compile: -o is required and --json prints the manifest; explain: -o is optional (it is
 // never written) and --json prints the explanation.

@@ -3,6 +3,7 @@
 #include "accuracy/check.h"
 #include "accuracy/samples.h"
 #include "accuracy/target.h"
+#include "compiler/accuracy_drift.h"
 #include "compiler/accuracy_sets.h"
 #include "compiler/runtime_graph_file.h"
 #include "compiler/sample_runner.h"
@@ -78,6 +79,38 @@ nlohmann::json pair_json(const CompareOptions& options, const ComparedPair& pair
           {"matched_values", pair.matched_values.size()}};
 }
 
+// "float16", "bfloat16", "float16 and bfloat16", or "none": what the candidate stores.
+std::string drift_low_type(const ComparedPair& pair) {
+  if (pair.low_types.empty()) {
+    return "none";
+  }
+  std::string types;
+  for (int32_t type : pair.low_types) {
+    types += (types.empty() ? "" : " and ") + low_type_name(type);
+  }
+  return types;
+}
+
+// --accuracy-report nodes: the planned values of the reference against the candidate's run
+// (its emulation, or the candidate as is), on the sample sets.
+nlohmann::json measure_pair_drift(const ComparedPair& pair, const accuracy::Samples& samples,
+                                  runtime::GraphRuntime& runtime, double threshold,
+                                  const LogSink& log) {
+  const bool emulated = pair.run == CandidateRun::emulated;
+  if (log) {
+    log("compare: drift report: " + std::to_string(pair.drift.values.size()) +
+        " values of the reference and the candidate" + (emulated ? "'s emulation" : "") + " on " +
+        std::to_string(samples.count()) + " input set(s)");
+  }
+  auto drift = compiler::measure_drift_values(
+      {pair.reference, "the reference", pair.candidate_run,
+       emulated ? "the candidate's emulation" : "the candidate"},
+      pair.drift.values, drift_low_type(pair), samples, runtime, threshold);
+  drift["not_covered"] = pair.drift.not_covered;
+  drift["unmatched_values"] = pair.drift.unmatched;
+  return drift;
+}
+
 } // namespace
 
 std::string run_description(const ComparedPair& pair) {
@@ -87,11 +120,7 @@ std::string run_description(const ComparedPair& pair) {
   if (pair.low_types.empty()) {
     return "emulated (nothing stored in float16 or bfloat16)";
   }
-  std::string types;
-  for (int32_t type : pair.low_types) {
-    types += (types.empty() ? "" : " and ") + low_type_name(type);
-  }
-  return "emulated " + types;
+  return "emulated " + drift_low_type(pair);
 }
 
 CompareResult compare_models(const CompareOptions& options, const LogSink& log) {
@@ -125,10 +154,6 @@ CompareResult compare_models(const CompareOptions& options, const LogSink& log) 
     validation = measure_sets(*runtime, sets.validation, "validation sets", graphs, pair.outputs,
                               target, log);
   }
-  // Seam: per-node drift (issue 43 item 1) on a compare goes here, once the value probe lands:
-  // it runs pair.reference against pair.candidate_run (the emulation, when emulated) on the
-  // same sets with pair.matched_values exposed (MatchedValue: the two names, the low type); its
-  // report joins result.report as "drift" (drift-report's per-node module; the lead wires it).
   accuracy::AccuracyReport report;
   report.inputs = sets.search.origin;
   report.samples = search.sets;
@@ -157,6 +182,10 @@ CompareResult compare_models(const CompareOptions& options, const LogSink& log) 
   }
   result.report = pair_json(options, pair);
   result.report["accuracy"] = std::move(accuracy);
+  if (options.measure.accuracy_report == "nodes") {
+    result.report["drift"] = measure_pair_drift(pair, sets.search, *runtime,
+                                                options.measure.drift_threshold, log);
+  }
   return result;
 }
 

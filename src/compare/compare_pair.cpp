@@ -239,6 +239,7 @@ ComparedPair prepare_pair(const std::filesystem::path& reference,
   }
   pair.low_types = stored_low_types(pair.candidate_run);
   pair.matched_values = matched_values(pair.reference, pair.candidate_run);
+  pair.drift = plan_compare_drift(pair.candidate_run.graph(), pair.reference.graph());
   if (run == CandidateRun::emulated) {
     refuse_low_reference_inputs(pair.reference);
     try {

@@ -1,10 +1,12 @@
 #pragma once
 
+#include "accuracy/drift_report.h"
 #include "npucc/compile.h"
 #include "npucc/model.h"
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
@@ -38,6 +40,22 @@ struct MatchedValue {
   int32_t low_type = 0; // float16 or bfloat16, as the candidate stores it
 };
 
+// What a compare's drift report (--accuracy-report nodes) measures: each float16, bfloat16
+// or float32 node output of the candidate's main graph, in its node order, that the
+// reference's main graph defines under the same name. A low value the reference has no
+// name for but whose exact float32 widening (a Cast to float32) it has, as a converter
+// writes before a float32 output, is measured as that widening and named after the node
+// that made it. `unmatched`: the low values left unmeasured for want of a name in the
+// reference (a converter's own Casts among them). `not_covered`: If/Loop/Scan bodies.
+struct CompareDriftPlan {
+  std::vector<accuracy::DriftValue> values;
+  nlohmann::json not_covered = nlohmann::json::array();
+  int64_t unmatched = 0;
+};
+// `candidate` with its types inferred (value_info), before its emulation is made.
+CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
+                                    const onnx::GraphProto& reference);
+
 struct ComparedPair {
   onnx::ModelProto reference;     // as read and checked; runs as is
   onnx::ModelProto candidate_run; // the candidate's emulation, or the candidate as is (plain)
@@ -53,6 +71,7 @@ struct ComparedPair {
   // the same value computed both ways; `low_type` is the type it is stored in (what flushes
   // and overflows are counted against).
   std::vector<MatchedValue> matched_values;
+  CompareDriftPlan drift; // planned from the candidate as read, before its emulation
 };
 
 // Reads both models (external data included) and ONNX's checker on each; the candidate's

@@ -2,6 +2,7 @@
 #include "compare/compare.h"
 
 #include "accuracy/check.h"
+#include "accuracy/drift_report.h"
 
 #include <utility>
 
@@ -75,6 +76,18 @@ std::vector<std::string> format_compare(const nlohmann::json& report) {
   }
   if (accuracy.contains("target")) {
     lines.push_back("  " + target_line(accuracy));
+  }
+  if (report.contains("drift") && report.at("drift").is_object()) {
+    const auto& drift = report.at("drift");
+    for (const auto& line : accuracy::format_drift(drift)) {
+      lines.push_back(line);
+    }
+    const auto unmatched = drift.value("unmatched_values", int64_t{0});
+    if (unmatched > 0) {
+      lines.push_back("  " + std::to_string(unmatched) + " value" + (unmatched == 1 ? "" : "s") +
+                      " of the candidate " + (unmatched == 1 ? "has" : "have") +
+                      " no same-named value in the reference: not measured");
+    }
   }
   if (random) {
     lines.push_back("  random inputs can mislead (a detector on noise detects nothing): give "

@@ -4,6 +4,7 @@
 #include "compiler/accuracy_repair.h"
 #include "compiler/runtime_graph_file.h"
 #include "npucc/error.h"
+#include "runtime/tensor.h"
 #include "util/parallel.h"
 
 #include <chrono>
@@ -37,47 +38,66 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 } // namespace
 
-nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
-                             const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
-                             double threshold, const LogSink& log) {
+nlohmann::json measure_drift_values(DriftGraphs graphs,
+                                    const std::vector<accuracy::DriftValue>& values,
+                                    const std::string& low_type, const accuracy::Samples& samples,
+                                    runtime::GraphRuntime& runtime, double threshold) {
   const auto start = std::chrono::steady_clock::now();
-  const auto& high = variant(variants, "high");
-  const auto plan =
-      plan_drift(variant(variants, "low").model.graph(), high.model.graph(), variants.report);
   std::vector<std::string> names;
-  for (const auto& value : plan.values) {
+  for (const auto& value : values) {
     names.push_back(value.value);
   }
-  onnx::ModelProto high_model = high.model;
-  onnx::ModelProto emulation = emulation_of(variants);
-  accuracy::expose_values(high_model, names);
-  accuracy::expose_values(emulation, names);
-  const RuntimeGraphFile high_file(high_model);
-  const RuntimeGraphFile emulation_file(emulation);
-  if (log) {
-    log("accuracy: drift report: " + std::to_string(names.size()) +
-        " values of the high graph and the low graph's emulation on " +
-        std::to_string(samples.count()) + " input set(s)");
-  }
+  // Its stated shapes, before the exposed outputs are added (the low run's are no larger).
+  const uint64_t set_bytes = 2 * accuracy::stated_bytes(graphs.high.graph(), names);
+  accuracy::expose_values(graphs.high, names);
+  accuracy::expose_values(graphs.low, names);
+  const RuntimeGraphFile high_file(graphs.high);
+  const RuntimeGraphFile low_file(graphs.low);
   std::vector<accuracy::DriftFigures> figures(names.size());
   double fold_seconds = 0;
   const int64_t runs = accuracy::probe_values(
-      runtime, {"the high graph", high_file.source(), names},
-      {"the emulation of the low graph", emulation_file.source(), names}, samples,
+      runtime, {graphs.high_what, high_file.source(), names},
+      {graphs.low_what, low_file.source(), names}, samples,
       [&](int64_t, const runtime::TensorSet& high_values, const runtime::TensorSet& low_values) {
         const auto fold_start = std::chrono::steady_clock::now();
+        for (size_t v = 0; v < figures.size(); ++v) { // named here: fold_drift knows no roles
+          if (high_values[v].shape != low_values[v].shape) {
+            throw Error("value '" + names[v] + "' is " +
+                            runtime::describe(high_values[v].type, high_values[v].shape) + " in " +
+                            graphs.high_what + " and " +
+                            runtime::describe(low_values[v].type, low_values[v].shape) + " in " +
+                            graphs.low_what,
+                        "a drift report compares values of the same shape under the same name");
+          }
+        }
         util::parallel_for(figures.size(), [&](size_t v) {
           accuracy::fold_drift(figures[v], high_values[v], low_values[v]);
         });
         fold_seconds += seconds_since(fold_start);
       },
-      2 * accuracy::stated_bytes(high.model.graph(), names)); // the emulation's are no larger
+      set_bytes);
   auto report = accuracy::drift_json(
-      plan.values, figures,
-      {low_type_of(variants), static_cast<int64_t>(samples.count()), runs, threshold});
-  report["not_covered"] = plan.not_covered;
+      values, figures, {low_type, static_cast<int64_t>(samples.count()), runs, threshold});
   report["seconds"] = seconds_since(start);
   report["fold_seconds"] = fold_seconds;
+  return report;
+}
+
+nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
+                             const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
+                             double threshold, const LogSink& log) {
+  const auto& high = variant(variants, "high");
+  const auto plan =
+      plan_drift(variant(variants, "low").model.graph(), high.model.graph(), variants.report);
+  if (log) {
+    log("accuracy: drift report: " + std::to_string(plan.values.size()) +
+        " values of the high graph and the low graph's emulation on " +
+        std::to_string(samples.count()) + " input set(s)");
+  }
+  auto report = measure_drift_values(
+      {high.model, "the high graph", emulation_of(variants), "the emulation of the low graph"},
+      plan.values, low_type_of(variants), samples, runtime, threshold);
+  report["not_covered"] = plan.not_covered;
   return report;
 }
 

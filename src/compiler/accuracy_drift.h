@@ -26,6 +26,27 @@ struct DriftPlan {
 DriftPlan plan_drift(const onnx::GraphProto& low, const onnx::GraphProto& high,
                      const nlohmann::json& precision_report);
 
+// The body graphs of `low`'s main-graph nodes, with how many node outputs each holds: what a
+// report that exposes main-graph values leaves out (DriftPlan::not_covered's entries).
+nlohmann::json bodies_not_covered(const onnx::GraphProto& low);
+
+// Two graphs whose same-named values a drift report compares: the high (reference) one and
+// the low one's run (an emulation, or a graph run as is), with how errors name each.
+struct DriftGraphs {
+  onnx::ModelProto high;
+  std::string high_what; // "the high graph", "the reference"
+  onnx::ModelProto low;
+  std::string low_what;  // "the emulation of the low graph", "the candidate's emulation"
+};
+
+// Measures `values` (by name, the same in both graphs) of `graphs` on `samples`, every value
+// exposed at once (accuracy/value_probe.h): the report document (drift_report.h) with
+// "seconds" and "fold_seconds". `low_type` names what the low graph stores.
+nlohmann::json measure_drift_values(DriftGraphs graphs,
+                                    const std::vector<accuracy::DriftValue>& values,
+                                    const std::string& low_type, const accuracy::Samples& samples,
+                                    runtime::GraphRuntime& runtime, double threshold);
+
 // Measures the plan's values of `variants`' low graph against its high graph on `samples`:
 // the report document (drift_report.h), with "not_covered" and "seconds".
 nlohmann::json measure_drift(const precision::PrecisionBuild& variants,

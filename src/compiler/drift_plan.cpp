@@ -61,7 +61,8 @@ std::unordered_map<std::string, std::string> kept_reasons(const nlohmann::json& 
   return out;
 }
 
-// The body graphs of the main graph's nodes, with how many node outputs each holds.
+} // namespace
+
 nlohmann::json bodies_not_covered(const onnx::GraphProto& low) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& node : low.node()) {
@@ -83,8 +84,6 @@ nlohmann::json bodies_not_covered(const onnx::GraphProto& low) {
   }
   return out;
 }
-
-} // namespace
 
 DriftPlan plan_drift(const onnx::GraphProto& low, const onnx::GraphProto& high,
                      const nlohmann::json& precision_report) {

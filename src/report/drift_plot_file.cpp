@@ -5,6 +5,7 @@
 #include "report/drift_plot.h"
 #include "util/file_io.h"
 #include "util/safe_open.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 #include <cstdio>
@@ -78,35 +79,36 @@ std::string drift_summary(const nlohmann::json& drift) {
 
 } // namespace
 
-std::string drift_report_name(const nlohmann::json& manifest) {
-  // The lead's switch: once the manifest names the report, this is the one place that reads
-  // the name. Until then (or in a manifest without it), the report is drift.json beside it.
-  auto named = manifest.find("drift_report");
-  if (named != manifest.end() && named->is_string()) {
-    return named->get<std::string>();
-  }
-  if (named != manifest.end() && named->is_object() && named->contains("file") &&
-      named->at("file").is_string()) {
-    return named->at("file").get<std::string>();
-  }
-  return "drift.json";
-}
-
-fs::path drift_report_of_output(const fs::path& output) {
+OutputDriftReport drift_report_of_output(const fs::path& output) {
   std::error_code error;
   const fs::path folder = fs::is_directory(output, error) ? output
                           : output.has_parent_path() ? output.parent_path() : fs::path(".");
   const nlohmann::json manifest = read_output_manifest(folder, output);
-  const std::string name = drift_report_name(manifest);
+  // Only the report the manifest names, at the digest it records: a drift.json an earlier
+  // compile left in the folder is not this output's report.
+  auto named = manifest.find("drift_report");
+  if (named == manifest.end() || !named->is_object() || !named->contains("file") ||
+      !named->at("file").is_string() || !named->contains("sha256") ||
+      !named->at("sha256").is_string()) {
+    throw Error(folder.string() + ": this output has no drift report", k_how_to_get_drift);
+  }
+  const std::string name = named->at("file").get<std::string>();
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
     throw Error((folder / "manifest.json").string() + ": names the drift report \"" +
                 util::cut_for_message(name) + "\", which is not a file in the output folder");
   }
-  const fs::path path = folder / name;
-  if (!fs::exists(fs::symlink_status(path, error))) {
-    throw Error(folder.string() + ": no drift report in this output", k_how_to_get_drift);
+  OutputDriftReport report{folder / name, {}};
+  if (!fs::exists(fs::symlink_status(report.path, error))) {
+    throw Error(report.path.string() + ": missing (the manifest names it as the drift report)",
+                "compile again with --accuracy-report nodes");
   }
-  return path;
+  report.text = util::read_file(report.path);
+  if (util::sha256_hex(report.text) != named->at("sha256").get<std::string>()) {
+    throw Error(report.path.string() + ": not the drift report the compile wrote (its SHA-256 "
+                "differs from the manifest's)",
+                "compile again with --accuracy-report nodes");
+  }
+  return report;
 }
 
 std::string write_drift_plot(const nlohmann::json& drift, const fs::path& svg) {
@@ -116,8 +118,9 @@ std::string write_drift_plot(const nlohmann::json& drift, const fs::path& svg) {
   return drift_summary(drift);
 }
 
-std::string write_drift_plot_file(const fs::path& drift_json, const fs::path& svg) {
-  const nlohmann::json drift = nlohmann::json::parse(util::read_file(drift_json), nullptr, false);
+std::string write_drift_plot_file(const OutputDriftReport& report, const fs::path& svg) {
+  const fs::path& drift_json = report.path;
+  const nlohmann::json drift = nlohmann::json::parse(report.text, nullptr, false);
   if (drift.is_discarded()) {
     throw Error(drift_json.string() + ": not valid JSON", k_how_to_get_drift);
   }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes a drift report (drift.json, npucc-compile(1) ACCURACY) for the picture's tests.
 
-Usage: make_drift_fixture.py OUT [--count N]
+Usage: make_drift_fixture.py OUT [--count N] [--unnamed]   (the report, named in OUT/manifest.json
+       as a compile names it, unless --unnamed)
+       make_drift_fixture.py OUT --stamp   (names the drift.json already there)
 
 OUT is a compiled output folder: the values are named after its low.onnx nodes (the
 Constant and Cast nodes left out), as a drift report of that compile would name them; with
@@ -14,6 +16,7 @@ undefined (an all-zero reference), three exact zeros (log scale floor), and one 
 of hostile characters (markup, quotes, a control character, 300 characters long).
 Deterministic: the same arguments write the same file.
 """
+import hashlib
 import json
 import math
 import os
@@ -61,8 +64,24 @@ def one_value(i, count, name, op_type, value_name, rng, start):
     return entry
 
 
+def name_in_manifest(out):
+    """Names OUT/drift.json in OUT/manifest.json as a compile does (file, sha256, bytes)."""
+    with open(os.path.join(out, "drift.json"), "rb") as f:
+        data = f.read()
+    path = os.path.join(out, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    manifest["drift_report"] = {"file": "drift.json", "sha256": hashlib.sha256(data).hexdigest(),
+                                "bytes": len(data)}
+    with open(path, "w") as f:
+        json.dump(manifest, f, indent=2)
+
+
 def main(argv):
     out = argv[1]
+    if "--stamp" in argv:  # only name the drift.json already there (after a test edits it)
+        name_in_manifest(out)
+        return 0
     count = int(argv[argv.index("--count") + 1]) if "--count" in argv else 120
     rng = random.Random(43)
     names = node_names(out)
@@ -85,6 +104,8 @@ def main(argv):
              "first_crossing": crossing, "top_offenders": offenders, "values": values}
     with open(os.path.join(out, "drift.json"), "w") as f:
         json.dump(drift, f, indent=1)
+    if "--unnamed" not in argv:  # --unnamed: a stale drift.json the manifest does not name
+        name_in_manifest(out)
     return 0
 
 

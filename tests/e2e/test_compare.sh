@@ -132,8 +132,74 @@ bad low-reference "input 'x': the reference takes float16" "$m/f16_io.onnx" "$m/
 bad run-word "--run" "$m/ref.onnx" "$m/f16.onnx" --run fast "${S[@]}"
 bad bad-target "--accuracy-target" "$m/ref.onnx" "$m/f16.onnx" --accuracy-target 'cosine>>1' "${S[@]}"
 bad bf16-plain "the candidate" "$m/ref.onnx" "$m/bf16.onnx" --run plain "${S[@]}"
+# The same name, another shape (a float16 candidate reshaping its inner value otherwise).
+"$PY" - "$work" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper, numpy_helper
+def model(inner, low):
+    src = "x_low" if low else "x"
+    nodes = [helper.make_node("Cast", ["x"], ["x_low"], to=T.FLOAT16)] if low else []
+    nodes += [helper.make_node("Reshape", [src, "s1"], ["t"]), helper.make_node("Relu", ["t"], ["u"]),
+              helper.make_node("Reshape", ["u", "s2"], ["y_low" if low else "y"])]
+    nodes += [helper.make_node("Cast", ["y_low"], ["y"], to=T.FLOAT)] if low else []
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [4, 8])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [4, 8])],
+                              [numpy_helper.from_array(np.array(inner, np.int64), "s1"),
+                               numpy_helper.from_array(np.array([4, 8], np.int64), "s2")])
+    made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    made.ir_version = 8
+    return made
+onnx.save(model([32], False), sys.argv[1] + "/shape_ref.onnx")
+onnx.save(model([2, 16], True), sys.argv[1] + "/shape_cand.onnx")
+PYEOF
+bad drift-shape "value 't' is float32[32] in the reference and float32[2,16] in the candidate's emulation" \
+  "$work/shape_ref.onnx" "$work/shape_cand.onnx" --accuracy-report nodes
 no_graph_files_left "bad input"
 echo "ok: bad input"
+
+# --- Per-node drift (--accuracy-report nodes): f16 stores h1..h4 under the reference's names
+# and y_big, y_small, z_out as *_low values widened by a Cast to the reference's output names.
+# matmul2 is the node that overflows float16 (y_big past 65504): the first crossing. Every
+# value's figures equal NumPy's (compare_numpy_check.py --drift), first crossing included.
+compare_json drift "$m/ref.onnx" "$m/f16.onnx" "${S[@]}" --accuracy-report nodes \
+  --drift-json "$work/drift_file.json" --accuracy-plot "$work/drift.svg"
+"$PY" "$CHECK" --drift "$m/ref.onnx" "$m/f16.onnx" "$m/samples" "$work/drift.json" >"$work/drift.numpy" ||
+  fail "drift: the figures differ from NumPy's emulation: $(tail -1 "$work/drift.numpy")"
+first=$(field drift "d['drift']['values'][d['drift']['first_crossing']]['node']")
+[ "$first" = matmul2 ] || fail "drift: the first crossing is $first, not matmul2"
+[ "$(field drift "[v['value'] for v in d['drift']['values']]")" = \
+  "['h1', 'h2', 'h3', 'y_big', 'h4', 'y_small', 'z_out']" ] ||
+  fail "drift: values $(field drift "[v['value'] for v in d['drift']['values']]")"
+[ "$(field drift "d['drift']['unmatched_values']")" = 2 ] ||
+  fail "drift: unmatched $(field drift "d['drift']['unmatched_values']") (x_low, z_low expected)"
+flush=$(field drift "[v['flush_share'] > 0 for v in d['drift']['values'] if v['value'] == 'y_small'][0]")
+[ "$flush" = True ] || fail "drift: y_small (scale2) flushes nothing"
+cmp -s <("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["drift"], sort_keys=True))' "$work/drift.json") \
+  <("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$work/drift_file.json") ||
+  fail "drift: --drift-json differs from the report's \"drift\""
+grep -q "<svg" "$work/drift.svg" || fail "drift: no picture"
+"$NPUCC" compare "$m/ref.onnx" "$m/f16.onnx" "${S[@]}" --accuracy-report nodes >"$work/drift.txt" 2>&1 ||
+  fail "drift text: exit $?"
+grep -q "first below cosine 0.9999: #[0-9]* MatMul 'matmul2' (value 'y_big')" "$work/drift.txt" ||
+  fail "drift text: no first crossing line in $(cat "$work/drift.txt")"
+grep -q "^  2 values of the candidate have no same-named value in the reference: not measured" \
+  "$work/drift.txt" || fail "drift text: no unmatched line"
+# bfloat16: no overflow of matmul2 there; its figures still equal NumPy's.
+compare_json drift_bf16 "$m/ref.onnx" "$m/bf16.onnx" "${S[@]}" --accuracy-report nodes
+"$PY" "$CHECK" --drift "$m/ref.onnx" "$m/bf16.onnx" "$m/samples" "$work/drift_bf16.json" \
+  >"$work/drift_bf16.numpy" || fail "drift bf16: $(tail -1 "$work/drift_bf16.numpy")"
+# A file that is not a drift report is not replaced; a threshold without a report is refused.
+echo "notes" >"$work/notes.json"
+"$NPUCC" compare "$m/ref.onnx" "$m/f16.onnx" "${S[@]}" --drift-json "$work/notes.json" \
+  >/dev/null 2>"$work/err.txt" && fail "drift: replaced a non-report file"
+grep -q "notes.json: exists and is not a drift report; not replaced" "$work/err.txt" ||
+  fail "drift: $(cat "$work/err.txt")"
+[ "$(cat "$work/notes.json")" = notes ] || fail "drift: notes.json changed"
+"$NPUCC" compare "$m/ref.onnx" "$m/f16.onnx" "${S[@]}" --drift-threshold 0.99 >/dev/null 2>"$work/err.txt"
+[ $? = 2 ] || fail "drift: --drift-threshold alone not exit 2"
+echo "ok: per-node drift"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "test_compare: all passed"

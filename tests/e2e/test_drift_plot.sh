@@ -5,7 +5,8 @@
 # rsvg-convert (librsvg) renders it to PNG, whose pixels PIL counts: the plot area has
 # content, each kind of mark is there in its colour, and the first crossing's line stands
 # where the report puts it. The drift report is a fixture (make_drift_fixture.py) beside a
-# real compile of a bundled model, named after that compile's nodes.
+# real compile of a bundled model, named after that compile's nodes. Then compile
+# --accuracy-plot draws a real compile's report.
 set -uo pipefail
 
 : "${NPUCC:?set NPUCC to the npucc binary}"
@@ -41,13 +42,25 @@ out="$work/out"
 }
 
 # No drift report yet: say so, and how to get one; write nothing.
-expect_error "no report" "no drift report in this output.*--accuracy-report nodes" \
+expect_error "no report" "this output has no drift report.*--accuracy-report nodes" \
   inspect "$out" --drift-plot "$work/none.svg"
 [ ! -e "$work/none.svg" ] || fail "no report: a picture was written anyway"
 mkdir "$work/empty"
 expect_error "no output folder" "not an npucc output folder" inspect "$work/empty" --drift-plot "$work/none.svg"
+# A stale drift.json (an earlier compile's) that the manifest does not name is not drawn.
+"$PYTHON" "$here/make_drift_fixture.py" "$out" --unnamed || fail "make_drift_fixture.py --unnamed"
+expect_error "stale drift.json" "this output has no drift report.*--accuracy-report nodes" \
+  inspect "$out" --drift-plot "$work/none.svg"
+[ ! -e "$work/none.svg" ] || fail "stale drift.json: a picture was drawn from it"
 
 "$PYTHON" "$here/make_drift_fixture.py" "$out" || fail "make_drift_fixture.py"
+# Named, but not the bytes the manifest records: refused.
+cp "$out/drift.json" "$work/named.json"
+printf ' ' >>"$out/drift.json"
+expect_error "changed drift.json" "drift.json: not the drift report the compile wrote" \
+  inspect "$out" --drift-plot "$work/none.svg"
+[ ! -e "$work/none.svg" ] || fail "changed drift.json: a picture was drawn from it"
+cp "$work/named.json" "$out/drift.json"
 svg="$work/drift.svg"
 if ! "$NPUCC" inspect "$out" --drift-plot "$svg" >"$work/out.txt" 2>"$work/err.txt"; then
   echo "FAIL: inspect --drift-plot: $(cat "$work/err.txt")"
@@ -176,9 +189,11 @@ ls "$work" | grep -q '\.tmp\.' && fail "a temporary file was left: $(ls "$work")
 # Damaged reports: named, with what is wrong.
 cp "$out/drift.json" "$work/good.json"
 printf '{"format": "npucc-drift", ' >"$out/drift.json"
+"$PYTHON" "$here/make_drift_fixture.py" "$out" --stamp
 expect_error "truncated drift.json" "$out/drift.json: not valid JSON" inspect "$out" --drift-plot "$work/bad.svg"
 "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["values"][5]["cosine"]="high"; json.dump(d,open(sys.argv[2],"w"))' \
   "$work/good.json" "$out/drift.json"
+"$PYTHON" "$here/make_drift_fixture.py" "$out" --stamp
 expect_error "wrong field" "drift.json: invalid drift report: values\[5\].cosine: a string, not a number" \
   inspect "$out" --drift-plot "$work/bad.svg"
 [ ! -e "$work/bad.svg" ] || fail "a damaged report left a picture"
@@ -200,19 +215,47 @@ size=$(stat -c %s "$work/count3000/p.svg")
 [ "$size" -lt 400000 ] || fail "3000 values: the SVG is $size bytes"
 echo "3000 values: $size bytes"
 
-# compile --accuracy-plot: refused up front without an accuracy check (nothing compiled);
-# after a check that wrote no drift report, the compile's files stay and no picture is made.
-"$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$work/plain" --accuracy-plot "$work/c.svg" \
-  >/dev/null 2>"$work/err.txt"
-[ $? = 2 ] || fail "--accuracy-plot without a check: not exit 2"
-grep -q -- "--accuracy-plot draws the accuracy check's drift report.*--check-accuracy" "$work/err.txt" ||
-  fail "--accuracy-plot without a check: $(cat "$work/err.txt")"
-[ ! -e "$work/plain" ] || fail "--accuracy-plot without a check: compiled anyway"
-expect_error "--accuracy-plot, no drift report" "checked: no drift report in this output.*--accuracy-report nodes" \
-  compile "$TESTDATA/models/ppocr_cls.onnx" -o "$work/checked" --input-shape "x:1,3,48,192" \
-  --accelerate-train-mode 'fast|step|0.9' --check-accuracy --no-cache --accuracy-plot "$work/c.svg"
-[ -s "$work/checked/low.onnx" ] || fail "--accuracy-plot, no drift report: the compile's graphs are gone"
-[ ! -e "$work/c.svg" ] || fail "--accuracy-plot, no drift report: a picture was written"
+# compile --accuracy-plot: the picture asked for is made. It implies --accuracy-report nodes
+# (and so the check): a real compile of a bundled model on samples, no other accuracy option,
+# writes the drift report the manifest names and draws it; librsvg renders it with content.
+"$PYTHON" -c 'import numpy as np, sys
+rng = np.random.default_rng(43)
+for k in range(2):
+    np.savez(sys.argv[1] + "/set%d.npz" % k, x=rng.uniform(-1, 1, (1, 3, 48, 192)).astype(np.float32))' \
+  "$(mkdir -p "$work/cls_samples" && echo "$work/cls_samples")" || fail "cls samples"
+if "$NPUCC" compile "$TESTDATA/models/ppocr_cls.onnx" -o "$work/plotted" --input-shape "x:1,3,48,192" \
+  --accelerate-train-mode 'fast|step|0.9' --sample-inputs "$work/cls_samples" --no-cache \
+  --accuracy-plot "$work/c.svg" >"$work/out.txt" 2>"$work/err.txt"; then
+  grep -q "drift picture: $work/c.svg ([0-9]* values, " "$work/out.txt" ||
+    fail "--accuracy-plot: no picture line in: $(cat "$work/out.txt")"
+  "$PYTHON" -c 'import json, sys; m = json.load(open(sys.argv[1]))
+assert m["drift_report"]["file"] == "drift.json", m.get("drift_report")
+assert m["accuracy"]["outputs"], "no accuracy check"' "$work/plotted/manifest.json" ||
+    fail "--accuracy-plot: the manifest has no drift report or no check"
+  if command -v rsvg-convert >/dev/null; then
+    rsvg-convert -o "$work/c.png" "$work/c.svg" || fail "--accuracy-plot: rsvg-convert failed"
+    "$PYTHON" - "$work/c.png" <<'PY' || fail "--accuracy-plot: the rendered picture (above)"
+import sys
+from PIL import Image
+image = Image.open(sys.argv[1]).convert("RGB")
+width, height = image.size
+assert width >= 400 and height >= 200, image.size
+# Content: many pixels neither white nor near-white (axes, text, the drift line and marks).
+inked = sum(1 for pixel in image.getdata() if min(pixel) < 200)
+print(f"--accuracy-plot: {width}x{height}, {inked} inked pixels")
+assert inked > 2000, inked
+PY
+  else
+    echo "note: rsvg-convert not installed: the compile's picture was not rendered"
+  fi
+else
+  fail "compile --accuracy-plot: $(cat "$work/err.txt")"
+fi
+# cache explain takes the option (a compile's command line explains itself).
+"$NPUCC" cache explain "$TESTDATA/models/ppocr_cls.onnx" --accuracy-plot "$work/e.svg" \
+  --cache-dir "$work/cache" >/dev/null 2>"$work/err.txt"
+[ $? != 2 ] || fail "cache explain refuses --accuracy-plot: $(cat "$work/err.txt")"
+[ ! -e "$work/e.svg" ] || fail "cache explain drew a picture"
 
 "$NPUCC" inspect --help | grep -q -- "--drift-plot" || fail "inspect --help does not show --drift-plot"
 "$NPUCC" compile --help | grep -q -- "--accuracy-plot" || fail "compile --help does not show --accuracy-plot"

@@ -158,6 +158,14 @@ json_of npucc-compare 0 compare "$WORK/cmp/ref.onnx" "$WORK/cmp/f16_io.onnx" \
 [ "$(json_get "$WORK/out" "(d['accuracy']['meets_target'], len(d['conversions']))")" = "(True, 5)" ] ||
   fail "compare: target or conversions"
 json_of npucc-compare 0 compare "$WORK/cmp/ref.onnx" "$WORK/cmp/f16.onnx" --run plain
+# With the per-node drift report (its "drift": the npucc-drift schema, by $ref), emulated and
+# plain, and the drift file it writes.
+json_of npucc-compare 0 compare "$WORK/cmp/ref.onnx" "$WORK/cmp/f16.onnx" \
+  --sample-inputs "$WORK/cmp/samples" --accuracy-report nodes --drift-json "$WORK/cmp/drift.json"
+[ "$(json_get "$WORK/out" "len(d['drift']['values'])")" = 7 ] || fail "compare: drift values"
+validate npucc-drift "$WORK/cmp/drift.json" "compare --drift-json"
+json_of npucc-compare 0 compare "$WORK/cmp/ref.onnx" "$WORK/cmp/f16.onnx" --run plain \
+  --sample-inputs "$WORK/cmp/samples" --accuracy-report nodes
 pass "compare"
 
 # 9b. npucc --version --json (the top level's help offers --json for it: its path is "").

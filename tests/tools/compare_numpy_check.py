@@ -2,6 +2,11 @@
 """Checks `npucc compare --json`'s figures against an emulation written here in NumPy.
 
     compare_numpy_check.py [--loose] REFERENCE.onnx CANDIDATE.onnx SAMPLES_DIR COMPARE.json
+    compare_numpy_check.py --drift REFERENCE.onnx CANDIDATE.onnx SAMPLES_DIR COMPARE.json
+
+--drift checks the per-value drift report (compare --accuracy-report nodes, "drift") instead:
+each value's cosine, max_abs_error, flush and overflow shares and the reference's range,
+recomputed from the same interpretation, to the tolerances below, and the first crossing.
 
 Both graphs are interpreted node by node (the ops of tests/tools/make_compare_models.py:
 Cast, MatMul, Add, Mul, Relu) in float32. For the candidate, every value it stores in a low
@@ -59,8 +64,9 @@ def bfloat16_initializer(tensor):
     return bits.view(np.float32).reshape(tuple(tensor.dims))
 
 
-def run(model_path, feeds, outputs):
-    """Interprets the graph in float32; each low-typed value rounded where it is stored."""
+def run(model_path, feeds, outputs, every=False):
+    """Interprets the graph in float32; each low-typed value rounded where it is stored.
+    every: all the values by name instead of `outputs`."""
     model = shape_inference.infer_shapes(onnx.load(model_path), strict_mode=True)
     graph = model.graph
     types = {v.name: v.type.tensor_type.elem_type
@@ -90,6 +96,8 @@ def run(model_path, feeds, outputs):
                 sys.exit(f"compare_numpy_check: no interpretation of {node.op_type}")
             out = node.output[0]
             env[out] = round_to(np.asarray(result, dtype=np.float32), types.get(out, TensorProto.FLOAT))
+    if every:
+        return {name: value.astype(np.float64) for name, value in env.items()}
     return [env[name].astype(np.float64) for name in outputs]
 
 
@@ -131,8 +139,67 @@ def close(name, want, got, ulp=None):
     return abs(want - got) <= 1e-12 * max(abs(want), 1e-300)
 
 
+def drift_figures(high_sets, low_sets):
+    """One value's drift figures over its sample sets (npucc-compile(1), DRIFT REPORT)."""
+    cosines, err, flushed, overflowed, total = [], 0.0, 0, 0, 0
+    high_max, high_min = 0.0, None
+    for high, low in zip(high_sets, low_sets):
+        high, low = high.reshape(-1), low.reshape(-1)
+        finite_high = np.isfinite(high)
+        both = finite_high & np.isfinite(low)
+        total += high.size
+        overflowed += int((finite_high & ~np.isfinite(low)).sum())
+        flushed += int((both & (low == 0) & (high != 0)).sum())
+        if both.any():
+            err = max(err, float(np.abs(low[both] - high[both]).max()))
+        magnitudes = np.abs(high[finite_high])
+        if magnitudes.size:
+            high_max = max(high_max, float(magnitudes.max()))
+            nonzero = magnitudes[magnitudes > 0]
+            if nonzero.size:
+                high_min = float(nonzero.min()) if high_min is None else min(high_min, float(nonzero.min()))
+        cosine = figures(high, low)["cosine"]
+        if cosine is not None:
+            cosines.append(cosine)
+    return {"cosine": min(cosines) if cosines else None, "max_abs_error": err,
+            "flush_share": flushed / total, "overflow_share": overflowed / total,
+            "high_max_abs": high_max, "high_min_nonzero_abs": high_min}
+
+
+def drift_main(reference, candidate, samples_dir, report_path):
+    """--drift: every value of the compare's drift report recomputed, and its first crossing."""
+    drift = json.load(open(report_path))["drift"]
+    files = sorted(f for f in os.listdir(samples_dir) if f.endswith(".npz"))
+    highs, lows = [], []
+    for name in files:
+        feeds = dict(np.load(os.path.join(samples_dir, name)))
+        highs.append(run(reference, feeds, [], every=True))
+        lows.append(run(candidate, feeds, [], every=True))
+    first = None
+    for index, value in enumerate(drift["values"]):
+        name = value["value"]
+        mine = drift_figures([h[name] for h in highs], [l[name] for l in lows])
+        for figure, want in mine.items():
+            if not close("cosine" if figure == "cosine" else figure, want, value.get(figure)):
+                sys.exit(f"FAIL: drift value {name} ({value['node']}): {figure} is "
+                         f"{value.get(figure)} in npucc compare, {want} in NumPy's emulation")
+        crossing = (mine["cosine"] is not None and mine["cosine"] < drift["threshold"]["below"]) or \
+            mine["overflow_share"] > 0
+        if first is None and crossing:
+            first = index
+        print(f"drift {value['node']} ({name}): " + ", ".join(f"{k} {v}" for k, v in mine.items()))
+    if first != drift["first_crossing"]:
+        sys.exit(f"FAIL: the first crossing is {drift['first_crossing']} in npucc compare, "
+                 f"{first} in NumPy's emulation")
+    if first is not None:
+        print(f"first crossing: {drift['values'][first]['node']}")
+
+
 def main():
     args = sys.argv[1:]
+    if args and args[0] == "--drift":
+        drift_main(*args[1:5])
+        return
     loose = args[0] == "--loose"
     reference, candidate, samples_dir, report_path = args[1:5] if loose else args[0:4]
     report = json.load(open(report_path))

@@ -4,15 +4,37 @@
 usage: validate_json.py FORMAT [FILE]   (FILE defaults to standard input)
 
 The document must be one JSON value whose "format" is FORMAT and whose "format_version" is an
-integer; the rest is checked by the schema with python3-jsonschema's Draft 2020-12 validator,
+integer; the rest is checked by the schema with python3-jsonschema's Draft 2020-12 validator (a $ref to a
+sibling schema file resolves to that file),
 which is written by others, so a schema mistake and a code mistake cannot cancel out."""
 import json
 import pathlib
 import sys
+from urllib.parse import urljoin
 
 import jsonschema
 
 SCHEMAS = pathlib.Path(__file__).resolve().parent.parent / "schemas"
+
+
+def validator_for(schema, schema_path):
+    """A validator whose $refs to a sibling schema file ("npucc-drift.schema.json") resolve to
+    that file: through `referencing` where jsonschema has it (4.18 on), else RefResolver."""
+    siblings = {path: json.loads(path.read_text()) for path in SCHEMAS.glob("*.schema.json")}
+    try:
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT202012
+    except ImportError:
+        # Under its file's URI and under its "$id" (a base for the refs inside it).
+        store = {path.as_uri(): contents for path, contents in siblings.items()}
+        store.update({urljoin(SCHEMAS.as_uri() + "/", contents["$id"]): contents
+                      for contents in siblings.values() if "$id" in contents})
+        resolver = jsonschema.RefResolver(schema_path.as_uri(), schema, store=store)
+        return jsonschema.Draft202012Validator(schema, resolver=resolver)
+    registry = Registry().with_resources(
+        (path.name, Resource.from_contents(contents, default_specification=DRAFT202012))
+        for path, contents in siblings.items())
+    return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
 def main():
@@ -31,7 +53,7 @@ def main():
         sys.exit(f"{name}: the document's format is {document.get('format') if isinstance(document, dict) else None!r}")
     if not isinstance(document.get("format_version"), int):
         sys.exit(f"{name}: format_version is missing or not an integer")
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(document), key=str)
+    errors = sorted(validator_for(schema, schema_path).iter_errors(document), key=str)
     for error in errors:
         where = "/".join(str(part) for part in error.absolute_path) or "(top)"
         print(f"{name}: {where}: {error.message}", file=sys.stderr)

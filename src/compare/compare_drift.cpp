@@ -1,0 +1,126 @@
+// compare/compare_pair.h: plan_compare_drift, the values a compare's drift report measures.
+#include "compare/compare_pair.h"
+
+#include "compiler/accuracy_drift.h"
+#include "model/graph_walk.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace npucc::compare {
+
+namespace {
+
+using onnx::TensorProto;
+
+const char* stored_type_name(int32_t type) {
+  switch (type) {
+  case TensorProto::FLOAT16: return "float16";
+  case TensorProto::BFLOAT16: return "bfloat16";
+  case TensorProto::FLOAT: return "float32";
+  default: return nullptr;
+  }
+}
+
+bool is_float_cast(const onnx::NodeProto& node) {
+  if (node.op_type() != "Cast" || !node.domain().empty() || node.input_size() != 1) {
+    return false;
+  }
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == "to") {
+      return attribute.i() == TensorProto::FLOAT;
+    }
+  }
+  return false;
+}
+
+// A low value the reference has no name for, widened by a Cast to float32 whose output it
+// has (a converter's Cast before a float32 graph output): the widening is exact, so the
+// Cast's output is the stored value itself, and the node that made it is the one named.
+std::unordered_map<std::string, std::string>
+exact_widenings(const onnx::GraphProto& candidate,
+                const std::unordered_set<std::string>& in_reference) {
+  std::unordered_map<std::string, std::string> out;
+  for (const auto& node : candidate.node()) {
+    if (is_float_cast(node) && in_reference.count(node.output(0)) != 0 &&
+        in_reference.count(node.input(0)) == 0) {
+      out.emplace(node.input(0), node.output(0));
+    }
+  }
+  return out;
+}
+
+struct PlanState {
+  CompareDriftPlan plan;
+  std::unordered_map<std::string, size_t> measured; // a value (or its exact alias) -> index
+  std::unordered_set<std::string> widened;          // Cast outputs measured at their input
+};
+
+// Plans one output of node `n`: measured by its name, by its exact float32 widening, as
+// the alias of a Cast's single measured input, or counted as not measured.
+void plan_output(PlanState& state, const onnx::NodeProto& node, int n, const std::string& output,
+                 int32_t type, const std::vector<size_t>& inputs, bool in_reference,
+                 const std::unordered_map<std::string, std::string>& widenings) {
+  auto widening = widenings.find(output);
+  const bool low = type != TensorProto::FLOAT;
+  if (!in_reference && !(low && widening != widenings.end())) {
+    if (low) {
+      ++state.plan.unmatched;
+    }
+    if (node.op_type() == "Cast" && inputs.size() == 1) { // a converter's Cast: its input
+      state.measured[output] = inputs.front();
+    }
+    return;
+  }
+  accuracy::DriftValue value;
+  value.order = n;
+  value.node = node.name();
+  value.op_type = node.op_type();
+  value.value = in_reference ? output : widening->second;
+  value.stored = stored_type_name(type);
+  value.inputs = inputs;
+  state.measured[output] = state.plan.values.size();
+  if (!in_reference) {
+    state.measured[widening->second] = state.plan.values.size();
+    state.widened.insert(widening->second);
+  }
+  state.plan.values.push_back(std::move(value));
+}
+
+} // namespace
+
+CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
+                                    const onnx::GraphProto& reference) {
+  std::unordered_map<std::string, int32_t> types;
+  for (const auto* list : {&candidate.value_info(), &candidate.output()}) {
+    for (const auto& value : *list) {
+      types[value.name()] = value.type().tensor_type().elem_type();
+    }
+  }
+  const auto in_reference = model::defined_names(reference);
+  const auto widenings = exact_widenings(candidate, in_reference);
+  PlanState state;
+  for (int n = 0; n < candidate.node_size(); ++n) {
+    const auto& node = candidate.node(n);
+    std::vector<size_t> inputs;
+    for (const auto& input : node.input()) {
+      auto found = state.measured.find(input);
+      if (found != state.measured.end()) {
+        inputs.push_back(found->second);
+      }
+    }
+    for (const auto& output : node.output()) {
+      auto type = types.find(output);
+      if (output.empty() || type == types.end() || stored_type_name(type->second) == nullptr ||
+          state.widened.count(output) != 0) {
+        continue;
+      }
+      plan_output(state, node, n, output, type->second, inputs,
+                  in_reference.count(output) != 0, widenings);
+    }
+  }
+  state.plan.not_covered = compiler::bodies_not_covered(candidate);
+  return std::move(state.plan);
+}
+
+} // namespace npucc::compare
