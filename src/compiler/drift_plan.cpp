@@ -21,7 +21,7 @@ const char* stored_name(int32_t type) {
   }
 }
 
-std::unordered_map<std::string, int32_t> value_types(const onnx::GraphProto& graph) {
+std::unordered_map<std::string, int32_t> stored_value_types(const onnx::GraphProto& graph) {
   std::unordered_map<std::string, int32_t> types;
   for (const auto* list : {&graph.value_info(), &graph.output()}) {
     for (const auto& value : *list) {
@@ -33,7 +33,7 @@ std::unordered_map<std::string, int32_t> value_types(const onnx::GraphProto& gra
 
 // The node outputs of `graph` of a float type, by name.
 std::unordered_map<std::string, int32_t> float_node_outputs(const onnx::GraphProto& graph) {
-  const auto types = value_types(graph);
+  const auto types = stored_value_types(graph);
   std::unordered_map<std::string, int32_t> out;
   for (const auto& node : graph.node()) {
     for (const auto& output : node.output()) {
