@@ -10,16 +10,14 @@
 
 namespace npucc::compiler {
 
-namespace {
-
-const precision::GraphVariant& variant(const precision::PrecisionBuild& variants,
-                                       const std::string& role) {
+const precision::GraphVariant& variant_of(const precision::PrecisionBuild& variants,
+                                          const std::string& role) {
   for (const auto& graph : variants.graphs) {
     if (graph.role == role) {
       return graph;
     }
   }
-  throw Error("internal error: the drift report needs a " + role + " graph",
+  throw Error("internal error: the accuracy check found no " + role + " graph",
               "please report this");
 }
 
@@ -28,8 +26,10 @@ std::string low_type_of(const precision::PrecisionBuild& variants) {
       variants.report.at("low_type").is_string()) {
     return variants.report.at("low_type").get<std::string>();
   }
-  return variant(variants, "low").precision == "mixed_bfloat16" ? "bfloat16" : "float16";
+  return variant_of(variants, "low").precision == "mixed_bfloat16" ? "bfloat16" : "float16";
 }
+
+namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -41,9 +41,9 @@ nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
                              const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
                              double threshold, const LogSink& log) {
   const auto start = std::chrono::steady_clock::now();
-  const auto& high = variant(variants, "high");
+  const auto& high = variant_of(variants, "high");
   const auto plan =
-      plan_drift(variant(variants, "low").model.graph(), high.model.graph(), variants.report);
+      plan_drift(variant_of(variants, "low").model.graph(), high.model.graph(), variants.report);
   std::vector<std::string> names;
   for (const auto& value : plan.values) {
     names.push_back(value.value);
