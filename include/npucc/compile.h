@@ -100,6 +100,11 @@ struct CompileOptions {
   // "accuracy"), set by the compile itself. Not in the cache key (the target, samples and
   // runtime are).
   std::vector<std::string> accuracy_kept_nodes;
+  // Not an option: the nodes the activation-range rule keeps float32 in the low graph (reason
+  // "activation_range"), node name -> the numbers ("max 1.04e+05 > 65504"), set by the
+  // compile itself from the high graph's values on --sample-inputs. Not in the cache key (the
+  // samples and runtime are).
+  std::map<std::string, std::string> activation_range_nodes;
   // --sample-inputs: what they run on (test_data_set_* folders, .npz, folders of .npy);
   // none: random inputs from a fixed seed. In the cache key by content (their digest).
   std::vector<std::filesystem::path> sample_inputs;

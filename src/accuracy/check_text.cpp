@@ -5,6 +5,7 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 
 #include "accuracy/check.h"
+#include "util/strings.h"
 
 #include "accuracy/target.h"
 
@@ -53,9 +54,21 @@ void add_target_lines(const nlohmann::json& report, std::vector<std::string>& li
   if (target.empty()) {
     return;
   }
+  auto ranges = report.find("activation_ranges");
+  if (ranges != report.end() && ranges->is_object() && !ranges->value("kept", nlohmann::json()).empty()) {
+    std::vector<std::string> kept;
+    for (const auto& [node, why] : ranges->at("kept").items()) {
+      kept.push_back(node + " (" + (why.is_string() ? why.get<std::string>() : "") + ")");
+    }
+    lines.push_back("  target " + target + ": missed by the low graph; the activation-range rule kept " +
+                    std::to_string(kept.size()) + " node(s) float32 (" +
+                    std::to_string(static_cast<int64_t>(number(*ranges, "runs"))) +
+                    " run(s) of the high graph): " + util::join(kept, ", "));
+  }
   auto repair = report.find("repair");
   if (repair == report.end() || !repair->is_object()) {
-    lines.push_back("  target " + target + ": met by the low graph as compiled");
+    lines.push_back("  target " + target + (ranges != report.end() ? ": met after the rule, no search"
+                                                                   : ": met by the low graph as compiled"));
     return;
   }
   auto kept = repair->find("kept_units");

@@ -130,6 +130,49 @@ uint64_t stated_bytes(const onnx::GraphProto& graph, const std::vector<std::stri
   return bytes;
 }
 
+namespace {
+
+// Sets [first, last) run by `run` (its runtime runs returned), as many at a time as
+// `run_bytes` allows once a run has shown what one set's values weigh; each set's values
+// (per side) handed to `each`.
+using RunSets = std::function<std::vector<std::vector<runtime::TensorSet>>(
+    const std::vector<runtime::TensorSet>& sets)>;
+using EachSet = std::function<void(int64_t set, const std::vector<const runtime::TensorSet*>&)>;
+
+int64_t batched(const Samples& samples, const RunSets& run, int64_t runs_per_batch,
+                const EachSet& each, uint64_t set_bytes, uint64_t run_bytes) {
+  int64_t runs = 0;
+  // Unknown: the first run measures one set's weight.
+  size_t per_run = set_bytes == 0 ? 1 : std::max<uint64_t>(1, run_bytes / set_bytes);
+  // The samples' own batches bound what is read at once (the sets' inputs weigh too).
+  const auto read_batches = samples.batches();
+  size_t batch = 0;
+  for (size_t first = 0; first < samples.count();) {
+    while (batch + 1 < read_batches.size() && read_batches[batch].second <= first) {
+      ++batch;
+    }
+    const size_t last = std::min({samples.count(), first + per_run, read_batches[batch].second});
+    const auto results = run(sets_between(samples, first, last));
+    runs += runs_per_batch;
+    uint64_t heaviest = 1;
+    for (size_t s = 0; s < results[0].size(); ++s) {
+      std::vector<const runtime::TensorSet*> sides;
+      uint64_t bytes = 0;
+      for (const auto& side : results) {
+        sides.push_back(&side[s]);
+        bytes += bytes_of(side[s]);
+      }
+      heaviest = std::max(heaviest, bytes);
+      each(static_cast<int64_t>(first + s), sides);
+    }
+    per_run = std::max<uint64_t>(1, run_bytes / heaviest);
+    first = last;
+  }
+  return runs;
+}
+
+} // namespace
+
 int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
                      const ProbeSide& candidate, const Samples& samples,
                      const ProbeCallback& each, uint64_t set_bytes, uint64_t run_bytes) {
@@ -139,22 +182,24 @@ int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
                     std::to_string(candidate.names.size()) + " of " + candidate.what,
                 "please report this");
   }
-  int64_t runs = 0;
-  // Unknown: the first run measures one set's weight.
-  size_t per_run = set_bytes == 0 ? 1 : std::max<uint64_t>(1, run_bytes / set_bytes);
-  for (size_t first = 0; first < samples.count();) {
-    const size_t last = std::min(samples.count(), first + per_run);
-    const auto results = run_both(runtime, reference, candidate, sets_between(samples, first, last));
-    runs += 2;
-    uint64_t heaviest = 1;
-    for (size_t s = 0; s < results[0].size(); ++s) {
-      heaviest = std::max(heaviest, bytes_of(results[0][s]) + bytes_of(results[1][s]));
-      each(static_cast<int64_t>(first + s), results[0][s], results[1][s]);
-    }
-    per_run = std::max<uint64_t>(1, run_bytes / heaviest);
-    first = last;
-  }
-  return runs;
+  return batched(
+      samples,
+      [&](const std::vector<runtime::TensorSet>& sets) {
+        return run_both(runtime, reference, candidate, sets);
+      },
+      2, [&](int64_t set, const auto& sides) { each(set, *sides[0], *sides[1]); }, set_bytes,
+      run_bytes);
+}
+
+int64_t probe_graph(runtime::GraphRuntime& runtime, const ProbeSide& side, const Samples& samples,
+                    const GraphProbeCallback& each, uint64_t set_bytes, uint64_t run_bytes) {
+  return batched(
+      samples,
+      [&](const std::vector<runtime::TensorSet>& sets) {
+        return std::vector<std::vector<runtime::TensorSet>>{
+            runtime.run(side.what, side.source, sets, side.names)};
+      },
+      1, [&](int64_t set, const auto& sides) { each(set, *sides[0]); }, set_bytes, run_bytes);
 }
 
 } // namespace npucc::accuracy

@@ -53,4 +53,11 @@ int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
                      const ProbeCallback& each, uint64_t set_bytes = 0,
                      uint64_t run_bytes = k_probe_run_bytes);
 
+// One graph alone (the activation-range rule reads the high graph's values only): `each`
+// gets each set's values, in side.names' order. Returns the runtime runs made (one per run).
+using GraphProbeCallback = std::function<void(int64_t set, const runtime::TensorSet& values)>;
+int64_t probe_graph(runtime::GraphRuntime& runtime, const ProbeSide& side, const Samples& samples,
+                    const GraphProbeCallback& each, uint64_t set_bytes = 0,
+                    uint64_t run_bytes = k_probe_run_bytes);
+
 } // namespace npucc::accuracy

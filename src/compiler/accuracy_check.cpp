@@ -7,6 +7,7 @@
 #include "compiler/accuracy_drift.h"
 #include "compiler/accuracy_repair.h"
 #include "compiler/accuracy_sets.h"
+#include "compiler/activation_ranges.h"
 #include "compiler/runtime_graph_file.h"
 #include "npucc/error.h"
 #include "compiler/sample_runner.h"
@@ -64,29 +65,84 @@ std::string drift_document(const precision::PrecisionBuild& variants,
   return drift.dump(2) + "\n";
 }
 
-// The report of the first run: both graphs on every search and validation set.
-accuracy::AccuracyReport first_report(const CheckSets& sets, const SampleRunner& search,
-                                      const SampleRunner& validation, const std::string& emulates,
-                                      const std::string& runtime) {
-  accuracy::AccuracyReport report;
-  report.inputs = sets.search.origin;
-  report.samples = search.sets();
-  report.compared = "emulation";
-  report.emulates = emulates;
-  report.runtime = runtime;
-  report.runs = 2 * (search.sets() + validation.sets());
-  report.sources = sets.search.sources;
-  return report;
+// The low graph of `variants`' emulation measured on `on`'s sets.
+Metrics measure_low(const precision::PrecisionBuild& variants, SampleRunner& on, const char* what) {
+  onnx::ModelProto emulation = emulation_of(variants);
+  const RuntimeGraphFile file(emulation);
+  return on.measure(what, file.source());
+}
+
+// What a check has measured so far, which a rebuild of the low graph measures again.
+struct Measured {
+  SampleRunner& search;
+  SampleRunner* validation; // or null
+  Metrics& metrics;
+  Metrics& validation_metrics;
+  int64_t& runs;
+};
+
+// The activation-range rule on the search sets (samples, never the validation sets):
+// `variants` rebuilt with the nodes it keeps, and measured again. Returns the manifest's
+// activation_ranges.
+nlohmann::json apply_range_rule(precision::PrecisionBuild& variants, const CheckSets& sets,
+                                runtime::GraphRuntime& runtime, const BuildVariants& build,
+                                RangeKept& kept, const Measured& measured, const LogSink& log) {
+  auto rule = activation_range_rule(variants, sets.search, runtime, log);
+  measured.runs += rule.runs;
+  kept = std::move(rule.kept);
+  if (!kept.empty()) {
+    variants = build({}, kept);
+    const char* what = "the emulation of the low graph after the activation-range rule";
+    measured.metrics = measure_low(variants, measured.search, what);
+    measured.runs += measured.search.sets();
+    if (measured.validation != nullptr) {
+      measured.validation_metrics = measure_low(variants, *measured.validation, what);
+      measured.runs += measured.validation->sets();
+    }
+  }
+  return std::move(rule.report);
+}
+
+// The repair search (accuracy_repair.h) from the low graph of `variants`, which it replaces
+// with the repaired build, measured again on every set. Returns the manifest's
+// accuracy.repair; `kept`: the nodes it keeps float32.
+nlohmann::json repair_and_measure(precision::PrecisionBuild& variants,
+                                  const accuracy::AccuracyTarget& target,
+                                  const RebuildVariants& rebuild, std::vector<std::string>& kept,
+                                  const Measured& measured, const LogSink& log) {
+  const onnx::ModelProto unrepaired = find_role(variants, "low")->model;
+  auto result = repair_accuracy(
+      {measured.search, measured.validation, measured.metrics, target, rebuild, log}, unrepaired);
+  variants = rebuild(result.kept_nodes);
+  nlohmann::json repair = std::move(result.report);
+  repair["before"] = accuracy::outputs_json(measured.metrics);
+  if (measured.validation != nullptr) {
+    repair["before_validation"] = accuracy::outputs_json(measured.validation_metrics);
+  }
+  // Once more, on the graph that is written, on every set.
+  const char* what = "the emulation of the repaired low graph";
+  measured.metrics = measure_low(variants, measured.search, what);
+  measured.runs += result.runs + measured.search.sets();
+  if (measured.validation != nullptr) {
+    measured.validation_metrics = measure_low(variants, *measured.validation, what);
+    measured.runs += measured.validation->sets();
+  }
+  if (!meets_everywhere(target, measured.metrics,
+                        measured.validation != nullptr ? &measured.validation_metrics : nullptr)) {
+    throw Error("internal error: the repaired low graph missed --accuracy-target " +
+                    accuracy::target_text(target) + " when checked again",
+                "please report this; --keep-dtype FILE keeps nodes float32 by hand");
+  }
+  kept = std::move(result.kept_nodes);
+  return repair;
 }
 
 } // namespace
 
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
-                                   const CompileOptions& options, const RebuildVariants& rebuild,
+                                   const CompileOptions& options, const BuildVariants& build,
                                    const LogSink& log) {
-  const auto* high = find_role(variants, "high");
-  const auto* low = find_role(variants, "low");
-  if (high == nullptr || low == nullptr) {
+  if (find_role(variants, "high") == nullptr || find_role(variants, "low") == nullptr) {
     throw usage_error("--check-accuracy compares a low graph with its high graph, and this "
                       "compile makes one graph",
                       "add --accelerate-train-mode, e.g. 'fast|step|0.9'");
@@ -98,8 +154,14 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   const AccuracyFunctions functions(options.accuracy_functions, target);
   const AccuracyFunctions* calls = functions.empty() ? nullptr : &functions;
   const CheckSets sets =
-      check_sets(options, accuracy::model_inputs(high->model.graph()), !target.empty());
+      check_sets(options, accuracy::model_inputs(find_role(variants, "high")->model.graph()),
+                 !target.empty());
   auto runtime = runtime::start_runtime(runtime_processes(sets.search));
+  AccuracyOutcome outcome;
+  const RebuildVariants rebuild = [&](const std::vector<std::string>& kept) {
+    return build(kept, outcome.range_kept);
+  };
+  const auto* high = find_role(variants, "high");
   const std::vector<std::string> outputs = output_names(high->model.graph());
   // Both graphs at once, one per runtime process: a session each, as ONNX Runtime alone
   // would make.
@@ -124,44 +186,37 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
     validation_metrics =
         validation.first_run(high_file.source(), emulation_file.source(), !target.empty());
   }
-  auto run_low = [&](SampleRunner& on, const char* what) {
-    onnx::ModelProto repaired = emulation_of(variants);
-    const RuntimeGraphFile file(repaired);
-    return on.measure(what, file.source());
-  };
 
-  accuracy::AccuracyReport report =
-      first_report(sets, search, validation, low->precision, runtime->version());
-  AccuracyOutcome outcome;
+  accuracy::AccuracyReport report;
+  report.inputs = sets.search.origin;
+  report.samples = search.sets();
+  report.compared = "emulation";
+  report.emulates = find_role(variants, "low")->precision;
+  report.runtime = runtime->version();
+  report.runs = 2 * (search.sets() + validation.sets());
+  report.sources = sets.search.sources;
+  nlohmann::json ranges;
+  if (!target.empty() && !options.sample_inputs.empty() &&
+      !meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
+    // Before any search: what the high graph's own values show the low type cannot hold.
+    ranges = apply_range_rule(
+        variants, sets, *runtime, build, outcome.range_kept,
+        {search, validating ? &validation : nullptr, metrics, validation_metrics, report.runs}, log);
+  }
   nlohmann::json repair;
   if (!target.empty() &&
       !meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
-    const onnx::ModelProto unrepaired = low->model;
-    auto result = repair_accuracy(
-        {search, validating ? &validation : nullptr, metrics, target, rebuild, log}, unrepaired);
-    variants = rebuild(result.kept_nodes);
-    repair = std::move(result.report);
-    repair["before"] = accuracy::outputs_json(metrics);
-    if (validating) {
-      repair["before_validation"] = accuracy::outputs_json(validation_metrics);
-    }
-    // Once more, on the graph that is written, on every set.
-    metrics = run_low(search, "the emulation of the repaired low graph");
-    if (validating) {
-      validation_metrics = run_low(validation, "the emulation of the repaired low graph");
-    }
-    report.runs += result.runs + search.sets() + validation.sets();
-    if (!meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
-      throw Error("internal error: the repaired low graph missed --accuracy-target " +
-                      accuracy::target_text(target) + " when checked again",
-                  "please report this; --keep-dtype FILE keeps nodes float32 by hand");
-    }
-    outcome.kept_nodes = std::move(result.kept_nodes);
+    repair = repair_and_measure(
+        variants, target, rebuild, outcome.kept_nodes,
+        {search, validating ? &validation : nullptr, metrics, validation_metrics, report.runs}, log);
   }
   report.outputs = metrics;
   auto json = accuracy::report_json(report);
   if (validating) {
     json["validation"] = validation_json(sets, validation_metrics);
+  }
+  if (!ranges.is_null()) {
+    json["activation_ranges"] = ranges;
   }
   if (!target.empty()) {
     json["target"] = accuracy::target_text(target);

@@ -11,16 +11,14 @@
 
 namespace npucc::compiler {
 
-namespace {
-
-const precision::GraphVariant& variant(const precision::PrecisionBuild& variants,
-                                       const std::string& role) {
+const precision::GraphVariant& variant_of(const precision::PrecisionBuild& variants,
+                                          const std::string& role) {
   for (const auto& graph : variants.graphs) {
     if (graph.role == role) {
       return graph;
     }
   }
-  throw Error("internal error: the drift report needs a " + role + " graph",
+  throw Error("internal error: the accuracy check found no " + role + " graph",
               "please report this");
 }
 
@@ -29,8 +27,10 @@ std::string low_type_of(const precision::PrecisionBuild& variants) {
       variants.report.at("low_type").is_string()) {
     return variants.report.at("low_type").get<std::string>();
   }
-  return variant(variants, "low").precision == "mixed_bfloat16" ? "bfloat16" : "float16";
+  return variant_of(variants, "low").precision == "mixed_bfloat16" ? "bfloat16" : "float16";
 }
+
+namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -86,9 +86,9 @@ nlohmann::json measure_drift_values(DriftGraphs graphs,
 nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
                              const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
                              double threshold, const LogSink& log) {
-  const auto& high = variant(variants, "high");
+  const auto& high = variant_of(variants, "high");
   const auto plan =
-      plan_drift(variant(variants, "low").model.graph(), high.model.graph(), variants.report);
+      plan_drift(variant_of(variants, "low").model.graph(), high.model.graph(), variants.report);
   if (log) {
     log("accuracy: drift report: " + std::to_string(plan.values.size()) +
         " values of the high graph and the low graph's emulation on " +

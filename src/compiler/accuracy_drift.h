@@ -47,6 +47,12 @@ nlohmann::json measure_drift_values(DriftGraphs graphs,
                                     const std::string& low_type, const accuracy::Samples& samples,
                                     runtime::GraphRuntime& runtime, double threshold);
 
+// The graph of `role` ("high", "low") in `variants`; throws npucc::Error without one.
+const precision::GraphVariant& variant_of(const precision::PrecisionBuild& variants,
+                                          const std::string& role);
+// The low graph's low type: "float16" or "bfloat16".
+std::string low_type_of(const precision::PrecisionBuild& variants);
+
 // Measures the plan's values of `variants`' low graph against its high graph on `samples`:
 // the report document (drift_report.h), with "not_covered" and "seconds".
 nlohmann::json measure_drift(const precision::PrecisionBuild& variants,

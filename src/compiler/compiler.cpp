@@ -154,9 +154,10 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
                     const CompileOptions& options, const precision::OverflowSource& overflow,
                     const LogSink& log) {
   // The repair's candidates: the same build with more low-graph nodes kept float32.
-  auto rebuild = [&](const std::vector<std::string>& kept) {
+  auto rebuild = [&](const std::vector<std::string>& kept, const compiler::RangeKept& ranges) {
     CompileOptions repaired = options;
     repaired.accuracy_kept_nodes = kept;
+    repaired.activation_range_nodes = ranges;
     auto variants = precision::build_precision_variants(model, repaired, overflow);
     carry_ir_annotations(model, variants, {});
     return variants;
@@ -165,6 +166,7 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
   prepared.result.accuracy_report = std::move(outcome.report);
   prepared.result.drift_report = std::move(outcome.drift_report);
   prepared.accuracy_kept_nodes = std::move(outcome.kept_nodes);
+  prepared.activation_range_nodes = std::move(outcome.range_kept);
 }
 
 } // namespace
@@ -273,6 +275,7 @@ void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
       counts ? counts->source() : precision::OverflowSource{};
   CompileOptions repaired = options; // what the accuracy repair kept stays kept
   repaired.accuracy_kept_nodes = prepared.accuracy_kept_nodes;
+  repaired.activation_range_nodes = prepared.activation_range_nodes;
   in_file(options.model_path.string(), [&] {
     prepared.variants =
         precision::build_precision_variants(prepared.model.proto, repaired, overflow);

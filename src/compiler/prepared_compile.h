@@ -22,6 +22,8 @@ struct PreparedCompile {
   precision::PrecisionBuild variants;
   // The low-graph nodes the accuracy repair kept float32 (compiler/accuracy_check.h).
   std::vector<std::string> accuracy_kept_nodes;
+  // The low-graph nodes the activation-range rule kept float32, with the numbers.
+  std::map<std::string, std::string> activation_range_nodes;
 };
 
 // `counts`: the weights' overflow counts a read of the input files made, for the precision

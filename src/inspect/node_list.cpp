@@ -130,6 +130,9 @@ void add_precisions(const nlohmann::json& precisions, std::vector<NodeSummary>& 
     if (found != by_output.end() && util::string_field(*found->second, "op_type") == node.op_type) {
       node.precision = util::string_field(*found->second, "precision");
       node.reason = util::string_field(*found->second, "reason");
+      if (const std::string range = util::string_field(*found->second, "range"); !range.empty()) {
+        node.reason += " (" + range + ")"; // activation_range: the numbers
+      }
     } else if (node.op_type == "Cast" && node.domain == "ai.onnx") {
       node.precision = "inserted";
     }

@@ -69,6 +69,7 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
   out.keep_nodes.insert(options.keep_dtype_nodes.begin(), options.keep_dtype_nodes.end());
   out.accuracy_nodes.insert(options.accuracy_kept_nodes.begin(),
                             options.accuracy_kept_nodes.end());
+  out.range_nodes = options.activation_range_nodes;
   out.keep_io_types = options.keep_io_types ? KeepIoTypes::yes : KeepIoTypes::no;
   out.weights = options.low_precision_weights ? WeightStorage::low : WeightStorage::master_float32;
   return out;

@@ -110,9 +110,12 @@ void count_nodes(Scope& scope, detail::Context& context, const ConstantReasons& 
       ++report.kept_reasons[state.kept_reason];
     }
     ++report.nodes[node.op_type()][precision];
+    const auto& ranges = context.options->range_nodes;
+    auto range = reason == "activation_range" ? ranges.find(node.name()) : ranges.end();
     report.node_precisions.push_back({node.name(), node.op_type(),
                                       node.output_size() > 0 ? node.output(0) : std::string(),
-                                      precision, reason});
+                                      precision, reason,
+                                      range != ranges.end() ? range->second : std::string()});
   }
   for (auto& child : scope.children) {
     count_nodes(*child, context, constants);

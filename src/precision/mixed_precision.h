@@ -34,6 +34,9 @@ struct RewriteOptions {
   std::set<std::string> keep_nodes;
   // Node names the accuracy repair keeps float32 (reason "accuracy"); names from this graph.
   std::set<std::string> accuracy_nodes;
+  // Node names the activation-range rule keeps float32 (reason "activation_range") -> the
+  // numbers the precision report gives beside the reason ("range").
+  std::map<std::string, std::string> range_nodes;
   KeepIoTypes keep_io_types = KeepIoTypes::yes;
   WeightStorage weights = WeightStorage::low;
   // Overflow counts made before the rewrite (a cache key's read of the weights).
@@ -60,6 +63,7 @@ struct NodePrecision {
   std::string output;    // its first output, which names a node without a name
   std::string precision; // "float16", "bfloat16", "float32" or "n/a" (no float data)
   std::string reason;    // why it kept float32 (npucc-precision(7), REASONS); "" when low
+  std::string range;     // reason "activation_range": the numbers ("max 1.04e+05 > 65504")
 };
 
 struct RewriteReport {

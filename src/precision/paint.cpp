@@ -277,6 +277,8 @@ void classify_nodes(Scope& scope, Context& context) {
     }
     if (!node.name().empty() && options.keep_nodes.count(node.name()) != 0) {
       state.forced = "keep_dtype";
+    } else if (!node.name().empty() && options.range_nodes.count(node.name()) != 0) {
+      state.forced = "activation_range"; // the high graph's values on the samples
     } else if (!node.name().empty() && options.accuracy_nodes.count(node.name()) != 0) {
       state.forced = "accuracy"; // the repair measured that the target needs it float32
     }

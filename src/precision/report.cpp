@@ -40,6 +40,9 @@ json report_json(const RewriteReport& report, Policy policy, WeightStorage weigh
     if (!node.reason.empty()) {
       entry["reason"] = node.reason;
     }
+    if (!node.range.empty()) {
+      entry["range"] = node.range;
+    }
     nodes.push_back(std::move(entry));
   }
   json out = {

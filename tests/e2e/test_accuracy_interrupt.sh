@@ -9,7 +9,10 @@
 # runner's cancel does), setsid + kill -SIG -PGID, and kill -SIG PID. The model is
 # make_runtime_file_models.py's 4 MB overflow MLP on make_accuracy_models.py's samples, with
 # --accuracy-target: the repair that follows the check is most of each run (18 graph runs,
-# each graph written to TMPDIR for ONNX Runtime).
+# each graph written to TMPDIR for ONNX Runtime). Since the activation-range rule (issue 43),
+# the low graph is rebuilt and run again before any search, which then has nothing to do on
+# this model: each run is the check, the rule's run of the high graph and the rebuilt
+# graph's runs, every graph still written to TMPDIR.
 #
 # Shown to fail on main (608ba00), interrupt_anytime.py --keep-going 1, two rounds:
 #   timeout INT  round 1: 1 of 20 broken: exit 130 with no line, npucc-graph.tmp.*.onnx left
@@ -32,11 +35,12 @@ M="$WORK/models"
 REPAIR=("$NPUCC" compile "$M/wide_overflow.onnx" -o "{out}" --cache-dir "{cache}"
   --accelerate-train-mode 'fast|step|0.9' --sample-inputs "$M/samples" --accuracy-target 'cosine>=0.999')
 
-# Uninterrupted, the repair happens (else the runs below would interrupt a plain compile).
+# Uninterrupted, the rule rebuilds the low graph (else the runs below would interrupt a plain
+# compile).
 "$NPUCC" compile "$M/wide_overflow.onnx" -o "$WORK/whole" --no-cache --accelerate-train-mode 'fast|step|0.9' \
   --sample-inputs "$M/samples" --accuracy-target 'cosine>=0.999' >"$WORK/whole.out" 2>&1 ||
   { cat "$WORK/whole.out" >&2; fail "the uninterrupted repair failed"; }
-contains "$WORK/whole.out" "met with 2 of 3 units kept float32"
+contains "$WORK/whole.out" "met after the rule, no search"
 
 # interrupt VIA SIGNAL RUNS
 interrupt() {
