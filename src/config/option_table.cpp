@@ -112,13 +112,18 @@ void apply_check_accuracy(const OptionRow& row, const std::string& text, Compile
   options.check_accuracy = options.check_accuracy || flag_value(row, text);
 }
 
-// Each one given; they imply the check.
-void apply_sample_inputs(const OptionRow& row, const std::string& text, CompileOptions& options) {
+// One more sample file or folder for `paths`; sample paths imply the check.
+void add_sample_path(const OptionRow& row, const std::string& text, CompileOptions& options,
+                     std::vector<std::filesystem::path>& paths) {
   if (text.empty()) {
     throw usage_error(option_spelling(row) + ": expected a file or folder, got ''");
   }
-  options.sample_inputs.emplace_back(text);
+  paths.emplace_back(text);
   options.check_accuracy = true;
+}
+
+void apply_sample_inputs(const OptionRow& row, const std::string& text, CompileOptions& options) {
+  add_sample_path(row, text, options, options.sample_inputs);
 }
 
 void apply_allow_nonfinite_samples(const OptionRow& row, const std::string& text,
@@ -126,14 +131,9 @@ void apply_allow_nonfinite_samples(const OptionRow& row, const std::string& text
   options.allow_nonfinite_samples = flag_value(row, text);
 }
 
-// Each one given; they imply the check.
 void apply_validation_inputs(const OptionRow& row, const std::string& text,
                              CompileOptions& options) {
-  if (text.empty()) {
-    throw usage_error(option_spelling(row) + ": expected a file or folder, got ''");
-  }
-  options.validation_inputs.emplace_back(text);
-  options.check_accuracy = true;
+  add_sample_path(row, text, options, options.validation_inputs);
 }
 
 // "nodes" (the only report beyond the check's own); implies the check.

@@ -1,6 +1,7 @@
 #include "config/toml_subset.h"
 
 #include "npucc/error.h"
+#include "util/strings.h"
 
 #include <cstdint>
 #include <map>
@@ -18,24 +19,6 @@ bool is_bare_key_char(char c) {
 
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
-}
-
-void append_utf8(std::string& out, uint32_t code) {
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xC0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xE0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  }
 }
 
 constexpr const char* k_unclosed_array =
@@ -293,10 +276,10 @@ private:
         out += '\f';
         break;
       case 'u':
-        append_utf8(out, hex_digits(4));
+        util::append_utf8(out, hex_digits(4));
         break;
       case 'U':
-        append_utf8(out, hex_digits(8));
+        util::append_utf8(out, hex_digits(8));
         break;
       default:
         fail(std::string("unknown escape \\") + escape + " in a string");

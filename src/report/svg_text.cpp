@@ -1,5 +1,7 @@
 #include "report/svg_text.h"
 
+#include "util/strings.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -36,24 +38,6 @@ std::pair<char32_t, size_t> decode_utf8(std::string_view text, size_t at) {
   return {code, length};
 }
 
-void append_utf8_code(std::string& out, char32_t code) {
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xC0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xE0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  }
-}
-
 void append_xml_char(std::string& out, char32_t code) {
   switch (code) {
   case '&': out += "&amp;"; return;
@@ -68,9 +52,9 @@ void append_xml_char(std::string& out, char32_t code) {
     std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned>(code));
     out += hex;
   } else if (code == 0xFFFE || code == 0xFFFF) {
-    append_utf8_code(out, k_replacement);
+    util::append_utf8(out, k_replacement);
   } else {
-    append_utf8_code(out, code);
+    util::append_utf8(out, code);
   }
 }
 

@@ -22,6 +22,9 @@ bool parse_int64(std::string_view text, int64_t& value);
 // else, an empty text or an overflow. For the fields of npucc's own file formats.
 bool parse_digits(std::string_view text, uint64_t& value);
 
+// Appends `code` (a Unicode scalar value, at most U+10FFFF) to `out` as UTF-8.
+void append_utf8(std::string& out, uint32_t code);
+
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, or "" when none is close enough to suggest.

@@ -20,6 +20,7 @@ const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
 const { read_tensor_proto, Reader } = require('./tensor_proto');
+const { half_to_float } = require('./metrics');
 
 function varint(n) {
   const out = [];
@@ -108,15 +109,6 @@ function sample_sets(paths) {
     }
   }
   return sets;
-}
-
-function half_to_float(bits) {
-  const sign = bits & 0x8000 ? -1 : 1;
-  const exponent = (bits >> 10) & 0x1f;
-  const fraction = bits & 0x3ff;
-  if (exponent === 0) { return sign * fraction * 2 ** -24; }
-  if (exponent === 31) { return fraction ? NaN : sign * Infinity; }
-  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
 function bfloat16_to_float(bits) {
