@@ -1,7 +1,7 @@
 // `npucc cache explain MODEL [compile's options]`: the key a compile would compute, whether
 // the cache holds it, and for a miss what differs from the nearest entries of the model.
 #include "cache_commands.h"
-#include "compiler/manifest.h"
+#include "output/manifest.h"
 #include "pipeline/cache_explain.h"
 #include "util/strings.h"
 
@@ -69,7 +69,7 @@ json explanation_json(const CacheExplanation& out, const CompileOptions& options
           {"model", options.model_path.string()},
           {"model_name", out.model},
           {"key", out.key.key},
-          {"components", compiler::key_components_json(out.key)},
+          {"components", output::key_components_json(out.key)},
           {"cache",
            {{"dir", text_or_null(out.cache_dir.string())},
             {"checked", !out.cache_dir.empty()},

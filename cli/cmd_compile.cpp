@@ -2,7 +2,7 @@
 #include "accuracy/drift_report.h"
 #include "app.h"
 #include "compile_options.h"
-#include "compiler/manifest.h"
+#include "output/manifest.h"
 #include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "precision/report.h"

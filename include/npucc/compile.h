@@ -35,7 +35,7 @@ enum class WeightLayout {
 
 // What a compile may replace in its output folder: the files an earlier npucc compile
 // wrote there (its manifest.json lists them), or, with --force, any file of a name npucc
-// writes (src/compiler/output_folder.h).
+// writes (src/output/output_folder.h).
 enum class OutputReplace { npucc_files, any };
 
 // One output of one sample set as an accuracy function sees it: its ONNX element type's name

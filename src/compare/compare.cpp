@@ -3,10 +3,10 @@
 #include "accuracy/check.h"
 #include "accuracy/samples.h"
 #include "accuracy/target.h"
-#include "compiler/accuracy_drift.h"
-#include "compiler/accuracy_sets.h"
-#include "compiler/runtime_graph_file.h"
-#include "compiler/sample_runner.h"
+#include "accuracy/drift_run.h"
+#include "accuracy/search_sets.h"
+#include "output/runtime_graph_file.h"
+#include "accuracy/sample_runner.h"
 #include "runtime/runtime.h"
 #include "runtime/tensor.h"
 
@@ -16,7 +16,7 @@ namespace npucc::compare {
 
 namespace {
 
-using compiler::Metrics;
+using accuracy::Metrics;
 
 std::string low_type_name(int32_t type) {
   return type == onnx::TensorProto::BFLOAT16 ? "bfloat16" : "float16";
@@ -50,7 +50,7 @@ Measured measure_sets(runtime::GraphRuntime& runtime, const accuracy::Samples& s
                       const char* what, const RunGraphs& graphs,
                       const std::vector<std::string>& outputs,
                       const accuracy::AccuracyTarget& target, const LogSink& log) {
-  compiler::SampleRunner runner(runtime, samples, outputs, accuracy::figure_requests(target),
+  accuracy::SampleRunner runner(runtime, samples, outputs, accuracy::figure_requests(target),
                                 what, log);
   runner.name_graphs("the reference", graphs.candidate_name);
   Measured out;
@@ -102,7 +102,7 @@ nlohmann::json measure_pair_drift(const ComparedPair& pair, const accuracy::Samp
         " values of the reference and the candidate" + (emulated ? "'s emulation" : "") + " on " +
         std::to_string(samples.count()) + " input set(s)");
   }
-  auto drift = compiler::measure_drift_values(
+  auto drift = accuracy::measure_drift_values(
       {pair.reference, "the reference", pair.candidate_run,
        emulated ? "the candidate's emulation" : "the candidate"},
       pair.drift.values, drift_low_type(pair), samples, runtime, threshold);
@@ -134,11 +134,11 @@ CompareResult compare_models(const CompareOptions& options, const LogSink& log) 
           : std::vector<std::string>{options.measure.accuracy_target});
   // No search here, so no set is held out: every sample set is measured, and validation sets
   // are the --validation-inputs alone.
-  const compiler::CheckSets sets = compiler::check_sets(
+  const accuracy::CheckSets sets = accuracy::check_sets(
       options.measure, accuracy::model_inputs(pair.reference.graph()), false);
-  auto runtime = runtime::start_runtime(compiler::runtime_processes(sets.search));
-  const compiler::RuntimeGraphFile reference_file(pair.reference);
-  const compiler::RuntimeGraphFile candidate_file(pair.candidate_run);
+  auto runtime = runtime::start_runtime(accuracy::runtime_processes(sets.search));
+  const output::RuntimeGraphFile reference_file(pair.reference);
+  const output::RuntimeGraphFile candidate_file(pair.candidate_run);
   const RunGraphs graphs{reference_file.source(), candidate_file.source(),
                          pair.run == CandidateRun::emulated ? "the candidate's emulation"
                                                             : "the candidate"};
@@ -170,7 +170,7 @@ CompareResult compare_models(const CompareOptions& options, const LogSink& log) 
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CompareResult result;
   if (sets.validation.count() > 0) {
-    accuracy["validation"] = compiler::validation_json(sets, validation.metrics);
+    accuracy["validation"] = accuracy::validation_json(sets, validation.metrics);
   }
   if (!target.empty()) {
     result.has_target = true;

@@ -12,7 +12,7 @@
 // reference run as is and the candidate as float16/bfloat16 hardware computes it (its
 // emulation, compare_pair.h) or as ONNX Runtime runs it (--run plain), on the same samples,
 // with the compile's check's figures, per-sample summary, targets and validation sets
-// (accuracy/check.h, accuracy/target.h, compiler/sample_runner.h). Not cached: it is a
+// (accuracy/check.h, accuracy/target.h, accuracy/sample_runner.h). Not cached: it is a
 // measurement, which costs two runtime runs per set and no compile, and whose figures depend
 // on the runtime installed as much as on the two files.
 namespace npucc::compare {

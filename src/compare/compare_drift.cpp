@@ -1,7 +1,7 @@
 // compare/compare_pair.h: plan_compare_drift, the values a compare's drift report measures.
 #include "compare/compare_pair.h"
 
-#include "compiler/accuracy_drift.h"
+#include "accuracy/drift_run.h"
 #include "model/graph_walk.h"
 
 #include <unordered_map>
@@ -119,7 +119,7 @@ CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
                   in_reference.count(output) != 0, widenings);
     }
   }
-  state.plan.not_covered = compiler::bodies_not_covered(candidate);
+  state.plan.not_covered = accuracy::bodies_not_covered(candidate);
   return std::move(state.plan);
 }
 

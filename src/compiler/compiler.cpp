@@ -1,8 +1,8 @@
 #include "accuracy/checked.h"
 #include "check/isolated_worker.h"
 #include "check/validate.h"
-#include "compiler/accuracy_check.h"
-#include "compiler/output_folder.h"
+#include "accuracy/compile_check.h"
+#include "output/output_folder.h"
 #include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
 #include "model/ir_fields.h"
@@ -154,7 +154,7 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
                     const CompileOptions& options, const precision::OverflowSource& overflow,
                     const LogSink& log) {
   // The repair's candidates: the same build with more low-graph nodes kept float32.
-  auto rebuild = [&](const std::vector<std::string>& kept, const compiler::RangeKept& ranges) {
+  auto rebuild = [&](const std::vector<std::string>& kept, const accuracy::RangeKept& ranges) {
     CompileOptions repaired = options;
     repaired.accuracy_kept_nodes = kept;
     repaired.activation_range_nodes = ranges;
@@ -162,7 +162,7 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
     carry_ir_annotations(model, variants, {});
     return variants;
   };
-  auto outcome = compiler::run_accuracy_check(prepared.variants, options, rebuild, log);
+  auto outcome = accuracy::run_accuracy_check(prepared.variants, options, rebuild, log);
   prepared.result.accuracy_report = std::move(outcome.report);
   prepared.result.drift_report = std::move(outcome.drift_report);
   prepared.accuracy_kept_nodes = std::move(outcome.kept_nodes);
@@ -352,7 +352,7 @@ CompileResult compile_beside_read(Model model, const CompileOptions& options, co
 CompileResult compile_model(const CompileOptions& options, Model* preread, const LogSink& log,
                             const WriteProgress& write_progress) {
   // Fail on a bad output folder before any real work.
-  compiler::check_output_folder(options);
+  output::check_output_folder(options);
   if (preread == nullptr) {
     check::start_isolated_worker(); // while this process is small
   }

@@ -1,6 +1,6 @@
-#include "compiler/graph_writer.h"
-#include "compiler/manifest.h"
-#include "compiler/output_folder.h"
+#include "output/graph_writer.h"
+#include "output/manifest.h"
+#include "output/output_folder.h"
 #include "compiler/prepared_compile.h"
 #include "util/file_io.h"
 #include "util/parallel.h"
@@ -18,24 +18,24 @@
 namespace npucc {
 
 // The graphs to write, one job each: by default every graph of a compile together, so
-// that they share one copy of each weight (compiler::write_graphs_sharing_weights); with
+// that they share one copy of each weight (output::write_graphs_sharing_weights); with
 // --self-contained, high and low together when they share their weights
-// (compiler::GraphPairWriter), any other graph on its own.
+// (output::GraphPairWriter), any other graph on its own.
 struct WriteJob {
   size_t first = 0;
   std::optional<size_t> second;
-  std::unique_ptr<compiler::GraphPairWriter> pair;
+  std::unique_ptr<output::GraphPairWriter> pair;
   bool all_sharing_weights = false;
 };
 
 struct GraphWriting::State {
   PreparedCompile prepared;
-  std::optional<compiler::OutputFolder> output;
+  std::optional<output::OutputFolder> output;
   ExternalData external_data = ExternalData::automatic;
   WeightLayout weight_layout = WeightLayout::shared;
-  std::vector<compiler::WrittenGraph> written;
+  std::vector<output::WrittenGraph> written;
   std::vector<WriteJob> jobs; // after `prepared`, whose models a pair holds: gone first
-  compiler::WriteControl control;
+  output::WriteControl control;
   uint64_t bytes_total = 0; // about: the progress's measure
   std::exception_ptr failure;
   std::mutex mutex;
@@ -64,7 +64,7 @@ struct GraphWriting::State {
     auto high = index_of("high");
     auto low = index_of("low");
     if (high && low) {
-      auto pair = compiler::GraphPairWriter::plan(graphs[*high].model, graphs[*low].model,
+      auto pair = output::GraphPairWriter::plan(graphs[*high].model, graphs[*low].model,
                                                   output->staging(), "high.onnx", "low.onnx",
                                                   external_data);
       if (pair) {
@@ -91,7 +91,7 @@ struct GraphWriting::State {
         written[*job.second] = std::move(second);
       } else {
         auto& variant = prepared.variants.graphs[job.first];
-        written[job.first] = compiler::write_graph(variant.model, output->staging(),
+        written[job.first] = output::write_graph(variant.model, output->staging(),
                                                    variant.role + ".onnx", external_data, &control);
       }
     } catch (...) {
@@ -101,11 +101,11 @@ struct GraphWriting::State {
   }
 
   void write_sharing_weights() {
-    std::vector<compiler::GraphToWrite> graphs;
+    std::vector<output::GraphToWrite> graphs;
     for (auto& variant : prepared.variants.graphs) {
       graphs.push_back({&variant.model, variant.role + ".onnx"});
     }
-    written = compiler::write_graphs_sharing_weights(graphs, output->staging(), &control);
+    written = output::write_graphs_sharing_weights(graphs, output->staging(), &control);
   }
 
   void run() {
@@ -190,7 +190,7 @@ GraphWriting::GraphWriting(PreparedCompile prepared, const CompileOptions& optio
   // Before the threads: a failure here leaves nothing running.
   state.written.resize(graphs);
   for (auto& variant : state.prepared.variants.graphs) { // before a pair takes the weights
-    uint64_t bytes = compiler::graph_file_bytes(variant.model);
+    uint64_t bytes = output::graph_file_bytes(variant.model);
     // Shared weights are written once: about the largest graph's bytes in all.
     state.bytes_total =
         state.sharing_weights() ? std::max(state.bytes_total, bytes) : state.bytes_total + bytes;
@@ -255,10 +255,10 @@ WrittenCompile GraphWriting::finish(const CompileOptions& options, const CacheKe
   }
   util::test_point("write:graphs-written");
   if (!result.drift_report.empty()) {
-    util::write_file_atomic(state.output->staging() / compiler::k_drift_report_file,
+    util::write_file_atomic(state.output->staging() / output::k_drift_report_file,
                             result.drift_report);
   }
-  auto manifest = compiler::build_manifest(options, state.prepared.model, result, cache_key);
+  auto manifest = output::build_manifest(options, state.prepared.model, result, cache_key);
   util::write_file_atomic(state.output->staging() / "manifest.json",
                           manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                               "\n");

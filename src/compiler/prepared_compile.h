@@ -20,7 +20,7 @@ struct PreparedCompile {
   Model model;
   CompileResult result;
   precision::PrecisionBuild variants;
-  // The low-graph nodes the accuracy repair kept float32 (compiler/accuracy_check.h).
+  // The low-graph nodes the accuracy repair kept float32 (accuracy/compile_check.h).
   std::vector<std::string> accuracy_kept_nodes;
   // The low-graph nodes the activation-range rule kept float32, with the numbers.
   std::map<std::string, std::string> activation_range_nodes;

@@ -1,4 +1,4 @@
-#include "compiler/manifest.h"
+#include "output/manifest.h"
 #include "npucc/inspect.h"
 #include "npucc/version.h"
 
@@ -121,7 +121,7 @@ std::string inspect_report_json(const InspectReport& report) {
       {"outputs", outputs},
       {"unregistered_ops", unregistered},
       {"input_shapes", shapes},
-      {"memory_plan", compiler::memory_plan_json(report.memory_plan, false)},
+      {"memory_plan", output::memory_plan_json(report.memory_plan, false)},
   };
   if (!report.accuracy_json.empty()) {
     out["accuracy"] = json::parse(report.accuracy_json);

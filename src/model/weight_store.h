@@ -16,7 +16,7 @@
 // table owns. Copying the proto (checker, shape inference retries, precision variants)
 // then copies metadata only, external data is read once (through the page cache), and
 // a model past protobuf's 2 GiB limit is never one message. The writers stream the
-// bytes back into the output (compiler/graph_writer.cpp); nothing else may write such
+// bytes back into the output (output/graph_writer.cpp); nothing else may write such
 // a location to disk.
 namespace npucc::model {
 

@@ -1,6 +1,6 @@
 #include "pipeline/cache_explain.h"
 
-#include "compiler/manifest.h"
+#include "output/manifest.h"
 #include "key/cache_key.h"
 #include "key/input_digest.h"
 #include "key/key_options.h"
@@ -109,7 +109,7 @@ NearbyEntry compare_with_entry(const CacheKey& current, const cache::EntryInfo& 
   NearbyEntry out;
   out.info = entry;
   std::map<std::string, Recorded> recorded = recorded_components(entry.header, manifest);
-  json values = compiler::key_components_json(current);
+  json values = output::key_components_json(current);
   for (size_t i = 0; i < current.components.size(); ++i) {
     const KeyComponent& component = current.components[i];
     auto it = recorded.find(component.name);

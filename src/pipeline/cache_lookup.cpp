@@ -1,7 +1,7 @@
 #include "pipeline/cache_lookup.h"
 
-#include "compiler/manifest.h"
-#include "compiler/output_folder.h"
+#include "output/manifest.h"
+#include "output/output_folder.h"
 #include "key/cache_key.h"
 #include "key/input_digest.h"
 #include "key/key_options.h"
@@ -24,7 +24,7 @@ namespace {
 
 // An entry's manifest is the one its first compile wrote; requests that share its key
 // may differ in what the key leaves out (the model file's name, the schedule, no-op
-// options): the user's manifest states their own (compiler::restate_request). The entry's
+// options): the user's manifest states their own (output::restate_request). The entry's
 // signature covers the stored bytes; what is restated comes from the request alone.
 // Written as a new file (the delivered one may be a hard link to the cache's, which stays
 // as it was). Returns the manifest as delivered; not JSON: null (parse_cached_manifest says
@@ -35,7 +35,7 @@ json restate_request(const fs::path& manifest_path, const CompileOptions& option
   if (!manifest.is_object()) {
     return nullptr;
   }
-  if (compiler::restate_request(manifest, options, key)) {
+  if (output::restate_request(manifest, options, key)) {
     util::write_file_atomic(manifest_path,
                             manifest.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   }
@@ -101,7 +101,7 @@ Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
                             Deliver deliver) {
   const std::string& key = cache_key.key;
   if (deliver == Deliver::output_folder) {
-    compiler::OutputFolder output(options);
+    output::OutputFolder output(options);
     Delivered out{tier.fetch(key, output.staging()), {}};
     if (out.status == cache::FetchStatus::hit) {
       // Read and restated while the weights are still being copied.

@@ -34,7 +34,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
 
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
 // (through a staging folder, so a failed fetch leaves nothing; the manifest restating the
-// request's schedule and file name, compiler::restate_request), or for populate only checks
+// request's schedule and file name, output::restate_request), or for populate only checks
 // them: a local entry as a fetch does (its stamp, else every checksum) without copying a
 // file, a remote one by importing it into the local store.
 struct Delivered : cache::FetchResult {

@@ -2,9 +2,9 @@
 #include "cache/model_index.h"
 #include "cache/remote/tiered_storage.h"
 #include "check/isolated_worker.h"
-#include "compiler/accuracy_functions.h"
-#include "compiler/manifest.h"
-#include "compiler/output_folder.h"
+#include "accuracy/target_functions.h"
+#include "output/manifest.h"
+#include "output/output_folder.h"
 #include "compiler/overflow_counts.h"
 #include "compiler/prepared_compile.h"
 #include "key/cache_key.h"
@@ -95,7 +95,7 @@ void finish_compile(CachedRun& run) {
     run.writing.reset();
   } else {
     if (!run.prepared) {
-      compiler::check_output_folder(run.options); // as compile() does, before any work
+      output::check_output_folder(run.options); // as compile() does, before any work
       run.prepared = prepare_compile(std::move(run.model), run.options, run.log);
     }
     written = write_compile(std::move(*run.prepared), run.options, run.key, run.write_progress,
@@ -137,7 +137,7 @@ void key_beside_compile(CachedRun& run) {
                           second_core ? key::HashOn::second_thread : key::HashOn::this_thread,
                           &run.digests, &run.overflow->observer());
   if (run.deliver == Deliver::output_folder) {
-    compiler::check_output_folder(run.options);
+    output::check_output_folder(run.options);
   }
   if (second_core && run.deliver == Deliver::output_folder) {
     speculative_write(run, hashing);
@@ -326,7 +326,7 @@ std::vector<std::string> written_files(const CompileResult& result) {
     }
   }
   if (!result.drift_report.empty()) {
-    names.push_back(compiler::k_drift_report_file);
+    names.push_back(output::k_drift_report_file);
   }
   names.push_back(result.manifest_path.filename().string());
   return names;
@@ -391,7 +391,7 @@ void store(CachedRun& run, cache::Replace replace) {
   header.key = run.key.key;
   header.model = run.given.model_path.stem().string();
   header.variants = variants_of(run.out.result);
-  header.options = compiler::options_component(run.key); // as the key holds them
+  header.options = output::options_component(run.key); // as the key holds them
   try {
     cache::StoreResult stored = run.tier().store(
         header, run.options.output_dir, written_files(run.out.result),
@@ -515,7 +515,7 @@ CachedCompile compile_cached(const CompileOptions& options, const CacheConfig& c
     return out;
   }
   // Before any lookup: a hit would otherwise answer a function clause no function backs.
-  compiler::check_accuracy_functions(options);
+  accuracy::check_accuracy_functions(options);
   std::string before = pipeline::unmade_cache_folder(config.dir);
   cache::LocalStorage storage = cache::open_local_storage(config);
   util::sweep_on_interrupt(storage.root() / "tmp"); // staging folders, on Ctrl-C

@@ -3,14 +3,14 @@
 // Where npucc's file system calls on its outputs meet the file system, behind a narrow
 // interface (as ninja's DiskInterface) so that a test can fake a full disk, a failing
 // rename, read or fsync and prove what the callers do then. Through disk() go:
-// - a compile's outputs: util::AtomicFile and write_all, compiler/output_folder.cpp's
+// - a compile's outputs: util::AtomicFile and write_all, output/output_folder.cpp's
 //   publication of the staged folder;
 // - the cache's stores and reads: cache/file_ops.h's copies and digests, the reads of
 //   small files (headers, stamps, model indexes, statistics), the rename that publishes an
 //   entry, the renames and unlinks that remove one (dir_handle.h), their fsyncs.
 //
 // Process-wide rather than passed down: the calls happen deep below compile() and
-// LocalStorage::store, and on helper threads (compiler/hashed_file.h's write-behind).
+// LocalStorage::store, and on helper threads (output/hashed_file.h's write-behind).
 // Only tests replace it, with a ScopedDisk, while nothing else runs.
 //
 // Every call returns what the system call returns (-1 with errno set on failure) and is

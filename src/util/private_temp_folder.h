@@ -4,7 +4,7 @@
 #include <string>
 
 // A folder of this process's own in the temporary folder ($TMPDIR, else /tmp), for the files
-// npucc hands to its runtime child (compiler/runtime_graph_file.h: graphs with their weights
+// npucc hands to its runtime child (output/runtime_graph_file.h: graphs with their weights
 // inline; runtime/runtime_process.cpp: input sets). What they hold is the user's model, so
 // no other local user may read them: the folder is made by mkdtemp(), mode 0700 whatever the
 // umask, and the files in it are written 0600 all the same (k_file_mode). Its name,

@@ -45,7 +45,7 @@ struct FileDigest {
 };
 // The SHA-256 and size of what `fd` reads from where it is to its end, `buffer_size`
 // bytes at a time; throws npucc::Error naming `path` on a read error. The one file hasher
-// (the compiler's outputs are hashed as they are written: compiler/hashed_file.h).
+// (the compiler's outputs are hashed as they are written: output/hashed_file.h).
 FileDigest sha256_of_fd(int fd, const std::filesystem::path& path,
                         size_t buffer_size = size_t{1} << 20);
 // The same, the read error returned: for a caller to whom an unreadable file is a finding

@@ -6,7 +6,7 @@ PY=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME="$work/cache-home"
-# Where npucc writes the graphs it hands to ONNX Runtime (compiler/runtime_graph_file.h):
+# Where npucc writes the graphs it hands to ONNX Runtime (output/runtime_graph_file.h):
 # no_graph_files_left checks that none outlives a compile.
 export TMPDIR="$work/tmp"
 mkdir -p "$TMPDIR"

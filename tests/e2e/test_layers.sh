@@ -3,8 +3,9 @@
 # the storage layer (src/cache) includes only model/, util/ and itself, and the runtime floor
 # (src/runtime) only util/ and itself, a public header counts as the folder it stands on
 # (npucc/cache.h: pipeline), the public types include only model/ and util/, the cached
-# compile (src/pipeline) nothing of precision/, and the key (src/key) only its floors, never
-# included by src/compiler. Runs the check
+# compile (src/pipeline) nothing of precision/, the key (src/key) only its floors, never
+# included by src/compiler or src/output, and the writers (src/output) only api, model/,
+# runtime/ and util/. Runs the check
 # on this tree, then on small planted trees to show it fails, naming the include, on each
 # kind of break (and passes a clean one).
 set -u
@@ -110,13 +111,25 @@ fi
 # compile including the key; the key's own floors are allowed.
 plant key src/key/key_of.cpp "cache/input_digests.h" "precision/low_graph_opset.h" \
   "pipeline/cache_lookup.h" "config/option_table.h"
-plant key src/compiler/manifest.cpp "compiler/manifest.h" "key/key_options.h"
+plant key src/compiler/graph_writing.cpp "output/manifest.h" "key/key_options.h"
+plant key src/output/manifest.cpp "npucc/cache_key.h" "key/cache_key.h"
 expect_failure key \
   'src/key/key_of.cpp:3: #include "pipeline/cache_lookup.h": the key (src/key)' \
   'src/key/key_of.cpp:4: #include "config/option_table.h": the key' \
-  'src/compiler/manifest.cpp:2: #include "key/key_options.h": src/compiler never includes the key'
-if grep -q "key_of.cpp:[12]:\|manifest.cpp:1:" "$work/err"; then
+  'src/compiler/graph_writing.cpp:2: #include "key/key_options.h": src/compiler never includes the key' \
+  'src/output/manifest.cpp:2: #include "key/cache_key.h": src/output never includes the key'
+if grep -q "key_of.cpp:[12]:\|graph_writing.cpp:1:\|manifest.cpp:1:" "$work/err"; then
   fail "key: an allowed include reported: $(cat "$work/err")"
+fi
+
+# The writers reaching into the compile or the accuracy search; their floors are allowed.
+plant output src/output/graph_writer.cpp "model/graph_walk.h" "npucc/compile.h" \
+  "runtime/runtime.h" "compiler/prepared_compile.h" "accuracy/repair.h"
+expect_failure output \
+  'src/output/graph_writer.cpp:4: #include "compiler/prepared_compile.h": the writers (src/output)' \
+  'src/output/graph_writer.cpp:5: #include "accuracy/repair.h": the writers'
+if grep -q "graph_writer.cpp:[123]:" "$work/err"; then
+  fail "output: an allowed include reported: $(cat "$work/err")"
 fi
 
 # Public headers are not exempt: one stands on a folder (npucc/cache.h is the cached

@@ -24,6 +24,9 @@ the include that breaks it:
   - the key, src/key (what decides which entry a request gets), includes only the floors
     below it (KEY_MAY_INCLUDE) and itself, and src/compiler never includes it: the compile
     makes the output, the cached compile above both asks the key where to store it.
+  - the writers, src/output (graphs, weights, the manifest, the output folder), include
+    nothing of src/ but api, model/, runtime/, util/ and themselves, and never the key:
+    they write what the compile hands them and decide nothing of what it is.
 Public headers (include/npucc/, "npucc/...") each stand on the floor of the src/ folder
 that implements them (PUBLIC_FLOORS: npucc/cache_config.h is cache, npucc/cache.h is
 pipeline), so including one is including that folder, and the headers' own includes are
@@ -56,7 +59,11 @@ KEY = "key"
 # opset and pass tables, the low graph's opset).
 KEY_MAY_INCLUDE = ("accuracy", "api", "cache", "model", "opset", "passes", "precision",
                    "runtime", "util")
-KEY_NEVER_INCLUDED_BY = ("compiler",)
+KEY_NEVER_INCLUDED_BY = ("compiler", "output")
+OUTPUT = "output"
+# What the writers stand on: the graphs and weights they are handed (model/), the public
+# types (api), the runtime's graph source (a graph written for ONNX Runtime's process) and util.
+OUTPUT_MAY_INCLUDE = ("api", "model", "runtime", "util")
 RUNTIME = "runtime"
 RUNTIME_MAY_INCLUDE = ("util",)
 REPORT = "report"
@@ -314,6 +321,17 @@ def key_violations(includes):
     return out
 
 
+def output_violations(includes):
+    out = []
+    for path, number, name, source, target in includes:
+        if source == OUTPUT and target not in (OUTPUT,) + OUTPUT_MAY_INCLUDE:
+            out.append('%s:%d: #include "%s": the writers (src/%s) include only %s and '
+                       'themselves, not %s/' % (path, number, name, OUTPUT,
+                                                ", ".join(f + "/" for f in OUTPUT_MAY_INCLUDE),
+                                                target))
+    return out
+
+
 def api_violations(includes):
     out = []
     for path, number, name, source, target in includes:
@@ -359,7 +377,8 @@ def main(argv):
     problems = (cycle_violations(includes) + storage_violations(includes) +
                 runtime_violations(includes) + api_violations(includes) +
                 pipeline_violations(includes) + report_violations(includes) +
-                key_violations(includes) + storage_reach_violations(root))
+                key_violations(includes) + output_violations(includes) +
+                storage_reach_violations(root))
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)
     if problems:

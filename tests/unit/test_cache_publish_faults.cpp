@@ -3,7 +3,7 @@
 // output folder: a clear error or a clean miss, never a half-written entry, a temporary
 // left behind, a cache that no longer verifies, or an output folder changed.
 #include "cache/local_storage.h"
-#include "compiler/output_folder.h"
+#include "output/output_folder.h"
 #include "npucc/cache.h"
 #include "npucc/compile.h"
 #include "npucc/error.h"
@@ -303,7 +303,7 @@ TEST_SUITE("npucc::cache::publish_faults") {
         (dir / "out").string() + ": cannot move the output into place: Input/output error";
     RenameFails fails(dir);
     {
-      npucc::compiler::OutputFolder output(options);
+      npucc::output::OutputFolder output(options);
       npucc::util::write_file_atomic(output.staging() / "high.onnx", "graph");
       npucc::util::ScopedDisk use(fails);
       CHECK_THROWS_WITH_AS(output.publish(), expected.c_str(), npucc::Error);

@@ -1,5 +1,5 @@
-#include "compiler/accuracy_repair.h"
-#include "compiler/accuracy_units.h"
+#include "accuracy/repair.h"
+#include "accuracy/units.h"
 
 #include "accuracy/check.h"
 #include "npucc/error.h"
@@ -101,11 +101,11 @@ struct RepairCase {
   std::vector<std::string> outputs{"y"};
   accuracy::AccuracyTarget target;
   std::vector<accuracy::OutputMetrics> unrepaired;
-  compiler::RebuildVariants rebuild;
-  compiler::SampleRunner search{runtime, samples, outputs, {}, "sample sets", {}};
+  accuracy::RebuildVariants rebuild;
+  accuracy::SampleRunner search{runtime, samples, outputs, {}, "sample sets", {}};
   // Validation sets on which each unit costs what validation_effects say (none when empty).
   std::unique_ptr<FakeRuntime> validation_runtime;
-  std::unique_ptr<compiler::SampleRunner> validation;
+  std::unique_ptr<accuracy::SampleRunner> validation;
 
   RepairCase(std::vector<double> unit_effects, const std::string& target_text,
              bool wrong_high = false)
@@ -125,7 +125,7 @@ struct RepairCase {
       return build;
     };
     unrepaired =
-        search.first_run(high(), compiler::emulation_of(rebuild({})).SerializeAsString(), true);
+        search.first_run(high(), accuracy::emulation_of(rebuild({})).SerializeAsString(), true);
   }
 
   static std::string high() {
@@ -136,20 +136,20 @@ struct RepairCase {
 
   void validate_with(std::vector<double> validation_effects, bool wrong_high = false) {
     validation_runtime = std::make_unique<FakeRuntime>(std::move(validation_effects), wrong_high);
-    validation = std::make_unique<compiler::SampleRunner>(*validation_runtime, samples, outputs, accuracy::FigureRequests{},
+    validation = std::make_unique<accuracy::SampleRunner>(*validation_runtime, samples, outputs, accuracy::FigureRequests{},
                                                          "validation sets", LogSink{});
-    validation->first_run(high(), compiler::emulation_of(rebuild({})).SerializeAsString(), true);
+    validation->first_run(high(), accuracy::emulation_of(rebuild({})).SerializeAsString(), true);
   }
 
-  compiler::RepairResult repair() {
-    return compiler::repair_accuracy(
+  accuracy::RepairResult repair() {
+    return accuracy::repair_accuracy(
         {search, validation.get(), unrepaired, target, rebuild, {}}, low);
   }
 };
 
 } // namespace
 
-TEST_SUITE("npucc::compiler::accuracy_units") {
+TEST_SUITE("npucc::accuracy::accuracy_units") {
   TEST_CASE("a Conv's bias, normalisation and activation join its unit; a merge starts one") {
     onnx::ModelProto model;
     auto& graph = *model.mutable_graph();
@@ -166,7 +166,7 @@ TEST_SUITE("npucc::compiler::accuracy_units") {
     }
     add_value(graph, "g", onnx::TensorProto::FLOAT);
     add_value(graph, "h", onnx::TensorProto::FLOAT);
-    const auto units = compiler::low_precision_units(model);
+    const auto units = accuracy::low_precision_units(model);
     REQUIRE(units.size() == 3);
     CHECK(units[0].nodes == std::vector<std::string>{"c1", "scale1", "act1"});
     CHECK(units[0].op == "Conv+Mul+HardSwish");
@@ -175,7 +175,7 @@ TEST_SUITE("npucc::compiler::accuracy_units") {
   }
 }
 
-TEST_SUITE("npucc::compiler::accuracy_repair") {
+TEST_SUITE("npucc::accuracy::accuracy_repair") {
   TEST_CASE("finds the few units that cost the most without running each alone") {
     std::vector<double> effects(64, 2e-6);
     effects[3] = 1e-3;

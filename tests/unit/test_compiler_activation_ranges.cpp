@@ -1,4 +1,4 @@
-#include "compiler/activation_ranges.h"
+#include "accuracy/activation_ranges.h"
 
 #include <doctest/doctest.h>
 
@@ -24,16 +24,16 @@ runtime::Tensor float_tensor(const std::vector<float>& values) {
 }
 
 std::string verdict_of(const std::vector<std::vector<float>>& sets) {
-  compiler::ValueRange range;
+  accuracy::ValueRange range;
   for (const auto& set : sets) {
-    compiler::fold_range(range, float_tensor(set), k_half_normal);
+    accuracy::fold_range(range, float_tensor(set), k_half_normal);
   }
-  return compiler::range_verdict(range, k_half_max, k_half_normal);
+  return accuracy::range_verdict(range, k_half_max, k_half_normal);
 }
 
 } // namespace
 
-TEST_SUITE("npucc::compiler::activation_ranges") {
+TEST_SUITE("npucc::accuracy::activation_ranges") {
   TEST_CASE("a value past float16's largest overflows; 65504 itself fits") {
     CHECK(verdict_of({{1.0F, -65504.0F}}).empty());
     CHECK(verdict_of({{1.0F}, {-104000.0F}}) == "max 1.04e+05 > 65504");

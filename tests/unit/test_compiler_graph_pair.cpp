@@ -1,4 +1,4 @@
-#include "compiler/graph_writer.h"
+#include "output/graph_writer.h"
 #include "model/weight_store.h"
 #include "npucc/model.h"
 #include "test_support.h"
@@ -58,18 +58,18 @@ size_t common_prefix(const std::string& a, const std::string& b) {
 
 } // namespace
 
-TEST_SUITE("npucc::compiler::GraphPairWriter") {
+TEST_SUITE("npucc::output::GraphPairWriter") {
   TEST_CASE("padding fields take exactly the bytes asked for and parse as unknown fields") {
     for (uint64_t bytes = 0; bytes < 20000; bytes = bytes == 0 ? 4 : bytes + 1) {
       CAPTURE(bytes);
-      std::string padding = npucc::compiler::graph_padding(bytes);
+      std::string padding = npucc::output::graph_padding(bytes);
       REQUIRE(padding.size() == bytes);
       onnx::GraphProto graph;
       REQUIRE(graph.ParseFromString(padding));
       CHECK(graph.node_size() == 0);
       CHECK(graph.initializer_size() == 0);
     }
-    CHECK_THROWS(npucc::compiler::graph_padding(2));
+    CHECK_THROWS(npucc::output::graph_padding(2));
   }
 
   TEST_CASE("two graphs with the same weights begin with the same bytes and read back whole") {
@@ -87,7 +87,7 @@ TEST_SUITE("npucc::compiler::GraphPairWriter") {
     const std::string low_text = low.SerializeAsString();
 
     fs::path out = npucc::test::temp_dir("pair-out");
-    auto writer = npucc::compiler::GraphPairWriter::plan(high, low, out, "high.onnx", "low.onnx",
+    auto writer = npucc::output::GraphPairWriter::plan(high, low, out, "high.onnx", "low.onnx",
                                                          npucc::ExternalData::automatic);
     REQUIRE(writer != nullptr);
     auto [high_written, low_written] = writer->write();
@@ -128,9 +128,9 @@ TEST_SUITE("npucc::compiler::GraphPairWriter") {
       npucc::model::replace_bytes(tensor, weight_bytes(3.0f));
     }
     fs::path out = npucc::test::temp_dir("pair-out");
-    CHECK(npucc::compiler::GraphPairWriter::plan(high, low, out, "high.onnx", "low.onnx",
+    CHECK(npucc::output::GraphPairWriter::plan(high, low, out, "high.onnx", "low.onnx",
                                                  npucc::ExternalData::automatic) == nullptr);
-    CHECK(npucc::compiler::GraphPairWriter::plan(high, high, out, "high.onnx", "low.onnx",
+    CHECK(npucc::output::GraphPairWriter::plan(high, high, out, "high.onnx", "low.onnx",
                                                  npucc::ExternalData::always) == nullptr);
     CHECK(fs::is_empty(out));
   }

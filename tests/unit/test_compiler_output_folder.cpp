@@ -1,4 +1,4 @@
-#include "compiler/output_folder.h"
+#include "output/output_folder.h"
 #include "npucc/error.h"
 #include "test_support.h"
 #include "util/file_io.h"
@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 
 namespace fs = std::filesystem;
-using npucc::compiler::OutputFolder;
+using npucc::output::OutputFolder;
 
 namespace {
 
@@ -30,7 +30,7 @@ std::string manifest_listing(const std::vector<std::string>& files) {
 
 } // namespace
 
-TEST_SUITE("npucc::compiler::OutputFolder") {
+TEST_SUITE("npucc::output::OutputFolder") {
   TEST_CASE("a compile removes what the earlier one's manifest listed, and nothing else") {
     npucc::CompileOptions options;
     options.output_dir = npucc::test::temp_dir("out") / "o";

@@ -1,4 +1,4 @@
-#include "compiler/graph_writer.h"
+#include "output/graph_writer.h"
 #include "model/weight_store.h"
 #include "npucc/model.h"
 #include "test_support.h"
@@ -65,7 +65,7 @@ std::map<std::string, std::map<std::string, std::string>> references_in(const fs
 
 } // namespace
 
-TEST_SUITE("npucc::compiler::write_graphs_sharing_weights") {
+TEST_SUITE("npucc::output::write_graphs_sharing_weights") {
   TEST_CASE("weights two graphs share are stored once, at one offset both graphs refer to") {
     fs::path dir = npucc::test::temp_dir("shared");
     npucc::Model model = read_model_with_two_weights(dir);
@@ -81,7 +81,7 @@ TEST_SUITE("npucc::compiler::write_graphs_sharing_weights") {
     const std::string low_text = low.SerializeAsString();
 
     fs::path out = npucc::test::temp_dir("shared-out");
-    auto written = npucc::compiler::write_graphs_sharing_weights(
+    auto written = npucc::output::write_graphs_sharing_weights(
         {{&high, "high.onnx"}, {&low, "low.onnx"}}, out);
     // The callers' models are as they were.
     CHECK(high.SerializeAsString() == high_text);
@@ -130,7 +130,7 @@ TEST_SUITE("npucc::compiler::write_graphs_sharing_weights") {
     )");
     onnx::ModelProto low = high;
     fs::path out = npucc::test::temp_dir("shared-small");
-    auto written = npucc::compiler::write_graphs_sharing_weights(
+    auto written = npucc::output::write_graphs_sharing_weights(
         {{&high, "high.onnx"}, {&low, "low.onnx"}}, out);
     for (const auto& graph : written) {
       CHECK(graph.external_data.empty());

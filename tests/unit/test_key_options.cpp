@@ -1,4 +1,4 @@
-#include "compiler/manifest.h"
+#include "output/manifest.h"
 #include "key/key_options.h"
 #include "passes/registry.h"
 #include "test_support.h"
@@ -170,7 +170,7 @@ TEST_SUITE("npucc::key::KeyOptions") {
 
   TEST_CASE("a hit's manifest states the request's schedule, not the entry's") {
     nlohmann::json stored = {{"model", {{"file", "first.onnx"}, {"sha256", "s"}}},
-                             {"schedule", npucc::compiler::schedule_json(
+                             {"schedule", npucc::output::schedule_json(
                                               *with_mode("fast|step|0.9").accelerate_train_mode)},
                              {"graphs", nlohmann::json::array()}};
     CompileOptions request = with_mode("fast|loss|1.2");
@@ -181,7 +181,7 @@ TEST_SUITE("npucc::key::KeyOptions") {
     key.not_in_key = key_options(request, nullptr).not_in_key;
 
     nlohmann::json manifest = stored;
-    npucc::compiler::restate_request(manifest, request, key);
+    npucc::output::restate_request(manifest, request, key);
     CHECK(manifest["model"]["file"] == "second.onnx");
     CHECK(manifest["model"]["sha256"] == "s");
     CHECK(manifest["schedule"]["mode"] == "fast|loss|1.2");
@@ -202,7 +202,7 @@ TEST_SUITE("npucc::key::KeyOptions") {
     SUBCASE("without a mode there is no schedule") {
       CompileOptions plain;
       plain.model_path = "m.onnx";
-      npucc::compiler::restate_request(manifest, plain, key);
+      npucc::output::restate_request(manifest, plain, key);
       CHECK_FALSE(manifest.contains("schedule"));
     }
   }

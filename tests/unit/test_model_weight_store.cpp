@@ -1,4 +1,4 @@
-#include "compiler/graph_writer.h"
+#include "output/graph_writer.h"
 #include "model/weight_store.h"
 #include "npucc/error.h"
 #include "npucc/model.h"
@@ -93,7 +93,7 @@ TEST_SUITE("npucc::model::WeightStore") {
 
       for (auto mode : {npucc::ExternalData::automatic, npucc::ExternalData::always}) {
         fs::path out = npucc::test::temp_dir("weights-out");
-        auto written = npucc::compiler::write_graph(model.proto, out, "g.onnx", mode);
+        auto written = npucc::output::write_graph(model.proto, out, "g.onnx", mode);
         CHECK(written.external_data.size() == (mode == npucc::ExternalData::always ? 1u : 0u));
         // The written file is ordinary ONNX: read back, the weights are the same bytes,
         // and its checksum is the file's.
@@ -120,7 +120,7 @@ TEST_SUITE("npucc::model::WeightStore") {
 
     auto write_and_read_back = [&] {
       fs::path out = npucc::test::temp_dir("weights-out");
-      npucc::compiler::write_graph(model.proto, out, "g.onnx", npucc::ExternalData::automatic);
+      npucc::output::write_graph(model.proto, out, "g.onnx", npucc::ExternalData::automatic);
       return initializer(npucc::read_model(out / "g.onnx").proto, "w").raw_data();
     };
     CHECK(write_and_read_back() == weight_bytes(0.5f));

@@ -1,4 +1,4 @@
-#include "compiler/manifest.h"
+#include "output/manifest.h"
 #include "pipeline/cache_explain.h"
 #include "util/sha256.h"
 
@@ -40,7 +40,7 @@ npucc::cache::EntryInfo entry_of(const npucc::CacheKey& key, const std::string& 
 json manifest_of(const npucc::CacheKey& key) {
   return {{"model", {{"file", "m.onnx"}, {"sha256", key.components[3].digest}, {"bytes", 10}}},
           {"cache_key", key.key},
-          {"cache_key_components", npucc::compiler::key_components_json(key)}};
+          {"cache_key_components", npucc::output::key_components_json(key)}};
 }
 
 } // namespace

@@ -1,0 +1,104 @@
+#include "accuracy/drift_run.h"
+
+#include "accuracy/value_probe.h"
+#include "accuracy/repair.h"
+#include "output/runtime_graph_file.h"
+#include "npucc/error.h"
+#include "runtime/tensor.h"
+#include "util/parallel.h"
+
+#include <chrono>
+
+namespace npucc::accuracy {
+
+const precision::GraphVariant& variant_of(const precision::PrecisionBuild& variants,
+                                          const std::string& role) {
+  for (const auto& graph : variants.graphs) {
+    if (graph.role == role) {
+      return graph;
+    }
+  }
+  throw Error("internal error: the accuracy check found no " + role + " graph",
+              "please report this");
+}
+
+std::string low_type_of(const precision::PrecisionBuild& variants) {
+  if (variants.report.is_object() && variants.report.contains("low_type") &&
+      variants.report.at("low_type").is_string()) {
+    return variants.report.at("low_type").get<std::string>();
+  }
+  return variant_of(variants, "low").precision == "mixed_bfloat16" ? "bfloat16" : "float16";
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+nlohmann::json measure_drift_values(DriftGraphs graphs,
+                                    const std::vector<accuracy::DriftValue>& values,
+                                    const std::string& low_type, const accuracy::Samples& samples,
+                                    runtime::GraphRuntime& runtime, double threshold) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> names;
+  for (const auto& value : values) {
+    names.push_back(value.value);
+  }
+  // Its stated shapes, before the exposed outputs are added (the low run's are no larger).
+  const uint64_t set_bytes = 2 * accuracy::stated_bytes(graphs.high.graph(), names);
+  accuracy::expose_values(graphs.high, names);
+  accuracy::expose_values(graphs.low, names);
+  const output::RuntimeGraphFile high_file(graphs.high);
+  const output::RuntimeGraphFile low_file(graphs.low);
+  std::vector<accuracy::DriftFigures> figures(names.size());
+  double fold_seconds = 0;
+  const int64_t runs = accuracy::probe_values(
+      runtime, {graphs.high_what, high_file.source(), names},
+      {graphs.low_what, low_file.source(), names}, samples,
+      [&](int64_t, const runtime::TensorSet& high_values, const runtime::TensorSet& low_values) {
+        const auto fold_start = std::chrono::steady_clock::now();
+        for (size_t v = 0; v < figures.size(); ++v) { // named here: fold_drift knows no roles
+          if (high_values[v].shape != low_values[v].shape) {
+            throw Error("value '" + names[v] + "' is " +
+                            runtime::describe(high_values[v].type, high_values[v].shape) + " in " +
+                            graphs.high_what + " and " +
+                            runtime::describe(low_values[v].type, low_values[v].shape) + " in " +
+                            graphs.low_what,
+                        "a drift report compares values of the same shape under the same name");
+          }
+        }
+        util::parallel_for(figures.size(), [&](size_t v) {
+          accuracy::fold_drift(figures[v], high_values[v], low_values[v]);
+        });
+        fold_seconds += seconds_since(fold_start);
+      },
+      set_bytes);
+  auto report = accuracy::drift_json(
+      values, figures, {low_type, static_cast<int64_t>(samples.count()), runs, threshold});
+  report["seconds"] = seconds_since(start);
+  report["fold_seconds"] = fold_seconds;
+  return report;
+}
+
+nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
+                             const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
+                             double threshold, const LogSink& log) {
+  const auto& high = variant_of(variants, "high");
+  const auto plan =
+      plan_drift(variant_of(variants, "low").model.graph(), high.model.graph(), variants.report);
+  if (log) {
+    log("accuracy: drift report: " + std::to_string(plan.values.size()) +
+        " values of the high graph and the low graph's emulation on " +
+        std::to_string(samples.count()) + " input set(s)");
+  }
+  auto report = measure_drift_values(
+      {high.model, "the high graph", emulation_of(variants), "the emulation of the low graph"},
+      plan.values, low_type_of(variants), samples, runtime, threshold);
+  report["not_covered"] = plan.not_covered;
+  return report;
+}
+
+} // namespace npucc::accuracy
