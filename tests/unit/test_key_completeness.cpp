@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 #include <map>
+#include <utility>
 
 namespace {
 
@@ -38,6 +39,47 @@ std::string key_with(const CompileOptions& request, const std::string& runtime =
   digests.runtime = runtime;
   return npucc::key::key_of(request, model_identity(), digests).key;
 }
+
+// The fields of CompileOptions, counted as an aggregate initialiser counts them: the most
+// arguments `CompileOptions{...}` accepts. A field is one more argument.
+struct AnyField {
+  template <class T> operator T() const; // never defined: only asked whether it converts
+};
+template <class T, class... Fields>
+constexpr auto initialises(int) -> decltype(T{std::declval<Fields>()...}, true) {
+  return true;
+}
+template <class T, class... Fields> constexpr bool initialises(...) { return false; }
+template <class T, class... Fields> constexpr std::size_t field_count() {
+  if constexpr (sizeof...(Fields) < 64 && initialises<T, Fields..., AnyField>(0)) {
+    return field_count<T, Fields..., AnyField>();
+  } else {
+    return sizeof...(Fields);
+  }
+}
+
+// Every field of the request and how the key covers it. Set by an option-table row: the
+// first test case holds the row to its declaration. Set by no row (the program's own, or the
+// compile's): the last test case varies it. A new field fails the static_assert below until
+// it is listed here, so no field reaches the compile unseen by the key.
+constexpr const char* k_fields_set_by_rows[] = {
+    "input_shapes", "external_data", "weight_layout", "replace_output", "target_opset",
+    "accelerate_train_mode", "precision", "modify_mixlist", "keep_dtype_nodes",
+    "keep_io_types", "low_precision_weights", "emit_emulation", "check_accuracy",
+    "accuracy_target", "sample_inputs", "allow_nonfinite_samples", "validation_inputs",
+    "accuracy_report", "drift_threshold", "passes"};
+constexpr const char* k_fields_set_by_no_row[] = {
+    "model_path",             // the model is keyed by its identity (content), not its path
+    "output_dir",             // where the outputs go: the same entry serves every folder
+    "modify_mixlist_source",  // the mixlist's path, for messages: its contents are keyed
+    "accuracy_kept_nodes",    // the compile's own result, from what is keyed
+    "activation_range_nodes", // the compile's own result, from what is keyed
+    "accuracy_functions",     // keyed by the target clauses' labels; unlabelled: not cached
+    "limits"};                // max_tensor_bytes keyed; max_memory_bytes a limit (--max-memory)
+static_assert(field_count<CompileOptions>() ==
+                  std::size(k_fields_set_by_rows) + std::size(k_fields_set_by_no_row),
+              "CompileOptions has a field this file does not list: add it to "
+              "k_fields_set_by_rows or k_fields_set_by_no_row with how the key covers it");
 
 // Two values of a row (texts, or for a file row the two contents of its file), and whether
 // the row counts only when accuracy is checked (the request then checks it).
@@ -193,5 +235,26 @@ TEST_SUITE("npucc::key completeness") {
     CHECK(key_with(checked, "runtime A") != key_with(checked, "runtime B"));
     // Without the check no graph runs: the runtime is not part of the key.
     CHECK(key_with(CompileOptions{}, "runtime A") == key_with(CompileOptions{}, "runtime B"));
+  }
+
+  TEST_CASE("the fields no row sets reach the key as the ledger says") {
+    const std::string plain = key_with(CompileOptions{});
+    CompileOptions request;
+    request.model_path = "elsewhere/m.onnx";
+    request.output_dir = "elsewhere/out";
+    request.modify_mixlist_source = "elsewhere/mixlist.json";
+    request.accuracy_kept_nodes = {"node_a"};
+    request.activation_range_nodes = {{"node_b", "max 1e+05 > 65504"}};
+    request.limits.max_memory_bytes = 1;
+    CHECK(key_with(request) == plain);
+    CompileOptions smaller_tensors;
+    smaller_tensors.limits.max_tensor_bytes = 1024;
+    CHECK(key_with(smaller_tensors) != plain);
+    // A function is keyed through the clause that names it: its label is in the target.
+    CompileOptions first;
+    first.accuracy_target = "check[rule_v1]";
+    CompileOptions second = first;
+    second.accuracy_target = "check[rule_v2]";
+    CHECK(key_with(first) != key_with(second));
   }
 }
