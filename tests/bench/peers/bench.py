@@ -1,7 +1,8 @@
 """npucc side by side with the mixed-precision peers (issue 45): run by tests/bench/peers/run
 in the bench venv. Every tool converts the same models with the same `tools` sample share;
-one judge (judge.py) scores every graph on the `held` share it never saw; one table is
-printed and written into tests/bench/README.md.
+one judge (judge.py: `npucc compare`, cross-checked by the bench's own emulation) scores every
+graph on the `held` share it never saw; one table is printed and written into
+tests/bench/README.md.
 
     bench.py --npucc PATH --scratch DIR [--amp-timeout S] [--only MODEL,...] [--no-readme]
 """
