@@ -65,7 +65,8 @@ def colour(rng, low, high):
 def draw_landscape(draw, rng, size):
     """Sky, the sun, clouds, hills and a road: the background of a scene."""
     horizon = int(size * rng.uniform(0.4, 0.65))
-    top, bottom = np.array(colour(rng, (40, 90, 160), (120, 170, 255))), np.array(colour(rng, (150, 180, 200), (230, 240, 255)))
+    top = np.array(colour(rng, (40, 90, 160), (120, 170, 255)))
+    bottom = np.array(colour(rng, (150, 180, 200), (230, 240, 255)))
     for y in range(horizon):
         draw.line([(0, y), (size, y)], fill=tuple(int(v) for v in top + (bottom - top) * y / horizon))
     sun = rng.uniform(0.1, 0.9, 2) * (size, horizon * 0.6)
@@ -101,7 +102,8 @@ def scene(rng, size):
                            fill=colour(rng, (150, 190, 220), (200, 230, 255)))
         else:  # a tree: a trunk and a crown
             draw.rectangle([x + scale * 0.4, base - scale, x + scale * 0.6, base], fill=(90, 60, 35))
-            draw.ellipse([x, base - scale * 2.0, x + scale, base - scale * 0.8], fill=colour(rng, (20, 80, 20), (70, 150, 60)))
+            draw.ellipse([x, base - scale * 2.0, x + scale, base - scale * 0.8],
+                         fill=colour(rng, (20, 80, 20), (70, 150, 60)))
     image = image.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 1.0)))
     pixels = np.asarray(image, np.float32) + rng.normal(0, 3, (size, size, 3))
     x = (np.clip(pixels, 0, 255) / 255.0 - 0.5) / 0.5

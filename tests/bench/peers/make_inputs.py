@@ -12,8 +12,9 @@ in use, as the accuracy suites make them: rendered pages for the text detector
 (tests/tools/render_pages.py), rendered text lines for the direction classifier, speech-like
 frames for silero_vad, inputs near 1000 for the overflow model, Zipf-distributed token ids for
 the encoders, English paraphrase pairs for paraphrase_minilm (tests/tools/paraphrase_samples.py:
-pairs 0-3 for the tools, 4-11 held out; its model is read from the venv's package). oww_hello_deepa reads the embeddings of openwakeword's speech embedding model,
-which is not here: its sets are Gaussian features (said so in the bench README).
+pairs 0-3 for the tools, 4-11 held out; its model is read from the venv's package).
+oww_hello_deepa reads the embeddings of openwakeword's speech embedding model, which is not
+here: its sets are Gaussian features (said so in the bench README).
 Run with Debian's python3 (Pillow, onnx); idempotent: what exists is kept.
 """
 
