@@ -442,7 +442,8 @@ void decide_nodes(Scope& scope, Context& context) {
 // output to the low type anyway, and runtimes compute the op in float32 inside (ONNX Runtime's
 // float16 Softmax does). Such a node runs low, two Casts fewer; its output values are the same
 // (a BERT-like encoder in tests/bench/peers: held-out cosine and max abs error unchanged, 4
-// nodes fewer float32). A Softmax read by anything else (an output, an Add, a Log) stays.
+// nodes fewer float32). A Softmax read by anything else (an output, an Add, a Log) stays, and
+// so does one --modify-mixlist put on the black list itself.
 const std::set<std::string> k_low_when_read_low = {"Softmax", "LogSoftmax"};
 
 bool read_only_by_low_matrix_ops(Scope& scope, const onnx::NodeProto& node) {
@@ -474,7 +475,8 @@ void lower_softmax_read_low(Scope& scope, Context& context) {
     const auto& node = scope.graph->node(i);
     auto& state = scope.nodes[static_cast<size_t>(i)];
     if (state.kept_reason != "deny_list" || !node.domain().empty() ||
-        k_low_when_read_low.count(node.op_type()) == 0 || node.output_size() != 1 ||
+        k_low_when_read_low.count(node.op_type()) == 0 ||
+        context.options->user_denied.count(node.op_type()) != 0 || node.output_size() != 1 ||
         node.input_size() != 1 || !has_low_input(scope, context, node) ||
         !read_only_by_low_matrix_ops(scope, node)) {
       continue;

@@ -219,6 +219,18 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     pinned.keep_nodes = {"context"};
     Lowered kept{attention, npucc::precision::rewrite_mixed_precision(attention, pinned)};
     CHECK(type_of(kept.model, "p") == f32); // its reader is kept float32
+    auto black = options_for(LowPrecision::float16);
+    black.user_denied = {"Softmax"}; // --modify-mixlist '{"black-list": {"to-add": ["Softmax"]}}'
+    auto asked = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,4] q, float[4,2] k, float[2,4] v) => (float[2,4] y) {
+        s = MatMul(q, k)
+        p = Softmax(s)
+        c = MatMul(p, v)
+        y = Relu(c)
+      }
+    )", black);
+    CHECK(type_of(asked.model, "p") == f32);
   }
 
   TEST_CASE("Resize scales and normalisation statistics stay float32") {
