@@ -24,16 +24,18 @@ std::string shape_text(const InputShape& shape) {
   return shape.name + ":" + util::join(dims, ",");
 }
 
-// Below opset 22 a bfloat16 low graph is raised to 22 unless --target-opset is given
+// Below opset 22 a bfloat16 low graph is raised to 22, and below opset 15 fast's float16 low
+// graph holding a BatchNormalization to 15, unless --target-opset is given
 // (precision/low_graph_opset.cpp), so there the option changes the low graph. The
 // precision modes are judged conservatively: any of them keeps the option in the key.
 bool may_raise_low_graph(const CompileOptions& options, int64_t opset) {
   if (opset >= precision::k_bfloat16_opset) {
     return false;
   }
-  bool fast1 =
-      options.accelerate_train_mode && options.accelerate_train_mode->low == LowPrecision::bfloat16;
-  return fast1 || !options.precision.precision_mode.empty() ||
+  const auto& mode = options.accelerate_train_mode;
+  bool fast1 = mode && mode->low == LowPrecision::bfloat16;
+  bool fast = mode && mode->low == LowPrecision::float16 && opset < precision::k_float16_opset;
+  return fast1 || fast || !options.precision.precision_mode.empty() ||
          !options.precision.precision_mode_v2.empty();
 }
 

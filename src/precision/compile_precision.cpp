@@ -65,6 +65,10 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
                                                           ? "(inline)"
                                                           : options.modify_mixlist_source);
     warnings = apply_mixlist(out.lists, edit);
+    auto black = edit.to_add.find("black-list");
+    if (black != edit.to_add.end()) {
+      out.user_denied.insert(black->second.begin(), black->second.end());
+    }
   }
   out.keep_nodes.insert(options.keep_dtype_nodes.begin(), options.keep_dtype_nodes.end());
   out.accuracy_nodes.insert(options.accuracy_kept_nodes.begin(),

@@ -37,6 +37,9 @@ struct RewriteOptions {
   // Node names the activation-range rule keeps float32 (reason "activation_range") -> the
   // numbers the precision report gives beside the reason ("range").
   std::map<std::string, std::string> range_nodes;
+  // Ops --modify-mixlist added to the black list: float32 as asked, with no exception
+  // (paint.cpp's low Softmax read by low matrix ops is one).
+  std::set<std::string> user_denied;
   KeepIoTypes keep_io_types = KeepIoTypes::yes;
   WeightStorage weights = WeightStorage::low;
   // Overflow counts made before the rewrite (a cache key's read of the weights).

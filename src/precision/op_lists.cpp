@@ -45,7 +45,8 @@ const std::set<std::string>& allow_bfloat16() {
 // ThresholdedRelu, Mean (element-wise mean of inputs, like AddN), InstanceNormalization
 // (its schema ties scale/B to the input type, so the pinned statistics keep it float32).
 // Moved to deny against TF, following AC fp32: Log (AC log), Reciprocal (AC reciprocal),
-// Softplus (AC softplus), Softmax / LogSoftmax (AC softmax/log_softmax fp32_set_opt_dtype).
+// Softplus (AC softplus), Softmax / LogSoftmax (AC softmax/log_softmax fp32_set_opt_dtype);
+// one of low values read only by low matrix ops runs low all the same (paint.cpp says why).
 // Opsets 18 to 26: Gelu-20, Mish-18, Swish-24 are element-wise activations like Elu and
 // HardSwish (AC runs gelu, mish and silu in the input type: in no fp32 list), bounded by
 // |x| so they cannot overflow; RotaryEmbedding-23 rotates pairs of values by cached cos/sin

@@ -436,6 +436,59 @@ void decide_nodes(Scope& scope, Context& context) {
   }
 }
 
+// Softmax and LogSoftmax are deny ops (their exponentials and sums want float32), but one whose
+// input is already low and whose every reader is a matrix op running low (attention's
+// probabilities, read by the MatMul with V) gains nothing from float32: each reader rounds its
+// output to the low type anyway, and runtimes compute the op in float32 inside (ONNX Runtime's
+// float16 Softmax does). Such a node runs low, two Casts fewer; its output values are the same
+// (a BERT-like encoder in tests/bench/peers: held-out cosine and max abs error unchanged, 4
+// nodes fewer float32). A Softmax read by anything else (an output, an Add, a Log) stays, and
+// so does one --modify-mixlist put on the black list itself.
+const std::set<std::string> k_low_when_read_low = {"Softmax", "LogSoftmax"};
+
+bool read_only_by_low_matrix_ops(Scope& scope, const onnx::NodeProto& node) {
+  const auto& graph = *scope.graph;
+  int readers = 0;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& reader = graph.node(i);
+    const auto& state = scope.nodes[static_cast<size_t>(i)];
+    for (const auto& name : model::implicit_inputs(reader)) {
+      if (name == node.output(0)) {
+        return false; // a body reads it: its interface keeps its types
+      }
+    }
+    for (int j = 0; j < reader.input_size(); ++j) {
+      if (reader.input(j) != node.output(0)) {
+        continue;
+      }
+      if (state.op_class != OpClass::allow || !state.low || state.pinned_in[static_cast<size_t>(j)]) {
+        return false;
+      }
+      ++readers;
+    }
+  }
+  return readers > 0;
+}
+
+void lower_softmax_read_low(Scope& scope, Context& context) {
+  for (int i = 0; i < scope.graph->node_size(); ++i) {
+    const auto& node = scope.graph->node(i);
+    auto& state = scope.nodes[static_cast<size_t>(i)];
+    if (state.kept_reason != "deny_list" || !node.domain().empty() ||
+        k_low_when_read_low.count(node.op_type()) == 0 ||
+        context.options->user_denied.count(node.op_type()) != 0 || node.output_size() != 1 ||
+        node.input_size() != 1 || !has_low_input(scope, context, node) ||
+        !read_only_by_low_matrix_ops(scope, node)) {
+      continue;
+    }
+    state.kept_reason.clear();
+    try_low(scope, context, i);
+    if (!state.low) {
+      state.kept_reason = "deny_list"; // the schema refused the low form: as the list says
+    }
+  }
+}
+
 // Paints one graph: its scope, a child of `parent` (the scope of the graph holding it).
 std::unique_ptr<Scope> paint_graph(onnx::GraphProto& graph, Scope* parent, Context& context) {
   auto scope = std::make_unique<Scope>();
@@ -448,6 +501,9 @@ std::unique_ptr<Scope> paint_graph(onnx::GraphProto& graph, Scope* parent, Conte
     propagate_deny(*scope);
   }
   decide_nodes(*scope, context);
+  if (context.options->policy == Policy::mixed) {
+    lower_softmax_read_low(*scope, context);
+  }
   scope->casts_after.resize(static_cast<size_t>(graph.node_size()));
   return scope;
 }

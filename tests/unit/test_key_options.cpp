@@ -153,6 +153,12 @@ TEST_SUITE("npucc::key::KeyOptions") {
       options.accelerate_train_mode = npucc::parse_accelerate_train_mode("fast1|step");
       CHECK(omitted_names(key_options(options, at17)) == std::vector<std::string>{"schedule"});
     }
+    SUBCASE("fast below 15: the option keeps a BatchNormalization's low graph at the model's "
+            "opset") {
+      const auto at13 = model_at(13);
+      options.target_opset = 13;
+      CHECK(omitted_names(key_options(options, at13)) == std::vector<std::string>{"schedule"});
+    }
     SUBCASE("a precision mode is judged conservatively: kept") {
       options.accelerate_train_mode.reset();
       options.precision.precision_mode = "allow_fp32_to_fp16";

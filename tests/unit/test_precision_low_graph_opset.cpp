@@ -28,6 +28,17 @@ const std::string k_cnn13 = R"(
   }
 )";
 
+// BatchNormalization-9 ties scale, bias and statistics to the input's type.
+const std::string k_bn9 = R"(
+  <ir_version: 4, opset_import: ["" : 9]>
+  g (float[1,2,4,4] x, float[2,2,3,3] w, float[2] s, float[2] b, float[2] m, float[2] v)
+      => (float[1,2,4,4] y) {
+    c = Conv <pads = [1, 1, 1, 1]> (x, w)
+    n = BatchNormalization(c, s, b, m, v)
+    y = Relu(n)
+  }
+)";
+
 } // namespace
 
 TEST_SUITE("npucc::precision::low_graph_opset") {
@@ -42,10 +53,7 @@ TEST_SUITE("npucc::precision::low_graph_opset") {
     CHECK(low_graph_opset_line(report).rfind("opset: low graph raised from 13 to 22", 0) == 0);
   }
 
-  TEST_CASE("no raise for float16, at 22 already, or when no op would gain bfloat16") {
-    auto low = typed(k_cnn13);
-    CHECK(raise_low_graph(low, CompileOptions{}, LowPrecision::float16, LowGraphRaise::yes)
-              .is_null());
+  TEST_CASE("no bfloat16 raise when no op would gain bfloat16") {
     auto mlp = typed(R"(
       <ir_version: 7, opset_import: ["" : 13]>
       g (float[2,4] x, float[4,4] w) => (float[2,4] y) { m = MatMul(x, w)  y = Relu(m) }
@@ -55,6 +63,35 @@ TEST_SUITE("npucc::precision::low_graph_opset") {
     CHECK(npucc::opset::default_opset(mlp) == 13);
     CHECK(report.at("raised") == false);
     CHECK(low_graph_opset_line(report).empty());
+  }
+
+  TEST_CASE("fast raises a low graph holding a BatchNormalization below opset 15 to 15") {
+    auto low = typed(k_bn9);
+    auto report =
+        raise_low_graph(low, CompileOptions{}, LowPrecision::float16, LowGraphRaise::yes);
+    CHECK(npucc::opset::default_opset(low) == 15);
+    CHECK(report.at("raised") == true);
+    CHECK(report.at("low_graph") == 15);
+    CHECK(report.at("adapted").contains("BatchNormalization-14"));
+    CHECK(low_graph_opset_line(report) ==
+          "opset: low graph raised from 9 to 15 (BatchNormalization float16 with float32 "
+          "statistics); high graph at 9");
+  }
+
+  TEST_CASE("fast leaves its low graph without BatchNormalization, with --target-opset or "
+            "in a single-graph mode") {
+    auto cnn = typed(k_cnn13);
+    CHECK(raise_low_graph(cnn, CompileOptions{}, LowPrecision::float16, LowGraphRaise::yes)
+              .is_null());
+    CHECK(npucc::opset::default_opset(cnn) == 13);
+    CompileOptions options;
+    options.target_opset = 9;
+    for (auto raise : {LowGraphRaise::yes, LowGraphRaise::no}) {
+      auto low = typed(k_bn9);
+      const auto& given = raise == LowGraphRaise::yes ? options : CompileOptions{};
+      CHECK(raise_low_graph(low, given, LowPrecision::float16, raise).is_null());
+      CHECK(npucc::opset::default_opset(low) == 9);
+    }
   }
 
   TEST_CASE("an explicit --target-opset or a single-graph mode keeps it and recommends 22") {

@@ -169,6 +169,70 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     CHECK(type_of(out.model, "i3") == f16);
   }
 
+  TEST_CASE("a Softmax of low values read only by low matrix ops runs low; others stay") {
+    // Attention: scores = Q K^T, probs = Softmax(scores), ctx = probs V. The MatMul reading
+    // probs rounds them to float16 anyway; float32 would only add two Casts.
+    auto out = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,4] q, float[4,2] k, float[2,4] v) => (float[2,4] y, float[2,2] p2) {
+        s = MatMul(q, k)
+        p = Softmax(s)
+        c = MatMul(p, v)
+        y = Relu(c)
+        s2 = MatMul(q, k)
+        l = LogSoftmax(s2)
+        a = Add(l, s2)
+        p2 = Identity(a)
+      }
+    )");
+    CHECK(type_of(out.model, "p") == f16);
+    CHECK(out.report.nodes["Softmax"]["float16"] == 1);
+    CHECK(type_of(out.model, "l") == f32); // read by an Add: its float32 values are used
+    CHECK(out.report.nodes["LogSoftmax"]["float32"] == 1);
+    CHECK(out.report.kept_reasons["deny_list"] == 1);
+    // q, k (once, shared), v to float16; s2 to float32 for the LogSoftmax and the Add; y
+    // back to float32 for the output. None around the Softmax.
+    CHECK(out.report.casts_inserted == 5);
+  }
+
+  TEST_CASE("a Softmax of float32 values, or read by a float32 matrix op, stays float32") {
+    auto out = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,4] x, float[4,4] v) => (float[2,4] y) {
+        p = Softmax(x)
+        y = MatMul(p, v)
+      }
+    )");
+    CHECK(type_of(out.model, "p") == f32); // its input is a float32 graph input
+    auto attention = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,4] q, float[4,2] k, float[2,4] v) => (float[2,4] y) {
+        s = MatMul(q, k)
+        p = Softmax(s)
+        c = MatMul(p, v)
+        y = Relu(c)
+      }
+    )");
+    attention.mutable_graph()->mutable_node(2)->set_name("context");
+    npucc::check::infer_shapes_strict(attention);
+    auto pinned = options_for(LowPrecision::float16);
+    pinned.keep_nodes = {"context"};
+    Lowered kept{attention, npucc::precision::rewrite_mixed_precision(attention, pinned)};
+    CHECK(type_of(kept.model, "p") == f32); // its reader is kept float32
+    auto black = options_for(LowPrecision::float16);
+    black.user_denied = {"Softmax"}; // --modify-mixlist '{"black-list": {"to-add": ["Softmax"]}}'
+    auto asked = lower(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,4] q, float[4,2] k, float[2,4] v) => (float[2,4] y) {
+        s = MatMul(q, k)
+        p = Softmax(s)
+        c = MatMul(p, v)
+        y = Relu(c)
+      }
+    )", black);
+    CHECK(type_of(asked.model, "p") == f32);
+  }
+
   TEST_CASE("Resize scales and normalisation statistics stay float32") {
     SUBCASE("Resize roi and scales") {
       auto out = lower(R"(
