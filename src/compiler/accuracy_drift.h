@@ -15,10 +15,13 @@
 namespace npucc::compiler {
 
 // What the report measures in a low graph: each float16, bfloat16 or float32 node output of
-// its main graph the high graph also computes (the Casts the rewrite inserted are not: a
-// reader of one counts the Cast's input as its input), in node order; the float32 ones
-// with the precision report's reason. "not_covered": the If/Loop/Scan bodies, whose values
-// a graph output cannot reach.
+// its main graph and of its If/Loop/Scan bodies (nested ones too) the high graph also
+// computes (the Casts the rewrite inserted are not: a reader of one counts the Cast's input
+// as its input), in node order, a body's values before its node's outputs; the float32
+// ones with the precision report's reason. A body value is read through its nodes
+// (accuracy/body_probe.h). "not_covered": the bodies whose values cannot be read that way
+// (an If branch inside a Loop or Scan body, another op's body, a body the high graph lacks),
+// with the reason.
 struct DriftPlan {
   std::vector<accuracy::DriftValue> values;
   nlohmann::json not_covered = nlohmann::json::array();
@@ -26,8 +29,8 @@ struct DriftPlan {
 DriftPlan plan_drift(const onnx::GraphProto& low, const onnx::GraphProto& high,
                      const nlohmann::json& precision_report);
 
-// The body graphs of `low`'s main-graph nodes, with how many node outputs each holds: what a
-// report that exposes main-graph values leaves out (DriftPlan::not_covered's entries).
+// The body graphs of `low`'s main-graph nodes, with how many node outputs each holds: what
+// compare's report, which exposes main-graph values only, leaves out (not_covered's entries).
 nlohmann::json bodies_not_covered(const onnx::GraphProto& low);
 
 // Two graphs whose same-named values a drift report compares: the high (reference) one and
@@ -40,8 +43,11 @@ struct DriftGraphs {
 };
 
 // Measures `values` (by name, the same in both graphs) of `graphs` on `samples`, every value
-// exposed at once (accuracy/value_probe.h): the report document (drift_report.h) with
-// "seconds" and "fold_seconds". `low_type` names what the low graph stores.
+// exposed at once (accuracy/value_probe.h, body_probe.h): the report document
+// (drift_report.h) with "seconds", "fold_seconds" and "not_covered": when the runtime fails
+// on the graphs with the body values exposed (a value whose shape changes between a loop's
+// iterations cannot be stacked), the main graph's values alone, and each body listed there
+// with the error. `low_type` names what the low graph stores.
 nlohmann::json measure_drift_values(DriftGraphs graphs,
                                     const std::vector<accuracy::DriftValue>& values,
                                     const std::string& low_type, const accuracy::Samples& samples,

@@ -59,6 +59,9 @@ Probed probed_values(const precision::PrecisionBuild& variants, const std::strin
                                variant_of(variants, "high").model.graph(), variants.report);
   Probed out;
   for (const auto& value : plan.values) {
+    if (!value.body.empty()) { // the rule keeps main-graph nodes only
+      continue;
+    }
     out.names.push_back(value.value);
     if (value.stored == low_type && !value.node.empty()) {
       out.low_nodes.insert(value.node);

@@ -92,6 +92,49 @@ else
   fail "overflow: exit status $? ($(cat "$out.stderr"))"
 fi
 
+# If/Loop/Scan bodies (tests/tools/make_body_models.py): the drift begins at a MatMul inside
+# a body whose values fall in float16's subnormals. The report covers the body's values (each
+# iteration's stacked; an If branch's on the sets that ran it), names the body MatMul as the
+# first crossing, and the oracle, exposing the body values itself (expose_bodies.py, ONNX's
+# Python API), recomputes every figure. silero_vad_legacy.onnx (testdata/models): a real
+# model whose every node but two lies in If branches, nested Ifs inside.
+"$PY" "$SOURCE_DIR/tests/tools/make_body_models.py" "$m/bodies" >/dev/null 2>&1 ||
+  { echo "FAIL: make_body_models.py"; exit 1; }
+body_case() { # NAME MODEL SAMPLES FIRST_NODE GRAPH PYTHON_CHECK
+  local name=$1 model=$2 samples=$3 first=$4 graph=$5 check=$6 out="$work/$1"
+  if ! "$NPUCC" compile "$model" -o "$out" "${fast[@]}" --emit-emulation --sample-inputs "$samples" \
+    --accuracy-report nodes --no-cache >"$out.stdout" 2>"$out.stderr"; then
+    fail "$name: exit status $? ($(cat "$out.stderr"))"
+    return
+  fi
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-drift "$out/drift.json" ||
+    fail "$name: drift.json does not match its schema"
+  py_has "$out/drift.json" "d['not_covered'] == [] and $check" ||
+    fail "$name: body values not covered as expected: $(head -c 2000 "$out/drift.json")"
+  if [ -n "$first" ]; then
+    py_has "$out/drift.json" "d['values'][d['first_crossing']]['node'] == '$first' and d['values'][d['first_crossing']]['graph'] == '$graph'" ||
+      fail "$name: the drift does not begin at $first in $graph: $(head -c 2000 "$out/drift.json")"
+    grep -qF "MatMul '$first' (value " "$out.stdout" && grep -qF " in $graph)" "$out.stdout" ||
+      fail "$name: the summary does not name $first in $graph: $(cat "$out.stdout")"
+  fi
+  node "$DRIFT_ORACLE" "$out" "$samples" >"$out.oracle" 2>&1 || fail "$name: the oracle disagrees: $(head -20 "$out.oracle")"
+  if [ -n "$first" ] && ! grep -qF " MatMul '$first' cosine" "$out.oracle"; then
+    fail "$name: the oracle's first crossing is not $first: $(cat "$out.oracle")"
+  fi
+  ls "$out" | grep -q oracle && fail "$name: the oracle left files in $out"
+}
+body_values="[v for v in d['values'] if v['graph'] != 'main']"
+body_case loop "$m/bodies/loop.onnx" "$m/bodies/loop_samples" loop_matmul main/loop:body \
+  "len($body_values) == 4 and all(v['body']['stacked_axes'] == 1 and v['body']['sets_compared'] == 2 and v['elements'] == 48 for v in $body_values)"
+body_case scan "$m/bodies/scan.onnx" "$m/bodies/scan_samples" scan_matmul main/scan:body \
+  "all(v['body']['stacked_axes'] == 1 and v['elements'] == 80 for v in $body_values)"
+# if.onnx: set 0 takes then (with a Loop inside), set 1 else; each branch's values are
+# compared on one set and counted empty on the other.
+body_case if "$m/bodies/if.onnx" "$m/bodies/if_samples" then_matmul main/choose:then_branch \
+  "len($body_values) == 12 and all(v['body']['sets_compared'] == 1 and v['body']['sets_empty'] == 1 for v in $body_values) and any(v['graph'] == 'main/choose:then_branch/inner_loop:body' and v['body']['stacked_axes'] == 1 for v in $body_values)"
+body_case silero "$TESTDATA/models/silero_vad_legacy.onnx" "$m/bodies/silero_samples" "" "" \
+  "len($body_values) > 200 and any(v['graph'].count('/If_') == 2 for v in $body_values)"
+
 # No report unless asked for; bad values refused in one line.
 out="$work/plain"
 "$NPUCC" compile "$m/underflow.onnx" -o "$out" "${fast[@]}" --sample-inputs "$m/underflow_samples" \
