@@ -8,7 +8,10 @@
 #   (its output all zero in the low graph: cosine 0, every element flushed);
 # - mobilenet_v3.onnx (tests/tools/make_drift_models.py) at fast: where the report says the
 #   drift begins, the oracle finds it too;
-# - overflow.onnx: fc2 overflows float16, the drift begins there.
+# - overflow.onnx: fc2 overflows float16, the drift begins there;
+# - If/Loop/Scan bodies (tests/tools/make_body_models.py, silero_vad_legacy.onnx): body
+#   values measured, iterations stacked, the oracle exposing them itself; a body whose values
+#   cannot be stacked listed in not_covered with the runtime's error.
 # The oracle reads float16 values but not bfloat16 ones (onnxruntime-node has no bfloat16
 # tensors), so the suite checks fast (float16) only.
 set -uo pipefail
@@ -134,6 +137,18 @@ body_case if "$m/bodies/if.onnx" "$m/bodies/if_samples" then_matmul main/choose:
   "len($body_values) == 12 and all(v['body']['sets_compared'] == 1 and v['body']['sets_empty'] == 1 for v in $body_values) and any(v['graph'] == 'main/choose:then_branch/inner_loop:body' and v['body']['stacked_axes'] == 1 for v in $body_values)"
 body_case silero "$TESTDATA/models/silero_vad_legacy.onnx" "$m/bodies/silero_samples" "" "" \
   "len($body_values) > 200 and any(v['graph'].count('/If_') == 2 for v in $body_values)"
+# growing.onnx: a Loop body value whose shape changes between iterations cannot be stacked
+# (ONNX Runtime refuses the exposed graph): the main graph's values are measured, and the body
+# is listed as not covered with the runtime's error, not dropped silently.
+out="$work/growing"
+if "$NPUCC" compile "$m/bodies/growing.onnx" -o "$out" "${fast[@]}" --emit-emulation \
+  --sample-inputs "$m/bodies/growing_samples" --accuracy-report nodes --no-cache >"$out.stdout" 2>"$out.stderr"; then
+  py_has "$out/drift.json" "[v['node'] for v in d['values']] == ['relu_in', 'grow', 'total'] and len(d['not_covered']) == 1 and d['not_covered'][0]['graph'] == 'main/grow:body' and d['not_covered'][0]['values'] == 2 and d['not_covered'][0]['reason'].startswith(\"exposing the body's values failed: \") and 'Inconsistent shape' in d['not_covered'][0]['reason']" ||
+    fail "growing: $(cat "$out/drift.json")"
+  grep -q "not covered: 1 If/Loop/Scan body graph(s)" "$out.stdout" || fail "growing: summary: $(cat "$out.stdout")"
+else
+  fail "growing: exit status $? ($(cat "$out.stderr"))"
+fi
 
 # No report unless asked for; bad values refused in one line.
 out="$work/plain"

@@ -17,7 +17,12 @@ Relu. Samples: set 0 takes then, set 1 takes else.
 scan.onnx: a Scan over x[5,16] (the sequence axis first) carrying s[1,16]; its body:
 a = MatMul(x_t, W) with W as small again, b = Mul(a, 1e6), s' = Tanh(Add(b, s)); scan out s'.
 
-Samples: OUT/{loop,if,scan}_samples/test_data_set_{0,1}/input_0.pb; and OUT/silero_samples for
+growing.onnx: a Loop whose carried value grows each iteration (g' = Concat(g, MatMul-free
+Mul(g, 0.5))): its body values change shape between iterations, so they cannot be stacked;
+the report measures the main graph's values and lists the body as not covered, with the
+runtime's error.
+
+Samples: OUT/{loop,if,scan,growing}_samples/test_data_set_{0,1}/input_0.pb; and OUT/silero_samples for
 testdata/models/silero_vad_legacy.onnx (a model whose nodes lie in If branches): 512 samples
 of a tone in noise at 16 kHz, its LSTM states small and random.
 
@@ -156,6 +161,28 @@ def silero_samples(folder, rng):
                 f.write(numpy_helper.from_array(array, name).SerializeToString())
 
 
+def growing_model(path):
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["g_in", "half"], ["g_half"], name="grow_half"),
+         helper.make_node("Concat", ["g_in", "g_half"], ["g_out"], axis=1, name="grow_concat"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="grow_cond")],
+        "grow_body",
+        [tensor("iter", [], TensorProto.INT64), tensor("cond_in", [], TensorProto.BOOL),
+         tensor("g_in", [1, None])],
+        [tensor("cond_out", [], TensorProto.BOOL), tensor("g_out", [1, None])])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["g0"], name="relu_in"),
+        helper.make_node("Constant", [], ["trips"],
+                         value=numpy_helper.from_array(np.array(3, dtype=np.int64))),
+        helper.make_node("Constant", [], ["always"], value=numpy_helper.from_array(np.array(True))),
+        helper.make_node("Loop", ["trips", "always", "g0"], ["g_final"], name="grow", body=body),
+        helper.make_node("ReduceSum", ["g_final"], ["y"], keepdims=1, name="total"),
+    ]
+    graph = helper.make_graph(nodes, "growing_drift", [tensor("x", [1, 16])], [tensor("y", [1, 1])],
+                              [const("half", 0.5)])
+    save_model(path, graph)
+
+
 def write_samples(folder, arrays):
     for i, array in enumerate(arrays):
         path = os.path.join(folder, "test_data_set_%d" % i)
@@ -170,6 +197,7 @@ def main():
     loop_model(os.path.join(out, "loop.onnx"))
     if_model(os.path.join(out, "if.onnx"))
     scan_model(os.path.join(out, "scan.onnx"))
+    growing_model(os.path.join(out, "growing.onnx"))
     rng = np.random.default_rng(5)
     write_samples(os.path.join(out, "loop_samples"),
                   [rng.uniform(0.2, 1.0, (1, 16)) for _ in range(2)])
@@ -178,6 +206,8 @@ def main():
                   [rng.uniform(0.2, 1.0, (1, 16)), rng.uniform(-1.0, -0.2, (1, 16))])
     write_samples(os.path.join(out, "scan_samples"),
                   [rng.uniform(-1.0, 1.0, (5, 16)) for _ in range(2)])
+    write_samples(os.path.join(out, "growing_samples"),
+                  [rng.uniform(-1.0, 1.0, (1, 16)) for _ in range(2)])
     silero_samples(os.path.join(out, "silero_samples"), rng)
 
 
