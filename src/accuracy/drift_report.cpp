@@ -153,22 +153,22 @@ json undefined_cosine_json(const DriftValue& v, const DriftFigures& f) {
 json value_json(const DriftValue& v, const DriftFigures& f, double added) {
   const double total = f.total > 0 ? static_cast<double>(f.total) : 1.0;
   json out = {{"order", v.order},
-          {"node", v.node},
-          {"op_type", v.op_type},
-          {"value", v.value},
-          {"graph", v.graph},
-          {"stored", v.stored},
-          {"kept_reason", v.kept_reason.empty() ? json(nullptr) : json(v.kept_reason)},
-          {"elements", f.elements},
-          {"cosine", number_or_null(f.cosine)},
-          {"cosine_undefined", undefined_cosine_json(v, f)},
-          {"max_abs_error", f.max_abs_error},
-          {"flush_share", static_cast<double>(f.flushed) / total},
-          {"overflow_share", static_cast<double>(f.overflowed) / total},
-          {"high_max_abs", f.high_max_abs},
-          {"high_min_nonzero_abs", number_or_null(f.high_min_nonzero_abs)},
-          {"added_drift", number_or_null(added)},
-          {"inputs", v.inputs}};
+              {"node", v.node},
+              {"op_type", v.op_type},
+              {"value", v.value},
+              {"graph", v.graph},
+              {"stored", v.stored},
+              {"kept_reason", v.kept_reason.empty() ? json(nullptr) : json(v.kept_reason)},
+              {"elements", f.elements},
+              {"cosine", number_or_null(f.cosine)},
+              {"cosine_undefined", undefined_cosine_json(v, f)},
+              {"max_abs_error", f.max_abs_error},
+              {"flush_share", static_cast<double>(f.flushed) / total},
+              {"overflow_share", static_cast<double>(f.overflowed) / total},
+              {"high_max_abs", f.high_max_abs},
+              {"high_min_nonzero_abs", number_or_null(f.high_min_nonzero_abs)},
+              {"added_drift", number_or_null(added)},
+              {"inputs", v.inputs}};
   if (!v.body.empty()) {
     out["body"] = body_json(v, f);
   }
