@@ -196,7 +196,7 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   report.runs = 2 * (search.sets() + validation.sets());
   report.sources = sets.search.sources;
   nlohmann::json ranges;
-  if (!target.empty() && !options.sample_inputs.empty() &&
+  if (!target.empty() && !options.sample_inputs.empty() && !range_rule_off_for_bench() &&
       !meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
     // Before any search: what the high graph's own values show the low type cannot hold.
     ranges = apply_range_rule(

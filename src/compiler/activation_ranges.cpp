@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <unordered_map>
@@ -126,6 +127,11 @@ std::string range_verdict(const ValueRange& range, double largest, double smalle
            number(range.max_abs) + ")";
   }
   return "";
+}
+
+bool range_rule_off_for_bench() {
+  const char* value = std::getenv("NPUCC_BENCH_NO_RANGE_RULE");
+  return value != nullptr && *value != '\0';
 }
 
 RangeRule activation_range_rule(const precision::PrecisionBuild& variants,

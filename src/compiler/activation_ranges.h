@@ -21,6 +21,9 @@
 //     flushes to zero or keeps a few bits.
 // A node is kept when one of its outputs, or a value it reads that the probe measured, is
 // either. The rule costs runtime runs of one graph only, and no run per node.
+// NPUCC_BENCH_NO_RANGE_RULE (non-empty) turns the rule off, for tests/bench/run's baseline of
+// what it saves; the cache key does not see it, so such a compile is never cached
+// (pipeline/resource_ops.h).
 namespace npucc::compiler {
 
 // "Mostly": the share of non-zero elements below the smallest normal above which a value
@@ -40,6 +43,9 @@ void fold_range(ValueRange& range, const runtime::Tensor& tensor, double smalles
 // Why `range` cannot be held by a low type with these limits ("max 1.04e+05 > 65504",
 // "97% of non-zero values below 6.1e-05"), or "" when it can.
 std::string range_verdict(const ValueRange& range, double largest, double smallest_normal);
+
+// Whether NPUCC_BENCH_NO_RANGE_RULE turns the rule off.
+bool range_rule_off_for_bench();
 
 struct RangeRule {
   std::map<std::string, std::string> kept; // node name -> the numbers
