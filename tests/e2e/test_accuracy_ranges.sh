@@ -92,6 +92,19 @@ else
   fail "bfloat16 underflow: compile failed: $(cat "$out.stderr")"
 fi
 
+# NPUCC_BENCH_NO_RANGE_RULE (the bench's baseline): no rule, the search alone, and no cache
+# entry (the key does not see the variable).
+out="$work/bench-off"
+if NPUCC_BENCH_NO_RANGE_RULE=1 "$NPUCC" compile "$m/overflow.onnx" -o "$out" "${fast[@]}" \
+  --sample-inputs "$m/samples" "${target[@]}" >"$out.stdout" 2>"$out.stderr"; then
+  json "$out/manifest.json" "'activation_ranges' not in a and a['repair']['runs'] > 0 and sorted(a['kept_float32']) == ['fc2', 'fc3', 'relu2']" ||
+    fail "bench switch: the rule ran, or no search: $(cat "$out/manifest.json")"
+  grep -q "cache: bypass: NPUCC_BENCH_NO_RANGE_RULE is set" "$out.stdout" ||
+    fail "bench switch: the compile was cached: $(cat "$out.stdout")"
+else
+  fail "bench switch: compile failed: $(cat "$out.stderr")"
+fi
+
 # Without samples (random inputs, where nothing overflows) or without a target: no rule.
 for case in random check; do
   out="$work/$case"
