@@ -93,7 +93,10 @@ void fold_cosine(DriftFigures& f, const Figure& cosine) {
     }
     return;
   }
-  f.cosine = std::isnan(f.cosine) ? cosine.value : std::min(f.cosine, cosine.value);
+  // The sums' rounding can put the cosine of two equal values an ulp above 1 (seen on the
+  // dynamo encoder): clamped, so that drift = 1 - cosine is never negative.
+  const double value = std::clamp(cosine.value, -1.0, 1.0);
+  f.cosine = std::isnan(f.cosine) ? value : std::min(f.cosine, value);
 }
 
 json number_or_null(double value) {

@@ -14,7 +14,8 @@
 // folded set by set (value_probe.h hands the values over). Definitions, per value over every
 // sample set (tests/oracle/drift_check.js recomputes them):
 // - cosine: the lowest defined cosine of the sets, by the check's rules (task_metrics.h:
-//   undefined below 8 elements, for a zero-norm high value, or a non-finite value);
+//   undefined below 8 elements, for a zero-norm high value, or a non-finite value), clamped
+//   to [-1, 1];
 //   null when no set has one; cosine_undefined: the first set's reason when a set has none;
 // - max_abs_error: max |low - high| over the elements finite in both;
 // - flush_share: elements zero in the low run where the high value is non-zero and finite,

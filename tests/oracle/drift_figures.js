@@ -31,7 +31,8 @@ function figures_of(pairs, body) { // pairs: [{h: [...], l: [...]}] per set
     f.elements = Math.max(f.elements, h.length);
     let cos = null;
     if (h.length >= 8 && hbad === 0 && lbad === 0 && nh > 0) {
-      cos = nl === 0 ? 0 : dot / (Math.sqrt(nh) * Math.sqrt(nl));
+      // Clamped to [-1, 1] as npucc-compile(1) defines it: rounding may leave 1 + 2e-16.
+      cos = nl === 0 ? 0 : Math.min(1, Math.max(-1, dot / (Math.sqrt(nh) * Math.sqrt(nl))));
     } else if (f.undefined === null) {
       f.undefined = true;
     }
