@@ -22,7 +22,12 @@ Mul(g, 0.5))): its body values change shape between iterations, so they cannot b
 the report measures the main graph's values and lists the body as not covered, with the
 runtime's error.
 
-Samples: OUT/{loop,if,scan,growing}_samples/test_data_set_{0,1}/input_0.pb; and OUT/silero_samples for
+nested.onnx: a Loop of 2 iterations whose body holds loop.onnx's Loop (3 iterations: its
+values stacked on two axes, [2, 3, ...]) and an If choosing by the carried value's sum (an If
+inside a Loop: its branches cannot be stacked when iterations choose differently, so the
+report lists them as not covered).
+
+Samples: OUT/{loop,if,scan,growing,nested}_samples/test_data_set_{0,1}/input_0.pb; and OUT/silero_samples for
 testdata/models/silero_vad_legacy.onnx (a model whose nodes lie in If branches): 512 samples
 of a tone in noise at 16 kHz, its LSTM states small and random.
 
@@ -183,6 +188,38 @@ def growing_model(path):
     save_model(path, graph)
 
 
+def nested_model(path):
+    choose = helper.make_node(
+        "If", ["o_positive"], ["o_branch"], name="o_choose",
+        then_branch=helper.make_graph(
+            [helper.make_node("Relu", ["o_final"], ["o_then"], name="o_then_relu")],
+            "o_then_branch", [], [tensor("o_then", [1, 16])]),
+        else_branch=helper.make_graph(
+            [helper.make_node("Neg", ["o_final"], ["o_else"], name="o_else_neg")],
+            "o_else_branch", [], [tensor("o_else", [1, 16])]))
+    body_nodes = loop_graph("inner", "o_in", 3, "w", "o_final", "o_stacked")
+    body_nodes += [
+        helper.make_node("ReduceSum", ["o_final"], ["o_total"], keepdims=0, name="o_total"),
+        helper.make_node("Greater", ["o_total", "zero"], ["o_positive"], name="o_greater"),
+        choose,
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="o_cond")]
+    body = helper.make_graph(
+        body_nodes, "outer_body",
+        [tensor("iter", [], TensorProto.INT64), tensor("cond_in", [], TensorProto.BOOL),
+         tensor("o_in", [1, 16])],
+        [tensor("cond_out", [], TensorProto.BOOL), tensor("o_branch", [1, 16])])
+    nodes = [
+        helper.make_node("Constant", [], ["outer_trips"],
+                         value=numpy_helper.from_array(np.array(2, dtype=np.int64))),
+        helper.make_node("Constant", [], ["outer_true"], value=numpy_helper.from_array(np.array(True))),
+        helper.make_node("Loop", ["outer_trips", "outer_true", "x"], ["y"], name="outer", body=body),
+    ]
+    graph = helper.make_graph(nodes, "nested_drift", [tensor("x", [1, 16])], [tensor("y", [1, 16])],
+                              [const("w", tiny_weights(6, (16, 16))), const("rescale", 1e6),
+                               const("zero", 0.0)])
+    save_model(path, graph)
+
+
 def write_samples(folder, arrays):
     for i, array in enumerate(arrays):
         path = os.path.join(folder, "test_data_set_%d" % i)
@@ -198,6 +235,7 @@ def main():
     if_model(os.path.join(out, "if.onnx"))
     scan_model(os.path.join(out, "scan.onnx"))
     growing_model(os.path.join(out, "growing.onnx"))
+    nested_model(os.path.join(out, "nested.onnx"))
     rng = np.random.default_rng(5)
     write_samples(os.path.join(out, "loop_samples"),
                   [rng.uniform(0.2, 1.0, (1, 16)) for _ in range(2)])
@@ -208,6 +246,8 @@ def main():
                   [rng.uniform(-1.0, 1.0, (5, 16)) for _ in range(2)])
     write_samples(os.path.join(out, "growing_samples"),
                   [rng.uniform(-1.0, 1.0, (1, 16)) for _ in range(2)])
+    write_samples(os.path.join(out, "nested_samples"),
+                  [rng.uniform(0.2, 1.0, (1, 16)) for _ in range(2)])
     silero_samples(os.path.join(out, "silero_samples"), rng)
 
 
