@@ -118,6 +118,12 @@ void lift(onnx::GraphProto& parent, const BodyStep& step, const std::string& inn
 
 } // namespace
 
+BodyStep step_into(const onnx::NodeProto& node, const std::string& attribute) {
+  const std::string first_output = node.output_size() > 0 ? node.output(0) : "";
+  return {first_output, node.name().empty() ? first_output : node.name(), node.op_type(),
+          attribute};
+}
+
 std::string body_graph_name(const BodyPath& path) {
   std::string name = "main";
   for (const auto& step : path) {

@@ -29,6 +29,9 @@ struct BodyValue {
   std::string value;
 };
 
+// The step into `node`'s body `attribute`.
+BodyStep step_into(const onnx::NodeProto& node, const std::string& attribute);
+
 // "main/loop:body/choose:then_branch": the graph a path reaches, as drift.json names it.
 std::string body_graph_name(const BodyPath& path);
 

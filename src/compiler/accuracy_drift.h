@@ -29,9 +29,16 @@ struct DriftPlan {
 DriftPlan plan_drift(const onnx::GraphProto& low, const onnx::GraphProto& high,
                      const nlohmann::json& precision_report);
 
-// The body graphs of `low`'s main-graph nodes, with how many node outputs each holds: what
-// compare's report, which exposes main-graph values only, leaves out (not_covered's entries).
-nlohmann::json bodies_not_covered(const onnx::GraphProto& low);
+// What plan_drift and compare's plan (compare_drift.cpp) share about bodies:
+// the node outputs of a body and the bodies nested in it (a not_covered entry's "values");
+int64_t body_value_count(const onnx::GraphProto& body);
+// why the values of `node`'s body `body` (at `path`, the steps to the graph holding `node`)
+// cannot be read, or "" when they can; `counterpart`: the other graph's same body, or null;
+std::string body_not_readable(const onnx::NodeProto& node, const onnx::GraphProto& body,
+                              const onnx::GraphProto* counterpart, const accuracy::BodyPath& path);
+// the body `attribute` of the node of `other` whose first output is `node`'s, or null.
+const onnx::GraphProto* matching_body(const onnx::GraphProto& other, const onnx::NodeProto& node,
+                                      const std::string& attribute);
 
 // Two graphs whose same-named values a drift report compares: the high (reference) one and
 // the low one's run (an emulation, or a graph run as is), with how errors name each.

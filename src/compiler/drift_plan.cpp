@@ -61,6 +61,8 @@ std::unordered_map<std::string, std::string> kept_reasons(const nlohmann::json& 
   return out;
 }
 
+} // namespace
+
 // The node outputs of a body and the bodies nested in it.
 int64_t body_value_count(const onnx::GraphProto& body) {
   int64_t values = 0;
@@ -72,39 +74,8 @@ int64_t body_value_count(const onnx::GraphProto& body) {
   return values;
 }
 
-} // namespace
-
-nlohmann::json bodies_not_covered(const onnx::GraphProto& low) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& node : low.node()) {
-    for (const auto& attribute : node.attribute()) {
-      if (attribute.has_g()) {
-        out.push_back({{"graph", "main/" + node.name() + ":" + attribute.name()},
-                       {"values", body_value_count(attribute.g())},
-                       {"reason", "a body's values are not graph outputs; compare's report "
-                                  "measures the main graph's values only"}});
-      }
-    }
-  }
-  return out;
-}
-
-namespace {
-
-// What planning a graph and its bodies shares.
-struct PlanWalk {
-  DriftPlan& plan;
-  const std::unordered_map<std::string, std::string>& reasons;
-};
-
-using MeasuredIndex = std::unordered_map<std::string, size_t>; // a value (or its alias) -> index
-
-MeasuredIndex plan_graph(PlanWalk& walk, const onnx::GraphProto& low, const onnx::GraphProto& high,
-                    const accuracy::BodyPath& path, int64_t main_order, MeasuredIndex measured);
-
-// Why the values of `node`'s body `attribute` cannot be read, or "" when they can.
-std::string body_blocked(const onnx::NodeProto& node, const onnx::GraphProto& body,
-                         const onnx::GraphProto* high_body, const accuracy::BodyPath& path) {
+std::string body_not_readable(const onnx::NodeProto& node, const onnx::GraphProto& body,
+                              const onnx::GraphProto* counterpart, const accuracy::BodyPath& path) {
   const std::string& op = node.op_type();
   if (!node.domain().empty() || (op != "If" && op != "Loop" && op != "Scan")) {
     return "a body of a " + op + " node: the report reads If, Loop and Scan bodies only";
@@ -118,21 +89,22 @@ std::string body_blocked(const onnx::NodeProto& node, const onnx::GraphProto& bo
     return "the " + op + " node names " + std::to_string(node.output_size()) +
            " output(s) of its body's " + std::to_string(outputs) + ": a new one would not line up";
   }
-  if (high_body == nullptr) {
-    return "the high graph holds no such body";
+  if (counterpart == nullptr) {
+    return "the high graph (or the reference) holds no body under that node and attribute";
   }
   return "";
 }
 
-// The high graph's body matching `low_node`'s `attribute` in `high` (the node of the same
-// first output), or null.
-const onnx::GraphProto* high_body_of(const onnx::GraphProto& high, const onnx::NodeProto& low_node,
-                                     const std::string& attribute) {
-  for (const auto& node : high.node()) {
-    if (node.output_size() == 0 || node.output(0) != low_node.output(0)) {
+const onnx::GraphProto* matching_body(const onnx::GraphProto& other, const onnx::NodeProto& node,
+                                      const std::string& attribute) {
+  if (node.output_size() == 0) {
+    return nullptr;
+  }
+  for (const auto& candidate_node : other.node()) {
+    if (candidate_node.output_size() == 0 || candidate_node.output(0) != node.output(0)) {
       continue;
     }
-    for (const auto& candidate : node.attribute()) {
+    for (const auto& candidate : candidate_node.attribute()) {
       if (candidate.name() == attribute && candidate.has_g()) {
         return &candidate.g();
       }
@@ -140,6 +112,20 @@ const onnx::GraphProto* high_body_of(const onnx::GraphProto& high, const onnx::N
   }
   return nullptr;
 }
+
+namespace {
+
+// What planning a graph and its bodies shares.
+struct PlanWalk {
+  DriftPlan& plan;
+  const std::unordered_map<std::string, std::string>& reasons;
+};
+
+using MeasuredIndex = std::unordered_map<std::string, size_t>; // a value (or its alias) -> index
+
+MeasuredIndex plan_graph(PlanWalk& walk, const onnx::GraphProto& low,
+                         const onnx::GraphProto& high, const accuracy::BodyPath& path,
+                         int64_t main_order, MeasuredIndex measured);
 
 // The bodies of `node` (in `high`'s graph, at `path`): planned, or listed as not covered.
 // Returns the measured values among the bodies' outputs: what the node's outputs come from.
@@ -152,12 +138,9 @@ std::vector<size_t> plan_bodies(PlanWalk& walk, const onnx::NodeProto& node,
       continue;
     }
     accuracy::BodyPath child = path;
-    const std::string first_output = node.output_size() > 0 ? node.output(0) : "";
-    child.push_back({first_output, node.name().empty() ? first_output : node.name(),
-                     node.op_type(), attribute.name()});
-    const auto* high_body =
-        node.output_size() > 0 ? high_body_of(high, node, attribute.name()) : nullptr;
-    const std::string blocked = body_blocked(node, attribute.g(), high_body, path);
+    child.push_back(accuracy::step_into(node, attribute.name()));
+    const auto* high_body = matching_body(high, node, attribute.name());
+    const std::string blocked = body_not_readable(node, attribute.g(), high_body, path);
     if (!blocked.empty()) {
       walk.plan.not_covered.push_back({{"graph", accuracy::body_graph_name(child)},
                                        {"values", body_value_count(attribute.g())},
@@ -178,8 +161,9 @@ std::vector<size_t> plan_bodies(PlanWalk& walk, const onnx::NodeProto& node,
 // graph also computes, each body's before its node's outputs (a body runs within its node).
 // `measured`: the values of the enclosing graphs, which a body reads too; returned with the
 // graph's own. A node with bodies counts its bodies' measured outputs among its inputs.
-MeasuredIndex plan_graph(PlanWalk& walk, const onnx::GraphProto& low, const onnx::GraphProto& high,
-                    const accuracy::BodyPath& path, int64_t main_order, MeasuredIndex measured) {
+MeasuredIndex plan_graph(PlanWalk& walk, const onnx::GraphProto& low,
+                         const onnx::GraphProto& high, const accuracy::BodyPath& path,
+                         int64_t main_order, MeasuredIndex measured) {
   const auto low_values = float_node_outputs(low);
   const auto high_values = float_node_outputs(high);
   for (int n = 0; n < low.node_size(); ++n) {

@@ -99,7 +99,8 @@ fi
 # a body whose values fall in float16's subnormals. The report covers the body's values (each
 # iteration's stacked; an If branch's on the sets that ran it), names the body MatMul as the
 # first crossing, and the oracle, exposing the body values itself (expose_bodies.py, ONNX's
-# Python API), recomputes every figure. silero_vad_legacy.onnx (testdata/models): a real
+# Python API), recomputes every figure; `npucc compare` of the original and low.onnx gives the
+# body values the same figures. silero_vad_legacy.onnx (testdata/models): a real
 # model whose every node but two lies in If branches, nested Ifs inside.
 "$PY" "$SOURCE_DIR/tests/tools/make_body_models.py" "$m/bodies" >/dev/null 2>&1 ||
   { echo "FAIL: make_body_models.py"; exit 1; }
@@ -125,6 +126,25 @@ body_case() { # NAME MODEL SAMPLES FIRST_NODE GRAPH PYTHON_CHECK
     fail "$name: the oracle's first crossing is not $first: $(cat "$out.oracle")"
   fi
   ls "$out" | grep -q oracle && fail "$name: the oracle left files in $out"
+  # compare (the original against the low.onnx written) measures the same body values, with
+  # the figures the oracle has just confirmed.
+  if "$NPUCC" compare "$model" "$out/low.onnx" --sample-inputs "$samples" --accuracy-report nodes \
+    --json >"$out.compare.json" 2>"$out.compare.err"; then
+    "$PY" - "$out.compare.json" "$out/drift.json" <<'CHECK' || fail "$name: compare's body values differ from the compile's: $(head -c 1500 "$out.compare.json")"
+import json, sys
+compared = {(v['graph'], v['value']): v for v in json.load(open(sys.argv[1]))['drift']['values']}
+report = json.load(open(sys.argv[2]))
+bodies = [v for v in report['values'] if v['graph'] != 'main']
+for v in bodies:
+    c = compared[(v['graph'], v['value'])]
+    for key in ('cosine', 'max_abs_error', 'flush_share', 'elements'):
+        if (c[key] is None) != (v[key] is None) or (v[key] is not None and abs(c[key] - v[key]) > 1e-9 * max(1, abs(v[key]))):
+            sys.exit('%s %s: %s %s, compile %s' % (v['graph'], v['value'], key, c[key], v[key]))
+    assert c['body']['sets_compared'] == v['body']['sets_compared']
+CHECK
+  else
+    fail "$name: compare failed: $(cat "$out.compare.err")"
+  fi
 }
 body_values="[v for v in d['values'] if v['graph'] != 'main']"
 body_case loop "$m/bodies/loop.onnx" "$m/bodies/loop_samples" loop_matmul main/loop:body \
