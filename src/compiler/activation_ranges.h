@@ -11,9 +11,10 @@
 
 // The activation-range rule (npucc-compile(1), ACCURACY; npucc-precision(7), REASONS): before
 // any repair search, the high graph runs once over the --sample-inputs sets with the values
-// of the low graph's main graph exposed (accuracy/value_probe.h), and every node the low
-// graph computes in the low type is kept float32 when the low type cannot hold what it
-// computes or reads there:
+// of the low graph exposed, its If/Loop/Scan bodies' included (accuracy/value_probe.h,
+// body_probe.h: each iteration's values; the main graph's alone when the runtime cannot stack
+// a body's), and every node the low graph computes in the low type, in a body or not, is
+// kept float32 when the low type cannot hold what it computes or reads there:
 //   - overflow: a value's largest finite magnitude exceeds the low type's largest
 //     (65504 for float16, ~3.39e38 for bfloat16): the low run turns it into inf;
 //   - underflow: more than k_subnormal_share of a value's non-zero elements lie below the

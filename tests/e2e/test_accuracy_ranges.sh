@@ -9,8 +9,8 @@
 # 1 of the high graph, 3 of the ruled emulation) where the search took 27. The underflow
 # model's values (~1e-9) are all below float16's smallest normal: the rule keeps every low
 # node. In bfloat16 (fast1) the limits are bfloat16's: the overflow model is left to the
-# search, a model of values near 1e-39 is kept. Without samples, or without a target,
-# nothing changes.
+# search, a model of values near 1e-39 is kept. A Loop body's overflowing MatMul is kept
+# too. Without samples, or without a target, nothing changes.
 set -uo pipefail
 source "$(dirname "$0")/accuracy_common.sh"
 with_accuracy_models
@@ -90,6 +90,23 @@ if "$NPUCC" compile "$m/bf16_underflow.onnx" -o "$out" "${bf16[@]}" \
     fail "bfloat16 underflow: the summary does not name the rule: $(cat "$out.stdout")"
 else
   fail "bfloat16 underflow: compile failed: $(cat "$out.stderr")"
+fi
+
+# Inside a Loop body (tests/tools/make_body_models.py: loop_overflow.onnx): the body's MatMul
+# reaches ~1e6 on the samples in every iteration; the rule reads the body's values (each
+# iteration's, stacked) and keeps it, and the node reading it, before any search.
+"$PY" "$SOURCE_DIR/tests/tools/make_body_models.py" "$m/bodies" >/dev/null 2>&1 || fail "make_body_models.py"
+out="$work/loop-of"
+if "$NPUCC" compile "$m/bodies/loop_overflow.onnx" -o "$out" "${fast[@]}" --no-cache \
+  --sample-inputs "$m/bodies/loop_overflow_samples" --accuracy-target 'max_abs_error<=0.01' \
+  --accuracy-target 'nonfinite<=0' >"$out.stdout" 2>"$out.stderr"; then
+  json "$out/manifest.json" "sorted(a['activation_ranges']['kept']) == ['big_matmul', 'big_rescale'] and a['activation_ranges']['kept']['big_matmul'].endswith(' > 65504') and 'repair' not in a and a['outputs'][0]['nonfinite'] == 0" ||
+    fail "loop body overflow: the rule did not keep the body's MatMul: $(cat "$out/manifest.json")"
+  # As ONNX's reader sees low.onnx: the body MatMul's output is float32 (it was float16).
+  "$PY" -c "import onnx,sys; g=[a.g for n in onnx.load(sys.argv[1]).graph.node if n.op_type == 'Loop' for a in n.attribute][0]; t={v.name: v.type.tensor_type.elem_type for v in g.value_info}; sys.exit(0 if t.get('big_t') == 1 else 'big_t is of type %s' % t.get('big_t'))" \
+    "$out/low.onnx" >"$out.types" 2>&1 || fail "loop body overflow: low.onnx's body MatMul is not float32: $(cat "$out.types")"
+else
+  fail "loop body overflow: compile failed: $(cat "$out.stderr")"
 fi
 
 # NPUCC_BENCH_NO_RANGE_RULE (the bench's baseline): no rule, the search alone, and no cache

@@ -27,7 +27,11 @@ values stacked on two axes, [2, 3, ...]) and an If choosing by the carried value
 inside a Loop: its branches cannot be stacked when iterations choose differently, so the
 report lists them as not covered).
 
-Samples: OUT/{loop,if,scan,growing,nested}_samples/test_data_set_{0,1}/input_0.pb; and OUT/silero_samples for
+loop_overflow.onnx: loop.onnx's Loop with weights near 6e3 and a rescale of 1e-5: the body's
+MatMul reaches ~1e5 on its samples (inputs near 10), past float16's 65504, in every
+iteration: the activation-range rule keeps it, inside the body.
+
+Samples: OUT/{loop,if,scan,growing,nested,loop_overflow}_samples/test_data_set_{0,1}/input_0.pb; and OUT/silero_samples for
 testdata/models/silero_vad_legacy.onnx (a model whose nodes lie in If branches): 512 samples
 of a tone in noise at 16 kHz, its LSTM states small and random.
 
@@ -220,6 +224,17 @@ def nested_model(path):
     save_model(path, graph)
 
 
+def loop_overflow_model(path):
+    nodes = [helper.make_node("Relu", ["x"], ["h0"], name="relu_in")]
+    nodes += loop_graph("big", "h0", 2, "w", "h_final", "hs")
+    nodes += [helper.make_node("Mul", ["h_final", "ten"], ["y"], name="scale_out")]
+    rng = np.random.default_rng(8)
+    graph = helper.make_graph(nodes, "loop_overflow", [tensor("x", [1, 16])], [tensor("y", [1, 16])],
+                              [const("w", rng.uniform(5000, 8000, (16, 16))), const("rescale", 1e-5),
+                               const("ten", 10.0)])
+    save_model(path, graph)
+
+
 def write_samples(folder, arrays):
     for i, array in enumerate(arrays):
         path = os.path.join(folder, "test_data_set_%d" % i)
@@ -236,6 +251,7 @@ def main():
     scan_model(os.path.join(out, "scan.onnx"))
     growing_model(os.path.join(out, "growing.onnx"))
     nested_model(os.path.join(out, "nested.onnx"))
+    loop_overflow_model(os.path.join(out, "loop_overflow.onnx"))
     rng = np.random.default_rng(5)
     write_samples(os.path.join(out, "loop_samples"),
                   [rng.uniform(0.2, 1.0, (1, 16)) for _ in range(2)])
@@ -248,6 +264,8 @@ def main():
                   [rng.uniform(-1.0, 1.0, (1, 16)) for _ in range(2)])
     write_samples(os.path.join(out, "nested_samples"),
                   [rng.uniform(0.2, 1.0, (1, 16)) for _ in range(2)])
+    write_samples(os.path.join(out, "loop_overflow_samples"),
+                  [rng.uniform(8.0, 12.0, (1, 16)) for _ in range(2)])
     silero_samples(os.path.join(out, "silero_samples"), rng)
 
 
