@@ -161,6 +161,18 @@ body_case nested "$m/bodies/nested.onnx" "$m/bodies/nested_samples" inner_matmul
   "all(v['body']['stacked_axes'] == 2 and v['elements'] == 96 for v in $body_values if v['graph'] == 'main/outer:body/inner:body') and sorted(e['graph'] for e in d['not_covered']) == ['main/outer:body/o_choose:else_branch', 'main/outer:body/o_choose:then_branch'] and all(e['reason'].startswith('an If branch inside a Loop or Scan body') for e in d['not_covered'])"
 body_case silero "$TESTDATA/models/silero_vad_legacy.onnx" "$m/bodies/silero_samples" "" "" \
   "d['not_covered'] == [] and len($body_values) > 200 and any(v['graph'].count('/If_') == 2 for v in $body_values)"
+# The same If (with its Loop) at fast1: bfloat16 body values exposed through both branches
+# (the other giving an empty bfloat16 tensor) and stacked (the oracle reads no bfloat16).
+out="$work/if-bf16"
+if "$NPUCC" compile "$m/bodies/if.onnx" -o "$out" --accelerate-train-mode 'fast1|step|0.9' --emit-emulation \
+  --sample-inputs "$m/bodies/if_samples" --accuracy-report nodes --no-cache >"$out.stdout" 2>"$out.stderr"; then
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-drift "$out/drift.json" || fail "if fast1: schema"
+  py_has "$out/drift.json" "d['low_type'] == 'bfloat16' and d['not_covered'] == [] and any(v['graph'] == 'main/choose:then_branch/inner_loop:body' and v['stored'] == 'bfloat16' and v['body']['sets_compared'] == 1 and v['cosine'] is not None for v in d['values'])" ||
+    fail "if fast1: $(head -c 1500 "$out/drift.json")"
+else
+  fail "if fast1: exit status $? ($(cat "$out.stderr"))"
+fi
+
 # growing.onnx: a Loop body value whose shape changes between iterations cannot be stacked
 # (ONNX Runtime refuses the exposed graph): the main graph's values are measured, and the body
 # is listed as not covered with the runtime's error, not dropped silently.
