@@ -3,9 +3,12 @@
 #include "accuracy/value_probe.h"
 #include "accuracy/drift_run.h"
 #include "output/runtime_graph_file.h"
+#include "model/graph_walk.h"
+#include "npucc/error.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <unordered_map>
@@ -46,11 +49,14 @@ void fold_elements(ValueRange& range, const T* values, size_t n, double smallest
   }
 }
 
-// The values the rule reads: every float node output of the low graph's main graph the
-// high graph also computes (drift_plan.cpp chooses them as the drift report does), and the
-// low-type nodes among them by name.
+// The values the rule reads: every float node output of the low graph, its If/Loop/Scan
+// bodies' included, the high graph also computes (drift_plan.cpp chooses them as the drift
+// report does), and the low-type nodes among them by name. `names`: the main graph's values,
+// then the bodies' (read through their nodes, accuracy/body_probe.h).
 struct Probed {
   std::vector<std::string> names;
+  size_t main_values = 0;
+  std::vector<accuracy::BodyValue> bodies;
   std::set<std::string> low_nodes;
 };
 
@@ -59,21 +65,72 @@ Probed probed_values(const precision::PrecisionBuild& variants, const std::strin
                                variant_of(variants, "high").model.graph(), variants.report);
   Probed out;
   for (const auto& value : plan.values) {
-    out.names.push_back(value.value);
+    if (value.body.empty()) {
+      out.names.push_back(value.value);
+    } else {
+      out.bodies.push_back({value.body, value.value});
+    }
     if (value.stored == low_type && !value.node.empty()) {
       out.low_nodes.insert(value.node);
     }
   }
+  out.main_values = out.names.size();
+  for (const auto& body : out.bodies) {
+    out.names.push_back(body.value);
+  }
   return out;
 }
 
-// Each low-type node of the high graph with the first verdict among its outputs, then its
-// inputs ("reads NAME: ...").
+// The ranges of `probed`'s values in the high graph over `samples` (the bodies' left empty
+// when the runtime cannot stack them: a value whose shape changes between iterations).
+std::vector<ValueRange> measure_ranges(const onnx::ModelProto& high, const Probed& probed,
+                                       const accuracy::Samples& samples,
+                                       runtime::GraphRuntime& runtime, double smallest_normal,
+                                       int64_t& runs, bool with_bodies = true) {
+  std::vector<std::string> read(probed.names.begin(),
+                                probed.names.begin() + static_cast<std::ptrdiff_t>(probed.main_values));
+  onnx::ModelProto exposed = high;
+  accuracy::expose_values(exposed, read);
+  const uint64_t set_bytes = with_bodies && !probed.bodies.empty() ? 0 : accuracy::stated_bytes(high.graph(), read);
+  if (with_bodies) {
+    accuracy::expose_body_values(exposed, probed.bodies);
+    const auto body_names = accuracy::body_output_names(probed.bodies);
+    read.insert(read.end(), body_names.begin(), body_names.end());
+  }
+  std::vector<ValueRange> ranges(probed.names.size());
+  try {
+    const output::RuntimeGraphFile file(exposed);
+    runs += accuracy::probe_graph(
+        runtime, {"the high graph", file.source(), read}, samples,
+        [&](int64_t, const runtime::TensorSet& values) {
+          for (size_t v = 0; v < read.size() && v < values.size(); ++v) {
+            fold_range(ranges[v], values[v], smallest_normal);
+          }
+        },
+        set_bytes);
+  } catch (const Error&) {
+    if (!with_bodies || probed.bodies.empty()) {
+      throw;
+    }
+    return measure_ranges(high, probed, samples, runtime, smallest_normal, runs, false);
+  }
+  return ranges;
+}
+
+// Each low-type node of the high graph (its bodies' too) with the first verdict among its
+// outputs, then its inputs ("reads NAME: ...").
 std::map<std::string, std::string> kept_nodes(
     const onnx::GraphProto& high, const std::set<std::string>& low_nodes,
     const std::unordered_map<std::string, std::string>& verdicts) {
   std::map<std::string, std::string> kept;
-  for (const auto& node : high.node()) {
+  std::vector<const onnx::NodeProto*> nodes; // bodies' too
+  model::for_each_graph(high, [&](const onnx::GraphProto& graph, int) {
+    for (const auto& node : graph.node()) {
+      nodes.push_back(&node);
+    }
+  });
+  for (const auto* each : nodes) {
+    const auto& node = *each;
     if (low_nodes.count(node.name()) == 0) {
       continue;
     }
@@ -125,6 +182,11 @@ std::string range_verdict(const ValueRange& range, double largest, double smalle
   return "";
 }
 
+bool range_rule_off_for_bench() {
+  const char* value = std::getenv("NPUCC_BENCH_NO_RANGE_RULE");
+  return value != nullptr && *value != '\0';
+}
+
 RangeRule activation_range_rule(const precision::PrecisionBuild& variants,
                                 const accuracy::Samples& samples, runtime::GraphRuntime& runtime,
                                 const LogSink& log) {
@@ -143,18 +205,8 @@ RangeRule activation_range_rule(const precision::PrecisionBuild& variants,
     return rule;
   }
   const auto& high = variant_of(variants, "high").model;
-  onnx::ModelProto exposed = high;
-  accuracy::expose_values(exposed, probed.names);
-  const output::RuntimeGraphFile file(exposed);
-  std::vector<ValueRange> ranges(probed.names.size());
-  rule.runs = accuracy::probe_graph(
-      runtime, {"the high graph", file.source(), probed.names}, samples,
-      [&](int64_t, const runtime::TensorSet& values) {
-        for (size_t v = 0; v < ranges.size() && v < values.size(); ++v) {
-          fold_range(ranges[v], values[v], limits.smallest_normal);
-        }
-      },
-      accuracy::stated_bytes(high.graph(), probed.names));
+  const auto ranges =
+      measure_ranges(high, probed, samples, runtime, limits.smallest_normal, rule.runs);
   std::unordered_map<std::string, std::string> verdicts;
   for (size_t v = 0; v < ranges.size(); ++v) {
     if (auto why = range_verdict(ranges[v], limits.largest, limits.smallest_normal); !why.empty()) {

@@ -11,9 +11,10 @@
 
 // The activation-range rule (npucc-compile(1), ACCURACY; npucc-precision(7), REASONS): before
 // any repair search, the high graph runs once over the --sample-inputs sets with the values
-// of the low graph's main graph exposed (accuracy/value_probe.h), and every node the low
-// graph computes in the low type is kept float32 when the low type cannot hold what it
-// computes or reads there:
+// of the low graph exposed, its If/Loop/Scan bodies' included (accuracy/value_probe.h,
+// body_probe.h: each iteration's values; the main graph's alone when the runtime cannot stack
+// a body's), and every node the low graph computes in the low type, in a body or not, is
+// kept float32 when the low type cannot hold what it computes or reads there:
 //   - overflow: a value's largest finite magnitude exceeds the low type's largest
 //     (65504 for float16, ~3.39e38 for bfloat16): the low run turns it into inf;
 //   - underflow: more than k_subnormal_share of a value's non-zero elements lie below the
@@ -21,6 +22,9 @@
 //     flushes to zero or keeps a few bits.
 // A node is kept when one of its outputs, or a value it reads that the probe measured, is
 // either. The rule costs runtime runs of one graph only, and no run per node.
+// NPUCC_BENCH_NO_RANGE_RULE (non-empty) turns the rule off, for tests/bench/run's baseline of
+// what it saves; the cache key does not see it, so such a compile is never cached
+// (pipeline/resource_ops.h).
 namespace npucc::accuracy {
 
 // "Mostly": the share of non-zero elements below the smallest normal above which a value
@@ -40,6 +44,9 @@ void fold_range(ValueRange& range, const runtime::Tensor& tensor, double smalles
 // Why `range` cannot be held by a low type with these limits ("max 1.04e+05 > 65504",
 // "97% of non-zero values below 6.1e-05"), or "" when it can.
 std::string range_verdict(const ValueRange& range, double largest, double smallest_normal);
+
+// Whether NPUCC_BENCH_NO_RANGE_RULE turns the rule off.
+bool range_rule_off_for_bench();
 
 struct RangeRule {
   std::map<std::string, std::string> kept; // node name -> the numbers

@@ -103,7 +103,7 @@ nlohmann::json apply_range_rule(precision::PrecisionBuild& variants, const Check
   return std::move(rule.report);
 }
 
-// The repair search (accuracy_repair.h) from the low graph of `variants`, which it replaces
+// The repair search (repair.h) from the low graph of `variants`, which it replaces
 // with the repaired build, measured again on every set. Returns the manifest's
 // accuracy.repair; `kept`: the nodes it keeps float32.
 nlohmann::json repair_and_measure(precision::PrecisionBuild& variants,
@@ -196,7 +196,7 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   report.runs = 2 * (search.sets() + validation.sets());
   report.sources = sets.search.sources;
   nlohmann::json ranges;
-  if (!target.empty() && !options.sample_inputs.empty() &&
+  if (!target.empty() && !options.sample_inputs.empty() && !range_rule_off_for_bench() &&
       !meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
     // Before any search: what the high graph's own values show the low type cannot hold.
     ranges = apply_range_rule(

@@ -32,11 +32,11 @@ struct AccuracyOutcome {
 // emulation (the one --emit-emulation writes, else made here) in ONNX Runtime's process.
 // With --sample-inputs, first keeps float32 the low nodes whose values on them the low type
 // cannot hold (activation_ranges.h), replacing `variants`: the check and any repair start
-// from that graph. With a target the low graph misses, repairs it (accuracy_repair.h) and replaces
+// from that graph. With a target the low graph misses, repairs it (repair.h) and replaces
 // `variants` with the repaired build. Throws npucc::Error in one line (bad samples, no ONNX
 // Runtime, a graph the runtime refuses or crashes on, a target even an all-float32 low graph
 // misses); usage_error without a low graph to check. With --accuracy-report nodes, then
-// measures the drift report of the low graph it leaves (accuracy_drift.h) on the same sets.
+// measures the drift report of the low graph it leaves (drift_run.h) on the same sets.
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
                                    const CompileOptions& options, const BuildVariants& build,
                                    const LogSink& log);

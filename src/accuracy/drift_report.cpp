@@ -93,7 +93,10 @@ void fold_cosine(DriftFigures& f, const Figure& cosine) {
     }
     return;
   }
-  f.cosine = std::isnan(f.cosine) ? cosine.value : std::min(f.cosine, cosine.value);
+  // The sums' rounding can put the cosine of two equal values an ulp above 1 (seen on the
+  // dynamo encoder): clamped, so that drift = 1 - cosine is never negative.
+  const double value = std::clamp(cosine.value, -1.0, 1.0);
+  f.cosine = std::isnan(f.cosine) ? value : std::min(f.cosine, value);
 }
 
 json number_or_null(double value) {
@@ -126,25 +129,53 @@ bool crosses(const DriftFigures& f, double threshold) {
   return (!std::isnan(f.cosine) && f.cosine < threshold) || f.overflowed > 0;
 }
 
+// Where a body's value is and what its sets gave.
+json body_json(const DriftValue& v, const DriftFigures& f) {
+  json path = json::array();
+  for (const auto& step : v.body) {
+    path.push_back({{"node", step.owner_name}, {"op_type", step.owner_op},
+                    {"attribute", step.attribute}, {"output", step.owner}});
+  }
+  return {{"path", std::move(path)},
+          {"stacked_axes", stacked_axes(v.body)},
+          {"sets_compared", f.sets},
+          {"sets_empty", f.sets_empty},
+          {"sets_differing", f.sets_differing}};
+}
+
+// The check's reason, or for a body's value no set compared, why.
+json undefined_cosine_json(const DriftValue& v, const DriftFigures& f) {
+  if (!v.body.empty() && f.sets == 0) {
+    return "no sample set gave this body value in both runs with one shape (" +
+           std::to_string(f.sets_empty) + " set(s) empty in both: its branch or loop did not " +
+           "run; " + std::to_string(f.sets_differing) + " of different shapes)";
+  }
+  return f.cosine_undefined.empty() ? json(nullptr) : json(f.cosine_undefined);
+}
+
 json value_json(const DriftValue& v, const DriftFigures& f, double added) {
   const double total = f.total > 0 ? static_cast<double>(f.total) : 1.0;
-  return {{"order", v.order},
-          {"node", v.node},
-          {"op_type", v.op_type},
-          {"value", v.value},
-          {"graph", v.graph},
-          {"stored", v.stored},
-          {"kept_reason", v.kept_reason.empty() ? json(nullptr) : json(v.kept_reason)},
-          {"elements", f.elements},
-          {"cosine", number_or_null(f.cosine)},
-          {"cosine_undefined", f.cosine_undefined.empty() ? json(nullptr) : json(f.cosine_undefined)},
-          {"max_abs_error", f.max_abs_error},
-          {"flush_share", static_cast<double>(f.flushed) / total},
-          {"overflow_share", static_cast<double>(f.overflowed) / total},
-          {"high_max_abs", f.high_max_abs},
-          {"high_min_nonzero_abs", number_or_null(f.high_min_nonzero_abs)},
-          {"added_drift", number_or_null(added)},
-          {"inputs", v.inputs}};
+  json out = {{"order", v.order},
+              {"node", v.node},
+              {"op_type", v.op_type},
+              {"value", v.value},
+              {"graph", v.graph},
+              {"stored", v.stored},
+              {"kept_reason", v.kept_reason.empty() ? json(nullptr) : json(v.kept_reason)},
+              {"elements", f.elements},
+              {"cosine", number_or_null(f.cosine)},
+              {"cosine_undefined", undefined_cosine_json(v, f)},
+              {"max_abs_error", f.max_abs_error},
+              {"flush_share", static_cast<double>(f.flushed) / total},
+              {"overflow_share", static_cast<double>(f.overflowed) / total},
+              {"high_max_abs", f.high_max_abs},
+              {"high_min_nonzero_abs", number_or_null(f.high_min_nonzero_abs)},
+              {"added_drift", number_or_null(added)},
+              {"inputs", v.inputs}};
+  if (!v.body.empty()) {
+    out["body"] = body_json(v, f);
+  }
+  return out;
 }
 
 // Values of real drift that at least double their inputs', the largest added_drift first.
@@ -185,6 +216,22 @@ void fold_drift(DriftFigures& figures, const runtime::Tensor& high, const runtim
   fold_cosine(figures, cosine_of(pass, high, low));
   figures.elements = std::max(figures.elements, static_cast<int64_t>(n));
   figures.total += static_cast<int64_t>(n);
+  ++figures.sets;
+}
+
+bool body_set_comparable(DriftFigures& figures, const runtime::Tensor& high,
+                         const runtime::Tensor& low) {
+  const bool high_empty = runtime::element_count(high.shape) == 0;
+  const bool low_empty = runtime::element_count(low.shape) == 0;
+  if (high_empty && low_empty) {
+    ++figures.sets_empty;
+    return false;
+  }
+  if (high_empty != low_empty || high.shape != low.shape) {
+    ++figures.sets_differing;
+    return false;
+  }
+  return true;
 }
 
 json drift_json(const std::vector<DriftValue>& values, const std::vector<DriftFigures>& figures,

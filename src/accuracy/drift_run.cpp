@@ -7,7 +7,9 @@
 #include "runtime/tensor.h"
 #include "util/parallel.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace npucc::accuracy {
 
@@ -38,22 +40,50 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 } // namespace
 
-nlohmann::json measure_drift_values(DriftGraphs graphs,
-                                    const std::vector<accuracy::DriftValue>& values,
-                                    const std::string& low_type, const accuracy::Samples& samples,
-                                    runtime::GraphRuntime& runtime, double threshold) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> names;
+namespace {
+
+// Each value's name in the exposed graphs, in `values`' order, and the body values among them
+// (their names body_output_names'), with the graphs rewritten to expose them all.
+std::vector<std::string> expose_all(DriftGraphs& graphs,
+                                    const std::vector<accuracy::DriftValue>& values) {
+  std::vector<std::string> main_names;
+  std::vector<accuracy::BodyValue> body_values;
   for (const auto& value : values) {
-    names.push_back(value.value);
+    if (value.body.empty()) {
+      main_names.push_back(value.value);
+    } else {
+      body_values.push_back({value.body, value.value});
+    }
   }
-  // Its stated shapes, before the exposed outputs are added (the low run's are no larger).
-  const uint64_t set_bytes = 2 * accuracy::stated_bytes(graphs.high.graph(), names);
-  accuracy::expose_values(graphs.high, names);
-  accuracy::expose_values(graphs.low, names);
+  accuracy::expose_values(graphs.high, main_names);
+  accuracy::expose_values(graphs.low, main_names);
+  accuracy::expose_body_values(graphs.high, body_values);
+  accuracy::expose_body_values(graphs.low, body_values);
+  const auto body_names = accuracy::body_output_names(body_values);
+  std::vector<std::string> names;
+  size_t body = 0;
+  for (const auto& value : values) {
+    names.push_back(value.body.empty() ? value.value : body_names[body++]);
+  }
+  return names;
+}
+
+nlohmann::json measure_exposed(DriftGraphs graphs, const std::vector<accuracy::DriftValue>& values,
+                               const std::string& low_type, const accuracy::Samples& samples,
+                               runtime::GraphRuntime& runtime, double threshold) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> plain;
+  for (const auto& value : values) {
+    plain.push_back(value.value);
+  }
+  // Its stated shapes, before the exposed outputs are added (the low run's are no larger);
+  // 0 (unknown) when a body value is among them.
+  const uint64_t set_bytes = 2 * accuracy::stated_bytes(graphs.high.graph(), plain);
+  const auto names = expose_all(graphs, values);
   const output::RuntimeGraphFile high_file(graphs.high);
   const output::RuntimeGraphFile low_file(graphs.low);
   std::vector<accuracy::DriftFigures> figures(names.size());
+  std::vector<char> compared(names.size(), 1);
   double fold_seconds = 0;
   const int64_t runs = accuracy::probe_values(
       runtime, {graphs.high_what, high_file.source(), names},
@@ -61,7 +91,9 @@ nlohmann::json measure_drift_values(DriftGraphs graphs,
       [&](int64_t, const runtime::TensorSet& high_values, const runtime::TensorSet& low_values) {
         const auto fold_start = std::chrono::steady_clock::now();
         for (size_t v = 0; v < figures.size(); ++v) { // named here: fold_drift knows no roles
-          if (high_values[v].shape != low_values[v].shape) {
+          if (!values[v].body.empty()) { // a branch not taken, or taken in one run only
+            compared[v] = accuracy::body_set_comparable(figures[v], high_values[v], low_values[v]);
+          } else if (high_values[v].shape != low_values[v].shape) {
             throw Error("value '" + names[v] + "' is " +
                             runtime::describe(high_values[v].type, high_values[v].shape) + " in " +
                             graphs.high_what + " and " +
@@ -71,7 +103,9 @@ nlohmann::json measure_drift_values(DriftGraphs graphs,
           }
         }
         util::parallel_for(figures.size(), [&](size_t v) {
-          accuracy::fold_drift(figures[v], high_values[v], low_values[v]);
+          if (compared[v] != 0) {
+            accuracy::fold_drift(figures[v], high_values[v], low_values[v]);
+          }
         });
         fold_seconds += seconds_since(fold_start);
       },
@@ -80,7 +114,60 @@ nlohmann::json measure_drift_values(DriftGraphs graphs,
       values, figures, {low_type, static_cast<int64_t>(samples.count()), runs, threshold});
   report["seconds"] = seconds_since(start);
   report["fold_seconds"] = fold_seconds;
+  report["not_covered"] = nlohmann::json::array();
   return report;
+}
+
+// `values` without the body values, each one's inputs renumbered; the bodies they were in,
+// with how many values each lost, as not_covered entries giving `why`.
+std::vector<accuracy::DriftValue> main_values_only(const std::vector<accuracy::DriftValue>& values,
+                                                   const std::string& why,
+                                                   nlohmann::json& not_covered) {
+  std::vector<accuracy::DriftValue> kept;
+  std::vector<size_t> renumbered(values.size(), 0);
+  std::map<std::string, int64_t> dropped;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].body.empty()) {
+      ++dropped[values[i].graph];
+      continue;
+    }
+    renumbered[i] = kept.size();
+    kept.push_back(values[i]);
+  }
+  for (auto& value : kept) {
+    for (auto& input : value.inputs) {
+      input = renumbered[input];
+    }
+  }
+  for (const auto& [graph, count] : dropped) {
+    not_covered.push_back({{"graph", graph}, {"values", count}, {"reason", why}});
+  }
+  return kept;
+}
+
+} // namespace
+
+nlohmann::json measure_drift_values(DriftGraphs graphs,
+                                    const std::vector<accuracy::DriftValue>& values,
+                                    const std::string& low_type, const accuracy::Samples& samples,
+                                    runtime::GraphRuntime& runtime, double threshold) {
+  const bool bodies = std::any_of(values.begin(), values.end(),
+                                  [](const auto& value) { return !value.body.empty(); });
+  if (!bodies) {
+    return measure_exposed(std::move(graphs), values, low_type, samples, runtime, threshold);
+  }
+  try {
+    return measure_exposed(graphs, values, low_type, samples, runtime, threshold);
+  } catch (const Error& error) {
+    // A body value ONNX Runtime cannot stack (its shape changes between iterations) fails
+    // the whole run: the main graph's values are measured again without the bodies'.
+    nlohmann::json not_covered = nlohmann::json::array();
+    const auto kept = main_values_only(
+        values, std::string("exposing the body's values failed: ") + error.what(), not_covered);
+    auto report = measure_exposed(std::move(graphs), kept, low_type, samples, runtime, threshold);
+    report["not_covered"] = std::move(not_covered);
+    return report;
+  }
 }
 
 nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
@@ -97,7 +184,12 @@ nlohmann::json measure_drift(const precision::PrecisionBuild& variants,
   auto report = measure_drift_values(
       {high.model, "the high graph", emulation_of(variants), "the emulation of the low graph"},
       plan.values, low_type_of(variants), samples, runtime, threshold);
-  report["not_covered"] = plan.not_covered;
+  // The bodies the plan left out first, then any whose values the runtime could not stack.
+  auto not_covered = plan.not_covered;
+  for (auto& entry : report["not_covered"]) {
+    not_covered.push_back(std::move(entry));
+  }
+  report["not_covered"] = std::move(not_covered);
   return report;
 }
 

@@ -36,9 +36,16 @@ std::string drift_field(const nlohmann::json& value, const char* key) {
   return found != value.end() && found->is_string() ? found->get<std::string>() : "";
 }
 
+// A node as the table names it: a body's with its graph ("loop:body/matmul").
+std::string drift_node(const nlohmann::json& value) {
+  const std::string graph = drift_field(value, "graph");
+  const std::string node = drift_field(value, "node");
+  return graph.rfind("main/", 0) == 0 ? graph.substr(5) + "/" + node : node;
+}
+
 void add_drift_row(util::TextTable& table, const nlohmann::json& value, const std::string& mark) {
   const std::string order = value.contains("order") ? value.at("order").dump() : "?";
-  table.add_row({mark, "#" + order, drift_field(value, "op_type"), drift_field(value, "node"),
+  table.add_row({mark, "#" + order, drift_field(value, "op_type"), drift_node(value),
                  drift_field(value, "stored"), drift_cell(value, "cosine", Digits::cosine),
                  drift_cell(value, "max_abs_error", Digits::short_figure),
                  drift_cell(value, "flush_share", Digits::short_figure),
@@ -59,9 +66,11 @@ std::string drift_headline(const nlohmann::json& report) {
     return line + "no value below cosine " + below;
   }
   const auto& value = values.at(first.get<size_t>());
+  const std::string graph = drift_field(value, "graph");
+  const std::string where = graph.empty() || graph == "main" ? "" : " in " + graph;
   return line + "first below cosine " + below + ": #" + value.at("order").dump() + " " +
          drift_field(value, "op_type") + " '" + drift_field(value, "node") + "' (value '" +
-         drift_field(value, "value") + "')";
+         drift_field(value, "value") + "'" + where + ")";
 }
 
 } // namespace
@@ -95,7 +104,7 @@ std::vector<std::string> format_drift(const nlohmann::json& report) {
   }
   if (report.contains("not_covered") && !report.at("not_covered").empty()) {
     lines.push_back("  not covered: " + std::to_string(report.at("not_covered").size()) +
-                    " If/Loop/Scan body graph(s) (drift.json: not_covered)");
+                    " If/Loop/Scan body graph(s), with the reason in drift.json's not_covered");
   }
   return lines;
 }

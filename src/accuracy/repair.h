@@ -8,17 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
-// The accuracy repair (npucc-compile(1), ACCURACY): a small set of units (accuracy_units.h)
+// The accuracy repair (npucc-compile(1), ACCURACY): a small set of units (units.h)
 // to keep float32 so that the low graph's emulation meets the target on every sample set,
 // the search's and the validation sets it never measures.
-//   1. the units ranked worst first by measured effect (accuracy_ranking.h: groups of units
+//   1. the units ranked worst first by measured effect (ranking.h: groups of units
 //      low alone, only the groups that matter split further);
 //   2. binary search of the ranked list for the shortest prefix kept float32 that meets the
 //      target (log2 N evaluations);
 //   3. each kept unit, least effect first, tried low again; repeated until a whole pass
 //      keeps them all, so no kept unit can go low on its own (1-minimal).
 // Every evaluation runs every search set; the same set of units is never run twice.
-// The search aims at a margin inside the target (accuracy_margin.h); when the result misses
+// The search aims at a margin inside the target (margin.h); when the result misses
 // the target on the validation sets, the search runs again with a wider margin, its
 // measurements kept, until the result meets the target there too. Deterministic.
 namespace npucc::accuracy {

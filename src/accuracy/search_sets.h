@@ -10,7 +10,7 @@
 #include <vector>
 
 // The sets an accuracy measurement runs on and the runtime it runs them in: shared by the
-// compile's check (accuracy_check.h) and `npucc compare` (compare/compare.h), so both read
+// compile's check (compile_check.h) and `npucc compare` (compare/compare.h), so both read
 // samples, validation sets and their report block the same way.
 namespace npucc::accuracy {
 

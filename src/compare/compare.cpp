@@ -106,7 +106,11 @@ nlohmann::json measure_pair_drift(const ComparedPair& pair, const accuracy::Samp
       {pair.reference, "the reference", pair.candidate_run,
        emulated ? "the candidate's emulation" : "the candidate"},
       pair.drift.values, drift_low_type(pair), samples, runtime, threshold);
-  drift["not_covered"] = pair.drift.not_covered;
+  auto not_covered = pair.drift.not_covered; // then any body the runtime could not stack
+  for (auto& entry : drift["not_covered"]) {
+    not_covered.push_back(std::move(entry));
+  }
+  drift["not_covered"] = std::move(not_covered);
   drift["unmatched_values"] = pair.drift.unmatched;
   return drift;
 }

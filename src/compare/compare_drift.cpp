@@ -50,10 +50,14 @@ exact_widenings(const onnx::GraphProto& candidate,
   return out;
 }
 
+using CompareIndex = std::unordered_map<std::string, size_t>; // a value (or its alias) -> index
+
 struct PlanState {
   CompareDriftPlan plan;
-  std::unordered_map<std::string, size_t> measured; // a value (or its exact alias) -> index
-  std::unordered_set<std::string> widened;          // Cast outputs measured at their input
+  CompareIndex measured;                   // the graph being planned and those enclosing it
+  std::unordered_set<std::string> widened; // Cast outputs measured at their input
+  accuracy::BodyPath path;                 // the graph being planned; empty: the main graph
+  int64_t main_order = 0;                  // a body's: its main-graph node's order
 };
 
 // Plans one output of node `n`: measured by its name, by its exact float32 widening, as
@@ -73,8 +77,10 @@ void plan_output(PlanState& state, const onnx::NodeProto& node, int n, const std
     return;
   }
   accuracy::DriftValue value;
-  value.order = n;
+  value.order = state.path.empty() ? n : state.main_order;
   value.node = node.name();
+  value.graph = accuracy::body_graph_name(state.path);
+  value.body = state.path;
   value.op_type = node.op_type();
   value.value = in_reference ? output : widening->second;
   value.stored = stored_type_name(type);
@@ -87,10 +93,49 @@ void plan_output(PlanState& state, const onnx::NodeProto& node, int n, const std
   state.plan.values.push_back(std::move(value));
 }
 
-} // namespace
+void plan_compare_graph(PlanState& state, const onnx::GraphProto& candidate,
+                        const onnx::GraphProto& reference);
 
-CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
-                                    const onnx::GraphProto& reference) {
+// The bodies of `node` (of the candidate's graph being planned; `reference` its same graph):
+// planned in a copy of the state's scope, or listed as not covered. Returns the measured values
+// among their outputs: what the node's outputs come from.
+std::vector<size_t> plan_compare_bodies(PlanState& state, const onnx::NodeProto& node,
+                                        const onnx::GraphProto& reference) {
+  std::vector<size_t> outputs;
+  for (const auto& attribute : node.attribute()) {
+    if (!attribute.has_g()) {
+      continue;
+    }
+    const auto* counterpart = accuracy::matching_body(reference, node, attribute.name());
+    accuracy::BodyPath child = state.path;
+    child.push_back(accuracy::step_into(node, attribute.name()));
+    const auto why = accuracy::body_not_readable(node, attribute.g(), counterpart, state.path);
+    if (!why.empty()) {
+      state.plan.not_covered.push_back({{"graph", accuracy::body_graph_name(child)},
+                                        {"values", accuracy::body_value_count(attribute.g())},
+                                        {"reason", why}});
+      continue;
+    }
+    PlanState inner;
+    inner.plan = std::move(state.plan);
+    inner.measured = state.measured;
+    inner.path = std::move(child);
+    inner.main_order = state.main_order;
+    plan_compare_graph(inner, attribute.g(), *counterpart);
+    state.plan = std::move(inner.plan);
+    for (const auto& output : attribute.g().output()) {
+      if (auto found = inner.measured.find(output.name()); found != inner.measured.end()) {
+        outputs.push_back(found->second);
+      }
+    }
+  }
+  return outputs;
+}
+
+// The values of the candidate's graph `candidate` (at state.path) that `reference`, the
+// reference's same graph, defines too, each body's before its node's outputs.
+void plan_compare_graph(PlanState& state, const onnx::GraphProto& candidate,
+                        const onnx::GraphProto& reference) {
   std::unordered_map<std::string, int32_t> types;
   for (const auto* list : {&candidate.value_info(), &candidate.output()}) {
     for (const auto& value : *list) {
@@ -99,9 +144,11 @@ CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
   }
   const auto in_reference = model::defined_names(reference);
   const auto widenings = exact_widenings(candidate, in_reference);
-  PlanState state;
   for (int n = 0; n < candidate.node_size(); ++n) {
     const auto& node = candidate.node(n);
+    if (state.path.empty()) {
+      state.main_order = n;
+    }
     std::vector<size_t> inputs;
     for (const auto& input : node.input()) {
       auto found = state.measured.find(input);
@@ -109,6 +156,8 @@ CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
         inputs.push_back(found->second);
       }
     }
+    const auto from_bodies = plan_compare_bodies(state, node, reference);
+    inputs.insert(inputs.end(), from_bodies.begin(), from_bodies.end());
     for (const auto& output : node.output()) {
       auto type = types.find(output);
       if (output.empty() || type == types.end() || stored_type_name(type->second) == nullptr ||
@@ -119,7 +168,14 @@ CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
                   in_reference.count(output) != 0, widenings);
     }
   }
-  state.plan.not_covered = accuracy::bodies_not_covered(candidate);
+}
+
+} // namespace
+
+CompareDriftPlan plan_compare_drift(const onnx::GraphProto& candidate,
+                                    const onnx::GraphProto& reference) {
+  PlanState state;
+  plan_compare_graph(state, candidate, reference);
   return std::move(state.plan);
 }
 

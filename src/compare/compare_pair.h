@@ -46,7 +46,9 @@ struct MatchedValue {
 // name for but whose exact float32 widening (a Cast to float32) it has, as a converter
 // writes before a float32 output, is measured as that widening and named after the node
 // that made it. `unmatched`: the low values left unmeasured for want of a name in the
-// reference (a converter's own Casts among them). `not_covered`: If/Loop/Scan bodies.
+// reference (a converter's own Casts among them). If/Loop/Scan bodies are planned the same way
+// where the reference holds the same body (the node of the same first output), their values
+// read through their nodes (accuracy/body_probe.h); `not_covered`: the bodies that cannot be.
 struct CompareDriftPlan {
   std::vector<accuracy::DriftValue> values;
   nlohmann::json not_covered = nlohmann::json::array();

@@ -2,6 +2,7 @@
 
 #include "model/graph_walk.h"
 
+#include <cstdlib>
 #include <onnx/defs/schema.h>
 #include <set>
 
@@ -60,6 +61,12 @@ std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model) {
 }
 
 std::optional<Uncacheable> find_unkeyed_function(const CompileOptions& options) {
+  if (const char* bench = std::getenv("NPUCC_BENCH_NO_RANGE_RULE"); bench != nullptr && *bench) {
+    return Uncacheable{"bench-setting",
+                       "NPUCC_BENCH_NO_RANGE_RULE is set (a benchmark's baseline without the "
+                       "activation-range rule): the cache key does not see it, so this compile "
+                       "is not cached"};
+  }
   for (const auto& function : options.accuracy_functions) {
     if (!function.keyed) {
       return Uncacheable{"accuracy-function",

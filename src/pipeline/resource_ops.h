@@ -23,8 +23,10 @@ struct Uncacheable {
 
 std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model);
 
-// An accuracy function the caller gave no key for (CompileOptions::accuracy_functions): code
-// cannot be hashed, so what it judges is not in the key and the compile is not cached.
+// What decides the compile and the key cannot see, so that the compile is not cached: an
+// accuracy function the caller gave no key for (CompileOptions::accuracy_functions: code
+// cannot be hashed), or NPUCC_BENCH_NO_RANGE_RULE (tests/bench/run's baseline without the
+// activation-range rule, accuracy/activation_ranges.h).
 std::optional<Uncacheable> find_unkeyed_function(const CompileOptions& options);
 
 } // namespace npucc::pipeline

@@ -8,7 +8,10 @@
 #   (its output all zero in the low graph: cosine 0, every element flushed);
 # - mobilenet_v3.onnx (tests/tools/make_drift_models.py) at fast: where the report says the
 #   drift begins, the oracle finds it too;
-# - overflow.onnx: fc2 overflows float16, the drift begins there.
+# - overflow.onnx: fc2 overflows float16, the drift begins there;
+# - If/Loop/Scan bodies (tests/tools/make_body_models.py, silero_vad_legacy.onnx): body
+#   values measured, iterations stacked, the oracle exposing them itself; a body whose values
+#   cannot be stacked listed in not_covered with the runtime's error.
 # The oracle reads float16 values but not bfloat16 ones (onnxruntime-node has no bfloat16
 # tensors), so the suite checks fast (float16) only.
 set -uo pipefail
@@ -90,6 +93,97 @@ if "$NPUCC" compile "$m/overflow.onnx" -o "$out" "${fast[@]}" --emit-emulation \
   grep -q "first crossing #6 MatMul 'fc2'" "$out.oracle" || fail "overflow: oracle: $(cat "$out.oracle")"
 else
   fail "overflow: exit status $? ($(cat "$out.stderr"))"
+fi
+
+# If/Loop/Scan bodies (tests/tools/make_body_models.py): the drift begins at a MatMul inside
+# a body whose values fall in float16's subnormals. The report covers the body's values (each
+# iteration's stacked; an If branch's on the sets that ran it), names the body MatMul as the
+# first crossing, and the oracle, exposing the body values itself (expose_bodies.py, ONNX's
+# Python API), recomputes every figure; `npucc compare` of the original and low.onnx gives the
+# body values the same figures. silero_vad_legacy.onnx (testdata/models): a real
+# model whose every node but two lies in If branches, nested Ifs inside.
+"$PY" "$SOURCE_DIR/tests/tools/make_body_models.py" "$m/bodies" >/dev/null 2>&1 ||
+  { echo "FAIL: make_body_models.py"; exit 1; }
+body_case() { # NAME MODEL SAMPLES FIRST_NODE GRAPH PYTHON_CHECK
+  local name=$1 model=$2 samples=$3 first=$4 graph=$5 check=$6 out="$work/$1"
+  if ! "$NPUCC" compile "$model" -o "$out" "${fast[@]}" --emit-emulation --sample-inputs "$samples" \
+    --accuracy-report nodes --no-cache >"$out.stdout" 2>"$out.stderr"; then
+    fail "$name: exit status $? ($(cat "$out.stderr"))"
+    return
+  fi
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-drift "$out/drift.json" ||
+    fail "$name: drift.json does not match its schema"
+  py_has "$out/drift.json" "$check" ||
+    fail "$name: body values not covered as expected: $(head -c 2000 "$out/drift.json")"
+  if [ -n "$first" ]; then
+    py_has "$out/drift.json" "d['values'][d['first_crossing']]['node'] == '$first' and d['values'][d['first_crossing']]['graph'] == '$graph'" ||
+      fail "$name: the drift does not begin at $first in $graph: $(head -c 2000 "$out/drift.json")"
+    grep -qF "MatMul '$first' (value " "$out.stdout" && grep -qF " in $graph)" "$out.stdout" ||
+      fail "$name: the summary does not name $first in $graph: $(cat "$out.stdout")"
+  fi
+  node "$DRIFT_ORACLE" "$out" "$samples" >"$out.oracle" 2>&1 || fail "$name: the oracle disagrees: $(head -20 "$out.oracle")"
+  if [ -n "$first" ] && ! grep -qF " MatMul '$first' cosine" "$out.oracle"; then
+    fail "$name: the oracle's first crossing is not $first: $(cat "$out.oracle")"
+  fi
+  ls "$out" | grep -q oracle && fail "$name: the oracle left files in $out"
+  # compare (the original against the low.onnx written) measures the same body values, with
+  # the figures the oracle has just confirmed.
+  if "$NPUCC" compare "$model" "$out/low.onnx" --sample-inputs "$samples" --accuracy-report nodes \
+    --json >"$out.compare.json" 2>"$out.compare.err"; then
+    "$PY" - "$out.compare.json" "$out/drift.json" <<'CHECK' || fail "$name: compare's body values differ from the compile's: $(head -c 1500 "$out.compare.json")"
+import json, sys
+compared = {(v['graph'], v['value']): v for v in json.load(open(sys.argv[1]))['drift']['values']}
+report = json.load(open(sys.argv[2]))
+bodies = [v for v in report['values'] if v['graph'] != 'main']
+for v in bodies:
+    c = compared[(v['graph'], v['value'])]
+    for key in ('cosine', 'max_abs_error', 'flush_share', 'elements'):
+        if (c[key] is None) != (v[key] is None) or (v[key] is not None and abs(c[key] - v[key]) > 1e-9 * max(1, abs(v[key]))):
+            sys.exit('%s %s: %s %s, compile %s' % (v['graph'], v['value'], key, c[key], v[key]))
+    assert c['body']['sets_compared'] == v['body']['sets_compared']
+CHECK
+  else
+    fail "$name: compare failed: $(cat "$out.compare.err")"
+  fi
+}
+body_values="[v for v in d['values'] if v['graph'] != 'main']"
+body_case loop "$m/bodies/loop.onnx" "$m/bodies/loop_samples" loop_matmul main/loop:body \
+  "d['not_covered'] == [] and len($body_values) == 4 and all(v['body']['stacked_axes'] == 1 and v['body']['sets_compared'] == 2 and v['elements'] == 48 for v in $body_values)"
+body_case scan "$m/bodies/scan.onnx" "$m/bodies/scan_samples" scan_matmul main/scan:body \
+  "d['not_covered'] == [] and all(v['body']['stacked_axes'] == 1 and v['elements'] == 80 for v in $body_values)"
+# if.onnx: set 0 takes then (with a Loop inside), set 1 else; each branch's values are
+# compared on one set and counted empty on the other.
+body_case if "$m/bodies/if.onnx" "$m/bodies/if_samples" then_matmul main/choose:then_branch \
+  "d['not_covered'] == [] and len($body_values) == 12 and all(v['body']['sets_compared'] == 1 and v['body']['sets_empty'] == 1 for v in $body_values) and any(v['graph'] == 'main/choose:then_branch/inner_loop:body' and v['body']['stacked_axes'] == 1 for v in $body_values)"
+# nested.onnx: a Loop in a Loop (the inner one's values stacked on two axes: 2 x 3 x 16), and
+# an If inside the outer Loop, whose branches stay in not_covered with the reason.
+body_case nested "$m/bodies/nested.onnx" "$m/bodies/nested_samples" inner_matmul main/outer:body/inner:body \
+  "all(v['body']['stacked_axes'] == 2 and v['elements'] == 96 for v in $body_values if v['graph'] == 'main/outer:body/inner:body') and sorted(e['graph'] for e in d['not_covered']) == ['main/outer:body/o_choose:else_branch', 'main/outer:body/o_choose:then_branch'] and all(e['reason'].startswith('an If branch inside a Loop or Scan body') for e in d['not_covered'])"
+body_case silero "$TESTDATA/models/silero_vad_legacy.onnx" "$m/bodies/silero_samples" "" "" \
+  "d['not_covered'] == [] and len($body_values) > 200 and any(v['graph'].count('/If_') == 2 for v in $body_values)"
+# The same If (with its Loop) at fast1: bfloat16 body values exposed through both branches
+# (the other giving an empty bfloat16 tensor) and stacked (the oracle reads no bfloat16).
+out="$work/if-bf16"
+if "$NPUCC" compile "$m/bodies/if.onnx" -o "$out" --accelerate-train-mode 'fast1|step|0.9' --emit-emulation \
+  --sample-inputs "$m/bodies/if_samples" --accuracy-report nodes --no-cache >"$out.stdout" 2>"$out.stderr"; then
+  "$PY" "$SOURCE_DIR/tests/tools/validate_json.py" npucc-drift "$out/drift.json" || fail "if fast1: schema"
+  py_has "$out/drift.json" "d['low_type'] == 'bfloat16' and d['not_covered'] == [] and any(v['graph'] == 'main/choose:then_branch/inner_loop:body' and v['stored'] == 'bfloat16' and v['body']['sets_compared'] == 1 and v['cosine'] is not None for v in d['values'])" ||
+    fail "if fast1: $(head -c 1500 "$out/drift.json")"
+else
+  fail "if fast1: exit status $? ($(cat "$out.stderr"))"
+fi
+
+# growing.onnx: a Loop body value whose shape changes between iterations cannot be stacked
+# (ONNX Runtime refuses the exposed graph): the main graph's values are measured, and the body
+# is listed as not covered with the runtime's error, not dropped silently.
+out="$work/growing"
+if "$NPUCC" compile "$m/bodies/growing.onnx" -o "$out" "${fast[@]}" --emit-emulation \
+  --sample-inputs "$m/bodies/growing_samples" --accuracy-report nodes --no-cache >"$out.stdout" 2>"$out.stderr"; then
+  py_has "$out/drift.json" "[v['node'] for v in d['values']] == ['relu_in', 'grow', 'total'] and len(d['not_covered']) == 1 and d['not_covered'][0]['graph'] == 'main/grow:body' and d['not_covered'][0]['values'] == 2 and d['not_covered'][0]['reason'].startswith(\"exposing the body's values failed: \") and 'Inconsistent shape' in d['not_covered'][0]['reason']" ||
+    fail "growing: $(cat "$out/drift.json")"
+  grep -q "not covered: 1 If/Loop/Scan body graph(s)" "$out.stdout" || fail "growing: summary: $(cat "$out.stdout")"
+else
+  fail "growing: exit status $? ($(cat "$out.stderr"))"
 fi
 
 # No report unless asked for; bad values refused in one line.

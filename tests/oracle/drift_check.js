@@ -15,6 +15,9 @@
 //   node drift_check.js OUTDIR SAMPLES [SAMPLES...] [--tolerance 1e-5] [--every K]
 //
 // --every K checks every K-th value (and always the first crossing and the top offenders).
+// Values inside If/Loop/Scan bodies (drift.json's "body") are exposed by expose_bodies.py
+// (ONNX's Python API), every iteration's value stacked; a set where a body value is empty in
+// both runs (its branch did not run) or of different shapes is counted, not compared.
 
 const fs = require('fs');
 const path = require('path');
@@ -123,9 +126,13 @@ function numbers(tensor) {
   return Array.from(tensor.data, Number);
 }
 
-async function run_exposed(outdir, file, names, sets) {
-  const exposed = path.join(outdir, 'oracle-drift-' + file); // beside its weights
-  fs.writeFileSync(exposed, with_outputs(fs.readFileSync(path.join(outdir, file)), names));
+// `file` with `names` exposed (main-graph values) run on every set; with `names` already
+// outputs (expose_bodies.py's files), as it is.
+async function run_exposed(outdir, file, names, sets, edited = false) {
+  const exposed = path.join(outdir, edited ? file : 'oracle-drift-' + file); // beside its weights
+  if (!edited) {
+    fs.writeFileSync(exposed, with_outputs(fs.readFileSync(path.join(outdir, file)), names));
+  }
   const session = await ort.InferenceSession.create(exposed, {
     intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
     logSeverityLevel: 3, graphOptimizationLevel: 'basic' });
@@ -134,7 +141,7 @@ async function run_exposed(outdir, file, names, sets) {
     const feeds = {};
     set.forEach((t) => { feeds[t.name] = t.tensor; });
     const out = await session.run(feeds, names);
-    results.push(names.map((n) => numbers(out[n])));
+    results.push(names.map((n) => Object.assign(numbers(out[n]), { dims: out[n].dims })));
   }
   fs.unlinkSync(exposed);
   return results;

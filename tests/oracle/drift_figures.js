@@ -2,11 +2,20 @@
 // drift_check.js's figures and verdict (split to keep each file short).
 const fs = require('fs');
 const path = require('path');
+const { execFileSync } = require('child_process');
 
-function figures_of(pairs) { // pairs: [{h: [...], l: [...]}] per set
+// A body value's set is compared when both runs gave it, with one shape.
+function same_shape(h, l) {
+  return h.dims.length === l.dims.length && h.dims.every((d, i) => d === l.dims[i]);
+}
+
+function figures_of(pairs, body) { // pairs: [{h: [...], l: [...]}] per set
   const f = { cosine: null, undefined: null, max_abs: 0, flushed: 0, overflowed: 0, total: 0,
-              high_max: 0, high_min: Infinity, elements: 0 };
+              high_max: 0, high_min: Infinity, elements: 0, sets: 0, empty: 0, differing: 0 };
   for (const { h, l } of pairs) {
+    if (body && h.length === 0 && l.length === 0) { f.empty++; continue; }
+    if (body && !same_shape(h, l)) { f.differing++; continue; }
+    f.sets++;
     let dot = 0, nh = 0, nl = 0, hbad = 0, lbad = 0;
     for (let i = 0; i < h.length; i++) {
       if (!Number.isFinite(h[i])) { hbad++; continue; }
@@ -22,7 +31,8 @@ function figures_of(pairs) { // pairs: [{h: [...], l: [...]}] per set
     f.elements = Math.max(f.elements, h.length);
     let cos = null;
     if (h.length >= 8 && hbad === 0 && lbad === 0 && nh > 0) {
-      cos = nl === 0 ? 0 : dot / (Math.sqrt(nh) * Math.sqrt(nl));
+      // Clamped to [-1, 1] as npucc-compile(1) defines it: rounding may leave 1 + 2e-16.
+      cos = nl === 0 ? 0 : Math.min(1, Math.max(-1, dot / (Math.sqrt(nh) * Math.sqrt(nl))));
     } else if (f.undefined === null) {
       f.undefined = true;
     }
@@ -54,6 +64,12 @@ function compare_value(v, f, tolerance) {
   for (const [key, value] of Object.entries(expected)) {
     if (!agrees(value, v[key], tolerance)) { wrong.push(`${key} ${v[key]} (oracle ${value})`); }
   }
+  if (v.body) {
+    for (const [key, value] of [['sets_compared', f.sets], ['sets_empty', f.empty], ['sets_differing', f.differing]]) {
+      if (v.body[key] !== value) { wrong.push(`body.${key} ${v.body[key]} (oracle ${value})`); }
+    }
+    if (f.sets === 0) { f.undefined = true; }
+  }
   if ((f.undefined !== null) !== (v.cosine_undefined !== null)) {
     wrong.push(`cosine_undefined ${v.cosine_undefined} (oracle: ${f.undefined ? 'undefined' : 'defined'})`);
   }
@@ -72,15 +88,40 @@ function parse(argv) {
   return o;
 }
 
+// The body values of OUTDIR's drift.json, exposed by expose_bodies.py and run: per set,
+// high and low tensors in the order of `index` (value index -> position).
+async function run_bodies(outdir, sets) {
+  const { run_exposed } = require('./drift_check');
+  const script = path.join(__dirname, 'expose_bodies.py');
+  const exposed = JSON.parse(execFileSync('/usr/bin/python3', [script, outdir], { encoding: 'utf8' }));
+  const indexes = Object.keys(exposed).map(Number);
+  if (indexes.length === 0) { return { index: {}, high: [], low: [] }; }
+  const outputs = indexes.map((i) => exposed[i]);
+  const index = {};
+  indexes.forEach((i, at) => { index[i] = at; });
+  const high = await run_exposed(outdir, 'oracle-body-high.onnx', outputs, sets, true);
+  const low = await run_exposed(outdir, 'oracle-body-emulation.onnx', outputs, sets, true);
+  return { index, high, low };
+}
+
 async function main(argv) {
   const { sample_sets, run_exposed } = require('./drift_check');
   const o = parse(argv);
   const report = JSON.parse(fs.readFileSync(path.join(o.outdir, 'drift.json'), 'utf8'));
   const names = report.values.map((v) => v.value);
   const sets = sample_sets(o.samples);
-  const high = await run_exposed(o.outdir, 'high.onnx', names, sets);
-  const low = await run_exposed(o.outdir, 'emulation.onnx', names, sets);
-  const figures = names.map((_, i) => figures_of(sets.map((_, s) => ({ h: high[s][i], l: low[s][i] }))));
+  const main_names = names.filter((_, i) => !report.values[i].body);
+  const high = await run_exposed(o.outdir, 'high.onnx', main_names, sets);
+  const low = await run_exposed(o.outdir, 'emulation.onnx', main_names, sets);
+  const body = await run_bodies(o.outdir, sets);
+  // Per value and set: its high and low tensors, from the main run or the bodies' run.
+  let m = 0;
+  const pairs = names.map((_, i) => {
+    if (report.values[i].body) { return sets.map((_, s) => ({ h: body.high[s][body.index[i]], l: body.low[s][body.index[i]] })); }
+    const at = m++;
+    return sets.map((_, s) => ({ h: high[s][at], l: low[s][at] }));
+  });
+  const figures = names.map((_, i) => figures_of(pairs[i], Boolean(report.values[i].body)));
   const below = report.threshold.below;
   let first = figures.findIndex((f) => (f.cosine !== null && f.cosine < below) || f.overflowed > 0);
   first = first < 0 ? null : first;

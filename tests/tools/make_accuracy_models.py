@@ -24,6 +24,14 @@ MatMul's input Cast, so the low graph's output is all zero where float32 gives v
 
 Its samples: OUT/underflow_samples/test_data_set_{0,1}/input_0.pb.
 
+bf16_underflow.onnx: the same shape again, for bfloat16, whose range is float32's: inputs
+near 1e-20 and first weights near 1e-20 make fc1's values ~5e-39, below bfloat16's (and
+float32's) smallest normal 1.18e-38, where they keep a few bits; Mul(1e38) brings them back:
+
+    x[1,16] ~1e-20 -> MatMul(W1 ~1e-20) -> Relu -> MatMul(W2) -> Mul(1e38) -> y[1,10]
+
+Its samples: OUT/bf16_underflow_samples/test_data_set_{0,1}/input_0.pb.
+
 Usage: make_accuracy_models.py OUT
 """
 
@@ -76,6 +84,19 @@ def underflow_model():
     return mlp_model("underflow", nodes, {"w1": w1, "w2": w2, "scale": 1e9})
 
 
+def bf16_underflow_model():
+    rng = np.random.default_rng(9)
+    w1 = (rng.uniform(0.0, 1.0, (16, 32)) * 1e-20).astype(np.float32)
+    w2 = rng.uniform(-0.5, 0.5, (32, 10)).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+        helper.make_node("Relu", ["h0"], ["h"], name="relu1"),
+        helper.make_node("MatMul", ["h", "w2"], ["z"], name="fc2"),
+        helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
+    ]
+    return mlp_model("bf16_underflow", nodes, {"w1": w1, "w2": w2, "scale": 1e38})
+
+
 def write_npy(folder, name, array):
     os.makedirs(folder, exist_ok=True)
     np.save(os.path.join(folder, name + ".npy"), array)
@@ -102,6 +123,13 @@ def main():
         folder = os.path.join(out, "underflow_samples", "test_data_set_%d" % i)
         os.makedirs(folder, exist_ok=True)
         x = (rng.uniform(0.5, 1.0, (1, 16)) * 1e-9).astype(np.float32)
+        with open(os.path.join(folder, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    save(bf16_underflow_model(), os.path.join(out, "bf16_underflow.onnx"))
+    for i in range(2):
+        folder = os.path.join(out, "bf16_underflow_samples", "test_data_set_%d" % i)
+        os.makedirs(folder, exist_ok=True)
+        x = (rng.uniform(0.5, 1.0, (1, 16)) * 1e-20).astype(np.float32)
         with open(os.path.join(folder, "input_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(x, "x").SerializeToString())
 

@@ -53,6 +53,38 @@ TEST_SUITE("npucc::accuracy::drift_report") {
     CHECK(f.cosine_undefined.empty());
   }
 
+  TEST_CASE("two equal values: cosine 1, never above (sqrt(3)^2 < 3 in doubles)") {
+    accuracy::DriftFigures f;
+    const std::vector<float> ones = {1, 1, 1, 0, 0, 0, 0, 0};
+    accuracy::fold_drift(f, drift_floats(ones), drift_floats(ones));
+    CHECK(f.cosine == 1.0);
+    const auto report = accuracy::drift_json({drift_value(0, {})}, {f}, {"float16", 1, 2, 0.9999});
+    CHECK(report["values"][0]["added_drift"].get<double>() == 0.0);
+  }
+
+  TEST_CASE("a body value's sets: compared, empty in both runs, or of different shapes") {
+    accuracy::DriftFigures f;
+    Tensor empty = drift_floats({});
+    empty.shape = {0};
+    CHECK_FALSE(accuracy::body_set_comparable(f, empty, empty));
+    CHECK_FALSE(accuracy::body_set_comparable(f, drift_floats(k_high), empty));
+    CHECK_FALSE(accuracy::body_set_comparable(f, drift_floats(k_high), drift_floats({1, 2})));
+    CHECK(accuracy::body_set_comparable(f, drift_floats(k_high), drift_floats(k_high)));
+    CHECK(f.sets_empty == 1);
+    CHECK(f.sets_differing == 2);
+    auto value = drift_value(3, {});
+    value.body = {{"y", "choose", "If", "then_branch"}};
+    value.graph = accuracy::body_graph_name(value.body);
+    const auto report = accuracy::drift_json({value}, {f}, {"float16", 3, 2, 0.9999});
+    const auto& entry = report["values"][0];
+    CHECK(entry["graph"] == "main/choose:then_branch");
+    CHECK(entry["body"]["sets_compared"] == 0);
+    CHECK(entry["body"]["sets_empty"] == 1);
+    CHECK(entry["body"]["stacked_axes"] == 0);
+    CHECK(entry["cosine"].is_null());
+    CHECK(entry["cosine_undefined"].get<std::string>().find("no sample set gave this body value") == 0);
+  }
+
   TEST_CASE("an overflow leaves no cosine, counts, and is a crossing with drift 1") {
     accuracy::DriftFigures f;
     std::vector<float> low = k_high;
