@@ -64,6 +64,8 @@ struct DriftFigures {
 // Folds one set's high and low tensor of value `index` into its figures. Throws
 // npucc::Error when the shapes differ.
 void fold_drift(DriftFigures& figures, const runtime::Tensor& high, const runtime::Tensor& low);
+void fold_drift(DriftFigures& figures, const runtime::TensorView& high,
+                const runtime::TensorView& low);
 
 struct DriftRun {
   std::string low_type; // "float16" or "bfloat16"

@@ -96,6 +96,14 @@ std::string describe(int32_t type, const std::vector<int64_t>& shape) {
   return type_name(type) + "[" + join_dims(shape) + "]";
 }
 
+TensorView view_of(const Tensor& tensor) {
+  return {tensor.name, tensor.type, tensor.shape, tensor.bytes};
+}
+
+Tensor copy_of(const TensorView& view) {
+  return {std::string(view.name), view.type, view.shape, std::string(view.bytes)};
+}
+
 // Fields: the number of sets, then per set its tensor count and per tensor its name, type,
 // dims and bytes.
 std::string encode_sets(const std::vector<TensorSet>& sets) {

@@ -20,6 +20,19 @@ struct Tensor {
 // One run's inputs (or outputs), by name, in the graph's order.
 using TensorSet = std::vector<Tensor>;
 
+// A tensor's bytes where they already are (an ONNX Runtime output, a Tensor), not copied:
+// what a fold inside the runtime process reads (runtime.h, PairFold).
+struct TensorView {
+  std::string_view name;
+  int32_t type = 0;
+  std::vector<int64_t> shape;
+  std::string_view bytes;
+};
+
+TensorView view_of(const Tensor& tensor);
+// A copy of the viewed tensor.
+Tensor copy_of(const TensorView& view);
+
 // Bytes per element of `type`; 0 for types a runtime run does not carry (strings, the
 // sub-byte types).
 size_t element_size(int32_t type);
