@@ -52,7 +52,7 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
                                         : decode_sets(request[8]);
   const auto a = source_at(request, 1);
   if (request[0].empty()) {
-    return "0" + encode_sets(ort.run(a.model, a.file, inputs, outputs));
+    return encode_sets(ort.run(a.model, a.file, inputs, outputs), "0");
   }
   const auto b = source_at(request, 4);
   auto fold = make_pair_fold(std::string(request[0]), a.what, b.what);
@@ -88,7 +88,7 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
     } catch (const std::exception& e) {
       reply = "1" + util::first_line(e.what());
     }
-    if (!util::send_all(fd, util::encode_fields({reply}))) {
+    if (!util::send_fields(fd, {reply})) { // not assembled: a reply can be hundreds of MB
       ::_exit(0);
     }
   }
@@ -166,23 +166,25 @@ public:
   std::vector<TensorSet> run(const std::string& what, const GraphSource& graph,
                              const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs) override {
-    const std::string reply = exchange("", what, graph, nullptr, inputs, outputs);
-    return decode_sets(std::string_view(reply).substr(1));
+    std::string buffer;
+    return decode_sets(exchange("", what, graph, nullptr, inputs, outputs, buffer));
   }
 
   std::string run_folded(const std::string& fold, const Graph& a, const Graph& b,
                          const std::vector<TensorSet>& inputs,
                          const std::vector<std::string>& outputs) override {
     make_pair_fold(fold, a.what, b.what); // refused here, not in the child, when unknown
-    return exchange(fold, a.what, a.source, &b, inputs, outputs).substr(1);
+    std::string buffer;
+    return std::string(exchange(fold, a.what, a.source, &b, inputs, outputs, buffer));
   }
 
 private:
-  // Sends one request (a second graph when `b` is not null) and returns the reply: "0" and
-  // its payload.
-  std::string exchange(const std::string& kind, const std::string& what, const GraphSource& a,
-                       const Graph* b, const std::vector<TensorSet>& inputs,
-                       const std::vector<std::string>& outputs);
+  // Sends one request (a second graph when `b` is not null) and returns the reply's payload,
+  // viewed in `buffer`, which receives it (not copied out: it can be hundreds of MB).
+  std::string_view exchange(const std::string& kind, const std::string& what,
+                            const GraphSource& a, const Graph* b,
+                            const std::vector<TensorSet>& inputs,
+                            const std::vector<std::string>& outputs, std::string& buffer);
   void start() {
     launch();
     await_loaded();
@@ -204,10 +206,11 @@ private:
   std::string m_version;
 };
 
-std::string RuntimeProcess::exchange(const std::string& kind, const std::string& a_what,
-                                     const GraphSource& a, const Graph* b,
-                                     const std::vector<TensorSet>& inputs,
-                                     const std::vector<std::string>& outputs) {
+std::string_view RuntimeProcess::exchange(const std::string& kind, const std::string& a_what,
+                                          const GraphSource& a, const Graph* b,
+                                          const std::vector<TensorSet>& inputs,
+                                          const std::vector<std::string>& outputs,
+                                          std::string& buffer) {
   const std::string what = b == nullptr ? a_what : a_what + " and " + b->what;
   if (m_pid <= 0) {
     start(); // the one before crashed
@@ -239,14 +242,15 @@ std::string RuntimeProcess::exchange(const std::string& kind, const std::string&
     throw crashed(what);
   }
   util::test_point("runtime:sent"); // its files are all there: the graph's, the inputs'
-  std::vector<std::string> reply;
-  if (!util::receive_message(m_fd, 1, reply) || reply[0].empty()) {
+  std::vector<std::string_view> reply;
+  if (!util::receive_message(m_fd, 1, buffer, reply) || reply[0].empty()) {
     throw crashed(what);
   }
   if (reply[0][0] != '0') {
-    throw Error(kind.empty() ? what + ": " + reply[0].substr(1) : reply[0].substr(1));
+    const std::string line(reply[0].substr(1));
+    throw Error(kind.empty() ? what + ": " + line : line);
   }
-  return std::move(reply[0]);
+  return reply[0].substr(1);
 }
 
 void RuntimeProcess::launch() {

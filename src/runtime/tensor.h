@@ -45,8 +45,9 @@ std::string type_name(int32_t type);
 // "float32[1,3,48,192]": how messages name a tensor's type and shape.
 std::string describe(int32_t type, const std::vector<int64_t>& shape);
 
-// The wire form of tensor sets between npucc and its runtime process.
-std::string encode_sets(const std::vector<TensorSet>& sets);
+// The wire form of tensor sets between npucc and its runtime process, after `prefix` (a
+// reply's status byte: one buffer, not a copy of hundreds of MB to prepend it).
+std::string encode_sets(const std::vector<TensorSet>& sets, std::string_view prefix = {});
 // Throws npucc::Error when `bytes` is not what encode_sets wrote.
 std::vector<TensorSet> decode_sets(std::string_view bytes);
 
