@@ -1,5 +1,6 @@
 #include "accuracy/drift_report.h"
 
+#include "accuracy/drift_elements.h"
 #include "accuracy/metrics.h"
 #include "accuracy/task_metrics.h"
 #include "npucc/error.h"
@@ -38,53 +39,9 @@ const float* read_floats(const runtime::TensorView& tensor, std::vector<float>& 
   return scratch.data();
 }
 
-// What one pass over a set's elements gives: the cosine's sums and the non-finite counts.
-struct Pass {
-  double dot = 0, norm_high = 0, norm_low = 0;
-  int64_t high_nonfinite = 0, low_nonfinite = 0;
-};
-
-// Errors, shares, the high value's range and the cosine's sums of one set. Branch-free, in
-// locals: the runtime process folds 170 million elements a set on ppocrv4_det. The sums run
-// in element order, as task_metrics.h's cosine sums them, so the figures are its bits.
-template <typename T> Pass fold_elements(DriftFigures& f, const T* high, const T* low, size_t n) {
-  Pass pass;
-  double dot = 0, norm_high = 0, norm_low = 0;
-  double high_max = f.high_max_abs, high_min = f.high_min_nonzero_abs, error = f.max_abs_error;
-  int64_t high_nonfinite = 0, low_nonfinite = 0, flushed = 0;
-  constexpr double k_infinity = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < n; ++i) {
-    const double h = high[i];
-    const double l = low[i];
-    dot += h * l;
-    norm_high += h * h;
-    norm_low += l * l;
-    const bool h_finite = std::isfinite(h);
-    const bool both_finite = h_finite && std::isfinite(l);
-    const double magnitude = std::fabs(h);
-    high_nonfinite += h_finite ? 0 : 1;
-    low_nonfinite += h_finite && !both_finite ? 1 : 0; // an overflow where high is finite
-    high_max = std::max(high_max, h_finite ? magnitude : 0.0);
-    high_min = std::min(high_min, h_finite && magnitude > 0 ? magnitude : k_infinity);
-    flushed += both_finite && l == 0 && h != 0 ? 1 : 0;
-    error = std::max(error, both_finite ? std::fabs(l - h) : 0.0);
-  }
-  f.high_max_abs = high_max;
-  f.high_min_nonzero_abs = high_min;
-  f.max_abs_error = error;
-  f.flushed += flushed;
-  f.overflowed += low_nonfinite;
-  pass.dot = dot;
-  pass.norm_high = norm_high;
-  pass.norm_low = norm_low;
-  pass.high_nonfinite = high_nonfinite;
-  pass.low_nonfinite = low_nonfinite;
-  return pass;
-}
-
 // The cosine from the pass's sums where task_metrics.h defines it plainly (the same sums
 // in the same order), else cosine_figure itself for its reason.
-Figure cosine_of(const Pass& pass, const runtime::TensorView& high,
+Figure cosine_of(const DriftPass& pass, const runtime::TensorView& high,
                  const runtime::TensorView& low) {
   const int64_t n = runtime::element_count(high.shape);
   if (n < k_min_cosine_elements || pass.high_nonfinite > 0 || pass.low_nonfinite > 0 ||
@@ -189,18 +146,18 @@ void fold_drift(DriftFigures& figures, const runtime::TensorView& high,
                 "compare values of the same shape");
   }
   thread_local std::vector<float> high_scratch, low_scratch;
-  Pass pass;
+  DriftPass pass;
   size_t n = 0;
   const float* high_floats = read_floats(high, high_scratch);
   const float* low_floats = read_floats(low, low_scratch);
   if (high_floats != nullptr && low_floats != nullptr) {
     n = high.bytes.size() / runtime::element_size(high.type);
-    pass = fold_elements(figures, high_floats, low_floats, n);
+    fold_elements(figures, high_floats, low_floats, n, pass);
   } else {
     const auto h = to_doubles(runtime::copy_of(high));
     const auto l = to_doubles(runtime::copy_of(low));
     n = h.size();
-    pass = fold_elements(figures, h.data(), l.data(), n);
+    fold_elements(figures, h.data(), l.data(), n, pass);
   }
   fold_cosine(figures, cosine_of(pass, high, low));
   figures.elements = std::max(figures.elements, static_cast<int64_t>(n));

@@ -1,3 +1,4 @@
+#include "accuracy/drift_elements.h"
 #include "accuracy/drift_fold.h"
 
 #include "npucc/error.h"
@@ -95,5 +96,43 @@ TEST_SUITE("npucc::accuracy::drift_fold") {
                          doctest::Contains("value 'v' is float32[8] in the high graph and "
                                            "float32[2] in the emulation"),
                          Error);
+  }
+}
+
+TEST_SUITE("npucc::accuracy::drift_elements") {
+  TEST_CASE("float32's four-at-a-time fold gives the element-by-element fold's bits") {
+    // Values of every kind: ordinary, zero and -0, subnormal, huge, infinite, NaN, flushed.
+    const float specials[] = {0.0f, -0.0f, 1e-40f, -3e-39f, 65504.0f, 3e38f, -1.5f,
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN()};
+    std::vector<float> high, low;
+    uint32_t state = 12345;
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (size_t i = 0; i < 4103; ++i) { // not a multiple of 4: a tail too
+      const float h = static_cast<float>(static_cast<int32_t>(next())) * 1e-7f;
+      const uint32_t pick = next() % 40;
+      high.push_back(pick < 10 ? specials[pick] : h);
+      const uint32_t low_pick = next() % 40;
+      low.push_back(low_pick < 10 ? specials[low_pick] : (low_pick < 14 ? 0.0f : h * 1.001f));
+    }
+    std::vector<double> high_doubles(high.begin(), high.end()), low_doubles(low.begin(), low.end());
+    for (size_t split : {size_t{0}, size_t{1}, size_t{2050}}) { // one call, or continued
+      accuracy::DriftFigures by_float, by_double;
+      accuracy::DriftPass float_pass, double_pass;
+      accuracy::fold_elements(by_float, high.data(), low.data(), split, float_pass);
+      accuracy::fold_elements(by_float, high.data() + split, low.data() + split,
+                              high.size() - split, float_pass);
+      accuracy::fold_elements(by_double, high_doubles.data(), low_doubles.data(), high.size(),
+                              double_pass);
+      check_same(by_float, by_double);
+      CHECK(same_bits(float_pass.dot, double_pass.dot));
+      CHECK(same_bits(float_pass.norm_high, double_pass.norm_high));
+      CHECK(same_bits(float_pass.norm_low, double_pass.norm_low));
+      CHECK(float_pass.high_nonfinite == double_pass.high_nonfinite);
+      CHECK(float_pass.low_nonfinite == double_pass.low_nonfinite);
+      CHECK(by_float.flushed > 0);
+      CHECK(by_float.overflowed > 0);
+    }
   }
 }
