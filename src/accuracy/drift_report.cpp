@@ -17,26 +17,45 @@ namespace {
 
 using nlohmann::json;
 
-// A tensor's values as floats: float32 read where it is (when aligned), float16/bfloat16
-// decoded into `scratch`; null for other types, which take to_doubles().
-const float* read_floats(const runtime::TensorView& tensor, std::vector<float>& scratch) {
-  if (!runtime::is_float_type(tensor.type) || tensor.type == onnx::TensorProto::DOUBLE) {
-    return nullptr;
+// Whether a tensor's values read as floats (float32, float16, bfloat16); the others take
+// to_doubles().
+bool reads_as_floats(const runtime::TensorView& tensor) {
+  return tensor.type == onnx::TensorProto::FLOAT || tensor.type == onnx::TensorProto::FLOAT16 ||
+         tensor.type == onnx::TensorProto::BFLOAT16;
+}
+
+// Elements [first, first + count) of a float tensor as floats: float32 read where it is (when
+// aligned), else decoded or copied into `buffer`, a chunk at a time, so that the decoded
+// floats stay in the cache (a whole value decoded at once crosses memory twice more).
+const float* float_chunk(const runtime::TensorView& tensor, size_t first, size_t count,
+                         float* buffer) {
+  const char* bytes = tensor.bytes.data() + first * runtime::element_size(tensor.type);
+  if (tensor.type == onnx::TensorProto::FLOAT) {
+    if (reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) { // NOLINT
+      return reinterpret_cast<const float*>(bytes); // NOLINT: aligned floats
+    }
+    std::memcpy(buffer, bytes, count * sizeof(float));
+    return buffer;
   }
-  const size_t n = tensor.bytes.size() / runtime::element_size(tensor.type);
-  if (tensor.type == onnx::TensorProto::FLOAT &&
-      reinterpret_cast<uintptr_t>(tensor.bytes.data()) % alignof(float) == 0) { // NOLINT
-    return reinterpret_cast<const float*>(tensor.bytes.data()); // NOLINT: aligned floats
+  const auto* halves = reinterpret_cast<const uint16_t*>(bytes); // NOLINT: 2-byte elements
+  if (tensor.type == onnx::TensorProto::FLOAT16) {
+    precision::half_to_float(halves, buffer, count);
+  } else {
+    precision::bfloat16_to_float(halves, buffer, count);
   }
-  scratch.resize(n);
-  const auto* halves = reinterpret_cast<const uint16_t*>(tensor.bytes.data()); // NOLINT
-  switch (tensor.type) {
-  case onnx::TensorProto::FLOAT: std::memcpy(scratch.data(), tensor.bytes.data(), n * 4); break;
-  case onnx::TensorProto::FLOAT16: precision::half_to_float(halves, scratch.data(), n); break;
-  case onnx::TensorProto::BFLOAT16: precision::bfloat16_to_float(halves, scratch.data(), n); break;
-  default: return nullptr;
+  return buffer;
+}
+
+// Folds two float tensors of `n` elements a chunk at a time, continuing `pass`.
+void fold_float_chunks(DriftFigures& figures, const runtime::TensorView& high,
+                       const runtime::TensorView& low, size_t n, DriftPass& pass) {
+  constexpr size_t k_chunk = 4096;
+  thread_local std::vector<float> high_buffer(k_chunk), low_buffer(k_chunk);
+  for (size_t first = 0; first < n; first += k_chunk) {
+    const size_t count = std::min(k_chunk, n - first);
+    fold_elements(figures, float_chunk(high, first, count, high_buffer.data()),
+                  float_chunk(low, first, count, low_buffer.data()), count, pass);
   }
-  return scratch.data();
 }
 
 // The cosine from the pass's sums where task_metrics.h defines it plainly (the same sums
@@ -145,14 +164,11 @@ void fold_drift(DriftFigures& figures, const runtime::TensorView& high,
                     " in the low graph's emulation",
                 "compare values of the same shape");
   }
-  thread_local std::vector<float> high_scratch, low_scratch;
   DriftPass pass;
   size_t n = 0;
-  const float* high_floats = read_floats(high, high_scratch);
-  const float* low_floats = read_floats(low, low_scratch);
-  if (high_floats != nullptr && low_floats != nullptr) {
+  if (reads_as_floats(high) && reads_as_floats(low)) {
     n = high.bytes.size() / runtime::element_size(high.type);
-    fold_elements(figures, high_floats, low_floats, n, pass);
+    fold_float_chunks(figures, high, low, n, pass);
   } else {
     const auto h = to_doubles(runtime::copy_of(high));
     const auto l = to_doubles(runtime::copy_of(low));
