@@ -14,6 +14,10 @@
 // value_probe.h's expose_values does the same for main-graph values.
 namespace npucc::accuracy {
 
+// The main-graph names body values are read under start with this (body_output_names), so
+// a fold that sees only names (drift_fold.h) knows a body value from a main-graph one.
+constexpr const char* k_body_probe_prefix = "npucc_body_probe/";
+
 // One step from a graph into a body: the node that holds it and the attribute.
 struct BodyStep {
   std::string owner;     // the node's first output: unique in a model where names may repeat
@@ -41,12 +45,12 @@ int stacked_axes(const BodyPath& path);
 // The main-graph name each of `values` is read under once `model` is rewritten; `prefix` +
 // its index, the same in every graph rewritten with the same list.
 std::vector<std::string> body_output_names(const std::vector<BodyValue>& values,
-                                           const std::string& prefix = "npucc_body_probe/");
+                                           const std::string& prefix = k_body_probe_prefix);
 
 // Rewrites `model` so that each of `values` is an output of its main graph under the name
 // body_output_names gives, of the element type its body states for it (value_info, else a
 // Cast's `to`, else float32). Throws npucc::Error naming a step or value the model lacks.
 void expose_body_values(onnx::ModelProto& model, const std::vector<BodyValue>& values,
-                        const std::string& prefix = "npucc_body_probe/");
+                        const std::string& prefix = k_body_probe_prefix);
 
 } // namespace npucc::accuracy

@@ -1,5 +1,6 @@
 #include "accuracy/drift_report.h"
 
+#include "accuracy/drift_elements.h"
 #include "accuracy/metrics.h"
 #include "accuracy/task_metrics.h"
 #include "npucc/error.h"
@@ -16,68 +17,56 @@ namespace {
 
 using nlohmann::json;
 
-// A tensor's values as floats in `scratch` (float32 copied, float16/bfloat16 decoded); false
-// for other types, which take to_doubles().
-bool read_floats(const runtime::Tensor& tensor, std::vector<float>& scratch) {
-  if (!runtime::is_float_type(tensor.type) || tensor.type == onnx::TensorProto::DOUBLE) {
-    return false;
-  }
-  const size_t n = tensor.bytes.size() / runtime::element_size(tensor.type);
-  scratch.resize(n);
-  const auto* halves = reinterpret_cast<const uint16_t*>(tensor.bytes.data()); // NOLINT
-  switch (tensor.type) {
-  case onnx::TensorProto::FLOAT: std::memcpy(scratch.data(), tensor.bytes.data(), n * 4); return true;
-  case onnx::TensorProto::FLOAT16: precision::half_to_float(halves, scratch.data(), n); return true;
-  case onnx::TensorProto::BFLOAT16:
-    precision::bfloat16_to_float(halves, scratch.data(), n);
-    return true;
-  default: return false;
-  }
+// Whether a tensor's values read as floats (float32, float16, bfloat16); the others take
+// to_doubles().
+bool reads_as_floats(const runtime::TensorView& tensor) {
+  return tensor.type == onnx::TensorProto::FLOAT || tensor.type == onnx::TensorProto::FLOAT16 ||
+         tensor.type == onnx::TensorProto::BFLOAT16;
 }
 
-// What one pass over a set's elements gives: the cosine's sums and the non-finite counts.
-struct Pass {
-  double dot = 0, norm_high = 0, norm_low = 0;
-  int64_t high_nonfinite = 0, low_nonfinite = 0;
-};
-
-// Errors, shares, the high value's range and the cosine's sums of one set.
-template <typename T> Pass fold_elements(DriftFigures& f, const T* high, const T* low, size_t n) {
-  Pass pass;
-  for (size_t i = 0; i < n; ++i) {
-    const double h = high[i];
-    const double l = low[i];
-    pass.dot += h * l;
-    pass.norm_high += h * h;
-    pass.norm_low += l * l;
-    if (!std::isfinite(h)) {
-      ++pass.high_nonfinite;
-      continue;
+// Elements [first, first + count) of a float tensor as floats: float32 read where it is (when
+// aligned), else decoded or copied into `buffer`, a chunk at a time, so that the decoded
+// floats stay in the cache (a whole value decoded at once crosses memory twice more).
+const float* float_chunk(const runtime::TensorView& tensor, size_t first, size_t count,
+                         float* buffer) {
+  const char* bytes = tensor.bytes.data() + first * runtime::element_size(tensor.type);
+  if (tensor.type == onnx::TensorProto::FLOAT) {
+    if (reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) { // NOLINT
+      return reinterpret_cast<const float*>(bytes); // NOLINT: aligned floats
     }
-    const double magnitude = std::fabs(h);
-    f.high_max_abs = std::max(f.high_max_abs, magnitude);
-    if (magnitude > 0) {
-      f.high_min_nonzero_abs = std::min(f.high_min_nonzero_abs, magnitude);
-    }
-    if (!std::isfinite(l)) {
-      ++f.overflowed;
-      ++pass.low_nonfinite;
-      continue;
-    }
-    f.flushed += (l == 0 && h != 0) ? 1 : 0;
-    f.max_abs_error = std::max(f.max_abs_error, std::fabs(l - h));
+    std::memcpy(buffer, bytes, count * sizeof(float));
+    return buffer;
   }
-  return pass;
+  const auto* halves = reinterpret_cast<const uint16_t*>(bytes); // NOLINT: 2-byte elements
+  if (tensor.type == onnx::TensorProto::FLOAT16) {
+    precision::half_to_float(halves, buffer, count);
+  } else {
+    precision::bfloat16_to_float(halves, buffer, count);
+  }
+  return buffer;
+}
+
+// Folds two float tensors of `n` elements a chunk at a time, continuing `pass`.
+void fold_float_chunks(DriftFigures& figures, const runtime::TensorView& high,
+                       const runtime::TensorView& low, size_t n, DriftPass& pass) {
+  constexpr size_t k_chunk = 4096;
+  thread_local std::vector<float> high_buffer(k_chunk), low_buffer(k_chunk);
+  for (size_t first = 0; first < n; first += k_chunk) {
+    const size_t count = std::min(k_chunk, n - first);
+    fold_elements(figures, float_chunk(high, first, count, high_buffer.data()),
+                  float_chunk(low, first, count, low_buffer.data()), count, pass);
+  }
 }
 
 // The cosine from the pass's sums where task_metrics.h defines it plainly (the same sums
 // in the same order), else cosine_figure itself for its reason.
-Figure cosine_of(const Pass& pass, const runtime::Tensor& high, const runtime::Tensor& low) {
+Figure cosine_of(const DriftPass& pass, const runtime::TensorView& high,
+                 const runtime::TensorView& low) {
   const int64_t n = runtime::element_count(high.shape);
   if (n < k_min_cosine_elements || pass.high_nonfinite > 0 || pass.low_nonfinite > 0 ||
       pass.norm_high == 0) {
-    const auto h = to_doubles(high);
-    const auto l = to_doubles(low);
+    const auto h = to_doubles(runtime::copy_of(high));
+    const auto l = to_doubles(runtime::copy_of(low));
     return cosine_figure({h, l, high.shape, pass.high_nonfinite, pass.low_nonfinite});
   }
   Figure figure;
@@ -195,23 +184,27 @@ json top_offenders(const std::vector<double>& added, const std::vector<DriftFigu
 } // namespace
 
 void fold_drift(DriftFigures& figures, const runtime::Tensor& high, const runtime::Tensor& low) {
+  fold_drift(figures, runtime::view_of(high), runtime::view_of(low));
+}
+
+void fold_drift(DriftFigures& figures, const runtime::TensorView& high,
+                const runtime::TensorView& low) {
   if (high.shape != low.shape) {
-    throw Error("value '" + high.name + "' is " + runtime::describe(high.type, high.shape) +
+    throw Error("value '" + std::string(high.name) + "' is " + runtime::describe(high.type, high.shape) +
                     " in the high graph and " + runtime::describe(low.type, low.shape) +
                     " in the low graph's emulation",
                 "compare values of the same shape");
   }
-  thread_local std::vector<float> high_floats, low_floats;
-  Pass pass;
+  DriftPass pass;
   size_t n = 0;
-  if (read_floats(high, high_floats) && read_floats(low, low_floats)) {
-    n = high_floats.size();
-    pass = fold_elements(figures, high_floats.data(), low_floats.data(), n);
+  if (reads_as_floats(high) && reads_as_floats(low)) {
+    n = high.bytes.size() / runtime::element_size(high.type);
+    fold_float_chunks(figures, high, low, n, pass);
   } else {
-    const auto h = to_doubles(high);
-    const auto l = to_doubles(low);
+    const auto h = to_doubles(runtime::copy_of(high));
+    const auto l = to_doubles(runtime::copy_of(low));
     n = h.size();
-    pass = fold_elements(figures, h.data(), l.data(), n);
+    fold_elements(figures, h.data(), l.data(), n, pass);
   }
   fold_cosine(figures, cosine_of(pass, high, low));
   figures.elements = std::max(figures.elements, static_cast<int64_t>(n));
@@ -221,6 +214,11 @@ void fold_drift(DriftFigures& figures, const runtime::Tensor& high, const runtim
 
 bool body_set_comparable(DriftFigures& figures, const runtime::Tensor& high,
                          const runtime::Tensor& low) {
+  return body_set_comparable(figures, runtime::view_of(high), runtime::view_of(low));
+}
+
+bool body_set_comparable(DriftFigures& figures, const runtime::TensorView& high,
+                         const runtime::TensorView& low) {
   const bool high_empty = runtime::element_count(high.shape) == 0;
   const bool low_empty = runtime::element_count(low.shape) == 0;
   if (high_empty && low_empty) {

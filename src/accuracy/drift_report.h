@@ -77,12 +77,16 @@ struct DriftFigures {
 
 // Whether a body value's high and low tensors of one set are compared: true, or false with
 // the set counted in `figures` as empty or differing.
+bool body_set_comparable(DriftFigures& figures, const runtime::TensorView& high,
+                         const runtime::TensorView& low);
 bool body_set_comparable(DriftFigures& figures, const runtime::Tensor& high,
                          const runtime::Tensor& low);
 
 // Folds one set's high and low tensor of value `index` into its figures. Throws
 // npucc::Error when the shapes differ.
 void fold_drift(DriftFigures& figures, const runtime::Tensor& high, const runtime::Tensor& low);
+void fold_drift(DriftFigures& figures, const runtime::TensorView& high,
+                const runtime::TensorView& low);
 
 struct DriftRun {
   std::string low_type; // "float16" or "bfloat16"

@@ -1,11 +1,10 @@
 #include "accuracy/drift_run.h"
 
+#include "accuracy/drift_fold.h"
 #include "accuracy/value_probe.h"
 #include "accuracy/repair.h"
 #include "output/runtime_graph_file.h"
 #include "npucc/error.h"
-#include "runtime/tensor.h"
-#include "util/parallel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -72,44 +71,31 @@ nlohmann::json measure_exposed(DriftGraphs graphs, const std::vector<accuracy::D
                                const std::string& low_type, const accuracy::Samples& samples,
                                runtime::GraphRuntime& runtime, double threshold) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> plain;
-  for (const auto& value : values) {
-    plain.push_back(value.value);
-  }
-  // Its stated shapes, before the exposed outputs are added (the low run's are no larger);
-  // 0 (unknown) when a body value is among them.
-  const uint64_t set_bytes = 2 * accuracy::stated_bytes(graphs.high.graph(), plain);
   const auto names = expose_all(graphs, values);
   const output::RuntimeGraphFile high_file(graphs.high);
   const output::RuntimeGraphFile low_file(graphs.low);
+  // Folded inside the runtime process (accuracy/drift_fold.h): figures cross, values do not.
   std::vector<accuracy::DriftFigures> figures(names.size());
-  std::vector<char> compared(names.size(), 1);
   double fold_seconds = 0;
-  const int64_t runs = accuracy::probe_values(
+  bool first_run = true;
+  const int64_t runs = accuracy::fold_values(
       runtime, {graphs.high_what, high_file.source(), names},
-      {graphs.low_what, low_file.source(), names}, samples,
-      [&](int64_t, const runtime::TensorSet& high_values, const runtime::TensorSet& low_values) {
-        const auto fold_start = std::chrono::steady_clock::now();
-        for (size_t v = 0; v < figures.size(); ++v) { // named here: fold_drift knows no roles
-          if (!values[v].body.empty()) { // a branch not taken, or taken in one run only
-            compared[v] = accuracy::body_set_comparable(figures[v], high_values[v], low_values[v]);
-          } else if (high_values[v].shape != low_values[v].shape) {
-            throw Error("value '" + names[v] + "' is " +
-                            runtime::describe(high_values[v].type, high_values[v].shape) + " in " +
-                            graphs.high_what + " and " +
-                            runtime::describe(low_values[v].type, low_values[v].shape) + " in " +
-                            graphs.low_what,
-                        "a drift report compares values of the same shape under the same name");
+      {graphs.low_what, low_file.source(), names}, samples, accuracy::k_drift_fold,
+      [&](std::string_view result) {
+        auto folded = accuracy::decode_drift_fold(result);
+        if (folded.figures.size() != figures.size()) {
+          throw Error("runtime: a drift report's figures did not arrive intact");
+        }
+        for (size_t v = 0; v < figures.size(); ++v) {
+          if (first_run) {
+            figures[v] = std::move(folded.figures[v]);
+          } else {
+            accuracy::merge_drift(figures[v], folded.figures[v]);
           }
         }
-        util::parallel_for(figures.size(), [&](size_t v) {
-          if (compared[v] != 0) {
-            accuracy::fold_drift(figures[v], high_values[v], low_values[v]);
-          }
-        });
-        fold_seconds += seconds_since(fold_start);
-      },
-      set_bytes);
+        first_run = false;
+        fold_seconds += folded.fold_seconds;
+      });
   auto report = accuracy::drift_json(
       values, figures, {low_type, static_cast<int64_t>(samples.count()), runs, threshold});
   report["seconds"] = seconds_since(start);

@@ -53,20 +53,6 @@ uint64_t bytes_of(const runtime::TensorSet& set) {
   return bytes;
 }
 
-// Both sides on sets [first, last): result[side][set].
-std::vector<std::vector<runtime::TensorSet>> run_both(runtime::GraphRuntime& runtime,
-                                                      const ProbeSide& reference,
-                                                      const ProbeSide& candidate,
-                                                      const std::vector<runtime::TensorSet>& sets) {
-  if (reference.names == candidate.names) { // one graph per process, at once
-    return runtime.run_each(
-        {{reference.what, reference.source}, {candidate.what, candidate.source}}, sets,
-        reference.names);
-  }
-  return {runtime.run(reference.what, reference.source, sets, reference.names),
-          runtime.run(candidate.what, candidate.source, sets, candidate.names)};
-}
-
 std::vector<runtime::TensorSet> sets_between(const Samples& samples, size_t first, size_t last) {
   if (samples.held()) {
     return {samples.sets.begin() + static_cast<std::ptrdiff_t>(first),
@@ -173,22 +159,23 @@ int64_t batched(const Samples& samples, const RunSets& run, int64_t runs_per_bat
 
 } // namespace
 
-int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
-                     const ProbeSide& candidate, const Samples& samples,
-                     const ProbeCallback& each, uint64_t set_bytes, uint64_t run_bytes) {
-  if (reference.names.size() != candidate.names.size()) {
-    throw Error("internal error: a value probe pairs " + std::to_string(reference.names.size()) +
+int64_t fold_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
+                    const ProbeSide& candidate, const Samples& samples, const std::string& fold,
+                    const FoldCallback& each) {
+  if (reference.names != candidate.names) {
+    throw Error("internal error: a value fold pairs " + std::to_string(reference.names.size()) +
                     " values of " + reference.what + " with " +
-                    std::to_string(candidate.names.size()) + " of " + candidate.what,
+                    std::to_string(candidate.names.size()) + " others of " + candidate.what,
                 "please report this");
   }
-  return batched(
-      samples,
-      [&](const std::vector<runtime::TensorSet>& sets) {
-        return run_both(runtime, reference, candidate, sets);
-      },
-      2, [&](int64_t set, const auto& sides) { each(set, *sides[0], *sides[1]); }, set_bytes,
-      run_bytes);
+  int64_t runs = 0;
+  for (const auto& [first, last] : samples.batches()) {
+    each(runtime.run_folded(fold, {reference.what, reference.source},
+                            {candidate.what, candidate.source}, sets_between(samples, first, last),
+                            reference.names));
+    runs += 2;
+  }
+  return runs;
 }
 
 int64_t probe_graph(runtime::GraphRuntime& runtime, const ProbeSide& side, const Samples& samples,

@@ -7,13 +7,14 @@
 #include <functional>
 #include <onnx/onnx_pb.h>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // Two graphs run on the same samples with chosen inner values of each exposed as extra graph
 // outputs, so that every value is read in a few runtime runs, not one run per value. The
-// values come back a few sample sets at a time and are handed to a callback, so a caller
-// folds its statistics per set and never holds every value of every set. Knows nothing of
-// how the graphs were made: the drift report (drift_report.h) of a compile and `compare`
+// values are folded into a caller's statistics inside the runtime process (fold_values), or,
+// for one graph, come back a few sample sets at a time to a callback (probe_graph), so a
+// caller never holds every value of every set. Knows nothing of how the graphs were made: the drift report (drift_report.h) of a compile and `compare`
 // both give it two graphs and the names to read in each.
 namespace npucc::accuracy {
 
@@ -31,27 +32,25 @@ struct ProbeSide {
   std::vector<std::string> names;
 };
 
-// Called once per sample set, in order: both sides' values, in ProbeSide::names' order.
-using ProbeCallback = std::function<void(int64_t set, const runtime::TensorSet& reference,
-                                         const runtime::TensorSet& candidate)>;
-
-// What the values of the sets of one run may weigh together, both sides counted: a run
-// takes as many sets as fit (one at least).
+// What the values of the sets of one run may weigh together: a run takes as many sets as
+// fit (one at least).
 constexpr uint64_t k_probe_run_bytes = uint64_t{256} << 20;
 
 // The bytes one set's values weigh in one graph, from the shapes its value_info states;
 // 0 when a value's shape or type is not stated in full (a dynamic dim).
 uint64_t stated_bytes(const onnx::GraphProto& graph, const std::vector<std::string>& names);
 
-// Runs both graphs (GraphRuntime::run_each) on every set of `samples` and calls `each`
-// per set. `set_bytes`: one set's values on both sides, when known; with 0 the first run is
-// one set alone, which measures it. Returns the runtime runs made: each graph's session
-// counts once per run. Throws npucc::Error from the runtime, or when the two sides' name
-// lists differ in length.
-int64_t probe_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
-                     const ProbeSide& candidate, const Samples& samples,
-                     const ProbeCallback& each, uint64_t set_bytes = 0,
-                     uint64_t run_bytes = k_probe_run_bytes);
+// Runs both graphs on every set of `samples` in one runtime process, at once, and folds each
+// set's values there with the registered fold `fold` (runtime::PairFold: the values never
+// cross to npucc, and one set's are held at a time); a run per batch the samples are read in
+// (all of them when held). `each` gets each run's result, in order. The two sides' names
+// must be the same (a fold pairs the graphs' outputs by position). Returns the runtime runs
+// made: each graph's session counts once per run. Throws npucc::Error from the runtime or
+// the fold.
+using FoldCallback = std::function<void(std::string_view result)>;
+int64_t fold_values(runtime::GraphRuntime& runtime, const ProbeSide& reference,
+                    const ProbeSide& candidate, const Samples& samples, const std::string& fold,
+                    const FoldCallback& each);
 
 // One graph alone (the activation-range rule reads the high graph's values only): `each`
 // gets each set's values, in side.names' order. Returns the runtime runs made (one per run).

@@ -13,11 +13,13 @@
 #include "util/sha256.h"
 
 #include <dlfcn.h>
+#include <exception>
 #include <fcntl.h>
 #include <fstream>
 #include <mutex>
 #include <optional>
 #include <onnxruntime_c_api.h>
+#include <thread>
 #endif
 
 namespace npucc::runtime::detail {
@@ -45,6 +47,8 @@ std::vector<TensorSet> OrtRunner::run(std::string_view, const std::string&,
                                       const std::vector<std::string>&) {
   return {};
 }
+void OrtRunner::run_pair(const Source&, const Source&, const std::vector<TensorSet>&,
+                         const std::vector<std::string>&, const EachPair&) {}
 std::string library_identity() { return "none"; }
 std::filesystem::path library_file() { return {}; }
 void remember_library_digest(const util::FileStamp&, const std::string&) {}
@@ -169,7 +173,13 @@ struct OrtRunner::State {
 
   void configure(OrtSessionOptions* options) const;
   OrtValue* input_value(const Tensor& tensor) const;
-  Tensor output_tensor(const std::string& name, OrtValue* value) const;
+  // An output where ONNX Runtime wrote it: valid while `value` is.
+  TensorView output_view(const std::string& name, OrtValue* value) const;
+  void open(Owned<OrtSession>& session, std::string_view model, const std::string& file) const;
+  // Runs `session` on `set`; `produced` (one per output name) owns the outputs.
+  void run_set(OrtSession* session, const TensorSet& set,
+               const std::vector<const char*>& output_names,
+               std::vector<Owned<OrtValue>>& produced) const;
 };
 
 OrtRunner::OrtRunner() : m_state(std::make_unique<State>()) {
@@ -252,7 +262,7 @@ OrtValue* OrtRunner::State::input_value(const Tensor& tensor) const {
   return value;
 }
 
-Tensor OrtRunner::State::output_tensor(const std::string& name, OrtValue* value) const {
+TensorView OrtRunner::State::output_view(const std::string& name, OrtValue* value) const {
   ONNXType kind = ONNX_TYPE_UNKNOWN;
   check(api->GetValueType(value, &kind), "output '" + name + "'");
   if (kind != ONNX_TYPE_TENSOR) {
@@ -266,7 +276,7 @@ Tensor OrtRunner::State::output_tensor(const std::string& name, OrtValue* value)
   size_t rank = 0;
   check(api->GetTensorElementType(info.pointer, &type), "output '" + name + "'");
   check(api->GetDimensionsCount(info.pointer, &rank), "output '" + name + "'");
-  Tensor tensor;
+  TensorView tensor;
   tensor.name = name;
   tensor.type = static_cast<int32_t>(type);
   tensor.shape.resize(rank);
@@ -280,58 +290,130 @@ Tensor OrtRunner::State::output_tensor(const std::string& name, OrtValue* value)
   void* data = nullptr;
   if (bytes > 0) {
     check(api->GetTensorMutableData(value, &data), "output '" + name + "'");
-    tensor.bytes.assign(static_cast<const char*>(data), bytes);
+    tensor.bytes = std::string_view(static_cast<const char*>(data), bytes);
   }
   return tensor;
 }
+
+void OrtRunner::State::open(Owned<OrtSession>& session, std::string_view model,
+                            const std::string& file) const {
+  Owned<OrtSessionOptions> options;
+  options.release = api->ReleaseSessionOptions;
+  check(api->CreateSessionOptions(&options.pointer), "creating session options");
+  configure(options.pointer);
+  session.release = api->ReleaseSession;
+  check(file.empty() ? api->CreateSessionFromArray(env, model.data(), model.size(),
+                                                   options.pointer, &session.pointer)
+                     : api->CreateSession(env, file.c_str(), options.pointer, &session.pointer),
+        "loading the graph");
+}
+
+void OrtRunner::State::run_set(OrtSession* session, const TensorSet& set,
+                               const std::vector<const char*>& output_names,
+                               std::vector<Owned<OrtValue>>& produced) const {
+  std::vector<Owned<OrtValue>> values(set.size());
+  std::vector<const char*> input_names;
+  std::vector<const OrtValue*> input_values;
+  for (size_t i = 0; i < set.size(); ++i) {
+    values[i].release = api->ReleaseValue;
+    values[i].pointer = input_value(set[i]);
+    input_names.push_back(set[i].name.c_str());
+    input_values.push_back(values[i].pointer);
+  }
+  std::vector<OrtValue*> produced_values(output_names.size(), nullptr);
+  check(api->Run(session, nullptr, input_names.data(), input_values.data(), input_names.size(),
+                 output_names.data(), output_names.size(), produced_values.data()),
+        "running the graph");
+  for (size_t i = 0; i < output_names.size(); ++i) {
+    produced[i].release = api->ReleaseValue;
+    produced[i].pointer = produced_values[i];
+  }
+}
+
+namespace {
+
+std::vector<const char*> c_names(const std::vector<std::string>& names) {
+  std::vector<const char*> out;
+  for (const auto& name : names) {
+    out.push_back(name.c_str());
+  }
+  return out;
+}
+
+// Runs `first` here and `second` on a thread of its own at once; rethrows what either threw
+// (first's first).
+void run_both(const std::function<void()>& first, const std::function<void()>& second) {
+  std::exception_ptr second_error;
+  std::thread thread([&] {
+    try {
+      second();
+    } catch (...) {
+      second_error = std::current_exception();
+    }
+  });
+  std::exception_ptr first_error;
+  try {
+    first();
+  } catch (...) {
+    first_error = std::current_exception();
+  }
+  thread.join();
+  if (first_error || second_error) {
+    std::rethrow_exception(first_error ? first_error : second_error);
+  }
+}
+
+// `work`, its npucc::Error prefixed with the graph's name.
+std::function<void()> naming(const std::string& what, std::function<void()> work) {
+  return [what, work = std::move(work)] {
+    try {
+      work();
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what(), e.hint());
+    }
+  };
+}
+
+} // namespace
 
 std::vector<TensorSet> OrtRunner::run(std::string_view model, const std::string& file,
                                       const std::vector<TensorSet>& inputs,
                                       const std::vector<std::string>& outputs) {
   const State& ort = *m_state;
-  Owned<OrtSessionOptions> options;
-  options.release = ort.api->ReleaseSessionOptions;
-  ort.check(ort.api->CreateSessionOptions(&options.pointer), "creating session options");
-  ort.configure(options.pointer);
   Owned<OrtSession> session;
-  session.release = ort.api->ReleaseSession;
-  ort.check(file.empty() ? ort.api->CreateSessionFromArray(ort.env, model.data(), model.size(),
-                                                           options.pointer, &session.pointer)
-                         : ort.api->CreateSession(ort.env, file.c_str(), options.pointer,
-                                                  &session.pointer),
-            "loading the graph");
-  std::vector<const char*> output_names;
-  for (const auto& name : outputs) {
-    output_names.push_back(name.c_str());
-  }
+  ort.open(session, model, file);
+  const auto output_names = c_names(outputs);
   std::vector<TensorSet> results;
   for (const auto& set : inputs) {
-    std::vector<Owned<OrtValue>> values(set.size());
-    std::vector<const char*> input_names;
-    std::vector<const OrtValue*> input_values;
-    for (size_t i = 0; i < set.size(); ++i) {
-      values[i].release = ort.api->ReleaseValue;
-      values[i].pointer = ort.input_value(set[i]);
-      input_names.push_back(set[i].name.c_str());
-      input_values.push_back(values[i].pointer);
-    }
     std::vector<Owned<OrtValue>> produced(outputs.size());
-    std::vector<OrtValue*> produced_values(outputs.size(), nullptr);
-    ort.check(ort.api->Run(session.pointer, nullptr, input_names.data(), input_values.data(),
-                           input_names.size(), output_names.data(), output_names.size(),
-                           produced_values.data()),
-              "running the graph");
+    ort.run_set(session.pointer, set, output_names, produced);
     TensorSet result;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      produced[i].release = ort.api->ReleaseValue;
-      produced[i].pointer = produced_values[i];
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      result.push_back(ort.output_tensor(outputs[i], produced_values[i]));
+      result.push_back(copy_of(ort.output_view(outputs[i], produced[i].pointer)));
     }
     results.push_back(std::move(result));
   }
   return results;
+}
+
+void OrtRunner::run_pair(const Source& a, const Source& b, const std::vector<TensorSet>& inputs,
+                         const std::vector<std::string>& outputs, const EachPair& each) {
+  const State& ort = *m_state;
+  Owned<OrtSession> a_session, b_session;
+  run_both(naming(a.what, [&] { ort.open(a_session, a.model, a.file); }),
+           naming(b.what, [&] { ort.open(b_session, b.model, b.file); }));
+  const auto output_names = c_names(outputs);
+  for (const auto& set : inputs) {
+    std::vector<Owned<OrtValue>> a_out(outputs.size()), b_out(outputs.size());
+    run_both(naming(a.what, [&] { ort.run_set(a_session.pointer, set, output_names, a_out); }),
+             naming(b.what, [&] { ort.run_set(b_session.pointer, set, output_names, b_out); }));
+    std::vector<TensorView> a_views, b_views;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      a_views.push_back(ort.output_view(outputs[i], a_out[i].pointer));
+      b_views.push_back(ort.output_view(outputs[i], b_out[i].pointer));
+    }
+    each(a_views, b_views);
+  }
 }
 
 #endif

@@ -4,6 +4,7 @@
 #include "util/file_stamp.h"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,6 +28,20 @@ public:
   std::vector<TensorSet> run(std::string_view model, const std::string& file,
                              const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs);
+
+  // A graph for run_pair: serialised, or in `file` when that is not empty.
+  struct Source {
+    std::string_view model;
+    std::string file;
+    std::string what; // names the graph in errors: "the high graph: ONNX Runtime: ..."
+  };
+  // Runs graphs `a` and `b` on every input set, both at once (a session and a thread each),
+  // and hands each set's outputs named `outputs`, viewed where ONNX Runtime wrote them, to
+  // `each`, which may throw; then they are released, so one set's values are held at a time.
+  using EachPair = std::function<void(const std::vector<TensorView>& a,
+                                      const std::vector<TensorView>& b)>;
+  void run_pair(const Source& a, const Source& b, const std::vector<TensorSet>& inputs,
+                const std::vector<std::string>& outputs, const EachPair& each);
 
 private:
   struct State;

@@ -28,6 +28,32 @@ struct GraphSource {
   std::string file; // used when not empty
 };
 
+// A reduction of two graphs' outputs, pair by pair, run inside the runtime process where
+// ONNX Runtime wrote them, one input set at a time: the values never cross npucc's channel
+// (a drift report's values weigh 659 MiB per set and graph on ppocrv4_det at 640x640, and
+// each copy of fresh memory costs page faults). Knows nothing of what is folded: a fold is
+// registered by name (register_pair_fold) and made afresh per run.
+class PairFold {
+public:
+  virtual ~PairFold() = default;
+  // One input set's outputs of the two graphs, in the run's output order. Throws
+  // npucc::Error (one line, sent back as the run's error).
+  virtual void fold(const std::vector<TensorView>& a, const std::vector<TensorView>& b) = 0;
+  // What the run returns to npucc once every set is folded.
+  virtual std::string result() = 0;
+};
+
+// Makes a fold; `a_what` and `b_what` name the two graphs in its errors.
+using PairFoldMaker = std::unique_ptr<PairFold> (*)(const std::string& a_what,
+                                                   const std::string& b_what);
+
+// Registers `maker` under `name`; called at static initialisation, so that the runtime
+// process, a fork of npucc, finds it there too. Returns true (for a static's initialiser).
+bool register_pair_fold(const std::string& name, PairFoldMaker maker);
+// A new fold of the one registered under `name`. Throws npucc::Error when none is.
+std::unique_ptr<PairFold> make_pair_fold(const std::string& name, const std::string& a_what,
+                                         const std::string& b_what);
+
 class GraphRuntime {
 public:
   virtual ~GraphRuntime() = default;
@@ -52,6 +78,16 @@ public:
   virtual std::vector<std::vector<TensorSet>> run_each(const std::vector<Graph>& graphs,
                                                        const std::vector<TensorSet>& inputs,
                                                        const std::vector<std::string>& outputs);
+
+  // Runs graphs `a` and `b` on every input set in one runtime process, both at once (a
+  // session and a thread each), and folds each set's outputs named `outputs` (the same names
+  // in both) with a new fold of the registered `fold` there, holding one set's values at a
+  // time: the fold's result. Throws npucc::Error as run() does, and for a fold not
+  // registered. This default runs the graphs through run_each, a set at a time, and folds
+  // here: the same result, the values copied across.
+  virtual std::string run_folded(const std::string& fold, const Graph& a, const Graph& b,
+                                 const std::vector<TensorSet>& inputs,
+                                 const std::vector<std::string>& outputs);
 
   // Starts again a runtime a crash stopped; run() would, but a pool calls this first from
   // its own thread, since forking while other threads run is unsafe.

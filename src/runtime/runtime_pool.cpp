@@ -1,8 +1,11 @@
 #include "runtime/runtime.h"
 
+#include "npucc/error.h"
 #include "util/parallel.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 // Several runtime processes sharing out one run's input sets: the accuracy repair runs every
 // candidate graph on every sample, and on two cores two samples run at once in two sessions.
@@ -58,6 +61,14 @@ public:
     return results;
   }
 
+  // One member: it runs the two graphs at once itself, so each graph's session is made once.
+  std::string run_folded(const std::string& fold, const Graph& a, const Graph& b,
+                         const std::vector<TensorSet>& inputs,
+                         const std::vector<std::string>& outputs) override {
+    m_members.front()->restart_if_stopped();
+    return m_members.front()->run_folded(fold, a, b, inputs, outputs);
+  }
+
   void restart_if_stopped() override {
     for (auto& member : m_members) {
       member->restart_if_stopped();
@@ -78,6 +89,61 @@ std::vector<std::vector<TensorSet>> GraphRuntime::run_each(const std::vector<Gra
     results.push_back(run(graph.what, graph.source, inputs, outputs));
   }
   return results;
+}
+
+namespace {
+
+struct PairFolds {
+  std::mutex mutex;
+  std::map<std::string, PairFoldMaker> makers;
+};
+PairFolds& pair_folds() {
+  static PairFolds folds;
+  return folds;
+}
+
+PairFoldMaker find_pair_fold(const std::string& name) {
+  auto& folds = pair_folds();
+  std::lock_guard<std::mutex> lock(folds.mutex);
+  auto found = folds.makers.find(name);
+  return found == folds.makers.end() ? nullptr : found->second;
+}
+
+} // namespace
+
+bool register_pair_fold(const std::string& name, PairFoldMaker maker) {
+  auto& folds = pair_folds();
+  std::lock_guard<std::mutex> lock(folds.mutex);
+  folds.makers[name] = maker;
+  return true;
+}
+
+std::unique_ptr<PairFold> make_pair_fold(const std::string& name, const std::string& a_what,
+                                         const std::string& b_what) {
+  const PairFoldMaker maker = find_pair_fold(name);
+  if (maker == nullptr) {
+    throw Error("internal error: no fold named '" + name + "' is registered with the runtime",
+                "please report this");
+  }
+  return maker(a_what, b_what);
+}
+
+std::string GraphRuntime::run_folded(const std::string& fold, const Graph& a, const Graph& b,
+                                     const std::vector<TensorSet>& inputs,
+                                     const std::vector<std::string>& outputs) {
+  auto folding = make_pair_fold(fold, a.what, b.what);
+  for (const auto& set : inputs) {
+    const auto results = run_each({a, b}, {set}, outputs);
+    std::vector<TensorView> a_views, b_views;
+    for (const auto& tensor : results[0].at(0)) {
+      a_views.push_back(view_of(tensor));
+    }
+    for (const auto& tensor : results[1].at(0)) {
+      b_views.push_back(view_of(tensor));
+    }
+    folding->fold(a_views, b_views);
+  }
+  return folding->result();
 }
 
 std::unique_ptr<GraphRuntime> start_runtime(size_t processes) {

@@ -28,21 +28,38 @@ namespace npucc::runtime {
 
 namespace {
 
-// Messages are util::encode_fields lists: a request {what, "b" (a serialised model follows)
-// or "f" (a file's path follows), the model or path, "b" or "f" again, the input sets
-// (encode_sets) or the path of a file holding them, output names (one per line)}, a reply {"0" + payload} or {"1" + error line}; the first reply, unasked,
-// says whether the runtime loaded ("0" + its version).
+// Messages are util::encode_fields lists: a request {kind (empty: run one graph; else the
+// name of a registered PairFold to fold two graphs' outputs with), what, "b" (a serialised
+// model follows) or "f" (a file's path follows), the model or path, the same three of the
+// second graph (empty when it runs one), "b" or "f" again, the input sets (encode_sets) or
+// the path of a file holding them, output names (one per line)}, a reply {"0" + payload} or
+// {"1" + error line}; the first reply, unasked, says whether the runtime loaded ("0" + its
+// version).
+constexpr size_t k_request_fields = 10;
+
+detail::OrtRunner::Source source_at(const std::vector<std::string_view>& request, size_t at) {
+  const bool in_file = request[at + 1] == "f";
+  return {in_file ? std::string_view() : request[at + 2],
+          in_file ? std::string(request[at + 2]) : std::string(), std::string(request[at])};
+}
+
 std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& request) {
   std::vector<std::string> outputs;
-  if (!request[5].empty()) {
-    outputs = util::split(std::string(request[5]), '\n');
+  if (!request[9].empty()) {
+    outputs = util::split(std::string(request[9]), '\n');
   }
-  const bool graph_in_file = request[1] == "f";
-  const auto inputs = request[3] == "f" ? decode_sets(util::read_file(std::string(request[4])))
-                                        : decode_sets(request[4]);
-  return "0" + encode_sets(ort.run(graph_in_file ? std::string_view() : request[2],
-                                   graph_in_file ? std::string(request[2]) : std::string(),
-                                   inputs, outputs));
+  const auto inputs = request[7] == "f" ? decode_sets(util::read_file(std::string(request[8])))
+                                        : decode_sets(request[8]);
+  const auto a = source_at(request, 1);
+  if (request[0].empty()) {
+    return encode_sets(ort.run(a.model, a.file, inputs, outputs), "0");
+  }
+  const auto b = source_at(request, 4);
+  auto fold = make_pair_fold(std::string(request[0]), a.what, b.what);
+  ort.run_pair(a, b, inputs, outputs,
+               [&](const std::vector<TensorView>& a_values,
+                   const std::vector<TensorView>& b_values) { fold->fold(a_values, b_values); });
+  return "0" + fold->result();
 }
 
 [[noreturn]] void serve(int fd) {
@@ -62,7 +79,7 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
     std::vector<std::string_view> request;
     std::string reply;
     try {
-      if (!util::receive_message(fd, 6, buffer, request)) {
+      if (!util::receive_message(fd, k_request_fields, buffer, request)) {
         ::_exit(0); // the parent is done with this runtime
       }
       reply = answer(*ort, request);
@@ -71,7 +88,7 @@ std::string answer(detail::OrtRunner& ort, const std::vector<std::string_view>& 
     } catch (const std::exception& e) {
       reply = "1" + util::first_line(e.what());
     }
-    if (!util::send_all(fd, util::encode_fields({reply}))) {
+    if (!util::send_fields(fd, {reply})) { // not assembled: a reply can be hundreds of MB
       ::_exit(0);
     }
   }
@@ -149,35 +166,25 @@ public:
   std::vector<TensorSet> run(const std::string& what, const GraphSource& graph,
                              const std::vector<TensorSet>& inputs,
                              const std::vector<std::string>& outputs) override {
-    if (m_pid <= 0) {
-      start(); // the one before crashed
-    }
-    await_loaded();
-    std::string names;
-    for (const auto& name : outputs) {
-      names += (names.empty() ? "" : "\n") + name;
-    }
-    util::test_point("runtime:run");
-    // Large input sets go through a file, as graphs do: written at once, read at once, where
-    // the socket would pass them a buffer's worth per wakeup of each side.
-    const InputsFile file(encode_sets(inputs));
-    const bool in_file = !graph.file.empty();
-    std::vector<std::string> reply;
-    if (!util::send_fields(m_fd, {what, in_file ? "f" : "b", in_file ? graph.file : graph.bytes,
-                                  file.kind(), file.field(), names})) {
-      throw crashed(what);
-    }
-    util::test_point("runtime:sent"); // its files are all there: the graph's, the inputs'
-    if (!util::receive_message(m_fd, 1, reply) || reply[0].empty()) {
-      throw crashed(what);
-    }
-    if (reply[0][0] != '0') {
-      throw Error(what + ": " + reply[0].substr(1));
-    }
-    return decode_sets(std::string_view(reply[0]).substr(1));
+    std::string buffer;
+    return decode_sets(exchange("", what, graph, nullptr, inputs, outputs, buffer));
+  }
+
+  std::string run_folded(const std::string& fold, const Graph& a, const Graph& b,
+                         const std::vector<TensorSet>& inputs,
+                         const std::vector<std::string>& outputs) override {
+    make_pair_fold(fold, a.what, b.what); // refused here, not in the child, when unknown
+    std::string buffer;
+    return std::string(exchange(fold, a.what, a.source, &b, inputs, outputs, buffer));
   }
 
 private:
+  // Sends one request (a second graph when `b` is not null) and returns the reply's payload,
+  // viewed in `buffer`, which receives it (not copied out: it can be hundreds of MB).
+  std::string_view exchange(const std::string& kind, const std::string& what,
+                            const GraphSource& a, const Graph* b,
+                            const std::vector<TensorSet>& inputs,
+                            const std::vector<std::string>& outputs, std::string& buffer);
   void start() {
     launch();
     await_loaded();
@@ -198,6 +205,53 @@ private:
   int m_fd = -1;
   std::string m_version;
 };
+
+std::string_view RuntimeProcess::exchange(const std::string& kind, const std::string& a_what,
+                                          const GraphSource& a, const Graph* b,
+                                          const std::vector<TensorSet>& inputs,
+                                          const std::vector<std::string>& outputs,
+                                          std::string& buffer) {
+  const std::string what = b == nullptr ? a_what : a_what + " and " + b->what;
+  if (m_pid <= 0) {
+    start(); // the one before crashed
+  }
+  await_loaded();
+  std::string names;
+  for (const auto& name : outputs) {
+    names += (names.empty() ? "" : "\n") + name;
+  }
+  util::test_point("runtime:run");
+  // Large input sets go through a file, as graphs do: written at once, read at once, where
+  // the socket would pass them a buffer's worth per wakeup of each side.
+  const InputsFile file(encode_sets(inputs));
+  auto graph_fields = [](std::string_view graph_what, const GraphSource& graph) {
+    const bool in_file = !graph.file.empty();
+    return std::vector<std::string_view>{graph_what, in_file ? "f" : "b",
+                                         in_file ? graph.file : graph.bytes};
+  };
+  std::vector<std::string_view> fields{kind};
+  for (auto field : graph_fields(a_what, a)) {
+    fields.push_back(field);
+  }
+  for (auto field : b != nullptr ? graph_fields(b->what, b->source)
+                                 : std::vector<std::string_view>{"", "", ""}) {
+    fields.push_back(field);
+  }
+  fields.insert(fields.end(), {file.kind(), file.field(), names});
+  if (!util::send_fields(m_fd, fields)) {
+    throw crashed(what);
+  }
+  util::test_point("runtime:sent"); // its files are all there: the graph's, the inputs'
+  std::vector<std::string_view> reply;
+  if (!util::receive_message(m_fd, 1, buffer, reply) || reply[0].empty()) {
+    throw crashed(what);
+  }
+  if (reply[0][0] != '0') {
+    const std::string line(reply[0].substr(1));
+    throw Error(kind.empty() ? what + ": " + line : line);
+  }
+  return reply[0].substr(1);
+}
 
 void RuntimeProcess::launch() {
   m_version.clear(); // a new child says hello again

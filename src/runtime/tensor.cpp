@@ -96,17 +96,26 @@ std::string describe(int32_t type, const std::vector<int64_t>& shape) {
   return type_name(type) + "[" + join_dims(shape) + "]";
 }
 
+TensorView view_of(const Tensor& tensor) {
+  return {tensor.name, tensor.type, tensor.shape, tensor.bytes};
+}
+
+Tensor copy_of(const TensorView& view) {
+  return {std::string(view.name), view.type, view.shape, std::string(view.bytes)};
+}
+
 // Fields: the number of sets, then per set its tensor count and per tensor its name, type,
 // dims and bytes.
-std::string encode_sets(const std::vector<TensorSet>& sets) {
+std::string encode_sets(const std::vector<TensorSet>& sets, std::string_view prefix) {
   std::string out;
-  size_t size = 64;
+  size_t size = 64 + prefix.size();
   for (const auto& set : sets) {
     for (const auto& tensor : set) {
       size += tensor.name.size() + tensor.bytes.size() + 32 * (tensor.shape.size() + 4);
     }
   }
   out.reserve(size); // one allocation: an input set is megabytes
+  out += prefix;
   util::append_field(out, std::to_string(sets.size()));
   for (const auto& set : sets) {
     util::append_field(out, std::to_string(set.size()));

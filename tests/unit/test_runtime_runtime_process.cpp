@@ -44,6 +44,50 @@ runtime::Tensor floats(const std::vector<float>& values) {
   return tensor;
 }
 
+// A fold for the tests: per output, the sum of a * b over every element of every set, and the
+// sets it saw; refuses outputs of different shapes, naming both graphs.
+class ProductFold : public runtime::PairFold {
+public:
+  ProductFold(std::string a_what, std::string b_what)
+      : m_a_what(std::move(a_what)), m_b_what(std::move(b_what)) {}
+  void fold(const std::vector<runtime::TensorView>& a,
+            const std::vector<runtime::TensorView>& b) override {
+    m_sums.resize(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].shape != b[i].shape) {
+        throw Error("'" + std::string(a[i].name) + "' differs in " + m_a_what + " and " + m_b_what);
+      }
+      std::vector<float> x(a[i].bytes.size() / 4), y(x.size());
+      std::memcpy(x.data(), a[i].bytes.data(), a[i].bytes.size());
+      std::memcpy(y.data(), b[i].bytes.data(), b[i].bytes.size());
+      for (size_t e = 0; e < x.size(); ++e) {
+        m_sums[i] += static_cast<double>(x[e]) * y[e];
+      }
+    }
+    ++m_sets;
+  }
+  std::string result() override {
+    std::string out = "sets " + std::to_string(m_sets);
+    for (double sum : m_sums) {
+      out += " " + std::to_string(sum);
+    }
+    return out;
+  }
+
+private:
+  std::string m_a_what, m_b_what;
+  std::vector<double> m_sums;
+  int m_sets = 0;
+};
+
+std::unique_ptr<runtime::PairFold> make_product_fold(const std::string& a_what,
+                                                     const std::string& b_what) {
+  return std::make_unique<ProductFold>(a_what, b_what);
+}
+
+// Before main(): the runtime processes the cases fork find it.
+const bool k_product_fold = runtime::register_pair_fold("test-products", make_product_fold);
+
 } // namespace
 
 TEST_SUITE("npucc::runtime::runtime_process") {
@@ -112,6 +156,42 @@ TEST_SUITE("npucc::runtime::runtime_pool") {
                                           inputs, {"y"}),
                            doctest::Contains("the bad graph: ONNX Runtime"), Error);
     }
+  }
+
+  TEST_CASE("run_folded folds two graphs' outputs inside the runtime process, as here") {
+    REQUIRE(k_product_fold);
+    const std::vector<runtime::TensorSet> inputs{{floats({1, -1})}, {floats({4, 0.5f})}};
+    const runtime::GraphRuntime::Graph add{"the sum", model_bytes("Add")};
+    const runtime::GraphRuntime::Graph mul{"the product", model_bytes("Mul")};
+    // (2, -2) . (1, 1) + (8, 1) . (16, 0.25) = 0 + 128.25
+    const std::string expected = "sets 2 " + std::to_string(128.25);
+    for (size_t processes : {1, 2}) {
+      std::unique_ptr<runtime::GraphRuntime> pool = runtime::start_runtime(processes);
+      CHECK(pool->run_folded("test-products", add, mul, inputs, {"y"}) == expected);
+      // The default, which copies the values across and folds here, agrees.
+      CHECK(pool->GraphRuntime::run_folded("test-products", add, mul, inputs, {"y"}) == expected);
+      CHECK_THROWS_WITH_AS(pool->run_folded("no-such-fold", add, mul, inputs, {"y"}),
+                           doctest::Contains("no fold named 'no-such-fold'"), Error);
+      CHECK_THROWS_WITH_AS(
+          pool->run_folded("test-products", add, {"the bad graph", model_bytes("NoSuchOp")},
+                           inputs, {"y"}),
+          doctest::Contains("the bad graph: ONNX Runtime: loading the graph:"), Error);
+      // The same process serves the next request.
+      CHECK(pool->run_folded("test-products", add, mul, {inputs[1]}, {"y"}) ==
+            "sets 1 " + std::to_string(128.25));
+    }
+  }
+
+  TEST_CASE("a fold's error inside the runtime process is one line naming the graphs") {
+    auto reduce = test::parse_text_model(R"(<ir_version: 8, opset_import: ["" : 17]>
+      g (float[2] x) => (float[1] y) { axes = Constant<value = int64[1] {0}>()
+                                       y = ReduceSum<keepdims = 1>(x, axes) })");
+    std::unique_ptr<runtime::GraphRuntime> runtime = runtime::start_runtime();
+    CHECK_THROWS_WITH_AS(runtime->run_folded("test-products", {"the sum", model_bytes("Add")},
+                                             {"the reduction", reduce.SerializeAsString()},
+                                             {{floats({1, 2})}}, {"y"}),
+                         doctest::Contains("'y' differs in the sum and the reduction"), Error);
+    CHECK(runtime->run("again", model_bytes(), {{floats({1, 1})}}, {"y"}).size() == 1);
   }
 }
 
