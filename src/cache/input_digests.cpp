@@ -301,9 +301,10 @@ void InputDigests::record_likely_digest(int fd, const std::string& sha256) const
       !m_storage->try_make_dir(path.parent_path())) {
     return;
   }
-  // Only a hint: one lost in a crash costs a hit its compile's early start.
+  // Only a hint: one lost in a crash costs a likely hit its early lookup. Its writer's
+  // alone to change, as an unsigned digest is.
   util::try_write_file_atomic(path, sample_text(*sample, sha256), util::Durability::unsynced,
-                              util::FileMode::exactly(m_storage->modes().mutable_file));
+                              util::FileMode::exactly(m_storage->modes().mutable_file & 0644));
 }
 
 void InputDigests::count_hashed(const std::string& why) {
