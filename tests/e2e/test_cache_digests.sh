@@ -156,7 +156,8 @@ contains "$WORK/out" "2 files by recorded digest"
 [ "$(key_of)" = "$key_a" ] || fail "the recorded digest after the writer is not the file's"
 pass "a concurrent writer: no stale digest once it stops"
 
-# 9. off: every input hashed, nothing read from digests/.
+# 9. off: every input hashed, no recorded digest used (a sample hint still orders the work:
+# it is no digest).
 compile off --digest-cache off
 contains "$WORK/out" "2 files hashed (the first: the digest cache is off: cache.digest_cache)"
 NPUCC_DIGEST_CACHE=off compile off-env
