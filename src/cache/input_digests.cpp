@@ -3,6 +3,7 @@
 #include "cache/file_ops.h"
 #include "cache/local_storage.h"
 #include "npucc/error.h"
+#include "util/eintr.h"
 #include "util/file_io.h"
 #include "util/safe_open.h"
 #include "util/hex.h"
@@ -46,6 +47,57 @@ std::string digest_text(const util::FileStamp& stamp, const std::string& sha256,
     text += "hmac-sha256 " + record_mac(*key, k_digest_mac_context, text) + "\n";
   }
   return text;
+}
+
+constexpr const char* k_sample_magic = "npucc-input-sample 1";
+
+// The SHA-256 of the open file's size and of k_blocks blocks spread evenly over it, first
+// and last included (the whole file when it is smaller): what a touched copy of the same
+// bytes shares and a model with other weights almost never does. 256 KiB read at most.
+std::optional<std::string> sample_of(int fd) {
+  constexpr uint64_t k_blocks = 64;
+  constexpr uint64_t k_block = 4096;
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    return std::nullopt;
+  }
+  const uint64_t size = static_cast<uint64_t>(info.st_size);
+  util::Sha256 hash;
+  hash.update(std::string(k_sample_magic) + " " + std::to_string(size) + "\n");
+  char block[k_block];
+  const bool whole = size <= k_blocks * k_block;
+  for (uint64_t i = 0; i < (whole ? (size + k_block - 1) / k_block : k_blocks); ++i) {
+    const uint64_t offset = whole ? i * k_block : i * (size - k_block) / (k_blocks - 1);
+    ssize_t n = util::retry_on_eintr(
+        [&] { return ::pread(fd, block, k_block, static_cast<off_t>(offset)); });
+    if (n < 0) {
+      return std::nullopt;
+    }
+    hash.update(block, static_cast<size_t>(n));
+  }
+  return hash.hex_digest();
+}
+
+fs::path sample_path(const fs::path& root, const std::string& sample) {
+  std::string id = util::sha256_hex(std::string(k_sample_magic) + " " + sample);
+  return root / "digests" / id.substr(0, 2) / id;
+}
+
+std::string sample_text(const std::string& sample, const std::string& sha256) {
+  return std::string(k_sample_magic) + "\nsample " + sample + "\nsha256 " + sha256 + "\n";
+}
+
+// The digest a sample hint names; nullopt when `text` is not a hint (of `sample`, if given).
+std::optional<std::string> parse_sample(const std::string& text,
+                                        const std::optional<std::string>& sample) {
+  std::vector<std::string> lines = util::split(text, '\n');
+  if (lines.size() != 4 || lines[0] != k_sample_magic || !lines[3].empty() ||
+      !util::starts_with(lines[1], "sample ") || !util::is_lower_hex(lines[1].substr(7), 64) ||
+      (sample && lines[1] != "sample " + *sample) || !util::starts_with(lines[2], "sha256 ") ||
+      !util::is_lower_hex(lines[2].substr(7), 64)) {
+    return std::nullopt;
+  }
+  return lines[2].substr(7);
 }
 
 struct RecordedDigest {
@@ -132,7 +184,8 @@ std::string input_digest_problem(const fs::path& path, const std::optional<Signi
   std::optional<RecordedDigest> digest =
       file ? parse_digest(file->text, std::nullopt) : std::nullopt;
   if (!digest) {
-    return "not an input digest";
+    // A sample's hint decides nobody's entry: any well-formed one is in order.
+    return file && parse_sample(file->text, std::nullopt) ? "" : "not an input digest";
   }
   // An unsigned one is some user's own (a cache also used without the key): never used
   // with the key, and no damage. One that claims a MAC that does not check is forged.
@@ -224,6 +277,34 @@ void InputDigests::record(int fd, const util::FileStamp& before, int64_t started
   if (why_untrusted(fd).empty() && util::stamp_of(fd) == before) {
     store_unless_racy(before, started_ns, sha256);
   }
+}
+
+std::optional<std::string> InputDigests::likely_digest(int fd) const {
+  std::optional<std::string> sample = m_storage ? sample_of(fd) : std::nullopt;
+  std::optional<DigestFile> file =
+      sample ? read_digest_file(sample_path(m_storage->root(), *sample)) : std::nullopt;
+  return file ? parse_sample(file->text, sample) : std::nullopt;
+}
+
+void InputDigests::record_likely_digest(int fd, const std::string& sha256) const {
+  if (m_storage == nullptr || m_storage->read_only()) {
+    return;
+  }
+  std::optional<std::string> sample = sample_of(fd);
+  if (!sample) {
+    return;
+  }
+  const fs::path path = sample_path(m_storage->root(), *sample);
+  std::optional<DigestFile> file = read_digest_file(path);
+  if ((file && parse_sample(file->text, sample) == sha256) ||
+      !m_storage->try_make_dir(m_storage->root() / "digests") ||
+      !m_storage->try_make_dir(path.parent_path())) {
+    return;
+  }
+  // Only a hint: one lost in a crash costs a likely hit its early lookup. Its writer's
+  // alone to change, as an unsigned digest is.
+  util::try_write_file_atomic(path, sample_text(*sample, sha256), util::Durability::unsynced,
+                              util::FileMode::exactly(m_storage->modes().mutable_file & 0644));
 }
 
 void InputDigests::count_hashed(const std::string& why) {

@@ -40,6 +40,18 @@
 // What a stamp cannot see (a write through a shared mapping not yet flushed, a disk's bit
 // rot) `cache verify` cannot either: it checks entries, not inputs. `--digest-cache off`
 // hashes every input every time.
+//
+// Beside them, a hint for files no digest can be used for (touched since, a fresh checkout):
+//
+//   CACHE_DIR/digests/<kk>/<id>   id = SHA-256 of ("npucc-input-sample 1 " SAMPLE)
+//   "npucc-input-sample 1" LF "sample " SAMPLE LF "sha256 " HEX LF
+//
+// SAMPLE is the SHA-256 of the file's size and 64 blocks of 4 KiB spread over it
+// (sample_of), HEX the digest of the whole file last seen with that sample. A hint never
+// stands for a digest: it only says which digest the file most likely has, so that a
+// cached compile can tell a likely hit (hash the model first, compile nothing) from a
+// likely miss (hash it beside the compile: pipeline/cache_lookup.cpp). A wrong or forged
+// hint costs time, never a wrong entry: the key is always the hashed digest's.
 namespace npucc::cache {
 
 class LocalStorage;
@@ -67,7 +79,8 @@ private:
 
 // What is wrong with the file at `path` (in digests/) as a digest file, for `cache
 // verify`: empty when nothing. With a key, a signed digest whose MAC does not check is
-// wrong; an unsigned one is a keyless user's own, never used with the key.
+// wrong; an unsigned one is a keyless user's own, never used with the key. A well-formed
+// sample hint is in order.
 std::string input_digest_problem(const std::filesystem::path& path,
                                  const std::optional<SigningKey>& key);
 
@@ -86,6 +99,13 @@ public:
   // records `sha256` when the file may be trusted and looks as it did before.
   void record(int fd, const util::FileStamp& before, int64_t started_ns, const std::string& sha256,
               const std::string& why);
+
+  // The digest the open file `fd` most likely has, by its sampled bytes (the hint above);
+  // nullopt without one, or without the cache. Never a digest to key by.
+  std::optional<std::string> likely_digest(int fd) const;
+  // Records `sha256`, the digest of the open file `fd`, as its sample's hint, unless the
+  // same is recorded already (or the cache is read-only).
+  void record_likely_digest(int fd, const std::string& sha256) const;
 
   // Counts a file hashed where no descriptor was at hand (read with the model).
   void count_hashed(const std::string& why);

@@ -137,6 +137,30 @@ CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
   return key_of(options, model, digests_of(model, options, digests, inputs));
 }
 
+std::optional<CacheKey> key_without_reading(const ModelIdentity& model,
+                                            const CompileOptions& options,
+                                            const cache::InputDigests& digests,
+                                            util::InputFiles& inputs) {
+  KeyDigests known;
+  for (const auto& entry : sorted_external(model.external)) {
+    auto file = inputs.try_open(entry.second, util::InputFile::Links::refuse);
+    std::optional<std::string> sha256 = file ? (*file)->sha256() : std::nullopt;
+    if (file && !sha256) {
+      cache::InputDigest recorded = digests.look_up((*file)->fd());
+      if (recorded.from_stamp) {
+        sha256 = recorded.sha256;
+      }
+    }
+    if (!sha256) {
+      return std::nullopt;
+    }
+    known.external.emplace_back(entry.first, *sha256);
+    known.external_bytes += (*file)->stamp().size;
+  }
+  known.runtime = runtime_identity(options);
+  return key_of(options, model, known);
+}
+
 KeyHashing::KeyHashing(const Model& model, const CompileOptions& options, HashOn where,
                        cache::InputDigests* digests, util::FileObserver* observer)
     : m_model(identity_of(model)), m_request(options),

@@ -80,6 +80,15 @@ CacheKey compute_key(const Model& model, const CompileOptions& options,
 CacheKey compute_key(const ModelIdentity& model, const CompileOptions& options,
                      cache::InputDigests* digests, util::InputFiles& inputs);
 
+// compute_key(model, ...) when every external data file's digest is known without reading
+// it (set on the open file, or recorded for its stamp: cache/input_digests.h); nullopt
+// otherwise. Counts nothing, records nothing: a guess at a request's entry
+// (pipeline/cache_lookup.cpp) must cost no read of the weights.
+std::optional<CacheKey> key_without_reading(const ModelIdentity& model,
+                                            const CompileOptions& options,
+                                            const cache::InputDigests& digests,
+                                            util::InputFiles& inputs);
+
 // compute_key(model, options) for a compile that goes on meanwhile: the external data
 // is read once (util::InputScan), on a second thread (HashOn::second_thread) or in the
 // constructor (HashOn::this_thread, when the process may use one core: `populate -j 1`),

@@ -1,5 +1,6 @@
 #include "pipeline/cache_lookup.h"
 
+#include "cache/file_ops.h"
 #include "output/manifest.h"
 #include "output/output_folder.h"
 #include "key/cache_key.h"
@@ -42,36 +43,14 @@ json restate_request(const fs::path& manifest_path, const CompileOptions& option
   return manifest;
 }
 
-// What the key needs of the model at options.model_path without parsing it, when its
-// bytes have a model index here; nullopt otherwise. The model file stays open in `inputs`
-// with its digest, for the reader to take over on a miss.
-std::optional<key::ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
-                                                 cache::InputDigests& digests,
-                                                 const CompileOptions& options,
-                                                 util::InputFiles& inputs,
-                                                 UnknownDigest unknown_digest) {
-  // Absent, not a regular file, or changed while it was hashed: read_model says what is
-  // wrong, or hashes it.
-  auto file = inputs.try_open(options.model_path, util::InputFile::Links::follow);
-  if (!file) {
-    return std::nullopt;
-  }
-  key::ModelIdentity identity;
-  identity.file_name = options.model_path.filename().string();
-  identity.bytes = (*file)->stamp().size;
-  if (identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
-      identity.bytes > options.limits.max_memory_bytes) {
-    return std::nullopt; // read_model refuses it without reading it
-  }
-  if (unknown_digest == UnknownDigest::hash_beside_compile && !(*file)->sha256() &&
-      !digests.look_up((*file)->fd()).from_stamp) {
-    return std::nullopt; // a model not seen as it is now: hashed beside its compile
-  }
-  util::Expected<std::string> sha256 = key::digest_of_input(*file, &digests);
-  if (!sha256) {
-    return std::nullopt;
-  }
-  identity.sha256 = *sha256;
+// `identity` (its name and size known) completed from the model index of the bytes whose
+// digest is `sha256`: nullopt when there is none here, or an external data file it names is
+// missing (read_model says which).
+std::optional<key::ModelIdentity> completed_by_index(const cache::LocalStorage& storage,
+                                                     const CompileOptions& options,
+                                                     key::ModelIdentity identity,
+                                                     const std::string& sha256) {
+  identity.sha256 = sha256;
   std::optional<cache::ModelIndex> index = storage.model_index(identity.sha256);
   if (!index) {
     return std::nullopt;
@@ -87,14 +66,81 @@ std::optional<key::ModelIdentity> identity_from_index(const cache::LocalStorage&
     auto path = model::try_resolve_external_location(location, options.model_path.parent_path(),
                                                      options.model_path.string(), "(external)");
     if (!path) {
-      return std::nullopt; // a missing data file: read_model says which
+      return std::nullopt;
     }
     identity.external.emplace_back(location, std::move(*path));
   }
   return identity;
 }
 
+// Whether the request most likely hits, for a model file no digest is known for (touched
+// since, a fresh checkout with a restored cache): its sampled bytes are those of a model
+// seen before (InputDigests::likely_digest), and the entry that model's key names for this
+// request is here. Then the lookup hashes the model first and a hit compiles nothing;
+// otherwise the model is hashed beside the compile. A guess only: the key is the hashed
+// digest's. False too when an external data file's digest is not known by its stamp (its
+// key cannot be told without reading it).
+bool likely_hit(const cache::LocalStorage& storage, cache::InputDigests& digests,
+                const CompileOptions& options, util::InputFiles& inputs,
+                const util::InputFile& file, const key::ModelIdentity& identity) {
+  std::optional<std::string> likely = digests.likely_digest(file.fd());
+  std::optional<key::ModelIdentity> guess =
+      likely ? completed_by_index(storage, options, identity, *likely) : std::nullopt;
+  if (!guess || (key::key_options_need_model(options) && !guess->facts)) {
+    return false;
+  }
+  std::optional<CacheKey> key = key::key_without_reading(*guess, options, digests, inputs);
+  return key && cache::path_kind(storage.entry_dir(key->key)) == cache::PathKind::directory;
+}
+
+// What the key needs of the model at options.model_path without parsing it, when its
+// bytes have a model index here; nullopt otherwise. The model file stays open in `inputs`
+// with its digest, for the reader to take over on a miss.
+std::optional<key::ModelIdentity> identity_from_index(const cache::LocalStorage& storage,
+                                                      cache::InputDigests& digests,
+                                                      const CompileOptions& options,
+                                                      util::InputFiles& inputs,
+                                                      UnknownDigest unknown_digest,
+                                                      const LogSink& log) {
+  // Absent, not a regular file, or changed while it was hashed: read_model says what is
+  // wrong, or hashes it.
+  auto file = inputs.try_open(options.model_path, util::InputFile::Links::follow);
+  if (!file) {
+    return std::nullopt;
+  }
+  key::ModelIdentity identity;
+  identity.file_name = options.model_path.filename().string();
+  identity.bytes = (*file)->stamp().size;
+  if (identity.bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+      identity.bytes > options.limits.max_memory_bytes) {
+    return std::nullopt; // read_model refuses it without reading it
+  }
+  if (unknown_digest == UnknownDigest::hash_beside_compile && !(*file)->sha256() &&
+      !digests.look_up((*file)->fd()).from_stamp) {
+    if (!likely_hit(storage, digests, options, inputs, **file, identity)) {
+      return std::nullopt; // a model not seen as it is now: hashed beside its compile
+    }
+    if (log) {
+      log("cache: the model's sampled bytes are a cached model's, whose entry for this request "
+          "is here: hashed before any compile work (likely a hit)");
+    }
+  }
+  util::Expected<std::string> sha256 = key::digest_of_input(*file, &digests);
+  if (!sha256) {
+    return std::nullopt;
+  }
+  return completed_by_index(storage, options, std::move(identity), *sha256);
+}
+
 } // namespace
+
+void note_likely_digest(const cache::InputDigests& digests, util::InputFiles& inputs,
+                        const fs::path& model_path, const std::string& sha256) {
+  std::shared_ptr<util::InputFile> file = inputs.find(model_path);
+  if (file && !sha256.empty()) {
+    digests.record_likely_digest(file->fd(), sha256);
+  }
+}
 
 Delivered fetch_and_deliver(cache::LocalStorage& storage, cache::Storage& tier,
                             const CacheKey& cache_key, const CompileOptions& options,
@@ -151,7 +197,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
     return std::nullopt; // never cached: nothing to find
   }
   std::optional<key::ModelIdentity> identity =
-      identity_from_index(storage, digests, options, inputs, unknown_digest);
+      identity_from_index(storage, digests, options, inputs, unknown_digest, log);
   if (!identity || (key::key_options_need_model(options) && !identity->facts)) {
     return std::nullopt; // whether an option is a no-op is the model's to say
   }
@@ -167,6 +213,7 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
   // Statistics are advisory: a lock held past its deadline skips them, said in the reason.
   // populate's "already cached" counts too: a CI re-run hits.
   bool counted = storage.stats().update({{"hits", 1}});
+  note_likely_digest(digests, inputs, options.model_path, identity->sha256);
   CachedCompile out = hit_result(fetched, options, key.key, identity->sha256, deliver);
   if (!counted) {
     out.reason += "; statistics not updated: lock/stats is held by another process";

@@ -32,6 +32,12 @@ std::optional<CachedCompile> lookup_by_model_index(cache::LocalStorage& storage,
                                                    std::optional<CacheKey>& known_key,
                                                    UnknownDigest unknown_digest);
 
+// Once the model's entry is stored or hit: its file's sampled bytes recorded as a hint of
+// its digest `sha256` (cache::InputDigests::likely_digest), so that a touched copy of the
+// same bytes is looked up before any compile work (a hit, most likely).
+void note_likely_digest(const cache::InputDigests& digests, util::InputFiles& inputs,
+                        const std::filesystem::path& model_path, const std::string& sha256);
+
 // Looks the key up in `tier` and, on a hit, delivers the files: into the output folder
 // (through a staging folder, so a failed fetch leaves nothing; the manifest restating the
 // request's schedule and file name, output::restate_request), or for populate only checks

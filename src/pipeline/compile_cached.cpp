@@ -246,6 +246,7 @@ CachedCompile hit(CachedRun& run, const Delivered& fetched) {
   if (!run.model_index.empty()) { // empty: the index gave the key, and stays as it is
     run.storage.record_model_index(run.model_sha256, run.model_index);
   }
+  note_likely_digest(run.digests, *run.inputs, run.given.model_path, run.model_sha256);
   CachedCompile out = hit_result(fetched, run.options, run.key.key, run.model_sha256, run.deliver);
   if (remote_hit) {
     out.reason = "from the remote cache " + run.config.remote.url + ", " + out.reason;
@@ -400,6 +401,7 @@ void store(CachedRun& run, cache::Replace replace) {
     run.storage.stats().update(
         {{stored.status == cache::StoreStatus::stored ? "stores" : "stores.raced", 1}});
     run.storage.record_model_index(run.model_sha256, run.model_index);
+    note_likely_digest(run.digests, *run.inputs, run.given.model_path, run.model_sha256);
     if (run.config.max_size) {
       warn_if_evicted(run, run.storage.enforce_max_size(*run.config.max_size, run.key.key));
     }

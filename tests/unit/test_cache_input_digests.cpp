@@ -252,3 +252,36 @@ TEST_SUITE("npucc::util::FileStamp") {
     CHECK(digests.look_up(fd.get()).from_stamp);
   }
 }
+
+TEST_SUITE("npucc::cache::InputDigests") {
+  TEST_CASE("a sample hint names a touched copy's likely digest, never a digest to use") {
+    Cache c;
+    fs::path dir = npucc::test::temp_dir("samples");
+    std::string bytes(3 << 20, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<char>((i * 2654435761u) >> 13);
+    }
+    npucc::util::write_file_atomic(dir / "model.onnx", bytes);
+    std::string sha = npucc::util::sha256_file_hex(dir / "model.onnx");
+    InputDigests digests(&c.storage, DigestCacheMode::on);
+    npucc::util::Fd fd = open_file(dir / "model.onnx");
+    CHECK_FALSE(digests.likely_digest(fd.get()));
+    digests.record_likely_digest(fd.get(), sha);
+    // A fresh checkout: the same bytes, another inode and stamp.
+    npucc::util::write_file_atomic(dir / "copy.onnx", bytes);
+    npucc::util::Fd copy = open_file(dir / "copy.onnx");
+    CHECK(digests.likely_digest(copy.get()) == sha);
+    CHECK_FALSE(digests.look_up(copy.get()).from_stamp); // a hint, not a recorded digest
+    CHECK(c.storage.verify(npucc::cache::Fix::no).findings.empty());
+    // Other bytes in a sampled block (the first), or another size: no hint.
+    std::string changed = bytes;
+    changed[100] = static_cast<char>(changed[100] ^ 1);
+    npucc::util::write_file_atomic(dir / "changed.onnx", changed);
+    CHECK_FALSE(digests.likely_digest(open_file(dir / "changed.onnx").get()));
+    npucc::util::write_file_atomic(dir / "longer.onnx", bytes + "x");
+    CHECK_FALSE(digests.likely_digest(open_file(dir / "longer.onnx").get()));
+    // Without the cache: nothing recorded or found.
+    InputDigests none(nullptr, DigestCacheMode::on);
+    CHECK_FALSE(none.likely_digest(copy.get()));
+  }
+}
