@@ -1,8 +1,8 @@
 #include "pipeline/resource_ops.h"
 
+#include "accuracy/activation_ranges.h"
 #include "model/graph_walk.h"
 
-#include <cstdlib>
 #include <onnx/defs/schema.h>
 #include <set>
 
@@ -61,7 +61,7 @@ std::optional<Uncacheable> find_uncacheable_op(const onnx::ModelProto& model) {
 }
 
 std::optional<Uncacheable> find_unkeyed_function(const CompileOptions& options) {
-  if (const char* bench = std::getenv("NPUCC_BENCH_NO_RANGE_RULE"); bench != nullptr && *bench) {
+  if (accuracy::range_rule_off_for_bench()) {
     return Uncacheable{"bench-setting",
                        "NPUCC_BENCH_NO_RANGE_RULE is set (a benchmark's baseline without the "
                        "activation-range rule): the cache key does not see it, so this compile "
