@@ -19,8 +19,9 @@
 // reductions, Exp, Log, Pow stay float32 whatever the target (SPEC 2), and so does a node
 // kept by --keep-dtype, by an op --modify-mixlist put on the black list, by the
 // activation-range rule or by the repair. First every candidate low at once; when that
-// misses, one op class at a time (graph order of their first node), then single nodes of
-// the classes that missed, each kept low only while the target still holds; at most
+// misses, one op class at a time (graph order of their first node), then the halves of a
+// class that missed, halved again while they miss, each part kept low only while the
+// target still holds; at most
 // k_descent_evaluations graphs. A set is kept only when the emulation meets the repair's
 // first search target (the user's with the margin k_first_share, margin.h) on the search
 // sets and the user's target on the validation sets. Deterministic.
