@@ -105,6 +105,10 @@ struct CompileOptions {
   // compile itself from the high graph's values on --sample-inputs. Not in the cache key (the
   // samples and runtime are).
   std::map<std::string, std::string> activation_range_nodes;
+  // Not an option: deny-list nodes the accuracy descent lowered in the low graph (it measured
+  // the target still met with them low: accuracy/descent.h), set by the compile itself. Not
+  // in the cache key (the target, samples and runtime are).
+  std::vector<std::string> accuracy_lowered_nodes;
   // --sample-inputs: what they run on (test_data_set_* folders, .npz, folders of .npy);
   // none: random inputs from a fixed seed. In the cache key by content (their digest).
   std::vector<std::filesystem::path> sample_inputs;

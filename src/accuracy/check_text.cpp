@@ -106,6 +106,21 @@ void add_target_lines(const nlohmann::json& report, std::vector<std::string>& li
   }
 }
 
+// "descent: 9 of 13 deny-list node(s) lowered with the target met (3 graphs, 12 runs)".
+void add_descent_line(const nlohmann::json& report, std::vector<std::string>& lines) {
+  auto descent = report.find("descent");
+  if (descent == report.end() || !descent->is_object() || number(*descent, "candidates") == 0) {
+    return;
+  }
+  auto lowered = descent->find("lowered");
+  const size_t count = lowered != descent->end() && lowered->is_array() ? lowered->size() : 0;
+  lines.push_back("  descent: " + std::to_string(count) + " of " +
+                  std::to_string(static_cast<int64_t>(number(*descent, "candidates"))) +
+                  " deny-list node(s) lowered with the target still met (" +
+                  std::to_string(static_cast<int64_t>(number(*descent, "evaluations"))) +
+                  " graph(s), " + std::to_string(static_cast<int64_t>(number(*descent, "runs"))) +
+                  " runs)" + (count == 0 ? "" : ": " + join(*lowered)));
+}
 
 // A summary field: the number, "inf", or empty for null/missing.
 std::string figure_text(const nlohmann::json& summary, const char* key, bool fixed) {
@@ -294,6 +309,7 @@ std::vector<std::string> format_accuracy(const nlohmann::json& report) {
     lines.push_back(std::move(line));
   }
   add_target_lines(report, lines);
+  add_descent_line(report, lines);
   if (inputs == "random") {
     lines.push_back("  random inputs can mislead (a detector on noise detects nothing): give "
                     "your own with --sample-inputs");

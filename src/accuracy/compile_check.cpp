@@ -8,6 +8,7 @@
 #include "accuracy/repair.h"
 #include "accuracy/search_sets.h"
 #include "accuracy/activation_ranges.h"
+#include "accuracy/descent.h"
 #include "output/runtime_graph_file.h"
 #include "npucc/error.h"
 #include "accuracy/sample_runner.h"
@@ -91,7 +92,7 @@ nlohmann::json apply_range_rule(precision::PrecisionBuild& variants, const Check
   measured.runs += rule.runs;
   kept = std::move(rule.kept);
   if (!kept.empty()) {
-    variants = build({}, kept);
+    variants = build({}, kept, {});
     const char* what = "the emulation of the low graph after the activation-range rule";
     measured.metrics = measure_low(variants, measured.search, what);
     measured.runs += measured.search.sets();
@@ -137,6 +138,24 @@ nlohmann::json repair_and_measure(precision::PrecisionBuild& variants,
   return repair;
 }
 
+// The descent (descent.h) from the build the check leaves, which meets `target`: `variants`
+// and the measured figures replaced when it lowers something. Returns accuracy.descent.
+nlohmann::json descend_and_measure(precision::PrecisionBuild& variants,
+                                   const CompileOptions& options,
+                                   const accuracy::AccuracyTarget& target,
+                                   const BuildVariants& build, AccuracyOutcome& outcome,
+                                   const Measured& measured, const LogSink& log) {
+  const auto denied = black_listed_ops(options.modify_mixlist, options.modify_mixlist_source);
+  const LowerVariants lower = [&](const std::vector<std::string>& lowered) {
+    return build(outcome.kept_nodes, outcome.range_kept, lowered);
+  };
+  auto result = descend(variants, {measured.search, measured.validation, target, lower, denied, log},
+                        measured.metrics, measured.validation_metrics);
+  measured.runs += result.runs;
+  outcome.lowered_nodes = std::move(result.lowered);
+  return std::move(result.report);
+}
+
 } // namespace
 
 AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
@@ -159,7 +178,7 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   auto runtime = runtime::start_runtime(runtime_processes(sets.search));
   AccuracyOutcome outcome;
   const RebuildVariants rebuild = [&](const std::vector<std::string>& kept) {
-    return build(kept, outcome.range_kept);
+    return build(kept, outcome.range_kept, {});
   };
   const auto* high = find_role(variants, "high");
   const std::vector<std::string> outputs = output_names(high->model.graph());
@@ -195,20 +214,24 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   report.runtime = runtime->version();
   report.runs = 2 * (search.sets() + validation.sets());
   report.sources = sets.search.sources;
+  const Measured measured{search, validating ? &validation : nullptr, metrics, validation_metrics,
+                          report.runs};
   nlohmann::json ranges;
   if (!target.empty() && !options.sample_inputs.empty() && !range_rule_off_for_bench() &&
       !meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
     // Before any search: what the high graph's own values show the low type cannot hold.
-    ranges = apply_range_rule(
-        variants, sets, *runtime, build, outcome.range_kept,
-        {search, validating ? &validation : nullptr, metrics, validation_metrics, report.runs}, log);
+    ranges = apply_range_rule(variants, sets, *runtime, build, outcome.range_kept, measured, log);
   }
   nlohmann::json repair;
   if (!target.empty() &&
       !meets_everywhere(target, metrics, validating ? &validation_metrics : nullptr)) {
-    repair = repair_and_measure(
-        variants, target, rebuild, outcome.kept_nodes,
-        {search, validating ? &validation : nullptr, metrics, validation_metrics, report.runs}, log);
+    repair = repair_and_measure(variants, target, rebuild, outcome.kept_nodes, measured, log);
+    repair["seconds_total"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  nlohmann::json descent;
+  if (!target.empty() && !options.sample_inputs.empty()) { // the target is met here
+    descent = descend_and_measure(variants, options, target, build, outcome, measured, log);
   }
   report.outputs = metrics;
   auto json = accuracy::report_json(report);
@@ -221,9 +244,10 @@ AccuracyOutcome run_accuracy_check(precision::PrecisionBuild& variants,
   if (!target.empty()) {
     json["target"] = accuracy::target_text(target);
     json["kept_float32"] = outcome.kept_nodes;
+    if (!descent.is_null()) {
+      json["descent"] = std::move(descent);
+    }
     if (!repair.is_null()) {
-      repair["seconds_total"] =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       json["repair"] = std::move(repair);
     }
   }

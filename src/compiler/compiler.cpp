@@ -154,10 +154,12 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
                     const CompileOptions& options, const precision::OverflowSource& overflow,
                     const LogSink& log) {
   // The repair's candidates: the same build with more low-graph nodes kept float32.
-  auto rebuild = [&](const std::vector<std::string>& kept, const accuracy::RangeKept& ranges) {
+  auto rebuild = [&](const std::vector<std::string>& kept, const accuracy::RangeKept& ranges,
+                     const std::vector<std::string>& lowered) {
     CompileOptions repaired = options;
     repaired.accuracy_kept_nodes = kept;
     repaired.activation_range_nodes = ranges;
+    repaired.accuracy_lowered_nodes = lowered;
     auto variants = precision::build_precision_variants(model, repaired, overflow);
     carry_ir_annotations(model, variants, {});
     return variants;
@@ -167,6 +169,7 @@ void check_accuracy(PreparedCompile& prepared, const onnx::ModelProto& model,
   prepared.result.drift_report = std::move(outcome.drift_report);
   prepared.accuracy_kept_nodes = std::move(outcome.kept_nodes);
   prepared.activation_range_nodes = std::move(outcome.range_kept);
+  prepared.accuracy_lowered_nodes = std::move(outcome.lowered_nodes);
 }
 
 } // namespace
@@ -276,6 +279,7 @@ void rebuild_variants(PreparedCompile& prepared, const CompileOptions& options,
   CompileOptions repaired = options; // what the accuracy repair kept stays kept
   repaired.accuracy_kept_nodes = prepared.accuracy_kept_nodes;
   repaired.activation_range_nodes = prepared.activation_range_nodes;
+  repaired.accuracy_lowered_nodes = prepared.accuracy_lowered_nodes;
   in_file(options.model_path.string(), [&] {
     prepared.variants =
         precision::build_precision_variants(prepared.model.proto, repaired, overflow);

@@ -24,6 +24,8 @@ struct PreparedCompile {
   std::vector<std::string> accuracy_kept_nodes;
   // The low-graph nodes the activation-range rule kept float32, with the numbers.
   std::map<std::string, std::string> activation_range_nodes;
+  // The deny-list nodes the accuracy descent lowered (accuracy/descent.h).
+  std::vector<std::string> accuracy_lowered_nodes;
 };
 
 // `counts`: the weights' overflow counts a read of the input files made, for the precision

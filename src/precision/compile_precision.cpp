@@ -74,6 +74,8 @@ RewriteOptions rewrite_options(const ModePlan& plan, const CompileOptions& optio
   out.accuracy_nodes.insert(options.accuracy_kept_nodes.begin(),
                             options.accuracy_kept_nodes.end());
   out.range_nodes = options.activation_range_nodes;
+  out.lowered_nodes.insert(options.accuracy_lowered_nodes.begin(),
+                           options.accuracy_lowered_nodes.end());
   out.keep_io_types = options.keep_io_types ? KeepIoTypes::yes : KeepIoTypes::no;
   out.weights = options.low_precision_weights ? WeightStorage::low : WeightStorage::master_float32;
   return out;
@@ -231,6 +233,7 @@ PrecisionBuild build_precision_variants(onnx::ModelProto model, const CompileOpt
       CompileOptions plain = options;
       plain.modify_mixlist.clear();
       plain.accuracy_kept_nodes.clear(); // measured on the low graph
+      plain.accuracy_lowered_nodes.clear();
       build.high_report = lower(high.model, high_plan, plain, overflow, "high");
     }
     build.graphs.push_back(std::move(high));

@@ -115,7 +115,9 @@ void count_nodes(Scope& scope, detail::Context& context, const ConstantReasons& 
     report.node_precisions.push_back({node.name(), node.op_type(),
                                       node.output_size() > 0 ? node.output(0) : std::string(),
                                       precision, reason,
-                                      range != ranges.end() ? range->second : std::string()});
+                                      range != ranges.end() ? range->second : std::string(),
+                                      state.low && context.options->lowered_nodes.count(
+                                                       node.name()) != 0});
   }
   for (auto& child : scope.children) {
     count_nodes(*child, context, constants);

@@ -37,6 +37,10 @@ struct RewriteOptions {
   // Node names the activation-range rule keeps float32 (reason "activation_range") -> the
   // numbers the precision report gives beside the reason ("range").
   std::map<std::string, std::string> range_nodes;
+  // Deny-list node names the accuracy descent lowered (accuracy/descent.h): tried low like
+  // an allow op, reason "accuracy_lowered" in the report; names from this graph. An op the
+  // user put on the black list (user_denied) stays float32 whatever this says.
+  std::set<std::string> lowered_nodes;
   // Ops --modify-mixlist added to the black list: float32 as asked, with no exception
   // (paint.cpp's low Softmax read by low matrix ops is one).
   std::set<std::string> user_denied;
@@ -67,6 +71,9 @@ struct NodePrecision {
   std::string precision; // "float16", "bfloat16", "float32" or "n/a" (no float data)
   std::string reason;    // why it kept float32 (npucc-precision(7), REASONS); "" when low
   std::string range;     // reason "activation_range": the numbers ("max 1.04e+05 > 65504")
+  // A deny-list node the accuracy descent lowered (RewriteOptions::lowered_nodes) that
+  // runs low: the report says so beside its precision, since it has no kept reason.
+  bool accuracy_lowered = false;
 };
 
 struct RewriteReport {

@@ -274,6 +274,10 @@ void classify_nodes(Scope& scope, Context& context) {
       state.kept_reason = "type_from_attribute";
     } else {
       state.op_class = class_for_policy(node, options);
+      if (state.op_class == OpClass::deny && options.lowered_nodes.count(node.name()) != 0 &&
+          options.user_denied.count(node.op_type()) == 0) {
+        state.op_class = OpClass::allow; // the descent measured the target met with it low
+      }
     }
     if (!node.name().empty() && options.keep_nodes.count(node.name()) != 0) {
       state.forced = "keep_dtype";

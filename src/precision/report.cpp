@@ -43,6 +43,9 @@ json report_json(const RewriteReport& report, Policy policy, WeightStorage weigh
     if (!node.range.empty()) {
       entry["range"] = node.range;
     }
+    if (node.accuracy_lowered) {
+      entry["accuracy_lowered"] = true;
+    }
     nodes.push_back(std::move(entry));
   }
   json out = {

@@ -32,9 +32,23 @@ float32's) smallest normal 1.18e-38, where they keep a few bits; Mul(1e38) bring
 
 Its samples: OUT/bf16_underflow_samples/test_data_set_{0,1}/input_0.pb.
 
+descent.onnx: deny-list ops a low graph keeps float32, for the accuracy descent
+(test_accuracy_descent.sh): a LayerNormalization whose float32 result reaches an output
+exactly (lowering it costs float16's rounding of its input and output, ~1e-3 on yn), and a
+Softmax read by an Add (so the low-readers rule leaves it float32) on a path whose small
+output (y ~1e-3) hides the cost of lowering it:
+
+    x[1,16] -> LayerNormalization(ln) -> Mul(scale_n) -> yn[1,16]
+    x[1,16] -> MatMul(W1 16x64) -> Softmax(sm) -> Add(shift) -> MatMul(W3 64x10)
+            -> Mul(rescale 1e-3) -> y[1,10]
+
+Its samples: OUT/descent_samples/test_data_set_{0..5}/input_0.pb, and for
+--validation-inputs OUT/descent_validation/test_data_set_{6,7}/input_0.pb.
+
 Usage: make_accuracy_models.py OUT
 """
 
+import copy
 import os
 import sys
 
@@ -97,6 +111,34 @@ def bf16_underflow_model():
     return mlp_model("bf16_underflow", nodes, {"w1": w1, "w2": w2, "scale": 1e38})
 
 
+def descent_model():
+    rng = np.random.default_rng(13)
+    inits = {
+        "gamma": rng.uniform(0.5, 1.5, (16,)), "beta": rng.uniform(-0.2, 0.2, (16,)),
+        "w_n": rng.uniform(0.5, 1.0, (16,)), "w1": rng.uniform(-1.0, 1.0, (16, 64)),
+        "shift_by": rng.uniform(-0.01, 0.01, (64,)), "w3": rng.uniform(-1.0, 1.0, (64, 10)),
+        "scale": 1e-3,
+    }
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], name="ln", axis=-1),
+        helper.make_node("Mul", ["n", "w_n"], ["yn"], name="scale_n"),
+        helper.make_node("MatMul", ["x", "w1"], ["g"], name="fc1"),
+        helper.make_node("Softmax", ["g"], ["p"], name="sm", axis=-1),
+        helper.make_node("Add", ["p", "shift_by"], ["q"], name="shift"),
+        helper.make_node("MatMul", ["q", "w3"], ["z"], name="fc3"),
+        helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
+    ]
+    model = mlp_model("descent", nodes, inits)
+    model.graph.output.append(helper.make_tensor_value_info("yn", TensorProto.FLOAT, [1, 16]))
+    return model
+
+
+def write_pb(folder, array):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(array, "x").SerializeToString())
+
+
 def write_npy(folder, name, array):
     os.makedirs(folder, exist_ok=True)
     np.save(os.path.join(folder, name + ".npy"), array)
@@ -125,13 +167,22 @@ def main():
         x = (rng.uniform(0.5, 1.0, (1, 16)) * 1e-9).astype(np.float32)
         with open(os.path.join(folder, "input_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    # The bfloat16 and descent sets each draw from the generator as it stands here, so that
+    # adding one kind of model never changes the other's inputs.
+    bf16_rng = copy.deepcopy(rng)
     save(bf16_underflow_model(), os.path.join(out, "bf16_underflow.onnx"))
     for i in range(2):
         folder = os.path.join(out, "bf16_underflow_samples", "test_data_set_%d" % i)
         os.makedirs(folder, exist_ok=True)
-        x = (rng.uniform(0.5, 1.0, (1, 16)) * 1e-20).astype(np.float32)
+        x = (bf16_rng.uniform(0.5, 1.0, (1, 16)) * 1e-20).astype(np.float32)
         with open(os.path.join(folder, "input_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(x, "x").SerializeToString())
+
+    save(descent_model(), os.path.join(out, "descent.onnx"))
+    for i in range(8):
+        x = rng.uniform(-3.0, 3.0, (1, 16)).astype(np.float32)
+        held = "descent_samples" if i < 6 else "descent_validation"
+        write_pb(os.path.join(out, held, "test_data_set_%d" % i), x)
 
 
 if __name__ == "__main__":

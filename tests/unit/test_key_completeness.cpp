@@ -74,6 +74,7 @@ constexpr const char* k_fields_set_by_no_row[] = {
     "modify_mixlist_source",  // the mixlist's path, for messages: its contents are keyed
     "accuracy_kept_nodes",    // the compile's own result, from what is keyed
     "activation_range_nodes", // the compile's own result, from what is keyed
+    "accuracy_lowered_nodes", // the compile's own result (the descent), from what is keyed
     "accuracy_functions",     // keyed by the target clauses' labels; unlabelled: not cached
     "limits"};                // max_tensor_bytes keyed; max_memory_bytes a limit (--max-memory)
 static_assert(field_count<CompileOptions>() ==
@@ -245,6 +246,7 @@ TEST_SUITE("npucc::key completeness") {
     request.modify_mixlist_source = "elsewhere/mixlist.json";
     request.accuracy_kept_nodes = {"node_a"};
     request.activation_range_nodes = {{"node_b", "max 1e+05 > 65504"}};
+    request.accuracy_lowered_nodes = {"node_c"};
     request.limits.max_memory_bytes = 1;
     CHECK(key_with(request) == plain);
     CompileOptions smaller_tensors;

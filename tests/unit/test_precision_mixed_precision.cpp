@@ -233,6 +233,44 @@ TEST_SUITE("npucc::precision::rewrite_mixed_precision") {
     CHECK(type_of(asked.model, "p") == f32);
   }
 
+  TEST_CASE("a deny-list node the accuracy descent lowered runs low, unless the user denied its op") {
+    auto model = npucc::test::parse_text_model(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2,4] x, float[4,4] w, float[4] gamma, float[4] beta) => (float[2,4] y) {
+        h = MatMul(x, w)
+        n = LayerNormalization(h, gamma, beta)
+        a = Add(n, h)
+        y = Relu(a)
+      }
+    )");
+    model.mutable_graph()->mutable_node(1)->set_name("ln");
+    model.mutable_graph()->mutable_node(2)->set_name("add");
+    npucc::check::infer_shapes_strict(model);
+    auto descended = options_for(LowPrecision::float16);
+    descended.lowered_nodes = {"ln"};
+    onnx::ModelProto low = model;
+    auto report = npucc::precision::rewrite_mixed_precision(low, descended);
+    CHECK_NOTHROW(check_valid(low));
+    CHECK(type_of(low, "n") == f16);
+    CHECK(type_of(low, "a") == f16); // deny no longer reaches the Add after it
+    CHECK(report.kept_reasons.count("deny_list") == 0);
+    bool marked = false;
+    for (const auto& node : report.node_precisions) {
+      CHECK(node.accuracy_lowered == (node.name == "ln"));
+      marked = marked || (node.name == "ln" && node.precision == "float16");
+    }
+    CHECK(marked);
+    auto plain = model; // as the default policy has it
+    report = npucc::precision::rewrite_mixed_precision(plain, options_for(LowPrecision::float16));
+    CHECK(type_of(plain, "n") == f32);
+    CHECK(report.kept_reasons["deny_list"] == 1);
+    descended.user_denied = {"LayerNormalization"}; // the user's black list wins
+    auto asked = model;
+    report = npucc::precision::rewrite_mixed_precision(asked, descended);
+    CHECK(type_of(asked, "n") == f32);
+    CHECK(report.kept_reasons["deny_list"] == 1);
+  }
+
   TEST_CASE("Resize scales and normalisation statistics stay float32") {
     SUBCASE("Resize roi and scales") {
       auto out = lower(R"(
