@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <iterator>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -276,8 +277,10 @@ void install_interrupt_handlers() {
   for (int signal : k_interrupts) {
     sigaddset(&action.sa_mask, signal); // held in the handling thread: act_on holds them on
   }
-  for (int signal : k_interrupts) {
-    ::sigaction(signal, &action, nullptr);
+  // SIGINT last: once it is caught, so are the others (an observer that sees SIGINT's
+  // handler in /proc, as tests/e2e/interrupt_anytime.py does, may signal any of the three).
+  for (size_t i = std::size(k_interrupts); i-- > 0;) {
+    ::sigaction(k_interrupts[i], &action, nullptr);
   }
 }
 

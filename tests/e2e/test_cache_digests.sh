@@ -23,7 +23,12 @@ flip_byte() {
 }
 
 # The recorded digests in digests/ (not the sample hints a store or hit leaves beside them).
-digest_files() { grep -rlx 'npucc-input-digest 1' "$C/digests" 2>/dev/null || true; }
+# No digests/ folder yet: nothing recorded, an empty list.
+digest_files() {
+  if [ -d "$C/digests" ]; then
+    grep -rlx 'npucc-input-digest 1' "$C/digests"
+  fi
+}
 
 # 1. A model written a moment ago is hashed, and not recorded until it is 2 s old (racy).
 # Its ctime is made "a moment ago" right before each compile (chmod changes only the
