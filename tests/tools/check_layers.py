@@ -285,14 +285,14 @@ def runtime_violations(includes):
     return out
 
 
-def report_violations(includes):
+def floor_violations(includes, folder, allowed, what):
+    """Includes from src/FOLDER (named `what`, plural) of anything but itself and `allowed`."""
     out = []
     for path, number, name, source, target in includes:
-        if source == REPORT and target not in (REPORT,) + REPORT_MAY_INCLUDE:
-            out.append('%s:%d: #include "%s": the pictures (src/%s) include only %s and '
-                       'themselves, not %s/' % (path, number, name, REPORT,
-                                                ", ".join(f + "/" for f in REPORT_MAY_INCLUDE),
-                                                target))
+        if source == folder and target not in (folder,) + allowed:
+            out.append('%s:%d: #include "%s": %s (src/%s) include only %s and themselves, '
+                       'not %s/' % (path, number, name, what, folder,
+                                    ", ".join(f + "/" for f in allowed), target))
     return out
 
 
@@ -318,17 +318,6 @@ def key_violations(includes):
             out.append('%s:%d: #include "%s": src/%s never includes the key (src/%s): the '
                        'cached compile asks the key, the compile makes the output' % (
                            path, number, name, source, KEY))
-    return out
-
-
-def output_violations(includes):
-    out = []
-    for path, number, name, source, target in includes:
-        if source == OUTPUT and target not in (OUTPUT,) + OUTPUT_MAY_INCLUDE:
-            out.append('%s:%d: #include "%s": the writers (src/%s) include only %s and '
-                       'themselves, not %s/' % (path, number, name, OUTPUT,
-                                                ", ".join(f + "/" for f in OUTPUT_MAY_INCLUDE),
-                                                target))
     return out
 
 
@@ -376,8 +365,10 @@ def main(argv):
         return 1
     problems = (cycle_violations(includes) + storage_violations(includes) +
                 runtime_violations(includes) + api_violations(includes) +
-                pipeline_violations(includes) + report_violations(includes) +
-                key_violations(includes) + output_violations(includes) +
+                pipeline_violations(includes) +
+                floor_violations(includes, REPORT, REPORT_MAY_INCLUDE, "the pictures") +
+                key_violations(includes) +
+                floor_violations(includes, OUTPUT, OUTPUT_MAY_INCLUDE, "the writers") +
                 storage_reach_violations(root))
     for problem in problems:
         print("check_layers: " + problem, file=sys.stderr)

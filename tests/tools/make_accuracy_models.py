@@ -85,9 +85,11 @@ def mlp_model(name, nodes, weights):
     return model
 
 
-def underflow_model():
-    rng = np.random.default_rng(5)
-    w1 = rng.uniform(0.0, 0.5, (16, 32)).astype(np.float32)
+def rescaled_mlp(name, seed, w1_high, w1_factor, scale):
+    """x -> MatMul(fc1) -> Relu -> MatMul(fc2) -> Mul(scale) -> y, fc1's weights drawn from
+    [0, w1_high) times w1_factor, so that its values land where a low type loses them."""
+    rng = np.random.default_rng(seed)
+    w1 = (rng.uniform(0.0, w1_high, (16, 32)) * w1_factor).astype(np.float32)
     w2 = rng.uniform(-0.5, 0.5, (32, 10)).astype(np.float32)
     nodes = [
         helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
@@ -95,20 +97,15 @@ def underflow_model():
         helper.make_node("MatMul", ["h", "w2"], ["z"], name="fc2"),
         helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
     ]
-    return mlp_model("underflow", nodes, {"w1": w1, "w2": w2, "scale": 1e9})
+    return mlp_model(name, nodes, {"w1": w1, "w2": w2, "scale": scale})
+
+
+def underflow_model():
+    return rescaled_mlp("underflow", 5, 0.5, 1.0, 1e9)
 
 
 def bf16_underflow_model():
-    rng = np.random.default_rng(9)
-    w1 = (rng.uniform(0.0, 1.0, (16, 32)) * 1e-20).astype(np.float32)
-    w2 = rng.uniform(-0.5, 0.5, (32, 10)).astype(np.float32)
-    nodes = [
-        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
-        helper.make_node("Relu", ["h0"], ["h"], name="relu1"),
-        helper.make_node("MatMul", ["h", "w2"], ["z"], name="fc2"),
-        helper.make_node("Mul", ["z", "scale"], ["y"], name="rescale"),
-    ]
-    return mlp_model("bf16_underflow", nodes, {"w1": w1, "w2": w2, "scale": 1e38})
+    return rescaled_mlp("bf16_underflow", 9, 1.0, 1e-20, 1e38)
 
 
 def descent_model():
@@ -151,10 +148,7 @@ def main():
     rng = np.random.default_rng(11)
     samples = [rng.uniform(900.0, 1100.0, (1, 16)).astype(np.float32) for _ in range(3)]
     for i, x in enumerate(samples):
-        folder = os.path.join(out, "samples", "test_data_set_%d" % i)
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, "input_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(x, "x").SerializeToString())
+        write_pb(os.path.join(out, "samples", "test_data_set_%d" % i), x)
     np.savez_compressed(os.path.join(out, "samples.npz"), x=samples[0])
     write_npy(os.path.join(out, "npy"), "x", samples[1])
     write_npy(os.path.join(out, "bad_type"), "x", samples[0].astype(np.float64))
@@ -162,21 +156,15 @@ def main():
     write_npy(os.path.join(out, "bad_name"), "z", samples[0])
     save(underflow_model(), os.path.join(out, "underflow.onnx"))
     for i in range(2):
-        folder = os.path.join(out, "underflow_samples", "test_data_set_%d" % i)
-        os.makedirs(folder, exist_ok=True)
         x = (rng.uniform(0.5, 1.0, (1, 16)) * 1e-9).astype(np.float32)
-        with open(os.path.join(folder, "input_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(x, "x").SerializeToString())
+        write_pb(os.path.join(out, "underflow_samples", "test_data_set_%d" % i), x)
     # The bfloat16 and descent sets each draw from the generator as it stands here, so that
     # adding one kind of model never changes the other's inputs.
     bf16_rng = copy.deepcopy(rng)
     save(bf16_underflow_model(), os.path.join(out, "bf16_underflow.onnx"))
     for i in range(2):
-        folder = os.path.join(out, "bf16_underflow_samples", "test_data_set_%d" % i)
-        os.makedirs(folder, exist_ok=True)
         x = (bf16_rng.uniform(0.5, 1.0, (1, 16)) * 1e-20).astype(np.float32)
-        with open(os.path.join(folder, "input_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(x, "x").SerializeToString())
+        write_pb(os.path.join(out, "bf16_underflow_samples", "test_data_set_%d" % i), x)
 
     save(descent_model(), os.path.join(out, "descent.onnx"))
     for i in range(8):
